@@ -1,0 +1,1 @@
+//! servelab-http: under construction in this session.

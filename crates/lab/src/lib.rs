@@ -1,0 +1,1 @@
+//! servelab-lab: under construction in this session; see the issue tracker.

@@ -1,0 +1,1 @@
+//! servelab-load: under construction in this session; see the issue tracker.

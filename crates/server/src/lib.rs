@@ -1,0 +1,1 @@
+//! servelab-server: under construction in this session.

@@ -1,0 +1,1 @@
+//! servelab-sim: under construction in this session; see the issue tracker.
