@@ -1,1 +1,32 @@
-//! servelab-http: under construction in this session.
+//! servelab-http: the HTTP/1.1 protocol and static-file rules every servelab engine shares,
+//! kept free of sockets and file I/O so that each rule is a pure function tested on bytes.
+//!
+//! An engine reads bytes, calls [`parse_request`] until it returns a complete
+//! [`RequestHead`], maps the target to a file with [`resolve_target`], decides the answer with
+//! the validators and range helpers below, and writes a [`ResponseHead`] encoded into its own
+//! buffer. The hot path (parse, resolve, encode) borrows from the input and writes into the
+//! caller's buffers, so a steady-state request does not touch the heap.
+//!
+//! # Layout
+//! - [`request`]: incremental request-head parser, limits, framing checks.
+//! - [`error`]: why a request is refused, and the status for it.
+//! - [`status`]: status codes, reason phrases, error pages.
+//! - [`method`]: GET/HEAD versus 405 versus 501.
+//! - [`path`]: target to safe relative path; `Location` for directory redirects.
+//! - [`response`]: response head encoding.
+
+#![deny(missing_docs)]
+
+pub mod error;
+pub mod method;
+pub mod path;
+pub mod request;
+pub mod response;
+pub mod status;
+
+pub use error::RequestError;
+pub use method::{ALLOW, Method, is_registered_method};
+pub use path::{PathError, PathKind, append_location, resolve_target};
+pub use request::{Limits, Parse, RequestHead, Version, parse_request};
+pub use response::{Connection, ContentRange, ResponseHead};
+pub use status::Status;

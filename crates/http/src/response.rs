@@ -1,0 +1,285 @@
+//! The response head: a plain struct of the fields a static-file server sends, encoded straight
+//! into the caller's buffer.
+//!
+//! `encode` appends bytes only (numbers through `itoa`, strings copied), so with a reused `Vec`
+//! it does not allocate. The status line is always `HTTP/1.1`, also to 1.0 clients: RFC 9110 2.5
+//! says a server sends its own highest version, and 1.0 clients accept it. Field values never
+//! contain CR or LF: control bytes in a value are dropped, so even a careless caller cannot
+//! split the response (header injection).
+//!
+//! ```
+//! use servelab_http::{ResponseHead, Status};
+//! let date = b"Sun, 06 Nov 1994 08:49:37 GMT";
+//! let mut head = ResponseHead::new(Status::OK, date);
+//! head.content_length = Some(5);
+//! let mut out = Vec::new();
+//! head.encode(&mut out);
+//! assert_eq!(out, b"HTTP/1.1 200 OK\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\nServer: servelab\r\nContent-Length: 5\r\n\r\n");
+//! ```
+
+use crate::status::Status;
+
+/// What to say about the connection's persistence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Connection {
+    /// The connection stays open. Emits `Connection: keep-alive` only when
+    /// `ResponseHead::http10` is set (1.1 is persistent by default; RFC 9112 9.3).
+    KeepAlive,
+    /// The server closes after this response: `Connection: close`.
+    Close,
+    /// Say nothing (an HTTP/1.1 keep-alive response).
+    #[default]
+    Default,
+}
+
+/// The `Content-Range` field of a 206 or 416 (RFC 9110 14.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContentRange {
+    /// `bytes start-end/len` (end inclusive).
+    Range {
+        /// First byte sent.
+        start: u64,
+        /// Last byte sent, inclusive.
+        end: u64,
+        /// Length of the whole representation.
+        len: u64,
+    },
+    /// `bytes */len`, sent with 416.
+    Unsatisfied {
+        /// Length of the whole representation.
+        len: u64,
+    },
+}
+
+/// A response head. Build it with [`ResponseHead::new`], set the fields that apply, `encode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResponseHead<'a> {
+    /// The status.
+    pub status: Status,
+    /// The 29-byte IMF-fixdate for `Date` (cached once a second by the server; see `date`).
+    pub date: &'a [u8],
+    /// `Content-Length`; `None` only where the rules allow no length (304, or a body delimited
+    /// by closing the connection).
+    pub content_length: Option<u64>,
+    /// `Content-Type`.
+    pub content_type: Option<&'a str>,
+    /// `Last-Modified`, an IMF-fixdate.
+    pub last_modified: Option<&'a [u8]>,
+    /// `ETag`, quotes included.
+    pub etag: Option<&'a str>,
+    /// `Content-Range` for 206 and 416.
+    pub content_range: Option<ContentRange>,
+    /// `Location`, for 301.
+    pub location: Option<&'a str>,
+    /// `Allow`, for 405.
+    pub allow: Option<&'a str>,
+    /// `Retry-After` in seconds, for 503.
+    pub retry_after: Option<u32>,
+    /// `Accept-Ranges: bytes`.
+    pub accept_ranges: bool,
+    /// Persistence; see [`Connection`].
+    pub connection: Connection,
+    /// The request was HTTP/1.0: a kept-alive connection must be announced explicitly.
+    pub http10: bool,
+}
+
+impl<'a> ResponseHead<'a> {
+    /// A head with the given status and date and every other field unset.
+    pub fn new(status: Status, date: &'a [u8]) -> Self {
+        ResponseHead {
+            status,
+            date,
+            content_length: None,
+            content_type: None,
+            last_modified: None,
+            etag: None,
+            content_range: None,
+            location: None,
+            allow: None,
+            retry_after: None,
+            accept_ranges: false,
+            connection: Connection::Default,
+            http10: false,
+        }
+    }
+
+    /// Appends the status line, `Date`, `Server: servelab`, the set fields, `Content-Length`
+    /// and the empty line to `out`.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let mut num = itoa::Buffer::new();
+        out.extend_from_slice(b"HTTP/1.1 ");
+        out.extend_from_slice(num.format(self.status.code()).as_bytes());
+        out.push(b' ');
+        out.extend_from_slice(self.status.reason().as_bytes());
+        out.extend_from_slice(b"\r\nDate: ");
+        put_value(out, self.date);
+        out.extend_from_slice(b"\r\nServer: servelab\r\n");
+        if let Some(v) = self.content_type {
+            field(out, b"Content-Type: ", v.as_bytes());
+        }
+        if let Some(v) = self.last_modified {
+            field(out, b"Last-Modified: ", v);
+        }
+        if let Some(v) = self.etag {
+            field(out, b"ETag: ", v.as_bytes());
+        }
+        if self.accept_ranges {
+            out.extend_from_slice(b"Accept-Ranges: bytes\r\n");
+        }
+        match self.content_range {
+            Some(ContentRange::Range { start, end, len }) => {
+                out.extend_from_slice(b"Content-Range: bytes ");
+                out.extend_from_slice(num.format(start).as_bytes());
+                out.push(b'-');
+                out.extend_from_slice(num.format(end).as_bytes());
+                out.push(b'/');
+                out.extend_from_slice(num.format(len).as_bytes());
+                out.extend_from_slice(b"\r\n");
+            }
+            Some(ContentRange::Unsatisfied { len }) => {
+                out.extend_from_slice(b"Content-Range: bytes */");
+                out.extend_from_slice(num.format(len).as_bytes());
+                out.extend_from_slice(b"\r\n");
+            }
+            None => {}
+        }
+        if let Some(v) = self.location {
+            field(out, b"Location: ", v.as_bytes());
+        }
+        if let Some(v) = self.allow {
+            field(out, b"Allow: ", v.as_bytes());
+        }
+        if let Some(secs) = self.retry_after {
+            field(out, b"Retry-After: ", num.format(secs).as_bytes());
+        }
+        match self.connection {
+            Connection::KeepAlive if self.http10 => {
+                out.extend_from_slice(b"Connection: keep-alive\r\n");
+            }
+            Connection::Close => out.extend_from_slice(b"Connection: close\r\n"),
+            Connection::KeepAlive | Connection::Default => {}
+        }
+        if let Some(n) = self.content_length {
+            field(out, b"Content-Length: ", num.format(n).as_bytes());
+        }
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+fn field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    out.extend_from_slice(name);
+    put_value(out, value);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Copies a field value, dropping control bytes other than HTAB so that no value can end the
+/// line early.
+fn put_value(out: &mut Vec<u8>, value: &[u8]) {
+    if value
+        .iter()
+        .all(|&b| b == b'\t' || (b >= 0x20 && b != 0x7f))
+    {
+        out.extend_from_slice(value);
+    } else {
+        out.extend(
+            value
+                .iter()
+                .copied()
+                .filter(|&b| b == b'\t' || (b >= 0x20 && b != 0x7f)),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DATE: &[u8; 29] = b"Sun, 06 Nov 1994 08:49:37 GMT";
+
+    fn encode(head: &ResponseHead<'_>) -> String {
+        let mut out = Vec::new();
+        head.encode(&mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn minimal_head() {
+        let head = ResponseHead::new(Status::NOT_MODIFIED, DATE);
+        assert_eq!(
+            encode(&head),
+            "HTTP/1.1 304 Not Modified\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\nServer: servelab\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn every_field_in_order() {
+        let mut head = ResponseHead::new(Status::PARTIAL_CONTENT, DATE);
+        head.content_length = Some(100);
+        head.content_type = Some("text/plain; charset=utf-8");
+        head.last_modified = Some(DATE);
+        head.etag = Some("\"1f-2a\"");
+        head.content_range = Some(ContentRange::Range {
+            start: 0,
+            end: 99,
+            len: u64::MAX,
+        });
+        head.location = Some("/docs/");
+        head.allow = Some("GET, HEAD");
+        head.retry_after = Some(1);
+        head.accept_ranges = true;
+        head.connection = Connection::Close;
+        assert_eq!(
+            encode(&head),
+            "HTTP/1.1 206 Partial Content\r\n\
+             Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n\
+             Server: servelab\r\n\
+             Content-Type: text/plain; charset=utf-8\r\n\
+             Last-Modified: Sun, 06 Nov 1994 08:49:37 GMT\r\n\
+             ETag: \"1f-2a\"\r\n\
+             Accept-Ranges: bytes\r\n\
+             Content-Range: bytes 0-99/18446744073709551615\r\n\
+             Location: /docs/\r\n\
+             Allow: GET, HEAD\r\n\
+             Retry-After: 1\r\n\
+             Connection: close\r\n\
+             Content-Length: 100\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn unsatisfied_range() {
+        let mut head = ResponseHead::new(Status::RANGE_NOT_SATISFIABLE, DATE);
+        head.content_range = Some(ContentRange::Unsatisfied { len: 42 });
+        head.content_length = Some(0);
+        let s = encode(&head);
+        assert!(s.starts_with("HTTP/1.1 416 Range Not Satisfiable\r\n"));
+        assert!(s.contains("\r\nContent-Range: bytes */42\r\n"));
+    }
+
+    #[test]
+    fn keep_alive_is_announced_only_to_http10() {
+        let mut head = ResponseHead::new(Status::OK, DATE);
+        head.connection = Connection::KeepAlive;
+        assert!(!encode(&head).contains("Connection"));
+        head.http10 = true;
+        assert!(encode(&head).contains("\r\nConnection: keep-alive\r\n"));
+        head.connection = Connection::Default;
+        assert!(!encode(&head).contains("Connection"));
+    }
+
+    #[test]
+    fn values_cannot_inject_lines() {
+        let mut head = ResponseHead::new(Status::MOVED_PERMANENTLY, DATE);
+        head.location = Some("/a\r\nSet-Cookie: x=1\0/");
+        let s = encode(&head);
+        assert!(s.contains("\r\nLocation: /aSet-Cookie: x=1/\r\n"));
+        assert_eq!(s.matches("\r\n").count(), 5);
+    }
+
+    #[test]
+    fn appends_without_clearing() {
+        let mut out = b"previous".to_vec();
+        ResponseHead::new(Status::OK, DATE).encode(&mut out);
+        assert!(out.starts_with(b"previousHTTP/1.1 200 OK\r\n"));
+    }
+}
