@@ -12,21 +12,27 @@
 //! - [`error`]: why a request is refused, and the status for it.
 //! - [`status`]: status codes, reason phrases, error pages.
 //! - [`method`]: GET/HEAD versus 405 versus 501.
+//! - [`multipart`]: `multipart/byteranges` bodies for several ranges.
 //! - [`path`]: target to safe relative path; `Location` for directory redirects.
+//! - [`range`]: `Range` header to byte ranges, overflow-safe.
 //! - [`response`]: response head encoding.
 
 #![deny(missing_docs)]
 
 pub mod error;
 pub mod method;
+pub mod multipart;
 pub mod path;
+pub mod range;
 pub mod request;
 pub mod response;
 pub mod status;
 
 pub use error::RequestError;
 pub use method::{ALLOW, Method, is_registered_method};
+pub use multipart::{Multipart, Part};
 pub use path::{PathError, PathKind, append_location, resolve_target};
+pub use range::{ByteRange, MAX_RANGES, RangeSet, Ranges, parse_range};
 pub use request::{Limits, Parse, RequestHead, Version, parse_request};
 pub use response::{Connection, ContentRange, ResponseHead};
 pub use status::Status;
