@@ -1,0 +1,59 @@
+//! The error type of the simulator library.
+//!
+//! Every fallible entry point (parsing a distribution or a user list, validating a
+//! model, running a replication, writing a trace) returns [`SimError`]. None of them
+//! panics on bad input: a command-line front end prints the message and exits.
+
+use thiserror::Error;
+
+/// Everything that can go wrong while describing or running a simulation.
+#[derive(Debug, Error)]
+pub enum SimError {
+    /// A distribution or duration string did not parse; nothing was run.
+    #[error("bad distribution {input:?}: {reason}")]
+    BadDist {
+        /// The text as given.
+        input: String,
+        /// What is wrong with it, and what is expected instead.
+        reason: String,
+    },
+    /// A user-count list or range (`1..800:25`, `1,50,144`) did not parse; nothing was run.
+    #[error("bad user list {input:?}: {reason}")]
+    BadUsers {
+        /// The text as given.
+        input: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The model is inconsistent (zero cores, negative quantum, a run that could never
+    /// advance simulated time); nothing was run.
+    #[error("invalid model: {0}")]
+    InvalidModel(String),
+    /// The run specification is inconsistent (zero replications, zero requests); nothing
+    /// was run.
+    #[error("invalid run: {0}")]
+    InvalidRun(String),
+    /// A replication hit its event budget without finishing: the model keeps producing
+    /// events without completing requests (for example every request is dropped and
+    /// retried forever). The run stops.
+    #[error(
+        "replication {rep} of point {point} made no progress after {events} events \
+         ({completions} completions); check think time, timeout and buffer"
+    )]
+    NoProgress {
+        /// Sweep point index.
+        point: usize,
+        /// Replication index.
+        rep: u32,
+        /// Events processed before giving up.
+        events: u64,
+        /// Requests completed by then.
+        completions: u64,
+    },
+    /// Writing the event trace failed; the run stops.
+    #[error("cannot write trace: {0}")]
+    Trace(#[from] std::io::Error),
+}
+
+/// Shorthand used throughout the crate.
+pub type Result<T> = std::result::Result<T, SimError>;

@@ -1,0 +1,265 @@
+//! The model of seed 002: a closed population of users and a multithreaded server.
+//!
+//! Users think, send one request, and wait for the answer or for their timeout. The
+//! server has `cores` cores, `threads_per_core` threads on each (a thread serves one
+//! request at a time: thread per request), and one shared buffer of `buffer` waiting
+//! requests. A request that finds every thread taken waits in the buffer; one that
+//! finds the buffer full is dropped, and its user only learns of it at the timeout (or,
+//! with no timeout, goes straight back to thinking: a blocked arrival, as in the exact
+//! model).
+//!
+//! Which core runs a thread is the [`Affinity`]: `Pinned` is seed 002's thread-to-core
+//! affinity (a new request takes a free thread on the least-loaded core, ties to the
+//! lowest index, and stays on that core); `Shared` lets any idle core run any ready
+//! thread (one global run queue). The distinction matters for exactness: see
+//! [`crate::exact`].
+//!
+//! How a core shares itself among its ready threads is the [`Policy`]: `Fcfs` runs each
+//! to completion in arrival order; `RoundRobin` gives each a quantum and, when the
+//! quantum expires while another thread is ready, preempts it and spends
+//! `context_switch` seconds switching. Switching is busy-but-useless time: it is not
+//! counted as utilisation. Starting a thread on an idle core and starting the next
+//! thread after a completion cost nothing; only preemption pays the switch (seed 002
+//! charges it on the round-robin rotation).
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+use crate::dist::Dist;
+use crate::error::{Result, SimError};
+
+/// How a core shares itself among the threads ready to run on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Policy {
+    /// Run each thread to completion, in the order the threads became ready.
+    Fcfs,
+    /// Round robin with a quantum; preemption costs the context-switch time.
+    #[serde(rename = "rr")]
+    RoundRobin,
+}
+
+impl FromStr for Policy {
+    type Err = SimError;
+    fn from_str(s: &str) -> Result<Policy> {
+        match s {
+            "fcfs" => Ok(Policy::Fcfs),
+            "rr" | "round-robin" => Ok(Policy::RoundRobin),
+            _ => Err(SimError::InvalidModel(format!(
+                "unknown policy {s:?} (use fcfs or rr)"
+            ))),
+        }
+    }
+}
+
+impl fmt::Display for Policy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Policy::Fcfs => "fcfs",
+            Policy::RoundRobin => "rr",
+        })
+    }
+}
+
+/// Which cores may run a thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Affinity {
+    /// Each thread belongs to one core (seed 002): a core with an empty run queue idles
+    /// even when a neighbour has several ready threads.
+    Pinned,
+    /// Any idle core runs any ready thread: one global run queue, work-conserving.
+    Shared,
+}
+
+impl FromStr for Affinity {
+    type Err = SimError;
+    fn from_str(s: &str) -> Result<Affinity> {
+        match s {
+            "pinned" => Ok(Affinity::Pinned),
+            "shared" => Ok(Affinity::Shared),
+            _ => Err(SimError::InvalidModel(format!(
+                "unknown affinity {s:?} (use pinned or shared)"
+            ))),
+        }
+    }
+}
+
+impl fmt::Display for Affinity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Affinity::Pinned => "pinned",
+            Affinity::Shared => "shared",
+        })
+    }
+}
+
+/// One configuration of the closed system. Times are in seconds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Model {
+    /// Number of users N (the closed population).
+    pub users: u32,
+    /// Think time between an answer and the next request.
+    pub think: Dist,
+    /// Service demand of one request (CPU time on one core).
+    pub service: Dist,
+    /// Time a user waits for an answer before giving up and retrying; `None`: forever.
+    pub timeout: Option<Dist>,
+    /// Retries after a timeout before the user gives up and thinks again; `None`:
+    /// unbounded (seed 002).
+    pub retries: Option<u32>,
+    /// Number of cores c.
+    pub cores: u32,
+    /// Threads per core k.
+    pub threads_per_core: u32,
+    /// Capacity B of the shared buffer of requests waiting for a thread.
+    pub buffer: u32,
+    /// Scheduling of ready threads on a core.
+    pub policy: Policy,
+    /// Round-robin quantum (ignored by FCFS).
+    pub quantum: f64,
+    /// Cost of one round-robin preemption (ignored by FCFS).
+    pub context_switch: f64,
+    /// Whether threads are pinned to cores.
+    pub affinity: Affinity,
+}
+
+impl Default for Model {
+    /// Seed 002's first configuration without timeouts: 100 users thinking uniform
+    /// 4..10 s, 4 cores with 1 thread each, buffer 500, FCFS, service exp 0.2 s.
+    fn default() -> Model {
+        Model {
+            users: 100,
+            think: Dist::uniform(4.0, 10.0),
+            service: Dist::exp(0.2),
+            timeout: None,
+            retries: None,
+            cores: 4,
+            threads_per_core: 1,
+            buffer: 500,
+            policy: Policy::Fcfs,
+            quantum: 0.5,
+            context_switch: 0.0,
+            affinity: Affinity::Pinned,
+        }
+    }
+}
+
+impl Model {
+    /// Total number of threads, c * k.
+    pub fn threads(&self) -> u64 {
+        u64::from(self.cores) * u64::from(self.threads_per_core)
+    }
+
+    /// Most requests the server can hold, K = c * k + B; more are dropped.
+    pub fn capacity(&self) -> u64 {
+        self.threads() + u64::from(self.buffer)
+    }
+
+    /// Checks that the model makes sense and that simulated time can always advance.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(SimError::InvalidModel(m));
+        if self.users == 0 {
+            return bad("need at least one user".into());
+        }
+        if self.cores == 0 || self.threads_per_core == 0 {
+            return bad("need at least one core and one thread per core".into());
+        }
+        if self.threads() > 1 << 24 {
+            return bad(format!(
+                "{} threads is more than this simulator supports (16M)",
+                self.threads()
+            ));
+        }
+        if self.service.mean() <= 0.0 {
+            return bad("the mean service time must be positive".into());
+        }
+        if self.policy == Policy::RoundRobin && !(self.quantum > 0.0 && self.quantum.is_finite()) {
+            return bad("the round-robin quantum must be positive".into());
+        }
+        if !(self.context_switch >= 0.0 && self.context_switch.is_finite()) {
+            return bad("the context-switch time must be finite and non-negative".into());
+        }
+        if let Some(t) = &self.timeout {
+            if t.is_zero() {
+                return bad("a zero timeout would retry forever at the same instant".into());
+            }
+        } else if self.think.is_zero() && u64::from(self.users) > self.capacity() {
+            return bad(format!(
+                "zero think time with {} users, capacity {} and no timeout: dropped users \
+                 would retry forever at the same instant",
+                self.users,
+                self.capacity()
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_is_valid_and_capacity_is_ck_plus_b() {
+        let m = Model::default();
+        m.validate().unwrap();
+        assert_eq!(m.capacity(), 504);
+        let m = Model {
+            threads_per_core: 4,
+            ..m
+        };
+        assert_eq!(m.capacity(), 516);
+    }
+
+    #[test]
+    fn nonsense_is_rejected() {
+        let base = Model::default();
+        let cases = [
+            Model {
+                users: 0,
+                ..base.clone()
+            },
+            Model {
+                cores: 0,
+                ..base.clone()
+            },
+            Model {
+                service: Dist::constant(0.0),
+                ..base.clone()
+            },
+            Model {
+                policy: Policy::RoundRobin,
+                quantum: 0.0,
+                ..base.clone()
+            },
+            Model {
+                context_switch: -1.0,
+                ..base.clone()
+            },
+            Model {
+                timeout: Some(Dist::constant(0.0)),
+                ..base.clone()
+            },
+            Model {
+                think: Dist::constant(0.0),
+                users: 600,
+                ..base.clone()
+            },
+        ];
+        for m in cases {
+            assert!(m.validate().is_err(), "{m:?}");
+        }
+    }
+
+    #[test]
+    fn names_parse() {
+        assert_eq!("rr".parse::<Policy>().unwrap(), Policy::RoundRobin);
+        assert_eq!("fcfs".parse::<Policy>().unwrap(), Policy::Fcfs);
+        assert!("lifo".parse::<Policy>().is_err());
+        assert_eq!("shared".parse::<Affinity>().unwrap(), Affinity::Shared);
+        assert!("loose".parse::<Affinity>().is_err());
+    }
+}

@@ -1,0 +1,77 @@
+//! How to run a model: replications, run length, warm-up and seed.
+
+use serde::Serialize;
+
+use crate::error::{Result, SimError};
+
+/// How long one replication runs (after its warm-up when the warm-up is fixed).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Length {
+    /// Until this many requests have completed (good or bad). Rounded up to a multiple
+    /// of 5, the MSER-5 batch size.
+    Requests(u64),
+    /// Until this much simulated time has passed, in seconds.
+    Horizon(f64),
+}
+
+/// How the initial transient (all users start thinking, the server empty) is removed.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Warmup {
+    /// MSER-5 on the series of response times of completions: delete the prefix of
+    /// batches of 5 that minimises the standard error of the rest (searched over the
+    /// first half of the run).
+    Mser5,
+    /// Delete everything before this simulated time, in seconds; the run length counts
+    /// from there.
+    Fixed(f64),
+}
+
+/// Replications, run length, warm-up and seed of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct RunSpec {
+    /// Independent replications per point (at least 2 for an interval).
+    pub reps: u32,
+    /// Length of each replication.
+    pub length: Length,
+    /// Warm-up deletion.
+    pub warmup: Warmup,
+    /// Master seed; each (point, replication) gets its own stream derived from it.
+    pub seed: u64,
+}
+
+impl Default for RunSpec {
+    /// 10 replications of 20,000 requests, MSER-5, seed 1 (seed 002's sweep).
+    fn default() -> RunSpec {
+        RunSpec {
+            reps: 10,
+            length: Length::Requests(20_000),
+            warmup: Warmup::Mser5,
+            seed: 1,
+        }
+    }
+}
+
+impl RunSpec {
+    /// Checks that the run can produce a result.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: &str| Err(SimError::InvalidRun(m.to_string()));
+        if self.reps == 0 {
+            return bad("need at least one replication");
+        }
+        match self.length {
+            Length::Requests(0) => return bad("need at least one request per replication"),
+            Length::Horizon(h) if !(h > 0.0 && h.is_finite()) => {
+                return bad("the horizon must be positive");
+            }
+            _ => {}
+        }
+        if let Warmup::Fixed(w) = self.warmup {
+            if !(w >= 0.0 && w.is_finite()) {
+                return bad("the warm-up must be finite and non-negative");
+            }
+        }
+        Ok(())
+    }
+}

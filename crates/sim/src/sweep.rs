@@ -1,0 +1,169 @@
+//! Sweeps over user counts, run in parallel with rayon.
+//!
+//! Every (point, replication) pair is one rayon task with its own random stream,
+//! seeded from (`seed`, point index, replication index) only. The results are
+//! collected in order, so a sweep's output is bit-for-bit the same whatever the number
+//! of threads and whatever order rayon runs the tasks in. Flattening points and
+//! replications (rather than parallelising points only) keeps both cores busy even
+//! when one point, past saturation, is slower than the rest.
+
+use std::io::Write;
+
+use rayon::prelude::*;
+
+use crate::engine::run_replication;
+use crate::error::{Result, SimError};
+use crate::model::Model;
+use crate::result::PointResult;
+use crate::spec::RunSpec;
+use crate::trace::{NoTrace, TextTrace};
+
+/// A base model and the user counts to run it at.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sweep {
+    /// Every field but `users` is taken from here.
+    pub base: Model,
+    /// The populations, one sweep point each, in output order.
+    pub users: Vec<u32>,
+}
+
+impl Sweep {
+    /// The model of each point.
+    pub fn models(&self) -> Vec<Model> {
+        self.users
+            .iter()
+            .map(|&users| Model {
+                users,
+                ..self.base.clone()
+            })
+            .collect()
+    }
+
+    /// Simulates every point (and solves it exactly where possible).
+    pub fn run(&self, spec: &RunSpec) -> Result<Vec<PointResult>> {
+        run_models(&self.models(), spec)
+    }
+
+    /// Only the exact solutions and bounds, no simulation (instant).
+    pub fn analytic(&self) -> Result<Vec<PointResult>> {
+        let models = self.models();
+        for m in &models {
+            m.validate()?;
+        }
+        Ok(models
+            .iter()
+            .enumerate()
+            .map(|(i, m)| PointResult::new(i, m, None, &[]))
+            .collect())
+    }
+}
+
+/// Simulates one model as point 0 of a sweep.
+pub fn run_point(model: &Model, spec: &RunSpec) -> Result<PointResult> {
+    Ok(run_models(std::slice::from_ref(model), spec)?.remove(0))
+}
+
+/// Simulates a list of models (any fields may differ), point `i` seeded by index `i`.
+pub fn run_models(models: &[Model], spec: &RunSpec) -> Result<Vec<PointResult>> {
+    spec.validate()?;
+    for m in models {
+        m.validate()?;
+    }
+    let reps = spec.reps as usize;
+    let tasks: Vec<(usize, u32)> = (0..models.len())
+        .flat_map(|p| (0..spec.reps).map(move |r| (p, r)))
+        .collect();
+    let outs = tasks
+        .par_iter()
+        .map(|&(p, r)| run_replication(&models[p], spec, p, r, &mut NoTrace))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(models
+        .iter()
+        .enumerate()
+        .map(|(i, m)| PointResult::new(i, m, Some(spec), &outs[i * reps..(i + 1) * reps]))
+        .collect())
+}
+
+/// Runs replication 0 of `model` (as point 0) while writing its event trace to `out`.
+/// Meant for small runs: every event is one line.
+pub fn trace_replication<W: Write>(model: &Model, spec: &RunSpec, out: W) -> Result<()> {
+    let mut tracer = TextTrace::new(out);
+    run_replication(model, spec, 0, 0, &mut tracer)?;
+    tracer.finish()?;
+    Ok(())
+}
+
+/// Parses user counts: a list `1,50,144`, a range `1..800:25` (from 1 in steps of 25,
+/// and always ending with 800, so `1..800:25` has 33 points), `1..5` (step 1), or a
+/// mix `1,10..50:10,100`. Duplicates are kept in order.
+pub fn parse_users(text: &str) -> Result<Vec<u32>> {
+    let bad = |reason: &str| SimError::BadUsers {
+        input: text.to_string(),
+        reason: reason.to_string(),
+    };
+    let num = |s: &str| -> Result<u32> {
+        let n: u32 = s
+            .trim()
+            .parse()
+            .map_err(|_| bad(&format!("{s:?} is not a whole number")))?;
+        if n == 0 {
+            return Err(bad("a point needs at least one user"));
+        }
+        Ok(n)
+    };
+    let mut out = Vec::new();
+    for part in text.split(',') {
+        let part = part.trim();
+        if part.is_empty() {
+            return Err(bad("empty item; expected e.g. 1..800:25 or 1,50,144"));
+        }
+        match part.split_once("..") {
+            None => out.push(num(part)?),
+            Some((a, rest)) => {
+                let (b, step) = match rest.split_once(':') {
+                    Some((b, step)) => (b, num(step)?),
+                    None => (rest, 1),
+                };
+                let (a, b) = (num(a)?, num(b)?);
+                if a > b {
+                    return Err(bad("a range A..B needs A <= B"));
+                }
+                if (b - a) / step > 1_000_000 {
+                    return Err(bad("more than a million points"));
+                }
+                let mut n = a;
+                while n < b {
+                    out.push(n);
+                    n = n.saturating_add(step);
+                }
+                out.push(b);
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_lists_and_ranges() {
+        let seed = parse_users("1..800:25").unwrap();
+        assert_eq!(seed.len(), 33);
+        assert_eq!((seed[0], seed[1], seed[31], seed[32]), (1, 26, 776, 800));
+        assert_eq!(parse_users("1,50,144, 300").unwrap(), [1, 50, 144, 300]);
+        assert_eq!(parse_users("1..4").unwrap(), [1, 2, 3, 4]);
+        assert_eq!(
+            parse_users("0..100:50")
+                .map_err(|e| e.to_string())
+                .unwrap_err(),
+            "bad user list \"0..100:50\": a point needs at least one user"
+        );
+        assert_eq!(parse_users("5..5:3").unwrap(), [5]);
+        assert!(parse_users("10..1").is_err());
+        for bad in ["", "a", "1,,2", "1..", "1..10:0", "-3", "1..10:x"] {
+            assert!(parse_users(bad).is_err(), "{bad}");
+        }
+    }
+}
