@@ -9,6 +9,8 @@
 //!
 //! # Layout
 //! - [`request`]: incremental request-head parser, limits, framing checks.
+//! - [`conditional`]: ETag, If-None-Match, If-Modified-Since, If-Range.
+//! - [`date`]: IMF-fixdate and log dates, with a once-a-second cache.
 //! - [`error`]: why a request is refused, and the status for it.
 //! - [`status`]: status codes, reason phrases, error pages.
 //! - [`method`]: GET/HEAD versus 405 versus 501.
@@ -19,6 +21,8 @@
 
 #![deny(missing_docs)]
 
+pub mod conditional;
+pub mod date;
 pub mod error;
 pub mod method;
 pub mod multipart;
@@ -28,6 +32,8 @@ pub mod request;
 pub mod response;
 pub mod status;
 
+pub use conditional::{ETag, if_none_match, if_range_matches, not_modified_since};
+pub use date::{HttpDate, fmt_clf_date, fmt_http_date};
 pub use error::RequestError;
 pub use method::{ALLOW, Method, is_registered_method};
 pub use multipart::{Multipart, Part};
