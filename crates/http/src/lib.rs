@@ -9,11 +9,13 @@
 //!
 //! # Layout
 //! - [`request`]: incremental request-head parser, limits, framing checks.
+//! - [`body`]: chunked request bodies, validated and discarded.
 //! - [`conditional`]: ETag, If-None-Match, If-Modified-Since, If-Range.
 //! - [`date`]: IMF-fixdate and log dates, with a once-a-second cache.
 //! - [`error`]: why a request is refused, and the status for it.
 //! - [`status`]: status codes, reason phrases, error pages.
 //! - [`method`]: GET/HEAD versus 405 versus 501.
+//! - [`mime`]: `Content-Type` from the extension.
 //! - [`multipart`]: `multipart/byteranges` bodies for several ranges.
 //! - [`path`]: target to safe relative path; `Location` for directory redirects.
 //! - [`range`]: `Range` header to byte ranges, overflow-safe.
@@ -21,10 +23,12 @@
 
 #![deny(missing_docs)]
 
+pub mod body;
 pub mod conditional;
 pub mod date;
 pub mod error;
 pub mod method;
+pub mod mime;
 pub mod multipart;
 pub mod path;
 pub mod range;
@@ -32,10 +36,12 @@ pub mod request;
 pub mod response;
 pub mod status;
 
+pub use body::{ChunkedDecoder, MAX_METADATA};
 pub use conditional::{ETag, if_none_match, if_range_matches, not_modified_since};
 pub use date::{HttpDate, fmt_clf_date, fmt_http_date};
 pub use error::RequestError;
 pub use method::{ALLOW, Method, is_registered_method};
+pub use mime::{OCTET_STREAM, content_type};
 pub use multipart::{Multipart, Part};
 pub use path::{PathError, PathKind, append_location, resolve_target};
 pub use range::{ByteRange, MAX_RANGES, RangeSet, Ranges, parse_range};
