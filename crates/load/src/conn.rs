@@ -1,0 +1,131 @@
+//! One slot of an event loop: a closed user, or one connection of an open pool.
+//!
+//! A slot owns at most one socket at a time and at most one request. Its state is an
+//! explicit enum, so that the loop's handlers read as a table: what an event or a
+//! timer means depends on the state alone. In the closed workload a slot is a user
+//! and lives for the whole run; in the open workload it is a connection that
+//! requests are assigned to from the client-side queue.
+
+use std::os::fd::OwnedFd;
+use std::time::Instant;
+
+use rand_pcg::Pcg64Mcg;
+
+use crate::response::ResponseParser;
+use crate::timer::SlotTimer;
+
+/// Where a slot is in its cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ConnState {
+    /// No request (open pool: waiting for work; the socket may be open and idle).
+    Idle,
+    /// Non-blocking connect in progress; the request waits for it.
+    Connecting,
+    /// The request is partly written; waiting for room in the send buffer.
+    Writing,
+    /// The request is written; reading the response.
+    Reading,
+    /// Closed user thinking before the next request (socket may be open, idle).
+    Thinking,
+    /// Closed user waiting before retrying a timed-out attempt (socket closed).
+    RetryWait,
+    /// The user is done for this run (no more requests allowed).
+    Stopped,
+}
+
+/// The request a slot is working on.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Request {
+    /// When the request should have started: think end (closed) or arrival (open).
+    pub intended: Instant,
+    /// When the current attempt's bytes were first written.
+    pub sent: Instant,
+    /// When the first response byte of the current attempt arrived.
+    pub first_byte: Option<Instant>,
+    /// Attempts made so far (1 for the first).
+    pub attempts: u32,
+    /// Index of the target.
+    pub target: usize,
+}
+
+impl Request {
+    pub(crate) fn new(intended: Instant, target: usize) -> Request {
+        Request {
+            intended,
+            sent: intended,
+            first_byte: None,
+            attempts: 0,
+            target,
+        }
+    }
+}
+
+/// A user or a pooled connection.
+#[derive(Debug)]
+pub(crate) struct Slot {
+    /// The connection, if open.
+    pub sock: Option<OwnedFd>,
+    /// Bumped for every new socket; travels in epoll's data so that an event for
+    /// a socket closed earlier in the same batch is recognised and dropped.
+    pub generation: u32,
+    pub state: ConnState,
+    pub timer: SlotTimer,
+    /// This user's random stream (think times, timeouts, targets).
+    pub rng: Pcg64Mcg,
+    pub parser: ResponseParser,
+    pub req: Request,
+    /// Bytes of the request written so far.
+    pub written: usize,
+    /// Whether the request in flight is the close variant (last of a session).
+    pub closing: bool,
+    /// Requests left on the current connection (`u32::MAX`: unlimited).
+    pub session_left: u32,
+    /// When the current connect started.
+    pub connect_start: Instant,
+    /// Whether the connection already carried a complete response.
+    pub reused: bool,
+}
+
+impl Slot {
+    pub(crate) fn new(rng: Pcg64Mcg, now: Instant) -> Slot {
+        Slot {
+            sock: None,
+            generation: 0,
+            state: ConnState::Idle,
+            timer: SlotTimer::default(),
+            rng,
+            parser: ResponseParser::default(),
+            req: Request::new(now, 0),
+            written: 0,
+            closing: false,
+            session_left: u32::MAX,
+            connect_start: now,
+            reused: false,
+        }
+    }
+
+    /// The epoll data word for this slot's current socket.
+    #[inline]
+    pub(crate) fn token(&self, index: usize) -> u64 {
+        (u64::from(self.generation) << 32) | index as u64
+    }
+
+    /// Splits an epoll data word into (slot index, generation).
+    #[inline]
+    pub(crate) fn untoken(token: u64) -> (usize, u32) {
+        ((token & 0xffff_ffff) as usize, (token >> 32) as u32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn token_round_trips() {
+        let mut s = Slot::new(Pcg64Mcg::seed_from_u64(0), Instant::now());
+        s.generation = 0xdead_beef;
+        assert_eq!(Slot::untoken(s.token(12_345)), (12_345, 0xdead_beef));
+    }
+}

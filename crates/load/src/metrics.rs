@@ -1,0 +1,333 @@
+//! What each event-loop thread records, and the counters the report shows.
+//!
+//! A [`Recorder`] belongs to one thread: recording is a few additions and histogram
+//! increments, with no locks and no allocation (the per-second series grows by one
+//! entry per second). The recorders are added together when the threads finish.
+//!
+//! Every logical request that finishes ends in exactly one way: `ok` (a complete,
+//! valid 2xx response) or one error class, so `completed = ok + errors.total()`.
+//! Timed-out attempts that are retried are counted in `timeouts` and `retries`;
+//! only a request that runs out of retries ends with the error class `timeout`.
+
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram as Hdr;
+use serde::{Deserialize, Serialize};
+
+use crate::histogram::new_hdr;
+
+/// Request and connection counters of a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    /// Requests finished: `ok` plus every error class.
+    pub completed: u64,
+    /// Requests answered with a valid 2xx response within their timeout (goodput).
+    pub ok: u64,
+    /// Requests that ended in an error (sum of the error classes).
+    pub errors: u64,
+    /// Attempts sent or started (a retried request has several).
+    pub attempts: u64,
+    /// Attempts abandoned because their timeout expired.
+    pub timeouts: u64,
+    /// Attempts started again after a timeout.
+    pub retries: u64,
+    /// TCP connections opened (connect attempts that succeeded).
+    pub connections: u64,
+    /// Idle keep-alive connections closed by the server between requests.
+    pub idle_closed: u64,
+    /// Request bytes written.
+    pub bytes_sent: u64,
+    /// Response bytes read (heads and bodies).
+    pub bytes_received: u64,
+}
+
+impl Counts {
+    pub(crate) fn add(&mut self, o: &Counts) {
+        self.completed += o.completed;
+        self.ok += o.ok;
+        self.errors += o.errors;
+        self.attempts += o.attempts;
+        self.timeouts += o.timeouts;
+        self.retries += o.retries;
+        self.connections += o.connections;
+        self.idle_closed += o.idle_closed;
+        self.bytes_sent += o.bytes_sent;
+        self.bytes_received += o.bytes_received;
+    }
+}
+
+/// Requests that ended in an error, by class.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Errors {
+    /// The connection was refused (nothing listening).
+    pub connect_refused: u64,
+    /// Connecting failed otherwise (unreachable, out of ports or file descriptors).
+    pub connect_other: u64,
+    /// The server reset the connection.
+    pub reset: u64,
+    /// The server closed the connection before any byte of the response.
+    pub closed: u64,
+    /// Every attempt timed out and no retry was left.
+    pub timeout: u64,
+    /// The response was short or garbled (bad head, bad length or chunk, extra bytes).
+    pub malformed: u64,
+    /// A complete, valid response whose status is not 2xx.
+    pub non_2xx: u64,
+    /// Any other socket error.
+    pub io_other: u64,
+}
+
+impl Errors {
+    /// Sum of all classes.
+    pub fn total(&self) -> u64 {
+        self.connect_refused
+            + self.connect_other
+            + self.reset
+            + self.closed
+            + self.timeout
+            + self.malformed
+            + self.non_2xx
+            + self.io_other
+    }
+
+    pub(crate) fn add(&mut self, o: &Errors) {
+        self.connect_refused += o.connect_refused;
+        self.connect_other += o.connect_other;
+        self.reset += o.reset;
+        self.closed += o.closed;
+        self.timeout += o.timeout;
+        self.malformed += o.malformed;
+        self.non_2xx += o.non_2xx;
+        self.io_other += o.io_other;
+    }
+
+    pub(crate) fn bump(&mut self, class: ErrorClass) {
+        *match class {
+            ErrorClass::ConnectRefused => &mut self.connect_refused,
+            ErrorClass::ConnectOther => &mut self.connect_other,
+            ErrorClass::Reset => &mut self.reset,
+            ErrorClass::Closed => &mut self.closed,
+            ErrorClass::Timeout => &mut self.timeout,
+            ErrorClass::Malformed => &mut self.malformed,
+            ErrorClass::IoOther => &mut self.io_other,
+        } += 1;
+    }
+}
+
+/// The class a failed request is counted in (see [`Errors`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ErrorClass {
+    ConnectRefused,
+    ConnectOther,
+    Reset,
+    Closed,
+    Timeout,
+    Malformed,
+    IoOther,
+}
+
+/// One second of the run's time series (seconds since the start of the run).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Second {
+    /// Seconds since the start (this entry covers `[t, t+1)`).
+    pub t: u64,
+    /// Requests finished in this second.
+    pub completed: u64,
+    /// Of which ok.
+    pub ok: u64,
+    /// Of which errors.
+    pub errors: u64,
+    /// Attempts that timed out in this second.
+    pub timeouts: u64,
+    /// Response bytes read in this second.
+    pub bytes: u64,
+}
+
+/// Adds per-second series entry by entry (the longer one sets the length).
+pub(crate) fn add_series(into: &mut Vec<Second>, from: &[Second]) {
+    if into.len() < from.len() {
+        let start = into.len() as u64;
+        into.extend((start..from.len() as u64).map(|t| Second {
+            t,
+            ..Second::default()
+        }));
+    }
+    for (a, b) in into.iter_mut().zip(from) {
+        a.completed += b.completed;
+        a.ok += b.ok;
+        a.errors += b.errors;
+        a.timeouts += b.timeouts;
+        a.bytes += b.bytes;
+    }
+}
+
+/// Status codes 0..=599 are counted in an array; anything else in the last slot.
+pub(crate) const STATUS_SLOTS: usize = 601;
+
+/// One thread's measurements.
+#[derive(Debug)]
+pub(crate) struct Recorder {
+    /// From intended start to complete response (coordinated omission corrected).
+    pub latency: Hdr<u64>,
+    /// From the last attempt's send to complete response.
+    pub latency_uncorrected: Hdr<u64>,
+    /// From send to first response byte.
+    pub ttfb: Hdr<u64>,
+    /// TCP connect durations.
+    pub connect: Hdr<u64>,
+    pub counts: Counts,
+    pub errors: Errors,
+    pub status: Vec<u64>,
+    pub series: Vec<Second>,
+    start: Instant,
+}
+
+fn us(d: Duration) -> u64 {
+    d.as_micros().min(u128::from(u64::MAX)) as u64
+}
+
+impl Recorder {
+    pub(crate) fn new(start: Instant) -> Recorder {
+        Recorder {
+            latency: new_hdr(),
+            latency_uncorrected: new_hdr(),
+            ttfb: new_hdr(),
+            connect: new_hdr(),
+            counts: Counts::default(),
+            errors: Errors::default(),
+            status: vec![0; STATUS_SLOTS],
+            series: Vec::with_capacity(64),
+            start,
+        }
+    }
+
+    #[inline]
+    fn second(&mut self, now: Instant) -> &mut Second {
+        let t = now.saturating_duration_since(self.start).as_secs() as usize;
+        while self.series.len() <= t {
+            let t = self.series.len() as u64;
+            self.series.push(Second {
+                t,
+                ..Second::default()
+            });
+        }
+        &mut self.series[t]
+    }
+
+    /// A complete, valid response.
+    #[inline]
+    pub(crate) fn response(
+        &mut self,
+        now: Instant,
+        intended: Instant,
+        sent: Instant,
+        first_byte: Instant,
+        status: u16,
+    ) {
+        self.latency
+            .saturating_record(us(now.saturating_duration_since(intended)));
+        self.latency_uncorrected
+            .saturating_record(us(now.saturating_duration_since(sent)));
+        self.ttfb
+            .saturating_record(us(first_byte.saturating_duration_since(sent)));
+        self.status[usize::from(status).min(STATUS_SLOTS - 1)] += 1;
+        self.counts.completed += 1;
+        let ok = (200..300).contains(&status);
+        if ok {
+            self.counts.ok += 1;
+        } else {
+            self.counts.errors += 1;
+            self.errors.non_2xx += 1;
+        }
+        let s = self.second(now);
+        s.completed += 1;
+        if ok {
+            s.ok += 1;
+        } else {
+            s.errors += 1;
+        }
+    }
+
+    /// A request that ended in an error other than a non-2xx status.
+    pub(crate) fn failure(&mut self, now: Instant, class: ErrorClass) {
+        self.counts.completed += 1;
+        self.counts.errors += 1;
+        self.errors.bump(class);
+        let s = self.second(now);
+        s.completed += 1;
+        s.errors += 1;
+    }
+
+    /// An attempt that timed out (whether or not it is retried).
+    pub(crate) fn timed_out(&mut self, now: Instant) {
+        self.counts.timeouts += 1;
+        self.second(now).timeouts += 1;
+    }
+
+    /// Response bytes read.
+    #[inline]
+    pub(crate) fn bytes(&mut self, now: Instant, n: usize) {
+        self.counts.bytes_received += n as u64;
+        self.second(now).bytes += n as u64;
+    }
+
+    /// A connection that finished connecting.
+    pub(crate) fn connected(&mut self, took: Duration) {
+        self.counts.connections += 1;
+        self.connect.saturating_record(us(took));
+    }
+
+    /// Adds another thread's recorder into this one.
+    pub(crate) fn absorb(&mut self, o: &Recorder) {
+        // The histograms share bounds, so adding cannot fail.
+        let _ = self.latency.add(&o.latency);
+        let _ = self.latency_uncorrected.add(&o.latency_uncorrected);
+        let _ = self.ttfb.add(&o.ttfb);
+        let _ = self.connect.add(&o.connect);
+        self.counts.add(&o.counts);
+        self.errors.add(&o.errors);
+        for (a, b) in self.status.iter_mut().zip(&o.status) {
+            *a += b;
+        }
+        add_series(&mut self.series, &o.series);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_request_ends_in_one_way() {
+        let t0 = Instant::now();
+        let mut r = Recorder::new(t0);
+        let later = t0 + Duration::from_millis(3);
+        r.response(later, t0, t0, later, 200);
+        r.response(later, t0, t0, later, 404);
+        r.failure(later, ErrorClass::Malformed);
+        r.timed_out(later);
+        r.failure(later, ErrorClass::Timeout);
+        assert_eq!(r.counts.completed, 4);
+        assert_eq!(r.counts.ok, 1);
+        assert_eq!(r.counts.errors, r.errors.total());
+        assert_eq!(r.errors.non_2xx, 1);
+        assert_eq!(r.status[404], 1);
+        assert_eq!(r.latency.len(), 2);
+        assert_eq!(r.series[0].completed, 4);
+    }
+
+    #[test]
+    fn series_grows_by_the_second_and_adds() {
+        let t0 = Instant::now();
+        let mut a = Recorder::new(t0);
+        a.failure(t0 + Duration::from_millis(2500), ErrorClass::Reset);
+        assert_eq!(a.series.len(), 3);
+        assert_eq!(a.series[2].errors, 1);
+        let mut b = Recorder::new(t0);
+        b.bytes(t0 + Duration::from_millis(4100), 10);
+        a.absorb(&b);
+        assert_eq!(a.series.len(), 5);
+        assert_eq!((a.series[4].t, a.series[4].bytes), (4, 10));
+        assert_eq!(a.counts.completed, 1);
+    }
+}

@@ -1,0 +1,516 @@
+//! The result of a run: [`Report`], its JSON form, its human summary, and merging.
+//!
+//! The JSON form is the contract with the lab and with `servelab load merge`; its
+//! schema is versioned by the `schema` field (`servelab-load/1`) and documented in
+//! the crate docs. A reader must check `schema` and refuse other versions; fields
+//! may be added within a version, never renamed or removed.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::LoadError;
+use crate::histogram::Histogram;
+use crate::metrics::{Counts, Errors, Recorder, STATUS_SLOTS, Second, add_series};
+use crate::spec::{LoadSpec, Workload};
+
+/// The schema version written in every report.
+pub const SCHEMA: &str = "servelab-load/1";
+
+/// The command a report came from (the whole run, before any segment split).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunInfo {
+    /// `closed` or `open`.
+    pub workload: String,
+    /// Closed: number of users.
+    pub users: Option<u32>,
+    /// Open: requests per second.
+    pub rate: Option<f64>,
+    /// Open: `poisson` or `uniform`.
+    pub arrival: Option<String>,
+    /// Open: most connections at once.
+    pub connections: Option<u32>,
+    /// Requests per connection (`null`: one connection for the whole run).
+    pub session: Option<u32>,
+    /// Closed: think time DIST.
+    pub think: Option<String>,
+    /// Targets as `[url, weight]`.
+    pub targets: Vec<(String, f64)>,
+    /// `GET` or `HEAD`.
+    pub method: String,
+    /// Extra request headers.
+    pub headers: Vec<String>,
+    /// Request limit of the whole run.
+    pub requests: Option<u64>,
+    /// Time limit in seconds.
+    pub duration_s: Option<f64>,
+    /// Per-attempt timeout DIST (`null`: none).
+    pub timeout: Option<String>,
+    /// Retries after a timeout: a number or `inf`.
+    pub retries: String,
+    /// Wait before a retry, DIST.
+    pub retry_wait: String,
+    /// Seed of the random streams.
+    pub seed: u64,
+}
+
+impl RunInfo {
+    pub(crate) fn of(spec: &LoadSpec) -> RunInfo {
+        let mut info = RunInfo {
+            workload: String::new(),
+            users: None,
+            rate: None,
+            arrival: None,
+            connections: None,
+            session: None,
+            think: None,
+            targets: spec
+                .targets
+                .iter()
+                .map(|t| (t.url.clone(), t.weight))
+                .collect(),
+            method: format!("{:?}", spec.method).to_ascii_uppercase(),
+            headers: spec.headers.clone(),
+            requests: spec.requests,
+            duration_s: spec.effective_duration().map(|d| d.as_secs_f64()),
+            timeout: spec.timeout.map(|t| t.to_string()),
+            retries: spec.retries.map_or("inf".to_string(), |r| r.to_string()),
+            retry_wait: spec.retry_wait.to_string(),
+            seed: spec.seed,
+        };
+        match spec.workload {
+            Workload::Closed {
+                users,
+                session,
+                think,
+            } => {
+                info.workload = "closed".into();
+                info.users = Some(users);
+                info.session = session;
+                info.think = Some(think.to_string());
+            }
+            Workload::Open {
+                rate,
+                arrival,
+                connections,
+                session,
+            } => {
+                info.workload = "open".into();
+                info.rate = Some(rate);
+                info.arrival = Some(arrival.to_string());
+                info.connections = Some(connections);
+                info.session = session;
+            }
+        }
+        info
+    }
+}
+
+/// Rates over the run's duration.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Throughput {
+    /// Completed requests per second.
+    pub requests_per_s: f64,
+    /// Ok requests per second (goodput).
+    pub ok_per_s: f64,
+    /// Response bytes per second.
+    pub bytes_per_s: f64,
+    /// Client CPU (user + system, all event-loop threads) per completed request, us.
+    pub cpu_us_per_request: f64,
+}
+
+/// Everything a run measured. Serialises to the documented JSON schema.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// The generator and its version.
+    pub generator: String,
+    /// The command (whole run).
+    pub run: RunInfo,
+    /// The segments this report covers, as `I/N`, sorted.
+    pub segments: Vec<String>,
+    /// Event-loop threads used (summed over segments).
+    pub threads: usize,
+    /// Wall-clock start, milliseconds since the Unix epoch (earliest segment).
+    pub started_unix_ms: u64,
+    /// Length of the run in seconds (longest segment).
+    pub duration_s: f64,
+    /// CPU seconds the event-loop threads used (summed over segments).
+    pub client_cpu_s: f64,
+    /// Request and connection counters.
+    pub counts: Counts,
+    /// Failed requests by class.
+    pub errors: Errors,
+    /// Responses by status code.
+    pub status: BTreeMap<String, u64>,
+    /// Rates.
+    pub throughput: Throughput,
+    /// Latency from the intended start to the complete response (corrected for
+    /// coordinated omission), us.
+    pub latency: Histogram,
+    /// Latency from the last attempt's send to the complete response, us.
+    pub latency_uncorrected: Histogram,
+    /// Time from send to the first response byte, us.
+    pub ttfb: Histogram,
+    /// TCP connect time, us.
+    pub connect: Histogram,
+    /// One entry per second of the run.
+    pub series: Vec<Second>,
+}
+
+impl Report {
+    /// Builds the report of one process's run from its merged recorder.
+    pub(crate) fn build(
+        spec: &LoadSpec,
+        rec: &Recorder,
+        threads: usize,
+        started_unix_ms: u64,
+        elapsed: Duration,
+        cpu: Duration,
+    ) -> Report {
+        let mut status = BTreeMap::new();
+        for (code, &n) in rec.status.iter().enumerate() {
+            if n > 0 {
+                let key = if code == STATUS_SLOTS - 1 {
+                    "other".to_string()
+                } else {
+                    code.to_string()
+                };
+                status.insert(key, n);
+            }
+        }
+        let mut r = Report {
+            schema: SCHEMA.to_string(),
+            generator: format!("servelab-load {}", env!("CARGO_PKG_VERSION")),
+            run: RunInfo::of(spec),
+            segments: vec![spec.segment.to_string()],
+            threads,
+            started_unix_ms,
+            duration_s: elapsed.as_secs_f64(),
+            client_cpu_s: cpu.as_secs_f64(),
+            counts: rec.counts,
+            errors: rec.errors,
+            status,
+            throughput: Throughput::default(),
+            latency: Histogram::from_hdr(&rec.latency),
+            latency_uncorrected: Histogram::from_hdr(&rec.latency_uncorrected),
+            ttfb: Histogram::from_hdr(&rec.ttfb),
+            connect: Histogram::from_hdr(&rec.connect),
+            series: rec.series.clone(),
+        };
+        r.throughput = r.rates();
+        r
+    }
+
+    fn rates(&self) -> Throughput {
+        let d = self.duration_s.max(1e-9);
+        Throughput {
+            requests_per_s: self.counts.completed as f64 / d,
+            ok_per_s: self.counts.ok as f64 / d,
+            bytes_per_s: self.counts.bytes_received as f64 / d,
+            cpu_us_per_request: if self.counts.completed == 0 {
+                0.0
+            } else {
+                self.client_cpu_s * 1e6 / self.counts.completed as f64
+            },
+        }
+    }
+
+    /// The report as pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a report always serialises")
+    }
+
+    /// Parses a JSON report, checking the schema version.
+    pub fn from_json(text: &str, path: &Path) -> Result<Report, LoadError> {
+        let bad = |why: String| LoadError::Report {
+            path: path.to_path_buf(),
+            why,
+        };
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+        match value.get("schema").and_then(|s| s.as_str()) {
+            Some(SCHEMA) => {}
+            Some(other) => return Err(bad(format!("schema `{other}`, expected `{SCHEMA}`"))),
+            None => return Err(bad("no `schema` field".to_string())),
+        }
+        serde_json::from_value(value).map_err(|e| bad(e.to_string()))
+    }
+
+    /// Reads a JSON report from a file.
+    pub fn read(path: &Path) -> Result<Report, LoadError> {
+        let text = std::fs::read_to_string(path).map_err(|source| LoadError::File {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Report::from_json(&text, path)
+    }
+
+    /// Writes the JSON report to a file.
+    pub fn write(&self, path: &Path) -> Result<(), LoadError> {
+        std::fs::write(path, self.to_json() + "\n").map_err(|source| LoadError::File {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+
+    /// Merges the reports of segments of one run, exactly: counters and histograms
+    /// are added, percentiles recomputed from the added histograms.
+    pub fn merge(reports: &[Report]) -> Result<Report, LoadError> {
+        let Some(first) = reports.first() else {
+            return Err(LoadError::Merge("no reports".to_string()));
+        };
+        let mut out = first.clone();
+        let mut hists = [
+            first.latency.to_hdr()?,
+            first.latency_uncorrected.to_hdr()?,
+            first.ttfb.to_hdr()?,
+            first.connect.to_hdr()?,
+        ];
+        for r in &reports[1..] {
+            if r.run != first.run {
+                return Err(LoadError::Merge(
+                    "the reports come from different commands (compare their `run` fields)"
+                        .to_string(),
+                ));
+            }
+            for s in &r.segments {
+                if out.segments.contains(s) {
+                    return Err(LoadError::Merge(format!(
+                        "segment {s} appears twice; merge each segment once"
+                    )));
+                }
+                out.segments.push(s.clone());
+            }
+            for (h, j) in
+                hists
+                    .iter_mut()
+                    .zip([&r.latency, &r.latency_uncorrected, &r.ttfb, &r.connect])
+            {
+                h.add(j.to_hdr()?)
+                    .map_err(|e| LoadError::Merge(format!("{e:?}")))?;
+            }
+            out.counts.add(&r.counts);
+            out.errors.add(&r.errors);
+            for (k, v) in &r.status {
+                *out.status.entry(k.clone()).or_insert(0) += v;
+            }
+            add_series(&mut out.series, &r.series);
+            out.threads += r.threads;
+            out.started_unix_ms = out.started_unix_ms.min(r.started_unix_ms);
+            out.duration_s = out.duration_s.max(r.duration_s);
+            out.client_cpu_s += r.client_cpu_s;
+        }
+        out.segments.sort_by_key(|s| {
+            s.split_once('/')
+                .and_then(|(i, _)| i.parse::<u32>().ok())
+                .unwrap_or(0)
+        });
+        let [l, lu, t, c] = hists;
+        out.latency = Histogram::from_hdr(&l);
+        out.latency_uncorrected = Histogram::from_hdr(&lu);
+        out.ttfb = Histogram::from_hdr(&t);
+        out.connect = Histogram::from_hdr(&c);
+        out.throughput = out.rates();
+        Ok(out)
+    }
+
+    /// The human summary printed on stdout.
+    pub fn summary(&self) -> String {
+        let mut s = String::new();
+        let r = &self.run;
+        let shape = if r.workload == "open" {
+            format!(
+                "open, {} req/s ({}), up to {} connections",
+                r.rate.unwrap_or(0.0),
+                r.arrival.as_deref().unwrap_or("?"),
+                r.connections.unwrap_or(0)
+            )
+        } else {
+            format!(
+                "closed, {} users, think {}",
+                r.users.unwrap_or(0),
+                r.think.as_deref().unwrap_or("0s")
+            )
+        };
+        let session = r.session.map_or("one connection each".to_string(), |k| {
+            format!("session {k}")
+        });
+        let _ = writeln!(
+            s,
+            "servelab load: {shape}, {session}; {} target(s); segments {}; {} threads; {:.2} s",
+            r.targets.len(),
+            self.segments.join(","),
+            self.threads,
+            self.duration_s
+        );
+        let c = &self.counts;
+        let _ = writeln!(
+            s,
+            "  requests     {} completed, {} ok, {} errors; {} attempts, {} timeouts, {} retries",
+            c.completed, c.ok, c.errors, c.attempts, c.timeouts, c.retries
+        );
+        let t = &self.throughput;
+        let _ = writeln!(
+            s,
+            "  throughput   {:.1} req/s, goodput {:.1} ok/s, {}/s",
+            t.requests_per_s,
+            t.ok_per_s,
+            fmt_bytes(t.bytes_per_s)
+        );
+        let mut line = |name: &str, h: &Histogram| {
+            if h.count > 0 {
+                let _ = writeln!(
+                    s,
+                    "  {name:<12} min {}  mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+                    fmt_us(h.min as f64),
+                    fmt_us(h.mean),
+                    fmt_us(h.p50 as f64),
+                    fmt_us(h.p90 as f64),
+                    fmt_us(h.p99 as f64),
+                    fmt_us(h.p999 as f64),
+                    fmt_us(h.max as f64)
+                );
+            }
+        };
+        line("latency", &self.latency);
+        if r.workload == "open" || self.latency != self.latency_uncorrected {
+            line("uncorrected", &self.latency_uncorrected);
+        }
+        line("first byte", &self.ttfb);
+        line("connect", &self.connect);
+        let _ = writeln!(
+            s,
+            "  connections  {} opened, {} idle ones closed by the server",
+            c.connections, c.idle_closed
+        );
+        let codes: Vec<String> = self
+            .status
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect();
+        if !codes.is_empty() {
+            let _ = writeln!(s, "  status       {}", codes.join(", "));
+        }
+        let e = &self.errors;
+        let classes = [
+            ("connect refused", e.connect_refused),
+            ("connect other", e.connect_other),
+            ("reset", e.reset),
+            ("closed", e.closed),
+            ("timeout", e.timeout),
+            ("malformed", e.malformed),
+            ("non-2xx", e.non_2xx),
+            ("io other", e.io_other),
+        ];
+        let errs: Vec<String> = classes
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        if !errs.is_empty() {
+            let _ = writeln!(s, "  errors       {}", errs.join(", "));
+        }
+        let _ = writeln!(
+            s,
+            "  client cpu   {:.3} s ({:.2} us/request)",
+            self.client_cpu_s, t.cpu_us_per_request
+        );
+        s
+    }
+}
+
+fn fmt_us(us: f64) -> String {
+    if us >= 1e6 {
+        format!("{:.2}s", us / 1e6)
+    } else if us >= 1e3 {
+        format!("{:.2}ms", us / 1e3)
+    } else {
+        format!("{us:.0}us")
+    }
+}
+
+fn fmt_bytes(b: f64) -> String {
+    if b >= 1024.0 * 1024.0 {
+        format!("{:.2} MiB", b / 1024.0 / 1024.0)
+    } else if b >= 1024.0 {
+        format!("{:.1} KiB", b / 1024.0)
+    } else {
+        format!("{b:.0} B")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::ErrorClass;
+    use crate::spec::Segment;
+    use crate::target::Target;
+    use std::time::Instant;
+
+    fn report(seg: Segment, latencies_ms: &[u64]) -> Report {
+        let mut spec = LoadSpec::new(vec![Target::new("http://127.0.0.1:1/")]);
+        spec.segment = seg;
+        let t0 = Instant::now();
+        let mut rec = Recorder::new(t0);
+        for &ms in latencies_ms {
+            let end = t0 + Duration::from_millis(ms);
+            rec.response(end, t0, t0, end, 200);
+        }
+        rec.failure(t0, ErrorClass::Reset);
+        Report::build(
+            &spec,
+            &rec,
+            1,
+            1000,
+            Duration::from_secs(2),
+            Duration::from_millis(10),
+        )
+    }
+
+    #[test]
+    fn json_round_trips_and_checks_the_schema() {
+        let r = report(Segment::WHOLE, &[1, 2, 3]);
+        let back = Report::from_json(&r.to_json(), Path::new("x")).unwrap();
+        // Floats may differ in the last bit through JSON; everything else is exact.
+        assert_eq!(
+            (&back.run, &back.counts, &back.errors),
+            (&r.run, &r.counts, &r.errors)
+        );
+        assert_eq!(back.latency.buckets, r.latency.buckets);
+        assert_eq!(back.series, r.series);
+        let other = r.to_json().replace(SCHEMA, "servelab-load/99");
+        let err = Report::from_json(&other, Path::new("x"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("servelab-load/99"), "{err}");
+        assert!(Report::from_json("{}", Path::new("x")).is_err());
+    }
+
+    #[test]
+    fn merge_adds_counts_and_histograms() {
+        let a = report(Segment { index: 1, count: 2 }, &[1, 2, 3]);
+        let b = report(Segment { index: 2, count: 2 }, &[100, 200]);
+        let m = Report::merge(&[b.clone(), a.clone()]).unwrap();
+        assert_eq!(m.counts.completed, 7);
+        assert_eq!(m.counts.ok, 5);
+        assert_eq!(m.errors.reset, 2);
+        assert_eq!(m.latency.count, 5);
+        assert_eq!(m.status["200"], 5);
+        assert_eq!(m.segments, vec!["1/2", "2/2"]);
+        // The merged median is the middle of all five values, not an average of medians.
+        assert_eq!(m.latency.p50, a.latency.max);
+        assert!(Report::merge(&[a.clone(), a]).is_err());
+    }
+
+    #[test]
+    fn summary_mentions_counts_and_errors() {
+        let s = report(Segment::WHOLE, &[1]).summary();
+        assert!(s.contains("2 completed, 1 ok, 1 errors"), "{s}");
+        assert!(s.contains("reset 1"), "{s}");
+    }
+}

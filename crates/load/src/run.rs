@@ -1,0 +1,162 @@
+//! Running a spec: split the work over threads, start them, add up what they saw.
+//!
+//! Users (or the open workload's connections and rate) are split as evenly as
+//! possible over `min(threads, users)` threads. Each thread numbers its users from
+//! a global offset, so a user's random stream does not depend on the thread count.
+//! The request limit is shared through one atomic counter, which keeps the total
+//! exact whatever the threads' speeds.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crate::error::LoadError;
+use crate::metrics::Recorder;
+use crate::progress::Progress;
+use crate::report::Report;
+use crate::spec::{LoadSpec, Segment, Workload};
+use crate::target::{Picker, prepare};
+use crate::worker::{self, Mode, Shared, WorkerConfig};
+
+/// Runs the load described by `spec` (its segment's share) and reports.
+///
+/// Blocks until the run ends: after `spec.requests` requests, after
+/// `spec.duration`, or after 10 s when neither is set.
+pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
+    spec.validate()?;
+    let seg = spec.segment_share()?;
+    let targets = Arc::new(prepare(&seg.targets, seg.method, &seg.headers)?);
+    let picker = Picker::new(&seg.targets);
+    let units = match seg.workload {
+        Workload::Closed { users, .. } => users,
+        Workload::Open { connections, .. } => connections,
+    };
+    let threads = seg.threads.min(units as usize).max(1);
+    raise_fd_limit(u64::from(units) + 64);
+    let shared = Arc::new(Shared::new(threads, seg.requests));
+    let started_unix_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let start = Instant::now();
+    let duration = seg.effective_duration();
+    let deadline = duration.map(|d| start + d);
+    let mut handles = Vec::with_capacity(threads);
+    let mut first_user = 0u64;
+    for t in 0..threads {
+        let share = |total: u64| {
+            Segment {
+                index: t as u32 + 1,
+                count: threads as u32,
+            }
+            .share(total)
+        };
+        let mode = match seg.workload {
+            Workload::Closed { think, .. } => {
+                let users = share(u64::from(units)) as u32;
+                let m = Mode::Closed {
+                    users,
+                    first_user,
+                    think,
+                };
+                first_user += u64::from(users);
+                m
+            }
+            Workload::Open { rate, arrival, .. } => Mode::Open {
+                rate: rate / threads as f64,
+                arrival,
+                connections: share(u64::from(units)) as u32,
+            },
+        };
+        let session = match seg.workload {
+            Workload::Closed { session, .. } | Workload::Open { session, .. } => session,
+        };
+        let cfg = WorkerConfig {
+            index: t,
+            targets: Arc::clone(&targets),
+            picker: picker.clone(),
+            mode,
+            session,
+            timeout: seg.timeout,
+            retries: seg.retries,
+            retry_wait: seg.retry_wait,
+            seed: seg.seed,
+            start,
+            deadline,
+        };
+        let sh = Arc::clone(&shared);
+        let h = std::thread::Builder::new()
+            .name(format!("load-{t}"))
+            .spawn(move || worker::run(cfg, sh));
+        match h {
+            Ok(h) => handles.push(h),
+            Err(e) => {
+                shared.stop.store(true, Ordering::Relaxed);
+                for h in handles {
+                    let _ = h.join();
+                }
+                return Err(LoadError::Io(e));
+            }
+        }
+    }
+    let progress = Progress::new(spec.progress, seg.requests, duration);
+    if progress.visible() {
+        while !handles.iter().all(|h| h.is_finished()) {
+            progress.update(&shared);
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        progress.finish();
+    }
+    let mut total = Recorder::new(start);
+    let mut cpu = Duration::ZERO;
+    let mut first_err = None;
+    for h in handles {
+        match h.join() {
+            Ok(Ok(r)) => {
+                total.absorb(&r.recorder);
+                cpu += r.cpu;
+            }
+            Ok(Err(e)) => first_err = first_err.or(Some(LoadError::Io(e))),
+            Err(_) => {
+                first_err = first_err.or(Some(LoadError::Spec(
+                    "an event-loop thread panicked".to_string(),
+                )))
+            }
+        }
+    }
+    if let Some(e) = first_err {
+        return Err(e);
+    }
+    let elapsed = start.elapsed();
+    let elapsed = match deadline {
+        // A timed run lasts its duration even when the threads noticed a bit late.
+        Some(d) if Instant::now() >= d => duration.unwrap_or(elapsed).min(elapsed),
+        _ => elapsed,
+    };
+    Ok(Report::build(
+        spec,
+        &total,
+        threads,
+        started_unix_ms,
+        elapsed,
+        cpu,
+    ))
+}
+
+/// Lifts the soft limit on open files towards the hard one: 10,000 connections
+/// need 10,000 descriptors, and the usual soft limit is 1024.
+fn raise_fd_limit(want: u64) {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    let lim = getrlimit(Resource::Nofile);
+    let current = lim.current.unwrap_or(u64::MAX);
+    if current >= want {
+        return;
+    }
+    let target = lim.maximum.map_or(want, |max| want.min(max));
+    let _ = setrlimit(
+        Resource::Nofile,
+        Rlimit {
+            current: Some(target),
+            maximum: lim.maximum,
+        },
+    );
+}

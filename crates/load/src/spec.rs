@@ -1,0 +1,334 @@
+//! What a run does: the [`LoadSpec`] the CLI and the lab fill in.
+//!
+//! A spec is plain data with public fields and a [`LoadSpec::new`] that gives
+//! wrk-like defaults (10 closed users on one connection each for 10 seconds), so a
+//! caller sets only what it cares about. [`LoadSpec::validate`] rejects what cannot
+//! run, with a message that names the setting; [`LoadSpec::segment_share`] cuts the
+//! users, rate, connections and request count into the share of one segment.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use crate::dist::Dist;
+use crate::error::LoadError;
+use crate::target::{Method, Target};
+
+/// How requests are generated.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Workload {
+    /// A closed population: each user sends a request, waits for its answer, thinks,
+    /// and sends the next; a session of `session` requests shares one connection.
+    Closed {
+        /// Number of users (each holds at most one connection).
+        users: u32,
+        /// Requests per connection; `None` keeps one connection for the whole run.
+        session: Option<u32>,
+        /// Think time between an answer and the user's next request.
+        think: Dist,
+    },
+    /// An open stream: requests start at `rate` per second whatever the server does,
+    /// on a pool of up to `connections` keep-alive connections; a request that finds
+    /// every connection busy waits in the client, and its latency counts from its
+    /// intended start (coordinated omission corrected).
+    Open {
+        /// Requests per second (whole run, all threads).
+        rate: f64,
+        /// How start times are spaced.
+        arrival: Arrival,
+        /// Most connections open at once.
+        connections: u32,
+        /// Requests per connection; `None` keeps connections open.
+        session: Option<u32>,
+    },
+}
+
+/// Spacing of the start times of an open workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Arrival {
+    /// Exponential gaps: a Poisson process (the M in M/M/c).
+    #[default]
+    Poisson,
+    /// Equal gaps of `1/rate` (wrk2's constant throughput).
+    Uniform,
+}
+
+impl FromStr for Arrival {
+    type Err = LoadError;
+    fn from_str(s: &str) -> Result<Self, LoadError> {
+        match s {
+            "poisson" => Ok(Arrival::Poisson),
+            "uniform" => Ok(Arrival::Uniform),
+            _ => Err(LoadError::Spec(format!(
+                "unknown arrival `{s}` (poisson or uniform)"
+            ))),
+        }
+    }
+}
+
+impl fmt::Display for Arrival {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Arrival::Poisson => "poisson",
+            Arrival::Uniform => "uniform",
+        })
+    }
+}
+
+/// One of N equal shares of a run, for running the same command on N machines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    /// 1-based index of this share.
+    pub index: u32,
+    /// Number of shares.
+    pub count: u32,
+}
+
+impl Segment {
+    /// The whole run.
+    pub const WHOLE: Segment = Segment { index: 1, count: 1 };
+
+    /// The share of `total` that this segment takes: equal parts, the first
+    /// `total % count` segments taking one more, so that the shares add up exactly.
+    pub fn share(&self, total: u64) -> u64 {
+        let (n, i) = (self.count as u64, self.index as u64 - 1);
+        total / n + u64::from(i < total % n)
+    }
+}
+
+impl FromStr for Segment {
+    type Err = LoadError;
+    fn from_str(s: &str) -> Result<Self, LoadError> {
+        let bad = || LoadError::Spec(format!("bad segment `{s}`: expected I/N with 1 <= I <= N"));
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let index: u32 = i.trim().parse().map_err(|_| bad())?;
+        let count: u32 = n.trim().parse().map_err(|_| bad())?;
+        if index == 0 || count == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Segment { index, count })
+    }
+}
+
+impl fmt::Display for Segment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// Everything a run needs; see the crate docs for an example.
+#[derive(Debug, Clone)]
+pub struct LoadSpec {
+    /// URLs with weights; at least one.
+    pub targets: Vec<Target>,
+    /// GET or HEAD.
+    pub method: Method,
+    /// Extra request headers, `Name: value`.
+    pub headers: Vec<String>,
+    /// Closed users or open arrivals.
+    pub workload: Workload,
+    /// Stop after this many requests have finished (answered, failed or given up).
+    pub requests: Option<u64>,
+    /// Stop after this long; requests still in flight then are not counted.
+    /// With neither limit, a run lasts 10 s.
+    pub duration: Option<Duration>,
+    /// Per-attempt timeout; `None` waits forever.
+    pub timeout: Option<Dist>,
+    /// Retries after a timeout; `None` retries without end (seed 002's users).
+    pub retries: Option<u32>,
+    /// Wait between a timed-out attempt and its retry.
+    pub retry_wait: Dist,
+    /// Event-loop threads (at most one per user or connection is used).
+    pub threads: usize,
+    /// Seed of every random stream (think times, arrivals, targets).
+    pub seed: u64,
+    /// Which share of the run this process does.
+    pub segment: Segment,
+    /// Draw a progress bar on stderr when it is a terminal.
+    pub progress: bool,
+}
+
+impl LoadSpec {
+    /// A spec with the defaults: 10 closed users, one connection each, 10 s, GET.
+    pub fn new(targets: Vec<Target>) -> LoadSpec {
+        LoadSpec {
+            targets,
+            method: Method::Get,
+            headers: Vec::new(),
+            workload: Workload::Closed {
+                users: 10,
+                session: None,
+                think: Dist::ZERO,
+            },
+            requests: None,
+            duration: None,
+            timeout: None,
+            retries: Some(0),
+            retry_wait: Dist::ZERO,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            seed: 1,
+            segment: Segment::WHOLE,
+            progress: false,
+        }
+    }
+
+    /// The time limit in force (10 s when neither limit is set).
+    pub fn effective_duration(&self) -> Option<Duration> {
+        match (self.requests, self.duration) {
+            (None, None) => Some(Duration::from_secs(10)),
+            (_, d) => d,
+        }
+    }
+
+    /// Checks that the spec can run.
+    pub fn validate(&self) -> Result<(), LoadError> {
+        let bad = |s: &str| Err(LoadError::Spec(s.to_string()));
+        if self.targets.is_empty() {
+            return bad("no target URL (give one or more URLs, or --urls FILE)");
+        }
+        if self.threads == 0 {
+            return bad("--threads must be at least 1");
+        }
+        if self.requests == Some(0) {
+            return bad("--requests must be at least 1");
+        }
+        if self.duration.is_some_and(|d| d.is_zero()) {
+            return bad("--duration must be positive");
+        }
+        if self.timeout.is_some_and(|t| t.mean().is_zero()) {
+            return bad("--timeout must be positive");
+        }
+        match self.workload {
+            Workload::Closed { users, session, .. } => {
+                if users == 0 {
+                    return bad("--users must be at least 1");
+                }
+                if session == Some(0) {
+                    return bad("--session must be at least 1");
+                }
+            }
+            Workload::Open {
+                rate,
+                connections,
+                session,
+                ..
+            } => {
+                if !(rate.is_finite() && rate > 0.0) {
+                    return bad("--rate must be a positive number of requests per second");
+                }
+                if connections == 0 {
+                    return bad("--connections must be at least 1");
+                }
+                if session == Some(0) {
+                    return bad("--session must be at least 1");
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The spec of this process's segment: its share of users (or rate and
+    /// connections) and of the request count. Fails when the share is empty.
+    pub fn segment_share(&self) -> Result<LoadSpec, LoadError> {
+        let seg = self.segment;
+        let mut out = self.clone();
+        if seg.count == 1 {
+            return Ok(out);
+        }
+        match &mut out.workload {
+            Workload::Closed { users, .. } => {
+                *users = seg.share(u64::from(*users)) as u32;
+                if *users == 0 {
+                    return Err(LoadError::Spec(format!(
+                        "segment {seg} gets no users: use at least {} users",
+                        seg.count
+                    )));
+                }
+            }
+            Workload::Open {
+                rate, connections, ..
+            } => {
+                *rate /= f64::from(seg.count);
+                *connections = (seg.share(u64::from(*connections)) as u32).max(1);
+            }
+        }
+        if let Some(r) = &mut out.requests {
+            *r = seg.share(*r);
+            if *r == 0 {
+                return Err(LoadError::Spec(format!("segment {seg} gets no requests")));
+            }
+        }
+        // Different segments must not replay the same random streams.
+        out.seed = self
+            .seed
+            .wrapping_add(u64::from(seg.index - 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segment_shares_add_up() {
+        for total in [0u64, 1, 7, 10, 1001] {
+            for n in 1..6 {
+                let sum: u64 = (1..=n)
+                    .map(|i| Segment { index: i, count: n }.share(total))
+                    .sum();
+                assert_eq!(sum, total, "{total} over {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn segment_parses() {
+        assert_eq!(
+            "2/3".parse::<Segment>().unwrap(),
+            Segment { index: 2, count: 3 }
+        );
+        for bad in ["0/3", "4/3", "x", "1/0", "1/"] {
+            assert!(bad.parse::<Segment>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn segment_share_splits_users_and_requests() {
+        let mut s = LoadSpec::new(vec![Target::new("http://127.0.0.1/")]);
+        s.workload = Workload::Closed {
+            users: 5,
+            session: None,
+            think: Dist::ZERO,
+        };
+        s.requests = Some(101);
+        s.segment = Segment { index: 1, count: 2 };
+        let a = s.segment_share().unwrap();
+        s.segment = Segment { index: 2, count: 2 };
+        let b = s.segment_share().unwrap();
+        assert_eq!(a.requests.unwrap() + b.requests.unwrap(), 101);
+        let users = |s: &LoadSpec| match s.workload {
+            Workload::Closed { users, .. } => users,
+            _ => 0,
+        };
+        assert_eq!(users(&a) + users(&b), 5);
+        assert_ne!(a.seed, b.seed);
+        s.segment = Segment { index: 6, count: 6 };
+        assert!(s.segment_share().is_err());
+    }
+
+    #[test]
+    fn validate_names_the_setting() {
+        let mut s = LoadSpec::new(vec![Target::new("http://127.0.0.1/")]);
+        assert!(s.validate().is_ok());
+        s.workload = Workload::Open {
+            rate: 0.0,
+            arrival: Arrival::Poisson,
+            connections: 1,
+            session: None,
+        };
+        assert!(s.validate().unwrap_err().to_string().contains("--rate"));
+        s.targets.clear();
+        assert!(s.validate().is_err());
+    }
+}
