@@ -22,12 +22,13 @@ use crate::status::Status;
 /// What to say about the connection's persistence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Connection {
-    /// The connection stays open. Emits `Connection: keep-alive` only when
-    /// `ResponseHead::http10` is set (1.1 is persistent by default; RFC 9112 9.3).
+    /// The connection stays open and we say so: `Connection: keep-alive`. Needed for HTTP/1.0
+    /// clients, which otherwise assume close (RFC 9112 9.3); harmless for 1.1 ones.
     KeepAlive,
     /// The server closes after this response: `Connection: close`.
     Close,
-    /// Say nothing (an HTTP/1.1 keep-alive response).
+    /// The connection stays open by default rules: nothing for an HTTP/1.1 client, and
+    /// `Connection: keep-alive` when `ResponseHead::http10` is set.
     #[default]
     Default,
 }
@@ -79,7 +80,8 @@ pub struct ResponseHead<'a> {
     pub accept_ranges: bool,
     /// Persistence; see [`Connection`].
     pub connection: Connection,
-    /// The request was HTTP/1.0: a kept-alive connection must be announced explicitly.
+    /// The request was HTTP/1.0: a connection that stays open ([`Connection::Default`] or
+    /// [`Connection::KeepAlive`]) must be announced with `Connection: keep-alive`.
     pub http10: bool,
 }
 
@@ -153,11 +155,12 @@ impl<'a> ResponseHead<'a> {
             field(out, b"Retry-After: ", num.format(secs).as_bytes());
         }
         match self.connection {
-            Connection::KeepAlive if self.http10 => {
+            Connection::Close => out.extend_from_slice(b"Connection: close\r\n"),
+            Connection::KeepAlive => out.extend_from_slice(b"Connection: keep-alive\r\n"),
+            Connection::Default if self.http10 => {
                 out.extend_from_slice(b"Connection: keep-alive\r\n");
             }
-            Connection::Close => out.extend_from_slice(b"Connection: close\r\n"),
-            Connection::KeepAlive | Connection::Default => {}
+            Connection::Default => {}
         }
         if let Some(n) = self.content_length {
             field(out, b"Content-Length: ", num.format(n).as_bytes());
@@ -257,14 +260,20 @@ mod tests {
     }
 
     #[test]
-    fn keep_alive_is_announced_only_to_http10() {
+    fn keep_alive_announcements() {
         let mut head = ResponseHead::new(Status::OK, DATE);
-        head.connection = Connection::KeepAlive;
+        // A 1.1 client: nothing by default, explicit when asked.
         assert!(!encode(&head).contains("Connection"));
+        head.connection = Connection::KeepAlive;
+        assert!(encode(&head).contains("\r\nConnection: keep-alive\r\n"));
+        // A 1.0 client must be told whenever the connection stays open.
         head.http10 = true;
         assert!(encode(&head).contains("\r\nConnection: keep-alive\r\n"));
         head.connection = Connection::Default;
-        assert!(!encode(&head).contains("Connection"));
+        assert!(encode(&head).contains("\r\nConnection: keep-alive\r\n"));
+        head.connection = Connection::Close;
+        let s = encode(&head);
+        assert!(s.contains("\r\nConnection: close\r\n") && !s.contains("keep-alive"));
     }
 
     #[test]
