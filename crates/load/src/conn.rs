@@ -84,6 +84,8 @@ pub(crate) struct Slot {
     pub connect_start: Instant,
     /// Whether the connection already carried a complete response.
     pub reused: bool,
+    /// Requests this closed user may still start (`u64::MAX`: no limit).
+    pub quota: u64,
 }
 
 impl Slot {
@@ -101,6 +103,7 @@ impl Slot {
             session_left: u32::MAX,
             connect_start: now,
             reused: false,
+            quota: u64::MAX,
         }
     }
 

@@ -3,8 +3,10 @@
 //! Users (or the open workload's connections and rate) are split as evenly as
 //! possible over `min(threads, users)` threads. Each thread numbers its users from
 //! a global offset, so a user's random stream does not depend on the thread count.
-//! The request limit is shared through one atomic counter, which keeps the total
-//! exact whatever the threads' speeds.
+//! The request limit is exact: closed users each get a fixed quota (the limit cut
+//! into equal shares, as seed 002's users issue a fixed number of requests, which
+//! also keeps sessions aligned), and open arrivals draw tickets from one atomic
+//! counter shared by the threads.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -56,6 +58,7 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
                 let m = Mode::Closed {
                     users,
                     first_user,
+                    total_users: u64::from(units),
                     think,
                 };
                 first_user += u64::from(users);

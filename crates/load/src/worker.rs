@@ -82,10 +82,12 @@ impl Shared {
 /// How this thread generates requests.
 #[derive(Debug, Clone)]
 pub(crate) enum Mode {
-    /// `users` closed users; `first_user` numbers them across threads for seeding.
+    /// `users` closed users; `first_user` numbers them among the segment's
+    /// `total_users`, for seeding and for each user's share of the request limit.
     Closed {
         users: u32,
         first_user: u64,
+        total_users: u64,
         think: Dist,
     },
     /// An open stream of `rate` requests/s on up to `connections` connections.
@@ -206,9 +208,28 @@ impl Worker {
             } => (users as usize, first_user),
             Mode::Open { connections, .. } => (connections as usize, 1 << 40),
         };
-        let slots = (0..n)
+        let mut slots: Vec<Slot> = (0..n)
             .map(|i| Slot::new(seeded(cfg.seed, first + i as u64), now))
             .collect();
+        if let Mode::Closed {
+            first_user,
+            total_users,
+            ..
+        } = cfg.mode
+        {
+            // Closed users issue a fixed number of requests each (seed 002's model):
+            // the limit is cut into per-user quotas, so the total is exact and
+            // sessions line up (connections = users x sessions).
+            if shared.limit != u64::MAX {
+                for (i, s) in slots.iter_mut().enumerate() {
+                    let seg = crate::spec::Segment {
+                        index: (first_user + i as u64 + 1) as u32,
+                        count: total_users as u32,
+                    };
+                    s.quota = seg.share(shared.limit);
+                }
+            }
+        }
         let arrival_rng = seeded(cfg.seed, (1 << 50) + cfg.index as u64);
         let rec = Recorder::new(cfg.start);
         let open = matches!(cfg.mode, Mode::Open { .. });
@@ -405,7 +426,7 @@ impl Worker {
 
     /// Closed user: begins its next request, if the run allows one more.
     fn start_request(&mut self, i: usize, now: Instant) {
-        if !self.shared.take_ticket() {
+        if self.slots[i].quota == 0 {
             self.close_sock(i);
             self.slots[i].state = ConnState::Stopped;
             self.slots[i].timer.disarm();
@@ -413,6 +434,7 @@ impl Worker {
             return;
         }
         let s = &mut self.slots[i];
+        s.quota = s.quota.saturating_sub(u64::from(s.quota != u64::MAX));
         let target = self.cfg.picker.pick(&mut s.rng);
         s.req = Request::new(now, target);
         self.attempt(i, now);
@@ -537,11 +559,7 @@ impl Worker {
                 if !flags.intersects(F::OUT | F::ERR | F::HUP) {
                     return;
                 }
-                let err = match s
-                    .sock
-                    .as_ref()
-                    .map(rustix::net::sockopt::socket_error)
-                {
+                let err = match s.sock.as_ref().map(rustix::net::sockopt::socket_error) {
                     Some(Ok(Ok(()))) => None,
                     Some(Ok(Err(e))) | Some(Err(e)) => Some(e),
                     None => return,
@@ -552,7 +570,7 @@ impl Worker {
                         if self.slots[i].state == ConnState::Reading
                             && flags.intersects(F::IN | F::HUP | F::RDHUP)
                         {
-                            self.on_readable(i, now);
+                            self.on_readable(i, now, flags);
                         }
                     }
                     Some(e) => self.fail(i, now, connect_class(e)),
@@ -563,12 +581,12 @@ impl Worker {
                 if self.slots[i].state == ConnState::Reading
                     && flags.intersects(F::IN | F::HUP | F::RDHUP | F::ERR)
                 {
-                    self.on_readable(i, now);
+                    self.on_readable(i, now, flags);
                 }
             }
             ConnState::Reading => {
                 if flags.intersects(F::IN | F::HUP | F::RDHUP | F::ERR) {
-                    self.on_readable(i, now);
+                    self.on_readable(i, now, flags);
                 }
             }
             ConnState::Idle | ConnState::Thinking => {
@@ -589,7 +607,14 @@ impl Worker {
         }
     }
 
-    fn on_readable(&mut self, i: usize, now: Instant) {
+    /// Reads until the response is complete, the socket is drained, or EOF.
+    ///
+    /// A FIN that arrived with the data raises no edge of its own, so when the
+    /// event says the peer hung up we read on to the EOF instead of stopping at a
+    /// short read, and a response completed on such a connection closes it.
+    fn on_readable(&mut self, i: usize, now: Instant, flags: epoll::EventFlags) {
+        use epoll::EventFlags as F;
+        let hup = flags.intersects(F::HUP | F::RDHUP | F::ERR);
         loop {
             let s = &mut self.slots[i];
             let Some(sock) = s.sock.as_ref() else {
@@ -615,11 +640,16 @@ impl Worker {
                     let fed = s.parser.feed(&self.buf[..n], head);
                     self.rec.bytes(now, n);
                     match fed {
-                        Ok(Feed::Complete { used }) if used == n => return self.complete(i, now),
+                        Ok(Feed::Complete { used }) if used == n => {
+                            if hup {
+                                s.sock = None;
+                            }
+                            return self.complete(i, now);
+                        }
                         Ok(Feed::Complete { .. }) | Err(_) => {
                             return self.fail(i, now, ErrorClass::Malformed);
                         }
-                        Ok(Feed::Incomplete) if n < self.buf.len() => return,
+                        Ok(Feed::Incomplete) if n < self.buf.len() && !hup => return,
                         Ok(Feed::Incomplete) => {}
                     }
                 }

@@ -1,0 +1,76 @@
+//! Exact counts and connection reuse against a tiny keep-alive server.
+
+use crate::support::{Behavior, TinyServer, closed};
+use std::sync::atomic::Ordering;
+
+#[test]
+fn a_run_of_1000_requests_reports_1000() {
+    let server = TinyServer::start(Behavior::Ok(1024));
+    let report = servelab_load::run(&closed(&server.url(), 8, None, 1000)).unwrap();
+    assert_eq!(report.counts.completed, 1000);
+    assert_eq!(report.counts.ok, 1000);
+    assert_eq!(report.counts.errors, 0);
+    assert_eq!(report.latency.count, 1000);
+    assert_eq!(report.status["200"], 1000);
+    assert_eq!(server.requests.load(Ordering::SeqCst), 1000);
+    // Without --session every user keeps one connection for the whole run.
+    assert_eq!(report.counts.connections, 8);
+    assert_eq!(server.accepted.load(Ordering::SeqCst), 8);
+    let head = "HTTP/1.1 200 OK\r\nContent-Length: 1024\r\n\r\n".len() as u64;
+    assert_eq!(report.counts.bytes_received, 1000 * (head + 1024));
+    let per_second: u64 = report.series.iter().map(|s| s.completed).sum();
+    assert_eq!(per_second, 1000);
+}
+
+#[test]
+fn connections_opened_equal_users_times_sessions() {
+    let server = TinyServer::start(Behavior::Ok(100));
+    // 4 users x 5 sessions x 5 requests.
+    let report = servelab_load::run(&closed(&server.url(), 4, Some(5), 100)).unwrap();
+    assert_eq!(report.counts.ok, 100);
+    assert_eq!(report.counts.connections, 20);
+    assert_eq!(server.accepted.load(Ordering::SeqCst), 20);
+}
+
+#[test]
+fn session_of_one_is_a_connection_per_request_like_ab() {
+    let server = TinyServer::start(Behavior::Ok(10));
+    let report = servelab_load::run(&closed(&server.url(), 3, Some(1), 30)).unwrap();
+    assert_eq!(report.counts.ok, 30);
+    assert_eq!(report.counts.connections, 30);
+    assert_eq!(report.connect.count, 30);
+}
+
+#[test]
+fn chunked_responses_are_counted_whole() {
+    let server = TinyServer::start(Behavior::Chunked);
+    let report = servelab_load::run(&closed(&server.url(), 2, None, 50)).unwrap();
+    assert_eq!(report.counts.ok, 50);
+    assert_eq!(report.counts.connections, 2);
+}
+
+#[test]
+fn many_users_on_many_threads_stay_exact() {
+    let server = TinyServer::start(Behavior::Ok(10));
+    let mut spec = closed(&server.url(), 300, None, 3001);
+    spec.threads = 3;
+    let report = servelab_load::run(&spec).unwrap();
+    assert_eq!(report.counts.completed, 3001);
+    assert_eq!(report.counts.ok, 3001);
+    assert_eq!(server.requests.load(Ordering::SeqCst), 3001);
+}
+
+#[test]
+fn nothing_listening_is_connect_refused() {
+    // Bind then drop to find a port with nothing behind it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let report =
+        servelab_load::run(&closed(&format!("http://127.0.0.1:{port}/"), 2, None, 20)).unwrap();
+    assert_eq!(report.counts.completed, 20);
+    assert_eq!(report.errors.connect_refused, 20);
+    assert_eq!(report.counts.ok, 0);
+}

@@ -1,0 +1,14 @@
+//! Integration tests of servelab-load: one binary, one file per behaviour.
+//!
+//! Every test starts its own server on 127.0.0.1:0 (a tiny one written in
+//! `support`, or `servelab serve` in-process), bounds its run by a request count
+//! with a duration as a safety net, and asserts on counts, never on speed.
+
+mod support;
+
+mod counts;
+mod malformed;
+mod merge;
+mod open_rate;
+mod think_time;
+mod timeouts;

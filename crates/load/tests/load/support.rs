@@ -1,0 +1,150 @@
+//! Tiny HTTP servers written for the tests: each behaves in one precise way
+//! (answers, garbles, delays, stalls) and counts what it saw, so that a test can
+//! compare the generator's report with the server's own view.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use servelab_load::{LoadSpec, Target, Workload};
+
+/// How the tiny server answers each request.
+#[derive(Debug, Clone, Copy)]
+pub enum Behavior {
+    /// `200 OK` with a body of this many bytes, keep-alive.
+    Ok(usize),
+    /// Bytes that are not HTTP.
+    Garbled,
+    /// A head promising 100 bytes, then 10 bytes and a close.
+    Short,
+    /// `200 OK` (4-byte body) after this delay.
+    Delay(Duration),
+    /// Like `Ok(16)`, but the request numbered `nth` (1-based, server-wide) is
+    /// answered only after `pause`: a server that stalls once.
+    StallOnce { nth: u64, pause: Duration },
+    /// Like `Ok(16)` but chunked.
+    Chunked,
+}
+
+/// A server on 127.0.0.1:0 running `behavior` on a thread per connection.
+pub struct TinyServer {
+    pub addr: SocketAddr,
+    pub accepted: Arc<AtomicU64>,
+    pub requests: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+    accept: Option<JoinHandle<()>>,
+}
+
+impl TinyServer {
+    pub fn start(behavior: Behavior) -> TinyServer {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().unwrap();
+        let accepted = Arc::new(AtomicU64::new(0));
+        let requests = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (acc, req, st) = (accepted.clone(), requests.clone(), stop.clone());
+        let accept = std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                if st.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(conn) = conn else { continue };
+                acc.fetch_add(1, Ordering::SeqCst);
+                let req = req.clone();
+                std::thread::spawn(move || serve(conn, behavior, &req));
+            }
+        });
+        TinyServer {
+            addr,
+            accepted,
+            requests,
+            stop,
+            accept: Some(accept),
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}/file", self.addr)
+    }
+}
+
+impl Drop for TinyServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect(self.addr); // wake the accept loop
+        if let Some(h) = self.accept.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+fn serve(mut conn: TcpStream, behavior: Behavior, requests: &AtomicU64) {
+    let _ = conn.set_nodelay(true);
+    let _ = conn.set_read_timeout(Some(Duration::from_secs(20)));
+    let mut buf = Vec::with_capacity(4096);
+    let mut chunk = [0u8; 4096];
+    loop {
+        // Read one request head.
+        let end = loop {
+            if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                break p + 4;
+            }
+            match conn.read(&mut chunk) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+        };
+        let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+        buf.drain(..end);
+        let close = head.contains("connection: close");
+        let n = requests.fetch_add(1, Ordering::SeqCst) + 1;
+        let ok = |len: usize| {
+            let mut r = format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n\r\n").into_bytes();
+            r.resize(r.len() + len, b'x');
+            r
+        };
+        let reply = match behavior {
+            Behavior::Ok(len) => ok(len),
+            Behavior::Garbled => b"SMTP ready, not HTTP at all\r\n\r\n".to_vec(),
+            Behavior::Short => {
+                let _ = conn.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789");
+                return;
+            }
+            Behavior::Delay(d) => {
+                std::thread::sleep(d);
+                ok(4)
+            }
+            Behavior::StallOnce { nth, pause } => {
+                if n == nth {
+                    std::thread::sleep(pause);
+                }
+                ok(16)
+            }
+            Behavior::Chunked => b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\nA\r\n0123456789\r\n0\r\n\r\n".to_vec(),
+        };
+        if conn.write_all(&reply).is_err() {
+            return;
+        }
+        if close || matches!(behavior, Behavior::Garbled) {
+            return;
+        }
+    }
+}
+
+/// A closed-workload spec against `url`, limited by request count.
+pub fn closed(url: &str, users: u32, session: Option<u32>, requests: u64) -> LoadSpec {
+    let mut spec = LoadSpec::new(vec![Target::new(url)]);
+    spec.workload = Workload::Closed {
+        users,
+        session,
+        think: servelab_load::Dist::ZERO,
+    };
+    spec.requests = Some(requests);
+    spec.threads = 2;
+    // A generous safety net: no test may hang, whatever breaks.
+    spec.duration = Some(Duration::from_secs(60));
+    spec
+}
