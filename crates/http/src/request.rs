@@ -171,50 +171,51 @@ pub fn parse_request<'a>(
     let mut te = TransferCodings::default();
 
     for h in req.headers.iter() {
-        let name = h.name;
+        let Some(field) = Field::classify(h.name) else {
+            continue;
+        };
         let value = trim_ows(h.value);
-        if name.eq_ignore_ascii_case("host") {
-            hosts += 1;
-            if hosts > 1 {
-                return Err(RequestError::DuplicateHost);
-            }
-            let host =
-                std::str::from_utf8(value).map_err(|_| RequestError::InvalidHost("not ASCII"))?;
-            validate_host(host)?;
-            head.host = Some(host);
-        } else if name.eq_ignore_ascii_case("connection") {
-            for token in value.split(|&b| b == b',') {
-                let token = trim_ows(token);
-                close |= token.eq_ignore_ascii_case(b"close");
-                keep |= token.eq_ignore_ascii_case(b"keep-alive");
-            }
-        } else if name.eq_ignore_ascii_case("content-length") {
-            let n = parse_content_length(value)?;
-            if head.content_length.is_some_and(|old| old != n) {
-                return Err(RequestError::InvalidContentLength);
-            }
-            head.content_length = Some(n);
-        } else if name.eq_ignore_ascii_case("transfer-encoding") {
-            te.add(value);
-        } else {
-            let slot = if name.eq_ignore_ascii_case("if-none-match") {
-                &mut head.if_none_match
-            } else if name.eq_ignore_ascii_case("if-modified-since") {
-                &mut head.if_modified_since
-            } else if name.eq_ignore_ascii_case("range") {
-                &mut head.range
-            } else if name.eq_ignore_ascii_case("if-range") {
-                &mut head.if_range
-            } else if name.eq_ignore_ascii_case("referer") {
-                &mut head.referer
-            } else if name.eq_ignore_ascii_case("user-agent") {
-                &mut head.user_agent
-            } else {
+        let slot = match field {
+            Field::Host => {
+                hosts += 1;
+                if hosts > 1 {
+                    return Err(RequestError::DuplicateHost);
+                }
+                let host = std::str::from_utf8(value)
+                    .map_err(|_| RequestError::InvalidHost("not ASCII"))?;
+                validate_host(host)?;
+                head.host = Some(host);
                 continue;
-            };
-            if slot.is_none() {
-                *slot = std::str::from_utf8(value).ok();
             }
+            Field::Connection => {
+                for token in value.split(|&b| b == b',') {
+                    let token = trim_ows(token);
+                    close |= token.eq_ignore_ascii_case(b"close");
+                    keep |= token.eq_ignore_ascii_case(b"keep-alive");
+                }
+                continue;
+            }
+            Field::ContentLength => {
+                let n = parse_content_length(value)?;
+                if head.content_length.is_some_and(|old| old != n) {
+                    return Err(RequestError::InvalidContentLength);
+                }
+                head.content_length = Some(n);
+                continue;
+            }
+            Field::TransferEncoding => {
+                te.add(value);
+                continue;
+            }
+            Field::IfNoneMatch => &mut head.if_none_match,
+            Field::IfModifiedSince => &mut head.if_modified_since,
+            Field::Range => &mut head.range,
+            Field::IfRange => &mut head.if_range,
+            Field::Referer => &mut head.referer,
+            Field::UserAgent => &mut head.user_agent,
+        };
+        if slot.is_none() {
+            *slot = std::str::from_utf8(value).ok();
         }
     }
 
@@ -242,6 +243,42 @@ pub fn parse_request<'a>(
         Version::Http10 => keep && !close,
     };
     Ok(Parse::Complete(head))
+}
+
+/// The header fields the parser looks at; all others are skipped.
+#[derive(Clone, Copy)]
+enum Field {
+    Host,
+    Connection,
+    ContentLength,
+    TransferEncoding,
+    IfNoneMatch,
+    IfModifiedSince,
+    Range,
+    IfRange,
+    Referer,
+    UserAgent,
+}
+
+impl Field {
+    /// Case-insensitive match, dispatched on length first: a browser sends a dozen fields and
+    /// most of them are none of these, so most lookups end after one integer comparison.
+    fn classify(name: &str) -> Option<Field> {
+        let is = |s: &str| name.eq_ignore_ascii_case(s);
+        match name.len() {
+            4 if is("host") => Some(Field::Host),
+            5 if is("range") => Some(Field::Range),
+            7 if is("referer") => Some(Field::Referer),
+            8 if is("if-range") => Some(Field::IfRange),
+            10 if is("connection") => Some(Field::Connection),
+            10 if is("user-agent") => Some(Field::UserAgent),
+            13 if is("if-none-match") => Some(Field::IfNoneMatch),
+            14 if is("content-length") => Some(Field::ContentLength),
+            17 if is("transfer-encoding") => Some(Field::TransferEncoding),
+            17 if is("if-modified-since") => Some(Field::IfModifiedSince),
+            _ => None,
+        }
+    }
 }
 
 /// Enforces the request-line and head limits on `buf[..end]`, complete or not.
