@@ -1061,4 +1061,60 @@ mod tests {
             complete(b"GET / HTTP/1.1\r\nHost: a\r\nRange: bytes=0-1\r\nRange: bytes=5-\r\n\r\n");
         assert_eq!(h.range, Some("bytes=0-1"));
     }
+
+    #[test]
+    fn mutated_requests_never_panic_and_stay_in_bounds() {
+        // A cheap deterministic fuzzer: flip, insert and delete bytes of real requests, with a
+        // bias towards the bytes that matter to HTTP framing.
+        let seeds: [&[u8]; 3] = [
+            BROWSER,
+            b"POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+            b"GET http://h:1/p?q HTTP/1.0\r\nContent-Length: 3, 3\r\nConnection: keep-alive\r\n\r\nabc",
+        ];
+        let interesting = b"\r\n :,;\0\t\x7f\xff/%-0123456789Hh";
+        let mut state: u64 = 0xDEAD_BEEF_CAFE_F00D;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut outcomes = [0u32; 3];
+        for round in 0..30_000 {
+            let mut buf = seeds[round % seeds.len()].to_vec();
+            for _ in 0..(1 + next() % 4) {
+                let pos = (next() as usize) % (buf.len() + 1);
+                let byte = interesting[(next() as usize) % interesting.len()];
+                match next() % 3 {
+                    0 if pos < buf.len() => buf[pos] = byte,
+                    1 => buf.insert(pos, byte),
+                    _ if pos < buf.len() => {
+                        buf.remove(pos);
+                    }
+                    _ => {}
+                }
+            }
+            match parse(&buf) {
+                Ok(Parse::Complete(h)) => {
+                    outcomes[0] += 1;
+                    assert!(h.head_len <= buf.len());
+                    assert!(
+                        h.content_length
+                            .is_none_or(|n| n <= Limits::default().max_body)
+                    );
+                    assert!(!(h.chunked && h.content_length.is_some()));
+                    assert!(h.version == Version::Http10 || h.host.is_some());
+                }
+                Ok(Parse::Incomplete) => outcomes[1] += 1,
+                Err(e) => {
+                    outcomes[2] += 1;
+                    assert!(e.status().class() >= 4);
+                }
+            }
+        }
+        assert!(
+            outcomes[0] > 1000 && outcomes[1] > 0 && outcomes[2] > 1000,
+            "{outcomes:?}"
+        );
+    }
 }
