@@ -8,7 +8,8 @@
 //! caller's buffers, so a steady-state request does not touch the heap.
 //!
 //! # Layout
-//! - [`request`]: incremental request-head parser, limits, framing checks.
+//! - [`request`]: incremental request-head parser and limits; with the private `framing`
+//!   (Content-Length, Transfer-Encoding) and `target` (request-target forms, Host) checks.
 //! - [`body`]: chunked request bodies, validated and discarded.
 //! - [`conditional`]: ETag, If-None-Match, If-Modified-Since, If-Range.
 //! - [`date`]: IMF-fixdate and log dates, with a once-a-second cache.
@@ -27,6 +28,7 @@ pub mod body;
 pub mod conditional;
 pub mod date;
 pub mod error;
+mod framing;
 pub mod method;
 pub mod mime;
 pub mod multipart;
@@ -35,6 +37,7 @@ pub mod range;
 pub mod request;
 pub mod response;
 pub mod status;
+mod target;
 
 pub use body::{ChunkedDecoder, MAX_METADATA};
 pub use conditional::{ETag, if_none_match, if_range_matches, not_modified_since};
