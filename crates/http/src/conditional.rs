@@ -135,6 +135,16 @@ pub fn not_modified_since(header: &str, mtime: SystemTime) -> bool {
     }
 }
 
+/// [`not_modified_since`] that also ignores a date later than `now` (the server's clock), as
+/// RFC 7232 3.3 and RFC 2616 14.25 require: a client clock running ahead would otherwise get
+/// 304 for a file modified after the request, until its date passes. Prefer this one.
+pub fn not_modified_since_at(header: &str, mtime: SystemTime, now: SystemTime) -> bool {
+    match httpdate::parse_http_date(header.trim_matches([' ', '\t'])) {
+        Ok(since) if secs(since) <= secs(now) => secs(mtime) <= secs(since),
+        _ => false,
+    }
+}
+
 /// `If-Range` (RFC 9110 13.1.5): true when the `Range` header may be honoured. An entity tag
 /// must match by strong comparison (a weak tag never does); a date must equal the file's
 /// modification time to the second. Anything else: false, send the whole file.
@@ -225,6 +235,33 @@ mod tests {
         assert!(!not_modified_since("yesterday", m));
         assert!(!not_modified_since("", m));
         assert!(!not_modified_since("Sun, 06 Nov 1994 08:49:37 GMT, x", m));
+    }
+
+    #[test]
+    fn if_modified_since_in_the_future_is_ignored() {
+        let m = mtime();
+        let now = m + Duration::from_secs(60);
+        assert!(not_modified_since_at(
+            "Sun, 06 Nov 1994 08:49:37 GMT",
+            m,
+            now
+        ));
+        assert!(not_modified_since_at(
+            "Sun, 06 Nov 1994 08:50:37 GMT",
+            m,
+            now
+        ));
+        assert!(!not_modified_since_at(
+            "Sun, 06 Nov 1994 08:50:38 GMT",
+            m,
+            now
+        ));
+        assert!(!not_modified_since_at(
+            "Sun, 06 Nov 1994 08:49:36 GMT",
+            m,
+            now
+        ));
+        assert!(!not_modified_since_at("nonsense", m, now));
     }
 
     #[test]

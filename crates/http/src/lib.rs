@@ -40,7 +40,9 @@ pub mod status;
 mod target;
 
 pub use body::{ChunkedDecoder, MAX_METADATA};
-pub use conditional::{ETag, if_none_match, if_range_matches, not_modified_since};
+pub use conditional::{
+    ETag, if_none_match, if_range_matches, not_modified_since, not_modified_since_at,
+};
 pub use date::{HttpDate, fmt_clf_date, fmt_http_date};
 pub use error::RequestError;
 pub use method::{ALLOW, Method, is_registered_method};
