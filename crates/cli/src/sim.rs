@@ -1,10 +1,201 @@
-//! `servelab sim`: being built in this session (see the issue tracker).
+//! `servelab sim`: flags of the simulator, mapped onto `servelab_sim::{Model, RunSpec}`.
+//!
+//! Everything else (simulation, exact solution, bounds, formatting) lives in the
+//! `servelab-sim` library, so that the lab runs exactly what this command runs. The
+//! defaults are seed 002's first configuration without timeouts, so that a bare
+//! `servelab sim` shows simulation and exact solution side by side.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::Context;
+use servelab_sim::{Affinity, Dist, Length, Model, Policy, RunSpec, Sweep, Warmup, report};
+
+fn dist(s: &str) -> Result<Dist, String> {
+    s.parse().map_err(|e: servelab_sim::SimError| e.to_string())
+}
+
+/// A distribution or `none`. A newtype because clap reads a bare `Option<T>` field as
+/// "flag may be absent", not as a value that can be `none`.
+#[derive(Clone, Debug)]
+struct MaybeDist(Option<Dist>);
+
+fn optional_dist(s: &str) -> Result<MaybeDist, String> {
+    if s == "none" {
+        Ok(MaybeDist(None))
+    } else {
+        dist(s).map(|d| MaybeDist(Some(d)))
+    }
+}
+
+fn duration(s: &str) -> Result<f64, String> {
+    servelab_sim::dist::parse_duration(s).map_err(|e| e.to_string())
+}
+
+fn warmup(s: &str) -> Result<Warmup, String> {
+    if s == "mser5" || s == "mser-5" {
+        Ok(Warmup::Mser5)
+    } else {
+        duration(s).map(Warmup::Fixed)
+    }
+}
 
 /// Flags of `servelab sim`.
 #[derive(Debug, clap::Args)]
-pub(crate) struct Args {}
+#[command(
+    after_help = "DIST: 40ms, 1s, const:1s, exp:6s, uniform:4s..10s, lognormal:MEAN,CV, A+DIST \
+    (e.g. 50s+exp:5s); plain numbers are seconds.\n\
+    Example (seed 002): servelab sim --users 1..800:25 --timeout 50s+exp:5s --policy rr --context-switch 0.1"
+)]
+pub(crate) struct Args {
+    /// User counts: a list (1,50,144), a range with step (1..800:25, ends at 800), or both.
+    #[arg(long, default_value = "100")]
+    users: String,
+    /// Think time between an answer and the next request.
+    #[arg(long, value_name = "DIST", value_parser = dist, default_value = "uniform:4s..10s")]
+    think: Dist,
+    /// Service demand of a request on one core.
+    #[arg(long, value_name = "DIST", value_parser = dist, default_value = "exp:0.2s")]
+    service: Dist,
+    /// Client timeout, or `none`; after a timeout the user retries and the abandoned
+    /// request still runs (badput). Seed 002: 50s+exp:5s.
+    #[arg(long, value_name = "DIST|none", value_parser = optional_dist, default_value = "none")]
+    timeout: MaybeDist,
+    /// Retries after timeouts before the user gives up and thinks again [default: unbounded].
+    #[arg(long, value_name = "N")]
+    retries: Option<u32>,
+    /// Number of cores c.
+    #[arg(long, default_value_t = 4)]
+    cores: u32,
+    /// Threads per core k.
+    #[arg(long, default_value_t = 1)]
+    threads_per_core: u32,
+    /// Shared buffer capacity B (requests waiting for a thread); more are dropped.
+    #[arg(long, default_value_t = 500)]
+    buffer: u32,
+    /// Scheduling on a core: fcfs (run to completion) or rr (round robin).
+    #[arg(long, value_parser = |s: &str| s.parse::<Policy>().map_err(|e| e.to_string()), default_value = "fcfs")]
+    policy: Policy,
+    /// Round-robin quantum.
+    #[arg(long, value_name = "DURATION", value_parser = duration, default_value = "0.5s")]
+    quantum: f64,
+    /// Cost of a round-robin preemption (busy, not utilisation). Seed 002: 0.1, 0.01, 0.001.
+    #[arg(long, value_name = "DURATION", value_parser = duration, default_value = "0")]
+    context_switch: f64,
+    /// Thread placement: pinned (thread-to-core affinity, seed 002) or shared (global run queue).
+    #[arg(long, value_parser = |s: &str| s.parse::<Affinity>().map_err(|e| e.to_string()), default_value = "pinned")]
+    affinity: Affinity,
+    /// Independent replications per point.
+    #[arg(long, default_value_t = 10)]
+    reps: u32,
+    /// Completed requests per replication (including warm-up with MSER-5).
+    #[arg(long, default_value_t = 20_000, conflicts_with = "horizon")]
+    requests: u64,
+    /// Simulated time per replication instead of a request count.
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    horizon: Option<f64>,
+    /// Warm-up deletion: mser5, or a fixed simulated duration to discard.
+    #[arg(long, value_name = "mser5|DURATION", value_parser = warmup, default_value = "mser5")]
+    warmup: Warmup,
+    /// Master seed; same seed, same output, whatever --jobs.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Worker threads for the sweep (0: one per CPU).
+    #[arg(long, default_value_t = 0)]
+    jobs: usize,
+    /// Print only the exact solution and bounds (no simulation).
+    #[arg(long)]
+    analytic: bool,
+    /// Write every metric with its interval, per point, as JSON (schema servelab-sim/1).
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Write every metric with its interval, one row per point, as CSV.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+    /// Write the event trace of replication 0 of the first point (for small runs).
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+}
+
+fn write_file(path: &PathBuf, text: &str) -> anyhow::Result<()> {
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}
 
 /// Runs `servelab sim`.
-pub(crate) fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("servelab sim is not built yet")
+pub(crate) fn run(args: Args) -> anyhow::Result<()> {
+    let users = servelab_sim::parse_users(&args.users)?;
+    let base = Model {
+        users: users[0],
+        think: args.think,
+        service: args.service,
+        timeout: args.timeout.0,
+        retries: args.retries,
+        cores: args.cores,
+        threads_per_core: args.threads_per_core,
+        buffer: args.buffer,
+        policy: args.policy,
+        quantum: args.quantum,
+        context_switch: args.context_switch,
+        affinity: args.affinity,
+    };
+    let sweep = Sweep { base, users };
+    let spec = RunSpec {
+        reps: args.reps,
+        length: args
+            .horizon
+            .map_or(Length::Requests(args.requests), Length::Horizon),
+        warmup: args.warmup,
+        seed: args.seed,
+    };
+    let (points, spec_used) = if args.analytic {
+        let points = sweep.analytic()?;
+        print!("{}", report::analytic_table(&points));
+        (points, None)
+    } else {
+        let started = Instant::now();
+        let points = servelab_sim::run_models_on(&sweep.models(), &spec, args.jobs)?;
+        let secs = started.elapsed().as_secs_f64();
+        print!("{}", report::table(&points, Some(&spec)));
+        let requests: f64 = points
+            .iter()
+            .filter_map(|p| {
+                p.warmup
+                    .map(|w| (w.mean_kept + w.mean_deleted) * f64::from(p.reps))
+            })
+            .sum();
+        let events: u64 = points.iter().map(|p| p.events).sum();
+        eprintln!(
+            "simulated {} points x {} replications: {:.2} M requests, {:.2} M events in {secs:.2} s \
+             ({:.2} M requests/s wall clock)",
+            points.len(),
+            spec.reps,
+            requests / 1e6,
+            events as f64 / 1e6,
+            requests / secs / 1e6
+        );
+        (points, Some(spec))
+    };
+    if let Some(path) = &args.json {
+        write_file(path, &report::to_json(&points, spec_used.as_ref()))?;
+    }
+    if let Some(path) = &args.csv {
+        write_file(path, &report::to_csv(&points))?;
+    }
+    if let Some(path) = &args.trace {
+        let file =
+            File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+        let mut out = BufWriter::new(file);
+        servelab_sim::trace_replication(&sweep.models()[0], &spec, &mut out)
+            .with_context(|| format!("cannot write trace {}", path.display()))?;
+        out.flush()
+            .with_context(|| format!("cannot write trace {}", path.display()))?;
+        eprintln!(
+            "trace of replication 0 at N = {} written to {}",
+            sweep.users[0],
+            path.display()
+        );
+    }
+    Ok(())
 }

@@ -66,4 +66,4 @@ pub use model::{Affinity, Model, Policy};
 pub use result::{Diff, Metrics, PointResult, WarmupUsed};
 pub use spec::{Length, RunSpec, Warmup};
 pub use stats::Estimate;
-pub use sweep::{Sweep, parse_users, run_models, run_point, trace_replication};
+pub use sweep::{Sweep, parse_users, run_models, run_models_on, run_point, trace_replication};

@@ -10,6 +10,14 @@ use crate::error::{Result, SimError};
 pub enum Length {
     /// Until this many requests have completed (good or bad). Rounded up to a multiple
     /// of 5, the MSER-5 batch size.
+    ///
+    /// Stopping at a completion is a random time that depends on the state, and the
+    /// requests still on the server at the end (the slow ones) are never counted; both
+    /// bias the estimates by O(1/n). Measured at the knee of seed 002's server
+    /// (N = 144): mean response time 2-3% low with 4,000 requests, within 0.5% with
+    /// 20,000; with drops (B = 10, N = 300) the drop rate 2% high with 4,000 requests.
+    /// For precise comparisons prefer long runs or [`Length::Horizon`] with a fixed
+    /// warm-up, which showed no bias at the same points.
     Requests(u64),
     /// Until this much simulated time has passed, in seconds.
     Horizon(f64),

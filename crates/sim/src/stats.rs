@@ -70,6 +70,16 @@ impl Estimate {
     pub fn covers(&self, value: f64) -> bool {
         self.lo() <= value && value <= self.hi()
     }
+
+    /// Half width of the two-sided interval at confidence `level` (0.95 gives
+    /// `half_width`). For several comparisons at once, a family-wise level `L` over `m`
+    /// intervals needs `level = 1 - (1 - L)/m` each (Bonferroni).
+    pub fn half_width_at(&self, level: f64) -> f64 {
+        if self.n < 2 {
+            return f64::NAN;
+        }
+        t_quantile(0.5 + level / 2.0, self.n - 1) * self.std_dev / f64::from(self.n).sqrt()
+    }
 }
 
 /// The 0.975 quantile of Student's t with `df` degrees of freedom (two-sided 95%).
@@ -127,6 +137,118 @@ pub fn t_975(df: u32) -> f64 {
     }
 }
 
+/// The `p` quantile of Student's t with `df` degrees of freedom, for any `p` in (0, 1):
+/// bisection on the distribution function, itself the regularised incomplete beta
+/// function (continued fraction, as in Numerical Recipes). Accurate to about 1e-10.
+pub fn t_quantile(p: f64, df: u32) -> f64 {
+    if df == 0 || !(p > 0.0 && p < 1.0) {
+        return f64::NAN;
+    }
+    if p < 0.5 {
+        return -t_quantile(1.0 - p, df);
+    }
+    let v = f64::from(df);
+    // Upper tail of |T| > t is I_{v/(v+t^2)}(v/2, 1/2); the CDF at t >= 0 is 1 - half of it.
+    let cdf = |t: f64| 1.0 - 0.5 * inc_beta(v / 2.0, 0.5, v / (v + t * t));
+    let (mut lo, mut hi) = (0.0, 1.0);
+    while cdf(hi) < p {
+        hi *= 2.0;
+        if hi > 1e12 {
+            return f64::INFINITY;
+        }
+    }
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if cdf(mid) < p {
+            lo = mid
+        } else {
+            hi = mid
+        }
+        if hi - lo < 1e-12 * hi {
+            break;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// ln Gamma(x) for x > 0 (Lanczos, g = 7, 9 terms).
+fn ln_gamma(x: f64) -> f64 {
+    const C: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    let x = x - 1.0;
+    let t = x + 7.5;
+    let sum = C[0]
+        + C.iter()
+            .enumerate()
+            .skip(1)
+            .map(|(i, c)| c / (x + i as f64))
+            .sum::<f64>();
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + sum.ln()
+}
+
+/// The regularised incomplete beta function I_x(a, b).
+fn inc_beta(a: f64, b: f64, x: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    let front =
+        (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
+    // The continued fraction converges fast for x < (a+1)/(a+b+2); use symmetry otherwise.
+    if x < (a + 1.0) / (a + b + 2.0) {
+        front * beta_cf(a, b, x) / a
+    } else {
+        1.0 - front * beta_cf(b, a, 1.0 - x) / b
+    }
+}
+
+/// Continued fraction of the incomplete beta function (modified Lentz).
+fn beta_cf(a: f64, b: f64, x: f64) -> f64 {
+    const TINY: f64 = 1e-300;
+    let (qab, qap, qam) = (a + b, a + 1.0, a - 1.0);
+    let mut c = 1.0;
+    let mut d = 1.0 - qab * x / qap;
+    if d.abs() < TINY {
+        d = TINY;
+    }
+    d = 1.0 / d;
+    let mut h = d;
+    for m in 1..300 {
+        let m = f64::from(m);
+        let m2 = 2.0 * m;
+        for aa in [
+            m * (b - m) * x / ((qam + m2) * (a + m2)),
+            -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)),
+        ] {
+            d = 1.0 + aa * d;
+            if d.abs() < TINY {
+                d = TINY;
+            }
+            c = 1.0 + aa / c;
+            if c.abs() < TINY {
+                c = TINY;
+            }
+            d = 1.0 / d;
+            h *= d * c;
+        }
+        if (d * c - 1.0).abs() < 1e-15 {
+            break;
+        }
+    }
+    h
+}
+
 /// MSER-5: how many leading batches of 5 observations to delete.
 ///
 /// The series is cut into `m` batches of 5 (a trailing partial batch is ignored) with
@@ -177,6 +299,27 @@ pub fn quantile(values: &mut [f64], q: f64) -> f64 {
     *v
 }
 
+/// Several quantiles at once (`qs` ascending), nearest-rank, reordering `values`.
+/// Each selection only searches the part above the previous rank, so three quantiles
+/// cost little more than one.
+pub fn quantiles<const N: usize>(values: &mut [f64], qs: [f64; N]) -> [f64; N] {
+    let mut out = [f64::NAN; N];
+    if values.is_empty() {
+        return out;
+    }
+    let len = values.len();
+    let mut from = 0;
+    for (o, q) in out.iter_mut().zip(qs) {
+        let rank = ((q * len as f64).ceil() as usize).clamp(1, len) - 1;
+        debug_assert!(rank >= from, "quantiles must be ascending");
+        let rank = rank.max(from);
+        let (_, v, _) = values[from..].select_nth_unstable_by(rank - from, f64::total_cmp);
+        *o = *v;
+        from = rank;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -208,6 +351,22 @@ mod tests {
     }
 
     #[test]
+    fn general_t_quantile_agrees_with_the_table_and_known_values() {
+        for df in [1, 2, 5, 9, 30, 31, 120] {
+            assert!((t_quantile(0.975, df) - t_975(df)).abs() < 1e-6, "df {df}");
+        }
+        // t(0.995, 9) = 3.249835542, t(0.9995, 9) = 4.780912586, t(0.95, 1) = 6.313751515.
+        assert!((t_quantile(0.995, 9) - 3.249_835_542).abs() < 1e-6);
+        assert!((t_quantile(0.9995, 9) - 4.780_912_586).abs() < 1e-6);
+        assert!((t_quantile(0.95, 1) - 6.313_751_515).abs() < 1e-6);
+        assert!((t_quantile(0.025, 4) + 2.776_445_105).abs() < 1e-6);
+        assert!(t_quantile(1.0, 4).is_nan());
+        let e = Estimate::from_samples(&[1.0, 2.0, 3.0, 4.0, 5.0]);
+        assert!((e.half_width_at(0.95) - e.half_width).abs() < 1e-6);
+        assert!(e.half_width_at(0.99) > e.half_width);
+    }
+
+    #[test]
     fn mser5_matches_hand_computation() {
         // Batch means 10, 1, 1, 2 (m = 4, d in 0..=2):
         //   d=0: mean 3.5, SS 57,   57/16  = 3.5625
@@ -234,5 +393,10 @@ mod tests {
         assert_eq!(quantile(&mut v, 1.0), 100.0);
         assert_eq!(quantile(&mut v, 0.0), 1.0);
         assert!(quantile(&mut [], 0.5).is_nan());
+        let mut w: Vec<f64> = (1..=1000)
+            .map(|i| f64::from((i * 7919) % 1000 + 1))
+            .collect();
+        assert_eq!(quantiles(&mut w, [0.5, 0.9, 0.99]), [500.0, 900.0, 990.0]);
+        assert!(quantiles(&mut [], [0.5])[0].is_nan());
     }
 }

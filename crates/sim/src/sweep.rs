@@ -84,6 +84,16 @@ pub fn run_models(models: &[Model], spec: &RunSpec) -> Result<Vec<PointResult>> 
         .collect())
 }
 
+/// [`run_models`] on a dedicated pool of `threads` worker threads (0: one per CPU), so
+/// a caller can measure scaling or leave cores free. Results do not depend on it.
+pub fn run_models_on(models: &[Model], spec: &RunSpec, threads: usize) -> Result<Vec<PointResult>> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| SimError::InvalidRun(format!("cannot start {threads} worker threads: {e}")))?;
+    pool.install(|| run_models(models, spec))
+}
+
 /// Runs replication 0 of `model` (as point 0) while writing its event trace to `out`.
 /// Meant for small runs: every event is one line.
 pub fn trace_replication<W: Write>(model: &Model, spec: &RunSpec, out: W) -> Result<()> {
