@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# servelab load vs wrk: client CPU per request and requests/s, side by side.
+#
+# Issue 4's speed target: on this machine wrk spends about 9 us of client CPU per
+# keep-alive 1 KiB request; `servelab load` must spend at most 0.9x wrk's CPU per
+# request and reach at least 0.95x wrk's requests/s with the same connection count.
+#
+# Setup (as the issue asks): the server pinned to CPU 0 (nginx when installed,
+# else `servelab serve`), the client pinned to CPU 1, one client thread each,
+# keep-alive, a 1 KiB file. Client CPU is the user+system time of the client
+# process measured by /usr/bin/time (the whole process, for both tools).
+# The runs alternate (wrk, servelab, wrk, ...) so that drift hits both alike.
+#
+# Usage: bench/load-vs-wrk.sh [seconds per run (5)] [repeats (3)] [connections ("10 50 200")]
+# Env:   SERVER=nginx|servelab (default: nginx if installed), SERVELAB=path/to/binary,
+#        ENGINE=<servelab engine> (default: the server's default), PORT (default 18090).
+# Output: a table on stdout, raw CSV in bench/results/<date>/load-vs-wrk.csv.
+# Installs wrk with apt-get when it is missing (needs root).
+set -euo pipefail
+
+DUR=${1:-5}
+REPEATS=${2:-3}
+CONNS=${3:-"10 50 200"}
+PORT=${PORT:-18090}
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+OUT="$HERE/bench/results/$(date -u +%Y-%m-%d)"
+mkdir -p "$OUT"
+CSV="$OUT/load-vs-wrk.csv"
+WORK=$(mktemp -d)
+chmod 755 "$WORK" # nginx workers run as an unprivileged user
+SERVER_PID=""
+cleanup() {
+    if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
+    if [ -n "${KEEP:-}" ]; then echo "kept $WORK" >&2; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+
+need() { command -v "$1" >/dev/null 2>&1; }
+if ! need wrk; then
+    echo "wrk not found: installing it with apt-get" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null
+fi
+need taskset || { echo "taskset (util-linux) is required" >&2; exit 1; }
+[ -x /usr/bin/time ] || { echo "/usr/bin/time is required (apt-get install time)" >&2; exit 1; }
+
+SERVELAB=${SERVELAB:-}
+if [ -z "$SERVELAB" ]; then
+    (cd "$HERE" && cargo build --release -q -p servelab)
+    SERVELAB="${CARGO_TARGET_DIR:-$HERE/target}/release/servelab"
+fi
+
+# The 1 KiB file.
+mkdir -p "$WORK/www"
+head -c 1024 /dev/zero | tr '\0' 'x' > "$WORK/www/1k.txt"
+URL="http://127.0.0.1:$PORT/1k.txt"
+
+SERVER=${SERVER:-$(need nginx && echo nginx || echo servelab)}
+case "$SERVER" in
+nginx)
+    mkdir -p "$WORK/nginx/logs"
+    cat > "$WORK/nginx/nginx.conf" <<EOF
+worker_processes 1;
+daemon off;
+pid $WORK/nginx/nginx.pid;
+error_log $WORK/nginx/logs/error.log crit;
+events { worker_connections 20000; }
+http {
+    access_log off;
+    keepalive_requests 100000000;
+    keepalive_timeout 60s;
+    client_body_temp_path $WORK/nginx/tmp;
+    server { listen 127.0.0.1:$PORT backlog=4096; root $WORK/www; }
+}
+EOF
+    taskset -c 0 nginx -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" &
+    SERVER_PID=$!
+    ;;
+servelab)
+    taskset -c 0 "$SERVELAB" serve --root "$WORK/www" --addr "127.0.0.1:$PORT" --log off \
+        ${ENGINE:+--engine "$ENGINE"} -w 1 &
+    SERVER_PID=$!
+    ;;
+*) echo "SERVER must be nginx or servelab" >&2; exit 1 ;;
+esac
+for _ in $(seq 50); do
+    if curl -sf -o /dev/null "$URL" 2>/dev/null || (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then break; fi
+    sleep 0.1
+done
+
+echo "tool,connections,repeat,requests,seconds,requests_per_s,cpu_s,cpu_us_per_request" > "$CSV"
+
+# Runs "$@" pinned to CPU 1; prints "user+sys seconds".
+cpu_of() {
+    /usr/bin/time -f "%U %S" -o "$WORK/time" taskset -c 1 "$@" > "$WORK/out" 2>"$WORK/err" || {
+        cat "$WORK/err" >&2; return 1; }
+    awk '{ printf "%.3f", $1 + $2 }' "$WORK/time"
+}
+
+for c in $CONNS; do
+    for r in $(seq "$REPEATS"); do
+        # wrk: one thread, c connections.
+        cpu=$(cpu_of wrk -t1 -c"$c" -d"${DUR}s" "$URL")
+        if grep -q "Non-2xx\|Socket errors" "$WORK/out"; then
+            echo "wrk saw errors; the comparison would be meaningless:" >&2; cat "$WORK/out" >&2; exit 1
+        fi
+        reqs=$(awk '/requests in/ { print $1 }' "$WORK/out")
+        rps=$(awk '/Requests\/sec/ { print $2 }' "$WORK/out")
+        secs=$(awk -v n="$reqs" -v r="$rps" 'BEGIN { printf "%.3f", n / r }')
+        awk -v t=wrk -v c="$c" -v r="$r" -v n="$reqs" -v s="$secs" -v q="$rps" -v u="$cpu" \
+            'BEGIN { printf "%s,%d,%d,%d,%s,%s,%s,%.3f\n", t, c, r, n, s, q, u, u * 1e6 / n }' >> "$CSV"
+        # servelab load: one thread, c users (one keep-alive connection each).
+        cpu=$(cpu_of "$SERVELAB" load -t 1 -c "$c" -d "${DUR}s" -q --json "$WORK/load.json" "$URL")
+        read -r reqs secs rps < <(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+if r["counts"]["errors"]:
+    sys.exit(f"servelab load saw errors: {r['errors']} {r['status']}")
+print(r["counts"]["ok"], r["duration_s"], r["throughput"]["ok_per_s"])' "$WORK/load.json")
+        awk -v t=servelab -v c="$c" -v r="$r" -v n="$reqs" -v s="$secs" -v q="$rps" -v u="$cpu" \
+            'BEGIN { printf "%s,%d,%d,%d,%s,%s,%s,%.3f\n", t, c, r, n, s, q, u, u * 1e6 / n }' >> "$CSV"
+    done
+done
+
+echo "server: $SERVER pinned to CPU 0; clients pinned to CPU 1; ${DUR}s x $REPEATS per point"
+python3 - "$CSV" <<'EOF'
+import csv, sys, statistics as st
+rows = list(csv.DictReader(open(sys.argv[1])))
+conns = sorted({int(r["connections"]) for r in rows})
+print(f"{'conns':>6} {'wrk req/s':>11} {'load req/s':>11} {'ratio':>6}   {'wrk us/req':>10} {'load us/req':>11} {'ratio':>6}")
+for c in conns:
+    def med(tool, key):
+        return st.median(float(r[key]) for r in rows if r["tool"] == tool and int(r["connections"]) == c)
+    wq, lq = med("wrk", "requests_per_s"), med("servelab", "requests_per_s")
+    wc, lc = med("wrk", "cpu_us_per_request"), med("servelab", "cpu_us_per_request")
+    print(f"{c:>6} {wq:>11.0f} {lq:>11.0f} {lq/wq:>6.2f}   {wc:>10.2f} {lc:>11.2f} {lc/wc:>6.2f}")
+print("target: req/s ratio >= 0.95, CPU ratio <= 0.90")
+EOF
+echo "raw: $CSV"
