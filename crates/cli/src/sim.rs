@@ -7,7 +7,7 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context;
@@ -119,8 +119,9 @@ pub(crate) struct Args {
     trace: Option<PathBuf>,
 }
 
-fn write_file(path: &PathBuf, text: &str) -> anyhow::Result<()> {
-    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+fn write_file(path: &Path, mut file: File, text: &str) -> anyhow::Result<()> {
+    file.write_all(text.as_bytes())
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// Runs `servelab sim`.
@@ -149,6 +150,22 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
         warmup: args.warmup,
         seed: args.seed,
     };
+    // Create the output files first, so that a bad path fails before a long sweep.
+    let create = |path: &Option<PathBuf>| -> anyhow::Result<Option<(PathBuf, File)>> {
+        path.as_ref()
+            .map(|p| {
+                Ok((
+                    p.clone(),
+                    File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
+                ))
+            })
+            .transpose()
+    };
+    let (json, csv, trace) = (
+        create(&args.json)?,
+        create(&args.csv)?,
+        create(&args.trace)?,
+    );
     let (points, spec_used) = if args.analytic {
         let points = sweep.analytic()?;
         print!("{}", report::analytic_table(&points));
@@ -177,15 +194,13 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
         );
         (points, Some(spec))
     };
-    if let Some(path) = &args.json {
-        write_file(path, &report::to_json(&points, spec_used.as_ref()))?;
+    if let Some((path, file)) = json {
+        write_file(&path, file, &report::to_json(&points, spec_used.as_ref()))?;
     }
-    if let Some(path) = &args.csv {
-        write_file(path, &report::to_csv(&points))?;
+    if let Some((path, file)) = csv {
+        write_file(&path, file, &report::to_csv(&points))?;
     }
-    if let Some(path) = &args.trace {
-        let file =
-            File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    if let Some((path, file)) = trace {
         let mut out = BufWriter::new(file);
         servelab_sim::trace_replication(&sweep.models()[0], &spec, &mut out)
             .with_context(|| format!("cannot write trace {}", path.display()))?;
@@ -198,4 +213,93 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn args(line: &str) -> Result<Args, clap::Error> {
+        Cli::try_parse_from(std::iter::once("sim").chain(line.split_whitespace())).map(|c| c.args)
+    }
+
+    #[test]
+    fn defaults_are_seed_002_without_timeouts() {
+        let a = args("").unwrap();
+        assert_eq!(a.think.to_string(), "uniform:4s..10s");
+        assert_eq!(a.service.to_string(), "exp:0.2s");
+        assert!(a.timeout.0.is_none());
+        assert_eq!(
+            (a.cores, a.threads_per_core, a.buffer, a.reps, a.requests),
+            (4, 1, 500, 10, 20_000)
+        );
+        let a =
+            args("--timeout 50s+exp:5s --policy rr --context-switch 10ms --warmup 30s").unwrap();
+        assert_eq!(a.timeout.0.unwrap().mean(), 55.0);
+        assert_eq!(
+            (a.policy, a.context_switch, a.warmup),
+            (Policy::RoundRobin, 0.01, Warmup::Fixed(30.0))
+        );
+    }
+
+    #[test]
+    fn bad_flags_are_errors_not_panics() {
+        for line in [
+            "--service weibull:1",
+            "--think exp:0",
+            "--policy lifo",
+            "--requests 5 --horizon 1s",
+            "--quantum x",
+        ] {
+            assert!(args(line).is_err(), "{line}");
+        }
+        for line in [
+            "--users 0",
+            "--reps 0",
+            "--cores 0",
+            "--policy rr --quantum 0",
+            "--users 1..9:0",
+        ] {
+            assert!(run(args(line).unwrap()).is_err(), "{line}");
+        }
+    }
+
+    #[test]
+    fn writes_json_csv_and_trace() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = |name: &str| dir.path().join(name).display().to_string();
+        let line = format!(
+            "--users 5,40 --reps 2 --requests 200 --json {} --csv {} --trace {}",
+            p("out.json"),
+            p("out.csv"),
+            p("trace.tsv")
+        );
+        run(args(&line).unwrap()).unwrap();
+        let json = std::fs::read_to_string(p("out.json")).unwrap();
+        assert!(json.contains("\"schema\": \"servelab-sim/1\""));
+        assert_eq!(
+            std::fs::read_to_string(p("out.csv"))
+                .unwrap()
+                .lines()
+                .count(),
+            3
+        );
+        assert!(
+            std::fs::read_to_string(p("trace.tsv"))
+                .unwrap()
+                .starts_with("time\tevent")
+        );
+        let bad = format!(
+            "--users 5 --json {}",
+            dir.path().join("missing/x.json").display()
+        );
+        assert!(run(args(&bad).unwrap()).is_err());
+    }
 }

@@ -131,7 +131,16 @@ pub fn parse_users(text: &str) -> Result<Vec<u32>> {
             None => out.push(num(part)?),
             Some((a, rest)) => {
                 let (b, step) = match rest.split_once(':') {
-                    Some((b, step)) => (b, num(step)?),
+                    Some((b, step)) => {
+                        let step: u32 = step
+                            .trim()
+                            .parse()
+                            .map_err(|_| bad(&format!("step {step:?} is not a whole number")))?;
+                        if step == 0 {
+                            return Err(bad("the step must be at least 1"));
+                        }
+                        (b, step)
+                    }
                     None => (rest, 1),
                 };
                 let (a, b) = (num(a)?, num(b)?);
@@ -172,7 +181,9 @@ mod tests {
         );
         assert_eq!(parse_users("5..5:3").unwrap(), [5]);
         assert!(parse_users("10..1").is_err());
-        for bad in ["", "a", "1,,2", "1..", "1..10:0", "-3", "1..10:x"] {
+        for bad in [
+            "", "a", "1,,2", "1..", "1..10:0", "-3", "1..10:x", "1..10:-1",
+        ] {
             assert!(parse_users(bad).is_err(), "{bad}");
         }
     }
