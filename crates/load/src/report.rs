@@ -378,7 +378,7 @@ impl Report {
             }
         };
         line("latency", &self.latency);
-        if r.workload == "open" || self.latency != self.latency_uncorrected {
+        if r.workload == "open" || self.latency.p99 != self.latency_uncorrected.p99 {
             line("uncorrected", &self.latency_uncorrected);
         }
         line("first byte", &self.ttfb);

@@ -14,8 +14,9 @@
 //! All system calls go through `rustix`, whose wrappers are safe: this module has
 //! no `unsafe`.
 //!
-//! Closed users become ready through a queue drained once per loop turn, never by
-//! recursion, so a user whose connects fail at once cannot recurse or starve the
+//! A user whose connection is open sends its next request from the handler of
+//! the previous answer; one that must reconnect waits in a queue drained once per
+//! loop turn, so a user whose connects fail at once cannot recurse or starve the
 //! loop.
 
 use std::collections::VecDeque;
@@ -725,6 +726,12 @@ impl Worker {
     }
 
     /// What a slot does once its request has ended.
+    ///
+    /// The next request goes out at once when the connection is still open: the
+    /// server starts on it while this thread handles the rest of the batch, which
+    /// halves the times the thread finds nothing to do and sleeps (wrk does the
+    /// same). A slot without a connection waits for the next loop turn instead,
+    /// so that a run of immediate connect failures cannot recurse.
     fn after(&mut self, i: usize, now: Instant) {
         if self.open() {
             let s = &mut self.slots[i];
@@ -732,6 +739,9 @@ impl Worker {
             self.in_flight -= 1;
             if s.sock.is_some() {
                 self.idle.push(i);
+                if !self.pending.is_empty() {
+                    self.dispatch(now);
+                }
             } else {
                 self.free.push(i);
             }
@@ -741,12 +751,15 @@ impl Worker {
             return;
         };
         let s = &mut self.slots[i];
+        s.state = ConnState::Thinking;
         if think.is_zero() {
-            s.state = ConnState::Thinking;
-            self.ready.push_back(i);
+            if s.sock.is_some() {
+                self.start_request(i, now);
+            } else {
+                self.ready.push_back(i);
+            }
         } else {
             let d = think.sample(&mut s.rng);
-            s.state = ConnState::Thinking;
             s.timer.arm(now + d, i, &mut self.timers);
         }
     }

@@ -1,0 +1,133 @@
+//! The tests against `servelab serve` itself, started in-process on port 0.
+
+use std::time::{Duration, Instant};
+
+use servelab_load::{Dist, LoadSpec, Report, Segment, Target, Workload};
+use servelab_server::{Config, Running, Server};
+
+struct Served {
+    running: Option<Running>,
+    url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Served {
+    fn start() -> Served {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("1k.txt"), vec![b'x'; 1024]).unwrap();
+        let mut config = Config::new(dir.path());
+        config.workers = 4;
+        let running = Server::bind(config).unwrap().spawn();
+        let url = format!("http://{}/1k.txt", running.local_addr());
+        Served {
+            running: Some(running),
+            url,
+            _dir: dir,
+        }
+    }
+
+    fn accepted(&self) -> u64 {
+        self.running.as_ref().unwrap().stats().snapshot().accepted
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        if let Some(r) = self.running.take() {
+            let _ = r.shutdown();
+        }
+    }
+}
+
+fn spec(url: &str, users: u32, session: Option<u32>, think: &str, requests: u64) -> LoadSpec {
+    let mut spec = LoadSpec::new(vec![Target::new(url)]);
+    spec.workload = Workload::Closed {
+        users,
+        session,
+        think: think.parse::<Dist>().unwrap(),
+    };
+    spec.requests = Some(requests);
+    spec.threads = 2;
+    spec.duration = Some(Duration::from_secs(60)); // safety net only
+    spec
+}
+
+#[test]
+fn serve_a_run_of_1000_requests_reports_1000() {
+    let s = Served::start();
+    let r = servelab_load::run(&spec(&s.url, 8, None, "0s", 1000)).unwrap();
+    assert_eq!(r.counts.completed, 1000);
+    assert_eq!(r.counts.ok, 1000);
+    assert_eq!(r.status["200"], 1000);
+    assert_eq!(r.counts.connections, 8);
+    assert_eq!(s.accepted(), 8);
+}
+
+#[test]
+fn serve_keep_alive_reuse_connections_equal_users_times_sessions() {
+    // Seed 000: 8 users, sessions of 10 requests; 4 sessions each.
+    let s = Served::start();
+    let r = servelab_load::run(&spec(&s.url, 8, Some(10), "0s", 320)).unwrap();
+    assert_eq!(r.counts.ok, 320);
+    assert_eq!(r.counts.connections, 8 * 4);
+    assert_eq!(s.accepted(), 8 * 4);
+}
+
+#[test]
+fn serve_ab_style_one_request_per_connection() {
+    // Seed 003: ab -c 5 -n N, no keep-alive.
+    let s = Served::start();
+    let r = servelab_load::run(&spec(&s.url, 5, Some(1), "0s", 200)).unwrap();
+    assert_eq!(r.counts.ok, 200);
+    assert_eq!(r.counts.connections, 200);
+}
+
+#[test]
+fn serve_think_time_bounds_the_run_length() {
+    let s = Served::start();
+    let t0 = Instant::now();
+    // 3 users x 4 requests, 40 ms of think after each of a user's first 3 answers.
+    let r = servelab_load::run(&spec(&s.url, 3, None, "const:40ms", 12)).unwrap();
+    let took = t0.elapsed();
+    assert_eq!(r.counts.ok, 12);
+    assert!(took >= Duration::from_millis(120), "{took:?}");
+    // And not absurdly longer (a loose bound: 3 x 40 ms plus plenty of slack).
+    assert!(took < Duration::from_secs(20), "{took:?}");
+}
+
+#[test]
+fn serve_merge_of_two_segments_equals_one_run() {
+    let s = Served::start();
+    let dir = tempfile::tempdir().unwrap();
+    let mut reports = Vec::new();
+    for index in 1..=2 {
+        let mut sp = spec(&s.url, 4, Some(5), "0s", 500);
+        sp.segment = Segment { index, count: 2 };
+        let path = dir.path().join(format!("{index}.json"));
+        servelab_load::run(&sp).unwrap().write(&path).unwrap();
+        reports.push(Report::read(&path).unwrap());
+    }
+    let merged = Report::merge(&reports).unwrap();
+    let whole = servelab_load::run(&spec(&s.url, 4, Some(5), "0s", 500)).unwrap();
+    assert_eq!(merged.counts.completed, whole.counts.completed);
+    assert_eq!(merged.counts.ok, 500);
+    assert_eq!(merged.counts.connections, whole.counts.connections);
+    assert_eq!(merged.latency.count, 500);
+}
+
+#[test]
+fn serve_open_rate_run_is_exact() {
+    let s = Served::start();
+    let mut sp = spec(&s.url, 1, None, "0s", 300);
+    sp.workload = Workload::Open {
+        rate: 2000.0,
+        arrival: servelab_load::Arrival::Poisson,
+        connections: 8,
+        session: None,
+    };
+    let r = servelab_load::run(&sp).unwrap();
+    assert_eq!(r.counts.ok, 300);
+    assert!(r.latency.count == 300 && r.latency_uncorrected.count == 300);
+    // Corrected latency is never below the uncorrected one, request by request.
+    assert!(r.latency.max >= r.latency_uncorrected.max);
+}
