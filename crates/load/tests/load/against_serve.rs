@@ -131,3 +131,38 @@ fn serve_open_rate_run_is_exact() {
     // Corrected latency is never below the uncorrected one, request by request.
     assert!(r.latency.max >= r.latency_uncorrected.max);
 }
+
+#[test]
+fn serve_idle_connections_closed_by_the_server_are_replaced() {
+    // The server drops idle keep-alive connections after 30 ms; users think 120 ms,
+    // so every next request finds its connection gone and reconnects, without error.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), b"hello").unwrap();
+    let mut config = Config::new(dir.path());
+    config.workers = 2;
+    config.keepalive_timeout = Duration::from_millis(30);
+    let running = Server::bind(config).unwrap().spawn();
+    let url = format!("http://{}/a.txt", running.local_addr());
+    let r = servelab_load::run(&spec(&url, 2, None, "const:120ms", 6)).unwrap();
+    running.shutdown().unwrap();
+    assert_eq!(r.counts.ok, 6, "{:?}", r.errors);
+    assert_eq!(r.counts.errors, 0);
+    assert_eq!(r.counts.connections, 6);
+    // Users think after every answer, their last one included: 3 closes each.
+    assert_eq!(r.counts.idle_closed, 6);
+}
+
+#[test]
+fn serve_head_requests_and_404s() {
+    let s = Served::start();
+    let mut sp = spec(&s.url, 2, None, "0s", 20);
+    sp.method = servelab_load::Method::Head;
+    let r = servelab_load::run(&sp).unwrap();
+    assert_eq!(r.counts.ok, 20);
+    assert!(r.counts.bytes_received < 20 * 1024, "HEAD answers carry no body");
+    let missing = s.url.replace("1k.txt", "missing.txt");
+    let r = servelab_load::run(&spec(&missing, 2, None, "0s", 20)).unwrap();
+    assert_eq!(r.counts.completed, 20);
+    assert_eq!(r.errors.non_2xx, 20);
+    assert_eq!(r.status["404"], 20);
+}
