@@ -215,3 +215,119 @@ fn merge(m: MergeArgs) -> anyhow::Result<()> {
     print!("{}", merged.summary());
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn parse(argv: &[&str]) -> Result<Args, clap::Error> {
+        Cli::try_parse_from(std::iter::once("load").chain(argv.iter().copied())).map(|c| c.args)
+    }
+
+    fn spec(argv: &[&str]) -> anyhow::Result<LoadSpec> {
+        let args = parse(argv).map_err(|e| anyhow::anyhow!("{e}"))?;
+        spec_of(&args.run)
+    }
+
+    #[test]
+    fn closed_users_with_sessions_and_think() {
+        let s = spec(&[
+            "http://127.0.0.1:1/",
+            "--users",
+            "8",
+            "--session",
+            "10",
+            "--think",
+            "exp:6s",
+        ])
+        .unwrap();
+        assert_eq!(
+            s.workload,
+            Workload::Closed {
+                users: 8,
+                session: Some(10),
+                think: "exp:6s".parse().unwrap()
+            }
+        );
+        assert_eq!(
+            s.effective_duration(),
+            Some(std::time::Duration::from_secs(10))
+        );
+    }
+
+    #[test]
+    fn open_rate_timeouts_retries_and_segments() {
+        let s = spec(&[
+            "http://127.0.0.1:1/",
+            "--rate",
+            "500",
+            "--arrival",
+            "uniform",
+            "--timeout",
+            "uniform:1s..2s",
+            "--retries",
+            "inf",
+            "--retry-wait",
+            "40ms",
+            "--segment",
+            "2/3",
+            "-n",
+            "900",
+        ])
+        .unwrap();
+        assert!(
+            matches!(s.workload, Workload::Open { rate, arrival: Arrival::Uniform, .. } if rate == 500.0)
+        );
+        assert_eq!(s.retries, None);
+        assert_eq!(s.segment, Segment { index: 2, count: 3 });
+        assert_eq!(s.requests, Some(900));
+    }
+
+    #[test]
+    fn bad_input_is_a_clear_error_not_a_panic() {
+        for argv in [
+            &["http://127.0.0.1:1/", "--think", "soon"][..],
+            &["http://127.0.0.1:1/", "--retries", "many"],
+            &["http://127.0.0.1:1/", "--segment", "3/2"],
+            &["http://127.0.0.1:1/", "--duration", "-5s"],
+            &["ftp://127.0.0.1:1/"],
+            &[],
+        ] {
+            assert!(spec(argv).is_err(), "{argv:?}");
+        }
+        // --users and --rate exclude each other.
+        assert!(parse(&["http://x/", "--users", "2", "--rate", "3"]).is_err());
+    }
+
+    #[test]
+    fn merge_is_a_subcommand() {
+        let a = parse(&["merge", "a.json", "b.json", "--json", "m.json"]).unwrap();
+        match a.command {
+            Some(LoadCommand::Merge(m)) => {
+                assert_eq!(m.reports.len(), 2);
+                assert_eq!(m.json, Some(PathBuf::from("m.json")));
+            }
+            None => panic!("merge not parsed"),
+        }
+    }
+
+    #[test]
+    fn url_file_with_weights() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("urls.txt");
+        std::fs::write(
+            &f,
+            "# two pages\nhttp://127.0.0.1:1/a 3\nhttp://127.0.0.1:1/b\n",
+        )
+        .unwrap();
+        let s = spec(&["--urls", f.to_str().unwrap()]).unwrap();
+        assert_eq!(s.targets.len(), 2);
+        assert_eq!(s.targets[0].weight, 3.0);
+    }
+}

@@ -186,6 +186,15 @@ impl LoadSpec {
         if self.targets.is_empty() {
             return bad("no target URL (give one or more URLs, or --urls FILE)");
         }
+        for t in &self.targets {
+            crate::target::parse_url(&t.url)?;
+            if !(t.weight.is_finite() && t.weight > 0.0) {
+                return bad(&format!(
+                    "the weight of {} must be a positive number",
+                    t.url
+                ));
+            }
+        }
         if self.threads == 0 {
             return bad("--threads must be at least 1");
         }
