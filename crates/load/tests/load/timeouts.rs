@@ -45,3 +45,27 @@ fn a_retry_after_a_stall_succeeds() {
     assert!(report.latency.max >= 100_000, "{}", report.latency.max);
     assert!(report.latency_uncorrected.max < report.latency.max);
 }
+
+#[test]
+fn open_arrivals_time_out_and_retry_on_fresh_connections() {
+    let server = TinyServer::start(Behavior::Delay(Duration::from_millis(300)));
+    let mut spec = servelab_load::LoadSpec::new(vec![servelab_load::Target::new(server.url())]);
+    spec.workload = servelab_load::Workload::Open {
+        rate: 200.0,
+        arrival: servelab_load::Arrival::Uniform,
+        connections: 4,
+        session: None,
+    };
+    spec.requests = Some(10);
+    spec.threads = 1;
+    spec.duration = Some(Duration::from_secs(60));
+    spec.timeout = Some("30ms".parse().unwrap());
+    spec.retries = Some(1);
+    spec.retry_wait = "10ms".parse().unwrap();
+    let report = servelab_load::run(&spec).unwrap();
+    assert_eq!(report.counts.completed, 10);
+    assert_eq!(report.errors.timeout, 10);
+    assert_eq!(report.counts.timeouts, 20);
+    assert_eq!(report.counts.retries, 10);
+    assert_eq!(report.counts.attempts, 20);
+}
