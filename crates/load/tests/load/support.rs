@@ -4,8 +4,8 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -34,6 +34,8 @@ pub struct TinyServer {
     pub addr: SocketAddr,
     pub accepted: Arc<AtomicU64>,
     pub requests: Arc<AtomicU64>,
+    /// The request target of every request, in arrival order.
+    pub paths: Arc<Mutex<Vec<String>>>,
     stop: Arc<AtomicBool>,
     accept: Option<JoinHandle<()>>,
 }
@@ -45,7 +47,13 @@ impl TinyServer {
         let accepted = Arc::new(AtomicU64::new(0));
         let requests = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
-        let (acc, req, st) = (accepted.clone(), requests.clone(), stop.clone());
+        let paths = Arc::new(Mutex::new(Vec::new()));
+        let (acc, req, st, pa) = (
+            accepted.clone(),
+            requests.clone(),
+            stop.clone(),
+            paths.clone(),
+        );
         let accept = std::thread::spawn(move || {
             for conn in listener.incoming() {
                 if st.load(Ordering::SeqCst) {
@@ -53,14 +61,15 @@ impl TinyServer {
                 }
                 let Ok(conn) = conn else { continue };
                 acc.fetch_add(1, Ordering::SeqCst);
-                let req = req.clone();
-                std::thread::spawn(move || serve(conn, behavior, &req));
+                let (req, pa) = (req.clone(), pa.clone());
+                std::thread::spawn(move || serve(conn, behavior, &req, &pa));
             }
         });
         TinyServer {
             addr,
             accepted,
             requests,
+            paths,
             stop,
             accept: Some(accept),
         }
@@ -81,7 +90,12 @@ impl Drop for TinyServer {
     }
 }
 
-fn serve(mut conn: TcpStream, behavior: Behavior, requests: &AtomicU64) {
+fn serve(
+    mut conn: TcpStream,
+    behavior: Behavior,
+    requests: &AtomicU64,
+    paths: &Mutex<Vec<String>>,
+) {
     let _ = conn.set_nodelay(true);
     let _ = conn.set_read_timeout(Some(Duration::from_secs(20)));
     let mut buf = Vec::with_capacity(4096);
@@ -100,6 +114,9 @@ fn serve(mut conn: TcpStream, behavior: Behavior, requests: &AtomicU64) {
         let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
         buf.drain(..end);
         let close = head.contains("connection: close");
+        if let Some(path) = head.split_whitespace().nth(1) {
+            paths.lock().unwrap().push(path.to_string());
+        }
         let n = requests.fetch_add(1, Ordering::SeqCst) + 1;
         let ok = |len: usize| {
             let mut r = format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n\r\n").into_bytes();

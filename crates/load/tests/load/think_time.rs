@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use crate::support::{Behavior, TinyServer, closed};
-use servelab_load::{Dist, Workload};
+use servelab_load::{Dist, Target, Workload};
 
 #[test]
 fn users_think_between_requests() {
@@ -28,23 +28,28 @@ fn users_think_between_requests() {
 }
 
 #[test]
-fn same_seed_same_think_times() {
+fn same_seed_same_random_choices() {
+    // One user, two targets of equal weight: the sequence of paths the server sees
+    // is the user's random stream. The same seed repeats it; another changes it.
     let server = TinyServer::start(Behavior::Ok(10));
+    let base = format!("http://{}", server.addr);
     let run = |seed| {
-        let mut spec = closed(&server.url(), 1, None, 5);
+        let mut spec = closed(&format!("{base}/a"), 1, None, 40);
+        spec.targets.push(Target::new(format!("{base}/b")));
         spec.workload = Workload::Closed {
             users: 1,
             session: None,
-            think: "uniform:1ms..30ms".parse::<Dist>().unwrap(),
+            think: "uniform:0ms..1ms".parse::<Dist>().unwrap(),
         };
         spec.seed = seed;
         spec.threads = 1;
-        servelab_load::run(&spec).unwrap()
+        let before = server.paths.lock().unwrap().len();
+        assert_eq!(servelab_load::run(&spec).unwrap().counts.ok, 40);
+        server.paths.lock().unwrap()[before..].to_vec()
     };
-    // With one user the run is think, request, think...: its length is the sum
-    // of the seeded think times plus the (small) latencies.
-    let (a, b) = (run(7), run(7));
-    assert_eq!(a.counts.ok, 5);
-    assert_eq!(a.run.seed, b.run.seed);
-    assert_eq!(a.run, b.run);
+    let (a, b, c) = (run(7), run(7), run(8));
+    assert_eq!(a.len(), 40);
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+    assert!(a.iter().any(|p| p == "/a") && a.iter().any(|p| p == "/b"));
 }
