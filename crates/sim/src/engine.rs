@@ -5,9 +5,9 @@
 //! (one per core when pinned, one shared otherwise), the shared buffer, and the cores
 //! (idle, running a slice, or switching).
 //!
-//! Cancellation is lazy: a user's pending timeout is invalidated by bumping its token,
-//! a core's pending slice end by bumping its generation; stale events are skipped when
-//! popped.
+//! A user's pending timeout is cancelled lazily, by bumping its token (the stale event
+//! is skipped when popped); a core's single pending event is simply moved (see
+//! `queue`).
 //!
 //! Round robin without waste: a thread running alone on its core gets one slice to
 //! completion instead of one event per quantum; when another thread becomes ready on
@@ -115,7 +115,6 @@ enum CoreState {
 #[derive(Clone, Copy, Debug)]
 struct Core {
     state: CoreState,
-    epoch: u32,
     req: u32,
     /// Start of the current slice (when the thread got the core).
     started: f64,
@@ -329,9 +328,7 @@ impl<T: Tracer> Sim<'_, T> {
         c.bounded = true;
         if boundary < done_at {
             c.completes = false;
-            c.epoch = c.epoch.wrapping_add(1);
-            let epoch = c.epoch;
-            self.q.push(boundary, Event::SliceEnd { core, epoch });
+            self.q.set_core(core, boundary);
         }
         // Otherwise the pending completion comes first and stays valid.
     }
@@ -367,18 +364,22 @@ impl<T: Tracer> Sim<'_, T> {
         c.started = self.now;
         c.bounded = bounded;
         c.completes = completes;
-        c.epoch = c.epoch.wrapping_add(1);
-        let epoch = c.epoch;
-        self.q.push(self.now + len, Event::SliceEnd { core, epoch });
+        self.q.set_core(core, self.now + len);
         let r = self.reqs[id as usize];
         self.trace("run", r.user, core, r.thread)
     }
 
-    fn slice_end(&mut self, core: u32, epoch: u32) -> Result<Option<Obs>> {
-        let c = self.cores[core as usize];
-        if c.epoch != epoch || c.state != CoreState::Running {
-            return Ok(None); // cancelled by a re-cut
+    /// Core `core`'s pending event: the end of a slice or of a context switch.
+    fn core_event(&mut self, core: u32) -> Result<Option<Obs>> {
+        match self.cores[core as usize].state {
+            CoreState::Running => self.slice_end(core),
+            CoreState::Switching => self.switch_end(core).map(|_| None),
+            CoreState::Idle => unreachable!("an idle core has no pending event"),
         }
+    }
+
+    fn slice_end(&mut self, core: u32) -> Result<Option<Obs>> {
+        let c = self.cores[core as usize];
         let id = c.req;
         let r = &mut self.reqs[id as usize];
         r.remaining -= self.now - c.started;
@@ -400,8 +401,7 @@ impl<T: Tracer> Sim<'_, T> {
             c.req = next;
             self.running -= 1;
             self.switching += 1;
-            self.q
-                .push(self.now + self.m.context_switch, Event::SwitchEnd { core });
+            self.q.set_core(core, self.now + self.m.context_switch);
             Ok(None)
         } else {
             self.start_slice(core, next).map(|_| None)
@@ -503,7 +503,6 @@ pub(crate) fn run_replication<T: Tracer>(
     let n = model.users as usize;
     let idle = Core {
         state: CoreState::Idle,
-        epoch: 0,
         req: NONE,
         started: 0.0,
         bounded: false,
@@ -512,7 +511,7 @@ pub(crate) fn run_replication<T: Tracer>(
     let mut sim = Sim {
         m: model,
         rng: Pcg64Mcg::seed_from_u64(stream_seed(spec.seed, point, rep)),
-        q: EventQueue::with_capacity(2 * n + c + 8),
+        q: EventQueue::new(c, 2 * n + 8),
         now: 0.0,
         users: vec![
             User {
@@ -583,8 +582,7 @@ pub(crate) fn run_replication<T: Tracer>(
         let done = match event {
             Event::Send { user } => sim.send(user).map(|_| None)?,
             Event::Timeout { user, token } => sim.timeout(user, token).map(|_| None)?,
-            Event::SliceEnd { core, epoch } => sim.slice_end(core, epoch)?,
-            Event::SwitchEnd { core } => sim.switch_end(core).map(|_| None)?,
+            Event::Core { core } => sim.core_event(core)?,
             Event::WarmupEnd => {
                 recording = true;
                 snaps.push(sim.cum);
