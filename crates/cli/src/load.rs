@@ -191,7 +191,9 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<LoadSpec> {
 }
 
 fn load(a: RunArgs) -> anyhow::Result<()> {
-    let spec = spec_of(&a)?;
+    let mut spec = spec_of(&a)?;
+    // Ctrl-C ends the run early but still prints (and writes) the report.
+    spec.stop = Some(servelab_load::stop_on_signals()?);
     let report = servelab_load::run(&spec)?;
     if let Some(path) = &a.json {
         report.write(path)?;

@@ -129,6 +129,6 @@ pub use error::LoadError;
 pub use histogram::Histogram;
 pub use metrics::{Counts, Errors, Second};
 pub use report::{Report, RunInfo, SCHEMA, Throughput};
-pub use run::run;
+pub use run::{run, stop_on_signals};
 pub use spec::{Arrival, LoadSpec, Segment, Workload};
 pub use target::{Method, Target, read_url_file};

@@ -9,7 +9,7 @@
 //! counter shared by the threads.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::error::LoadError;
@@ -23,7 +23,8 @@ use crate::worker::{self, Mode, Shared, WorkerConfig};
 /// Runs the load described by `spec` (its segment's share) and reports.
 ///
 /// Blocks until the run ends: after `spec.requests` requests, after
-/// `spec.duration`, or after 10 s when neither is set.
+/// `spec.duration`, or after 10 s when neither is set; or early, when
+/// `spec.stop` is set (the report then covers the run so far).
 pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
     spec.validate()?;
     let seg = spec.segment_share()?;
@@ -35,7 +36,8 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
     };
     let threads = seg.threads.min(units as usize).max(1);
     raise_fd_limit(u64::from(units) + 64);
-    let shared = Arc::new(Shared::new(threads, seg.requests));
+    let stop = spec.stop.clone().unwrap_or_default();
+    let shared = Arc::new(Shared::new(threads, seg.requests, stop));
     let started_unix_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
@@ -132,7 +134,9 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
     let elapsed = start.elapsed();
     let elapsed = match deadline {
         // A timed run lasts its duration even when the threads noticed a bit late.
-        Some(d) if Instant::now() >= d => duration.unwrap_or(elapsed).min(elapsed),
+        Some(d) if Instant::now() >= d && !shared.stop.load(Ordering::Relaxed) => {
+            duration.unwrap_or(elapsed).min(elapsed)
+        }
         _ => elapsed,
     };
     Ok(Report::build(
@@ -143,6 +147,21 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
         elapsed,
         cpu,
     ))
+}
+
+/// A flag that the first SIGINT or SIGTERM sets, for [`LoadSpec::stop`]: the run
+/// ends at once and still reports. A second signal exits the process (status 130).
+///
+/// For binaries only: a library should not take over the process's signals.
+pub fn stop_on_signals() -> Result<Arc<AtomicBool>, LoadError> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let flag = Arc::new(AtomicBool::new(false));
+    for sig in [SIGINT, SIGTERM] {
+        // Registered first, so it sees the flag as it was before this signal.
+        signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&flag))?;
+        signal_hook::flag::register(sig, Arc::clone(&flag))?;
+    }
+    Ok(flag)
 }
 
 /// Lifts the soft limit on open files towards the hard one: 10,000 connections

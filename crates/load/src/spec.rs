@@ -8,6 +8,8 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use crate::dist::Dist;
@@ -146,6 +148,9 @@ pub struct LoadSpec {
     pub segment: Segment,
     /// Draw a progress bar on stderr when it is a terminal.
     pub progress: bool,
+    /// When set (by another thread, or by [`stop_on_signals`](crate::stop_on_signals)),
+    /// the run ends at the threads' next loop turn and reports what it saw.
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 impl LoadSpec {
@@ -169,6 +174,7 @@ impl LoadSpec {
             seed: 1,
             segment: Segment::WHOLE,
             progress: false,
+            stop: None,
         }
     }
 

@@ -56,17 +56,17 @@ pub(crate) struct Shared {
     pub limit: u64,
     /// Completed requests per thread, for the progress bar.
     pub progress: Vec<AtomicU64>,
-    /// Set to stop every thread at its next loop turn.
-    pub stop: AtomicBool,
+    /// Set to stop every thread at its next loop turn (the caller's flag, if any).
+    pub stop: Arc<AtomicBool>,
 }
 
 impl Shared {
-    pub(crate) fn new(threads: usize, limit: Option<u64>) -> Shared {
+    pub(crate) fn new(threads: usize, limit: Option<u64>, stop: Arc<AtomicBool>) -> Shared {
         Shared {
             issued: AtomicU64::new(0),
             limit: limit.unwrap_or(u64::MAX),
             progress: (0..threads).map(|_| AtomicU64::new(0)).collect(),
-            stop: AtomicBool::new(false),
+            stop,
         }
     }
 
