@@ -35,6 +35,9 @@ use crate::trace::{TraceLine, Tracer};
 const NONE: u32 = u32::MAX;
 /// Events allowed between two completions before the run is declared stuck.
 const STALL_EVENTS: u64 = 50_000_000;
+/// Most completions one replication keeps (every one is stored for MSER-5 and the
+/// percentiles, plus a snapshot per 5: about 37 bytes each, so 0.7 GB here).
+pub(crate) const MAX_KEPT: usize = 20_000_000;
 
 /// Cumulative counters and time integrals at one instant.
 #[derive(Clone, Copy, Debug, Default)]
@@ -554,19 +557,13 @@ pub(crate) fn run_replication<T: Tracer>(
         Length::Requests(r) => (r.div_ceil(5) * 5, f64::INFINITY),
         Length::Horizon(h) => (u64::MAX, warm + h),
     };
-    let mut snaps: Vec<Cum> = Vec::with_capacity(if target == u64::MAX {
-        1024
-    } else {
-        (target / 5 + 2) as usize
-    });
+    // Reserve for the run, but never more than 1M entries up front.
+    let reserve = target.min(1 << 20) as usize;
+    let mut snaps: Vec<Cum> = Vec::with_capacity(reserve / 5 + 2);
     if recording {
         snaps.push(sim.cum);
     }
-    let mut obs: Vec<Obs> = Vec::with_capacity(if target == u64::MAX {
-        4096
-    } else {
-        target as usize
-    });
+    let mut obs: Vec<Obs> = Vec::with_capacity(reserve);
     let mut events = 0u64;
     let mut since_completion = 0u64;
 
@@ -593,6 +590,12 @@ pub(crate) fn run_replication<T: Tracer>(
         if let Some(o) = done {
             since_completion = 0;
             if recording {
+                if obs.len() >= MAX_KEPT {
+                    return Err(SimError::InvalidRun(format!(
+                        "a replication of more than {MAX_KEPT} completions would need gigabytes \
+                         (about 37 bytes each); use more replications or a shorter horizon"
+                    )));
+                }
                 obs.push(o);
                 if obs.len() % 5 == 0 {
                     snaps.push(sim.cum);

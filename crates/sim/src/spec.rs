@@ -70,6 +70,13 @@ impl RunSpec {
         }
         match self.length {
             Length::Requests(0) => return bad("need at least one request per replication"),
+            Length::Requests(r) if r > crate::engine::MAX_KEPT as u64 => {
+                return Err(SimError::InvalidRun(format!(
+                    "at most {} requests per replication (each is kept for MSER-5 and the \
+                     percentiles); use more replications",
+                    crate::engine::MAX_KEPT
+                )));
+            }
             Length::Horizon(h) if !(h > 0.0 && h.is_finite()) => {
                 return bad("the horizon must be positive");
             }
@@ -81,5 +88,47 @@ impl RunSpec {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_is_valid_and_nonsense_is_not() {
+        RunSpec::default().validate().unwrap();
+        let bad = [
+            RunSpec {
+                reps: 0,
+                ..RunSpec::default()
+            },
+            RunSpec {
+                length: Length::Requests(0),
+                ..RunSpec::default()
+            },
+            RunSpec {
+                length: Length::Requests(1 << 40),
+                ..RunSpec::default()
+            },
+            RunSpec {
+                length: Length::Horizon(0.0),
+                ..RunSpec::default()
+            },
+            RunSpec {
+                length: Length::Horizon(f64::INFINITY),
+                ..RunSpec::default()
+            },
+            RunSpec {
+                warmup: Warmup::Fixed(-1.0),
+                ..RunSpec::default()
+            },
+        ];
+        for s in bad {
+            assert!(
+                matches!(s.validate(), Err(SimError::InvalidRun(_))),
+                "{s:?}"
+            );
+        }
     }
 }
