@@ -44,6 +44,8 @@ use crate::timer::{Kind, Timers};
 const READ_BUF: usize = 64 * 1024;
 /// Events taken per `epoll_wait`.
 const EVENTS: usize = 1024;
+/// Below this, the loop polls for the next open arrival instead of sleeping.
+const SPIN: Duration = Duration::from_millis(1);
 /// Longest sleep in `epoll_wait`, so that progress and the stop flag are seen.
 const MAX_WAIT: Duration = Duration::from_millis(100);
 
@@ -322,7 +324,16 @@ impl Worker {
                 if self.open() && !self.arrivals_done {
                     until = until.min(self.next_arrival);
                 }
-                until.saturating_duration_since(now)
+                let wait = until.saturating_duration_since(now);
+                // epoll_wait sleeps in whole milliseconds (rounded up). An arrival
+                // due within the millisecond is polled for instead, so that open
+                // requests start on time and their corrected latency does not
+                // count the client's own oversleeping.
+                if self.open() && !self.arrivals_done && self.next_arrival == until && wait < SPIN {
+                    Duration::ZERO
+                } else {
+                    wait
+                }
             } else {
                 Duration::ZERO
             };
