@@ -87,7 +87,16 @@ for _ in $(seq 50); do
     sleep 0.1
 done
 
-echo "tool,connections,repeat,requests,seconds,requests_per_s,cpu_s,cpu_us_per_request" > "$CSV"
+# The process whose CPU is the server's: nginx's single worker, or servelab itself.
+if [ "$SERVER" = nginx ]; then
+    SPID=$(pgrep -P "$SERVER_PID" | head -1)
+else
+    SPID=$SERVER_PID
+fi
+server_ticks() { awk '{ print $14 + $15 }' "/proc/$SPID/stat"; }
+TCK=$(getconf CLK_TCK)
+
+echo "tool,connections,repeat,requests,seconds,requests_per_s,cpu_s,cpu_us_per_request,server_cpu_us_per_request" > "$CSV"
 
 # Runs "$@" pinned to CPU 1; prints "user+sys seconds".
 cpu_of() {
@@ -99,6 +108,7 @@ cpu_of() {
 for c in $CONNS; do
     for r in $(seq "$REPEATS"); do
         # wrk: one thread, c connections.
+        t0=$(server_ticks)
         cpu=$(cpu_of wrk -t1 -c"$c" -d"${DUR}s" "$URL")
         if grep -q "Non-2xx\|Socket errors" "$WORK/out"; then
             echo "wrk saw errors; the comparison would be meaningless:" >&2; cat "$WORK/out" >&2; exit 1
@@ -106,9 +116,12 @@ for c in $CONNS; do
         reqs=$(awk '/requests in/ { print $1 }' "$WORK/out")
         rps=$(awk '/Requests\/sec/ { print $2 }' "$WORK/out")
         secs=$(awk -v n="$reqs" -v r="$rps" 'BEGIN { printf "%.3f", n / r }')
+        t1=$(server_ticks)
         awk -v t=wrk -v c="$c" -v r="$r" -v n="$reqs" -v s="$secs" -v q="$rps" -v u="$cpu" \
-            'BEGIN { printf "%s,%d,%d,%d,%s,%s,%s,%.3f\n", t, c, r, n, s, q, u, u * 1e6 / n }' >> "$CSV"
+            -v st=$((t1 - t0)) -v hz="$TCK" \
+            'BEGIN { printf "%s,%d,%d,%d,%s,%s,%s,%.3f,%.3f\n", t, c, r, n, s, q, u, u * 1e6 / n, st / hz * 1e6 / n }' >> "$CSV"
         # servelab load: one thread, c users (one keep-alive connection each).
+        t0=$(server_ticks)
         cpu=$(cpu_of "$SERVELAB" load -t 1 -c "$c" -d "${DUR}s" -q --json "$WORK/load.json" "$URL")
         read -r reqs secs rps < <(python3 -c '
 import json, sys
@@ -116,8 +129,10 @@ r = json.load(open(sys.argv[1]))
 if r["counts"]["errors"]:
     sys.exit(f"servelab load saw errors: {r['errors']} {r['status']}")
 print(r["counts"]["ok"], r["duration_s"], r["throughput"]["ok_per_s"])' "$WORK/load.json")
+        t1=$(server_ticks)
         awk -v t=servelab -v c="$c" -v r="$r" -v n="$reqs" -v s="$secs" -v q="$rps" -v u="$cpu" \
-            'BEGIN { printf "%s,%d,%d,%d,%s,%s,%s,%.3f\n", t, c, r, n, s, q, u, u * 1e6 / n }' >> "$CSV"
+            -v st=$((t1 - t0)) -v hz="$TCK" \
+            'BEGIN { printf "%s,%d,%d,%d,%s,%s,%s,%.3f,%.3f\n", t, c, r, n, s, q, u, u * 1e6 / n, st / hz * 1e6 / n }' >> "$CSV"
     done
 done
 
@@ -126,13 +141,15 @@ python3 - "$CSV" <<'EOF'
 import csv, sys, statistics as st
 rows = list(csv.DictReader(open(sys.argv[1])))
 conns = sorted({int(r["connections"]) for r in rows})
-print(f"{'conns':>6} {'wrk req/s':>11} {'load req/s':>11} {'ratio':>6}   {'wrk us/req':>10} {'load us/req':>11} {'ratio':>6}")
+print("medians; us/req = client CPU per request; srv = server CPU per request (wrk/load)")
+print(f"{'conns':>6} {'wrk req/s':>11} {'load req/s':>11} {'ratio':>6}   {'wrk us/req':>10} {'load us/req':>11} {'ratio':>6}   {'srv us/req':>13}")
 for c in conns:
     def med(tool, key):
         return st.median(float(r[key]) for r in rows if r["tool"] == tool and int(r["connections"]) == c)
     wq, lq = med("wrk", "requests_per_s"), med("servelab", "requests_per_s")
     wc, lc = med("wrk", "cpu_us_per_request"), med("servelab", "cpu_us_per_request")
-    print(f"{c:>6} {wq:>11.0f} {lq:>11.0f} {lq/wq:>6.2f}   {wc:>10.2f} {lc:>11.2f} {lc/wc:>6.2f}")
+    ws, ls = med("wrk", "server_cpu_us_per_request"), med("servelab", "server_cpu_us_per_request")
+    print(f"{c:>6} {wq:>11.0f} {lq:>11.0f} {lq/wq:>6.2f}   {wc:>10.2f} {lc:>11.2f} {lc/wc:>6.2f}   {ws:>6.2f}/{ls:<6.2f}")
 print("target: req/s ratio >= 0.95, CPU ratio <= 0.90")
 EOF
 echo "raw: $CSV"
