@@ -266,6 +266,16 @@ pub fn mser5(series: &[f64]) -> usize {
         .chunks_exact(BATCH)
         .map(|c| c.iter().sum::<f64>() / BATCH as f64)
         .collect();
+    mser(&z)
+}
+
+/// MSER on a series that is already batched (one value per batch): the truncation
+/// `d` in `0..=m/2` minimising `sum_{j>=d} (z_j - mean_d)^2 / (m - d)^2`.
+pub fn mser(z: &[f64]) -> usize {
+    let m = z.len();
+    if m < 2 {
+        return 0;
+    }
     // Suffix sums from the end, so every candidate d costs O(1). Centre on the overall
     // mean first to keep the sum of squares well conditioned.
     let centre = z.iter().sum::<f64>() / m as f64;
