@@ -13,6 +13,7 @@
 //! - `run`: [`run`], which splits the work over event-loop threads
 //! - `worker`, `conn`, `timer`: the epoll event loop, one slot per user or
 //!   connection, and its timer queue
+//! - `arrival`: the start times of open requests
 //! - `response`: the strict, copy-free response parser
 //! - `metrics`, [`histogram`]: what each thread records ([`Counts`], [`Errors`],
 //!   [`Second`], HdrHistograms)
@@ -115,6 +116,7 @@ pub mod report;
 pub mod spec;
 pub mod target;
 
+mod arrival;
 mod conn;
 mod error;
 mod metrics;

@@ -26,12 +26,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use rand::SeedableRng;
-use rand_distr::{Distribution, Exp1};
 use rand_pcg::Pcg64Mcg;
 use rustix::event::epoll;
 use rustix::io::Errno;
 use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketFlags, SocketType};
 
+use crate::arrival::Schedule;
 use crate::conn::{ConnState, Request, Slot};
 use crate::dist::Dist;
 use crate::metrics::{ErrorClass, Recorder};
@@ -156,7 +156,7 @@ struct Worker {
     retry_ids: Vec<usize>,
     waiting_retries: usize,
     in_flight: usize,
-    next_arrival: Instant,
+    schedule: Schedule,
     arrivals_done: bool,
     arrival_rng: Pcg64Mcg,
 }
@@ -259,7 +259,10 @@ impl Worker {
             retry_ids: Vec::new(),
             waiting_retries: 0,
             in_flight: 0,
-            next_arrival: cfg.start,
+            schedule: match cfg.mode {
+                Mode::Open { rate, arrival, .. } => Schedule::new(cfg.start, rate, arrival),
+                Mode::Closed { .. } => Schedule::new(cfg.start, 1.0, Arrival::Uniform),
+            },
             arrivals_done: !open,
             arrival_rng,
             cfg,
@@ -322,14 +325,18 @@ impl Worker {
                     until = until.min(d);
                 }
                 if self.open() && !self.arrivals_done {
-                    until = until.min(self.next_arrival);
+                    until = until.min(self.schedule.next());
                 }
                 let wait = until.saturating_duration_since(now);
                 // epoll_wait sleeps in whole milliseconds (rounded up). An arrival
                 // due within the millisecond is polled for instead, so that open
                 // requests start on time and their corrected latency does not
                 // count the client's own oversleeping.
-                if self.open() && !self.arrivals_done && self.next_arrival == until && wait < SPIN {
+                if self.open()
+                    && !self.arrivals_done
+                    && self.schedule.next() == until
+                    && wait < SPIN
+                {
                     Duration::ZERO
                 } else {
                     wait
@@ -390,28 +397,23 @@ impl Worker {
     }
 
     fn arrivals(&mut self, now: Instant) {
-        let Mode::Open { rate, arrival, .. } = self.cfg.mode else {
-            return;
-        };
-        while !self.arrivals_done && self.next_arrival <= now {
+        while !self.arrivals_done {
+            if self.schedule.next() > now {
+                break;
+            }
             if !self.shared.take_ticket() {
                 self.arrivals_done = true;
                 break;
             }
+            let Some(intended) = self.schedule.take_due(now, &mut self.arrival_rng) else {
+                break;
+            };
             let target = self.cfg.picker.pick(&mut self.arrival_rng);
             self.pending.push_back(Pending {
-                intended: self.next_arrival,
+                intended,
                 attempts: 0,
                 target,
             });
-            let gap = match arrival {
-                Arrival::Uniform => 1.0 / rate,
-                Arrival::Poisson => {
-                    let x: f64 = Exp1.sample(&mut self.arrival_rng);
-                    x / rate
-                }
-            };
-            self.next_arrival += Duration::from_secs_f64(gap);
         }
     }
 
@@ -778,5 +780,47 @@ impl Worker {
     fn close_sock(&mut self, i: usize) {
         // Dropping the fd closes it, which also removes it from the epoll set.
         self.slots[i].sock = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tickets_are_exact_across_threads() {
+        let shared = Arc::new(Shared::new(4, Some(10_007), Arc::default()));
+        let taken: u64 = (0..4)
+            .map(|_| {
+                let sh = Arc::clone(&shared);
+                std::thread::spawn(move || (0..).take_while(|_| sh.take_ticket()).count() as u64)
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .sum();
+        assert_eq!(taken, 10_007);
+        assert!(Shared::new(1, None, Arc::default()).take_ticket());
+    }
+
+    #[test]
+    fn user_streams_are_distinct_and_repeatable() {
+        use rand::Rng;
+        let draw = |seed, stream| seeded(seed, stream).random::<u64>();
+        assert_eq!(draw(1, 0), draw(1, 0));
+        assert_ne!(draw(1, 0), draw(1, 1));
+        assert_ne!(draw(1, 0), draw(2, 0));
+    }
+
+    #[test]
+    fn error_classes_of_errnos() {
+        assert_eq!(
+            connect_class(Errno::CONNREFUSED),
+            ErrorClass::ConnectRefused
+        );
+        assert_eq!(connect_class(Errno::NETUNREACH), ErrorClass::ConnectOther);
+        assert_eq!(io_class(Errno::CONNRESET), ErrorClass::Reset);
+        assert_eq!(io_class(Errno::PIPE), ErrorClass::Reset);
+        assert_eq!(io_class(Errno::IO), ErrorClass::IoOther);
     }
 }
