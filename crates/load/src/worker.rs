@@ -170,7 +170,7 @@ fn thread_cpu() -> Duration {
 pub(crate) fn run(cfg: WorkerConfig, shared: Arc<Shared>) -> std::io::Result<WorkerResult> {
     let cpu0 = thread_cpu();
     let mut w = Worker::new(cfg, shared)?;
-    w.run();
+    w.run()?;
     Ok(WorkerResult {
         recorder: w.rec,
         cpu: thread_cpu().saturating_sub(cpu0),
@@ -285,7 +285,7 @@ impl Worker {
         }
     }
 
-    fn run(&mut self) {
+    fn run(&mut self) -> std::io::Result<()> {
         let mut events = vec![
             epoll::Event {
                 flags: epoll::EventFlags::empty(),
@@ -351,7 +351,7 @@ impl Worker {
             let n = match epoll::wait(&self.epoll, &mut events[..], Some(&ts)) {
                 Ok(n) => n,
                 Err(Errno::INTR) => continue,
-                Err(_) => break,
+                Err(e) => return Err(e.into()),
             };
             for ev in &events[..n] {
                 let (i, generation) = Slot::untoken(ev.data.u64());
@@ -362,6 +362,7 @@ impl Worker {
             }
         }
         self.shared.progress[self.cfg.index].store(self.rec.counts.completed, Ordering::Relaxed);
+        Ok(())
     }
 
     // ---- timers and arrivals ----
