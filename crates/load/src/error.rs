@@ -51,8 +51,9 @@ pub enum LoadError {
     /// The combination of settings makes no sense (zero users, no targets...).
     #[error("invalid load specification: {0}")]
     Spec(String),
-    /// A file could not be read or written.
-    #[error("{path}: {source}")]
+    /// A file could not be read or written (the OS error is the source, which
+    /// `{:#}` prints after the path).
+    #[error("{path}")]
     File {
         /// The file.
         path: PathBuf,
@@ -71,7 +72,8 @@ pub enum LoadError {
     /// Reports given to `merge` cannot be merged (different histogram settings).
     #[error("cannot merge reports: {0}")]
     Merge(String),
-    /// The event loop could not start (epoll, thread spawn); the run stops.
-    #[error("event loop: {0}")]
+    /// The event loop could not start or failed (epoll, thread spawn); the run
+    /// stops. The OS error is the source.
+    #[error("event loop")]
     Io(#[from] std::io::Error),
 }

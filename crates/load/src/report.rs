@@ -337,9 +337,11 @@ impl Report {
                 r.think.as_deref().unwrap_or("0s")
             )
         };
-        let session = r.session.map_or("one connection each".to_string(), |k| {
-            format!("session {k}")
-        });
+        let session = match (r.session, r.workload.as_str()) {
+            (Some(k), _) => format!("session {k}"),
+            (None, "open") => "keep-alive".to_string(),
+            (None, _) => "one connection each".to_string(),
+        };
         let _ = writeln!(
             s,
             "servelab load: {shape}, {session}; {} target(s); segments {}; {} threads; {:.2} s",

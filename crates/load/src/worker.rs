@@ -44,8 +44,8 @@ use crate::timer::{Kind, Timers};
 const READ_BUF: usize = 64 * 1024;
 /// Events taken per `epoll_wait`.
 const EVENTS: usize = 1024;
-/// Below this, the loop polls for the next open arrival instead of sleeping.
-const SPIN: Duration = Duration::from_millis(1);
+/// The epoll data word of the arrival timer (no slot has this index).
+const TIMER_TOKEN: u64 = u64::MAX;
 /// Longest sleep in `epoll_wait`, so that progress and the stop flag are seen.
 const MAX_WAIT: Duration = Duration::from_millis(100);
 
@@ -157,6 +157,8 @@ struct Worker {
     waiting_retries: usize,
     in_flight: usize,
     schedule: Schedule,
+    /// Open workload: a timerfd armed for the next arrival, in the epoll set.
+    arrival_timer: Option<OwnedFd>,
     arrivals_done: bool,
     arrival_rng: Pcg64Mcg,
 }
@@ -236,6 +238,25 @@ impl Worker {
         let arrival_rng = seeded(cfg.seed, (1 << 50) + cfg.index as u64);
         let rec = Recorder::new(cfg.start);
         let open = matches!(cfg.mode, Mode::Open { .. });
+        // epoll_wait sleeps in whole milliseconds, rounded up: an open request could
+        // start up to 1 ms late, and its corrected latency would count the client's
+        // oversleeping. A timerfd wakes the loop at the arrival, to the nanosecond.
+        let arrival_timer = if open {
+            use rustix::time::{TimerfdClockId, TimerfdFlags, timerfd_create};
+            let t = timerfd_create(
+                TimerfdClockId::Monotonic,
+                TimerfdFlags::NONBLOCK | TimerfdFlags::CLOEXEC,
+            )?;
+            epoll::add(
+                &epoll,
+                &t,
+                epoll::EventData::new_u64(TIMER_TOKEN),
+                epoll::EventFlags::IN,
+            )?;
+            Some(t)
+        } else {
+            None
+        };
         Ok(Worker {
             epoll,
             slots,
@@ -263,6 +284,7 @@ impl Worker {
                 Mode::Open { rate, arrival, .. } => Schedule::new(cfg.start, rate, arrival),
                 Mode::Closed { .. } => Schedule::new(cfg.start, 1.0, Arrival::Uniform),
             },
+            arrival_timer,
             arrivals_done: !open,
             arrival_rng,
             cfg,
@@ -328,19 +350,10 @@ impl Worker {
                     until = until.min(self.schedule.next());
                 }
                 let wait = until.saturating_duration_since(now);
-                // epoll_wait sleeps in whole milliseconds (rounded up). An arrival
-                // due within the millisecond is polled for instead, so that open
-                // requests start on time and their corrected latency does not
-                // count the client's own oversleeping.
-                if self.open()
-                    && !self.arrivals_done
-                    && self.schedule.next() == until
-                    && wait < SPIN
-                {
-                    Duration::ZERO
-                } else {
-                    wait
+                if self.open() && !self.arrivals_done && self.schedule.next() == until {
+                    self.arm_arrival_timer(wait)?;
                 }
+                wait
             } else {
                 Duration::ZERO
             };
@@ -354,6 +367,10 @@ impl Worker {
                 Err(e) => return Err(e.into()),
             };
             for ev in &events[..n] {
+                if ev.data.u64() == TIMER_TOKEN {
+                    self.clear_arrival_timer();
+                    continue;
+                }
                 let (i, generation) = Slot::untoken(ev.data.u64());
                 if self.slots[i].generation != generation || self.slots[i].sock.is_none() {
                     continue; // an event for a socket closed earlier in this batch
@@ -366,6 +383,36 @@ impl Worker {
     }
 
     // ---- timers and arrivals ----
+
+    /// Arms the arrival timerfd to fire after `wait` (a zero wait needs no timer).
+    fn arm_arrival_timer(&self, wait: Duration) -> std::io::Result<()> {
+        let Some(t) = &self.arrival_timer else {
+            return Ok(());
+        };
+        if wait.is_zero() {
+            return Ok(());
+        }
+        let spec = rustix::time::Itimerspec {
+            it_interval: rustix::time::Timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: rustix::time::Timespec {
+                tv_sec: wait.as_secs() as i64,
+                tv_nsec: i64::from(wait.subsec_nanos()),
+            },
+        };
+        rustix::time::timerfd_settime(t, rustix::time::TimerfdTimerFlags::empty(), &spec)?;
+        Ok(())
+    }
+
+    /// Reads the expiry count so that the level-triggered timerfd stops reporting.
+    fn clear_arrival_timer(&self) {
+        if let Some(t) = &self.arrival_timer {
+            let mut buf = [0u8; 8];
+            let _ = rustix::io::read(t, &mut buf);
+        }
+    }
 
     fn fire_timers(&mut self, now: Instant) {
         while let Some((at, kind)) = self.timers.pop_due(now) {
