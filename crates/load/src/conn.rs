@@ -84,6 +84,8 @@ pub(crate) struct Slot {
     pub connect_start: Instant,
     /// Whether the connection already carried a complete response.
     pub reused: bool,
+    /// The target the connection was opened for (its address is the connection's).
+    pub conn_target: usize,
     /// Requests this closed user may still start (`u64::MAX`: no limit).
     pub quota: u64,
 }
@@ -103,6 +105,7 @@ impl Slot {
             session_left: u32::MAX,
             connect_start: now,
             reused: false,
+            conn_target: 0,
             quota: u64::MAX,
         }
     }

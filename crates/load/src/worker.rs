@@ -516,6 +516,13 @@ impl Worker {
             }
             None => s.timer.disarm(),
         }
+        // Targets may live on different servers: a connection only serves
+        // requests for the address it was opened to.
+        if s.sock.is_some()
+            && self.cfg.targets[s.conn_target].addr != self.cfg.targets[s.req.target].addr
+        {
+            s.sock = None;
+        }
         if s.sock.is_some() {
             self.send(i, now);
         } else {
@@ -556,6 +563,7 @@ impl Worker {
             return self.fail(i, now, connect_class(e));
         }
         s.connect_start = now;
+        s.conn_target = s.req.target;
         s.reused = false;
         s.session_left = self.cfg.session.unwrap_or(u32::MAX);
         s.state = ConnState::Connecting;

@@ -74,3 +74,32 @@ fn nothing_listening_is_connect_refused() {
     assert_eq!(report.errors.connect_refused, 20);
     assert_eq!(report.counts.ok, 0);
 }
+
+#[test]
+fn targets_on_two_servers_each_get_their_own_requests() {
+    // Regression test: a keep-alive connection must not carry a request for a
+    // target on another server.
+    let (a, b) = (
+        TinyServer::start(Behavior::Ok(10)),
+        TinyServer::start(Behavior::Ok(20)),
+    );
+    let mut spec = closed(&a.url(), 2, None, 200);
+    spec.targets.push(servelab_load::Target::new(b.url()));
+    let report = servelab_load::run(&spec).unwrap();
+    assert_eq!(report.counts.ok, 200);
+    let (na, nb) = (
+        a.requests.load(Ordering::SeqCst),
+        b.requests.load(Ordering::SeqCst),
+    );
+    assert_eq!(na + nb, 200);
+    assert!(na > 50 && nb > 50, "{na} / {nb}");
+}
+
+#[test]
+fn large_bodies_are_counted_to_the_byte() {
+    let server = TinyServer::start(Behavior::Ok(1_000_000));
+    let report = servelab_load::run(&closed(&server.url(), 2, None, 20)).unwrap();
+    assert_eq!(report.counts.ok, 20);
+    let head = "HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n".len() as u64;
+    assert_eq!(report.counts.bytes_received, 20 * (head + 1_000_000));
+}
