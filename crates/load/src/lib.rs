@@ -55,8 +55,13 @@
 //!   up to `retries` times (`None`: forever). A retried request keeps its intended
 //!   start, so its `latency` includes the failed attempts and the waits.
 //! - Limits: `requests` ends the run after exactly that many requests have
-//!   finished (ok or error); `duration` ends it at that time, dropping requests
-//!   still in flight. Without either a run lasts 10 s.
+//!   finished (ok or error): closed users each send an equal share (seed 002's
+//!   users issue a fixed number of requests; it also keeps sessions whole), open
+//!   arrivals stop after that many. `duration` ends the run at that time, dropping
+//!   requests still in flight. Without either a run lasts 10 s. `stop` ends it
+//!   early (Ctrl-C in the CLI) and it still reports.
+//! - Several targets: a request picks one by weight; a connection carries only
+//!   requests for the address it was opened to.
 //! - Segments: `segment = I/N` runs the I-th of N equal shares of the users (or of
 //!   the rate and connections) and of the request count, with its own random
 //!   streams; [`Report::merge`] adds the segments' reports exactly.
