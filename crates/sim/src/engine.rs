@@ -582,12 +582,13 @@ pub(crate) fn run_replication<T: Tracer>(
     let mut events = 0u64;
     let mut since_completion = 0u64;
 
-    while let Some(t) = sim.q.peek_time() {
-        if t > stop_at {
-            sim.advance(stop_at);
+    loop {
+        let Some((t, event)) = sim.q.pop_until(stop_at) else {
+            if stop_at.is_finite() {
+                sim.advance(stop_at);
+            }
             break;
-        }
-        let (t, event) = sim.q.pop().expect("peeked");
+        };
         sim.advance(t);
         events += 1;
         since_completion += 1;

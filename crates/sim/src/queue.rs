@@ -134,16 +134,21 @@ impl EventQueue {
         }
     }
 
-    /// Removes and returns the earliest event and its time.
+    /// Removes and returns the earliest event and its time, unless the queue is empty
+    /// or that event comes after `limit` (then it stays).
     #[inline]
-    pub(crate) fn pop(&mut self) -> Option<(f64, Event)> {
+    pub(crate) fn pop_until(&mut self, limit: f64) -> Option<(f64, Event)> {
+        let limit = (limit + 0.0).to_bits();
         let (core_key, core) = self.tree[1];
         match self.heap.peek() {
             Some(top) if top.key < core_key => {
+                if top.key.0 > limit {
+                    return None;
+                }
                 let e = self.heap.pop().expect("peeked");
                 Some((f64::from_bits(e.key.0), e.event))
             }
-            _ if core_key != NEVER => {
+            _ if core_key != NEVER && core_key.0 <= limit => {
                 self.set_leaf(core, NEVER);
                 Some((f64::from_bits(core_key.0), Event::Core { core }))
             }
@@ -151,8 +156,14 @@ impl EventQueue {
         }
     }
 
+    /// Removes and returns the earliest event and its time.
+    #[cfg(test)]
+    pub(crate) fn pop(&mut self) -> Option<(f64, Event)> {
+        self.pop_until(f64::INFINITY)
+    }
+
     /// Time of the earliest event without removing it.
-    #[inline]
+    #[cfg(test)]
     pub(crate) fn peek_time(&self) -> Option<f64> {
         let core_key = self.tree[1].0;
         let k = self
@@ -202,6 +213,21 @@ mod tests {
             ]
         );
         assert_eq!(q.peek_time(), None);
+    }
+
+    #[test]
+    fn pop_until_leaves_later_events() {
+        let mut q = EventQueue::new(2, 4);
+        q.push(2.0, Event::Send { user: 0 });
+        q.set_core(1, 3.0);
+        assert_eq!(q.pop_until(1.5), None);
+        assert_eq!(q.pop_until(2.0), Some((2.0, Event::Send { user: 0 })));
+        assert_eq!(q.pop_until(2.5), None);
+        assert_eq!(
+            q.pop_until(f64::INFINITY),
+            Some((3.0, Event::Core { core: 1 }))
+        );
+        assert_eq!(q.pop_until(f64::INFINITY), None);
     }
 
     #[test]
