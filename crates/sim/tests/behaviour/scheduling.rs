@@ -103,3 +103,25 @@ fn pinned_round_robin_and_fcfs_share_the_mean_response_time() {
     );
     assert!(a.lo() < b.hi() && b.lo() < a.hi(), "fcfs {a:?} rr {b:?}");
 }
+
+#[test]
+fn round_robin_with_one_thread_per_core_never_switches() {
+    // Seed 002's first configuration: k = 1, RR, quantum 0.5 s, switch 0.1 s. Each core
+    // has one thread, which never waits for its core: no preemption, no switch cost, the
+    // same numbers as FCFS (same seed, same random stream, so exactly the same).
+    let fcfs = seed_model(200);
+    let rr = Model {
+        policy: Policy::RoundRobin,
+        quantum: 0.5,
+        context_switch: 0.1,
+        ..fcfs.clone()
+    };
+    // Each as point 0, so both get the same random streams.
+    let f = servelab_sim::run_point(&fcfs, &spec(3, 2000, 24)).unwrap();
+    let r = servelab_sim::run_point(&rr, &spec(3, 2000, 24)).unwrap();
+    assert!(r.exact.is_some());
+    let (f, r) = (f.sim.unwrap(), r.sim.unwrap());
+    assert_eq!(r.switch_fraction.mean, 0.0);
+    assert_eq!(f.throughput, r.throughput);
+    assert_eq!(f.response_time, r.response_time);
+}
