@@ -15,10 +15,9 @@
 //! the thread got the core. This yields exactly the preemptions of a quantum-by-quantum
 //! loop, and makes a tiny quantum cost events only under contention.
 //!
-//! Statistics: the loop keeps cumulative counters and time integrals ([`Cum`]) and
-//! snapshots them every 5 recorded completions, so that after the run the MSER-5 cut
-//! (in batches of 5) selects a snapshot and every metric is a difference of two
-//! snapshots; no second pass over the run is needed.
+//! Statistics: the loop keeps cumulative counters and time integrals (`Cum`) and
+//! hands every completion to the replication's `Window`, which turns them into
+//! metrics after the warm-up cut (see `window`).
 
 use std::collections::VecDeque;
 
@@ -29,69 +28,12 @@ use crate::error::{Result, SimError};
 use crate::model::{Affinity, Model, Policy};
 use crate::queue::{Event, EventQueue};
 use crate::spec::{Length, RunSpec, Warmup};
-use crate::stats::{mser, quantiles};
 use crate::trace::{TraceLine, Tracer};
+use crate::window::{Cum, Obs, RepOutput, Window};
 
 const NONE: u32 = u32::MAX;
 /// Events allowed between two completions before the run is declared stuck.
 const STALL_EVENTS: u64 = 50_000_000;
-/// Most completions one replication keeps (every one is stored for MSER-5 and the
-/// percentiles, plus a snapshot per 5: about 37 bytes each, so 0.7 GB here).
-pub(crate) const MAX_KEPT: usize = 20_000_000;
-
-/// Cumulative counters and time integrals at one instant.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Cum {
-    pub(crate) t: f64,
-    pub(crate) busy: f64,
-    pub(crate) switching: f64,
-    pub(crate) buffer: f64,
-    pub(crate) in_system: f64,
-    pub(crate) arrivals: u64,
-    pub(crate) completions: u64,
-    pub(crate) good: u64,
-    pub(crate) bad: u64,
-    pub(crate) good_rt: f64,
-    pub(crate) drops: u64,
-    pub(crate) timeouts: u64,
-    pub(crate) gave_up: u64,
-}
-
-/// The metrics of one replication after warm-up deletion. Rates are per second.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct RepMetrics {
-    pub(crate) throughput: f64,
-    pub(crate) goodput: f64,
-    pub(crate) badput: f64,
-    pub(crate) response_time: f64,
-    pub(crate) p50: f64,
-    pub(crate) p90: f64,
-    pub(crate) p99: f64,
-    pub(crate) utilisation: f64,
-    pub(crate) switch_fraction: f64,
-    pub(crate) drop_rate: f64,
-    pub(crate) drop_fraction: f64,
-    pub(crate) timeout_rate: f64,
-    pub(crate) give_up_rate: f64,
-    pub(crate) mean_buffer: f64,
-    pub(crate) mean_in_system: f64,
-    pub(crate) duration: f64,
-}
-
-/// What one replication returns.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct RepOutput {
-    pub(crate) metrics: RepMetrics,
-    /// Completions deleted as warm-up.
-    pub(crate) warmup_deleted: u64,
-    /// Simulated time at which the kept window starts.
-    pub(crate) warmup_time: f64,
-    /// Completions kept.
-    pub(crate) kept: u64,
-    /// Events processed (stale ones included).
-    pub(crate) events: u64,
-}
-
 #[derive(Clone, Copy, Debug)]
 struct Request {
     user: u32,
@@ -125,26 +67,6 @@ struct Core {
     bounded: bool,
     /// Whether the pending slice end is the request's completion.
     completes: bool,
-}
-
-/// One completion: its response time as an `f32` (4 bytes: a replication keeps every
-/// completion, and memory traffic, page faults included, was an eighth of the run
-/// time with 16-byte records), negated for badput. `-0.0` is negative too, so a zero
-/// response time keeps its flag.
-#[derive(Clone, Copy, Debug)]
-struct Obs(f32);
-
-impl Obs {
-    fn new(rt: f64, good: bool) -> Obs {
-        let rt = rt as f32;
-        Obs(if good { rt } else { -rt })
-    }
-    fn good(self) -> bool {
-        !self.0.is_sign_negative()
-    }
-    fn rt(self) -> f64 {
-        f64::from(self.0.abs())
-    }
 }
 
 /// Derives the seed of one (point, replication) stream: independent of the order in
@@ -572,13 +494,10 @@ pub(crate) fn run_replication<T: Tracer>(
         Length::Requests(r) => (r.div_ceil(5) * 5, f64::INFINITY),
         Length::Horizon(h) => (u64::MAX, warm + h),
     };
-    // Reserve for the run, but never more than 1M entries up front.
-    let reserve = target.min(1 << 20) as usize;
-    let mut snaps: Vec<Cum> = Vec::with_capacity(reserve / 5 + 2);
+    let mut window = Window::new(target);
     if recording {
-        snaps.push(sim.cum);
+        window.open(sim.cum);
     }
-    let mut obs: Vec<Obs> = Vec::with_capacity(reserve);
     let mut events = 0u64;
     let mut since_completion = 0u64;
 
@@ -598,27 +517,15 @@ pub(crate) fn run_replication<T: Tracer>(
             Event::Core { core } => sim.core_event(core)?,
             Event::WarmupEnd => {
                 recording = true;
-                snaps.push(sim.cum);
+                window.open(sim.cum);
                 sim.trace("warmup_end", NONE, NONE, NONE)?;
                 None
             }
         };
         if let Some(o) = done {
             since_completion = 0;
-            if recording {
-                if obs.len() >= MAX_KEPT {
-                    return Err(SimError::InvalidRun(format!(
-                        "a replication of more than {MAX_KEPT} completions would need gigabytes \
-                         (about 37 bytes each); use more replications or a shorter horizon"
-                    )));
-                }
-                obs.push(o);
-                if obs.len() % 5 == 0 {
-                    snaps.push(sim.cum);
-                }
-                if obs.len() as u64 >= target {
-                    break;
-                }
+            if recording && window.record(o, &sim.cum)? {
+                break;
             }
         } else if since_completion > STALL_EVENTS {
             return Err(SimError::NoProgress {
@@ -629,75 +536,7 @@ pub(crate) fn run_replication<T: Tracer>(
             });
         }
     }
-    let end = sim.cum;
-    if snaps.is_empty() {
-        // A horizon shorter than the fixed warm-up: nothing kept.
-        snaps.push(end);
-    }
-
-    let d = match spec.warmup {
-        Warmup::Mser5 => {
-            // Batch means of 5 response times, without a copy of the whole series.
-            let rts: Vec<f64> = obs
-                .chunks_exact(5)
-                .map(|c| c.iter().map(|o| o.rt()).sum::<f64>() / 5.0)
-                .collect();
-            // The same cut on a second series: the time-average number on the server in
-            // each batch of 5 completions, which shows transients of the state itself
-            // (drops, buffer) that response times hide behind a full buffer.
-            let batches = obs.len() / 5;
-            let mut last = 0.0;
-            let occupancy: Vec<f64> = snaps
-                .windows(2)
-                .take(batches)
-                .map(|w| {
-                    let dt = w[1].t - w[0].t;
-                    if dt > 0.0 {
-                        last = (w[1].in_system - w[0].in_system) / dt;
-                    }
-                    last
-                })
-                .collect();
-            mser(&rts).max(mser(&occupancy))
-        }
-        Warmup::Fixed(_) => 0,
-    };
-    let start = snaps[d];
-    let kept = &obs[(5 * d).min(obs.len())..];
-    let mut good_rts: Vec<f64> = kept.iter().filter(|o| o.good()).map(|o| o.rt()).collect();
-    let dt = end.t - start.t;
-    let per_s = |a: u64, b: u64| (a - b) as f64 / dt;
-    let arrivals = end.arrivals - start.arrivals;
-    let [p50, p90, p99] = quantiles(&mut good_rts, [0.50, 0.90, 0.99]);
-    let metrics = RepMetrics {
-        throughput: per_s(end.completions, start.completions),
-        goodput: per_s(end.good, start.good),
-        badput: per_s(end.bad, start.bad),
-        response_time: (end.good_rt - start.good_rt) / (end.good - start.good) as f64,
-        p50,
-        p90,
-        p99,
-        utilisation: (end.busy - start.busy) / (dt * c as f64),
-        switch_fraction: (end.switching - start.switching) / (dt * c as f64),
-        drop_rate: per_s(end.drops, start.drops),
-        drop_fraction: if arrivals > 0 {
-            (end.drops - start.drops) as f64 / arrivals as f64
-        } else {
-            f64::NAN
-        },
-        timeout_rate: per_s(end.timeouts, start.timeouts),
-        give_up_rate: per_s(end.gave_up, start.gave_up),
-        mean_buffer: (end.buffer - start.buffer) / dt,
-        mean_in_system: (end.in_system - start.in_system) / dt,
-        duration: dt,
-    };
-    Ok(RepOutput {
-        metrics,
-        warmup_deleted: 5 * d as u64,
-        warmup_time: start.t,
-        kept: kept.len() as u64,
-        events,
-    })
+    Ok(window.close(sim.cum, spec.warmup, model.cores, events))
 }
 
 #[cfg(test)]

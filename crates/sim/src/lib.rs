@@ -14,7 +14,8 @@
 //! - [`dist`]: distributions and their text syntax (`exp:0.2s`, `50s+exp:5s`, ...)
 //! - [`model`]: the model ([`Model`], [`Policy`], [`Affinity`])
 //! - [`spec`]: how to run it ([`RunSpec`]: replications, length, warm-up, seed)
-//! - `queue`, `engine`: the event list and one replication's event loop
+//! - `queue`, `engine`, `window`: the event list, one replication's event loop, and
+//!   its kept window (warm-up cut, metrics)
 //! - [`stats`]: t intervals, MSER-5, quantiles
 //! - [`exact`]: the exact solution and when it applies
 //! - [`bounds`]: asymptotic bounds and the saturation point
@@ -57,6 +58,7 @@ pub mod spec;
 pub mod stats;
 pub mod sweep;
 pub mod trace;
+mod window;
 
 pub use bounds::Bounds;
 pub use dist::Dist;

@@ -10,11 +10,11 @@
 use serde::Serialize;
 
 use crate::bounds::Bounds;
-use crate::engine::{RepMetrics, RepOutput};
 use crate::exact::Exact;
 use crate::model::Model;
 use crate::spec::{RunSpec, Warmup};
 use crate::stats::Estimate;
+use crate::window::{RepMetrics, RepOutput};
 
 /// Simulated metrics of one point, each a mean over replications with its 95%
 /// interval.

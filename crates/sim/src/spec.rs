@@ -72,11 +72,11 @@ impl RunSpec {
         }
         match self.length {
             Length::Requests(0) => return bad("need at least one request per replication"),
-            Length::Requests(r) if r > crate::engine::MAX_KEPT as u64 => {
+            Length::Requests(r) if r > crate::window::MAX_KEPT as u64 => {
                 return Err(SimError::InvalidRun(format!(
                     "at most {} requests per replication (each is kept for MSER-5 and the \
                      percentiles); use more replications",
-                    crate::engine::MAX_KEPT
+                    crate::window::MAX_KEPT
                 )));
             }
             Length::Horizon(h) if !(h > 0.0 && h.is_finite()) => {
