@@ -1,15 +1,187 @@
-//! `servelab serve` and `servelab engines`: being built in this session.
+//! `servelab serve` and `servelab engines`: flags onto [`servelab_server::Config`].
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context;
+use servelab_server::{Config, Engine, LogMode, LogTarget, Server};
 
 /// Flags of `servelab serve`.
 #[derive(Debug, clap::Args)]
-pub(crate) struct Args {}
-
-/// Runs `servelab serve`.
-pub(crate) fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("servelab serve is not built yet")
+pub(crate) struct Args {
+    /// Directory to serve [default: the bundled site `www/` of this repository].
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+    /// Address to listen on.
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
+    addr: SocketAddr,
+    /// Port to listen on (shorthand that replaces the port of --addr; 0 picks a free one).
+    #[arg(long, short = 'p', value_name = "N")]
+    port: Option<u16>,
+    /// Concurrency engine (`servelab engines` lists them).
+    #[arg(long, short = 'e', default_value_t = Engine::default())]
+    engine: Engine,
+    /// Worker threads or processes [default: the number of CPUs].
+    #[arg(long, short = 'w', value_name = "N")]
+    workers: Option<usize>,
+    /// Accepted connections waiting for a pool worker; beyond it, 503.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    queue: usize,
+    /// Connections served at once by the thread and fork engines.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    max_conns: usize,
+    /// Access log: a file, `-` for standard output, or `off`.
+    #[arg(long, value_name = "PATH|-|off", default_value = "-")]
+    log: String,
+    /// Access-log writing: `sync` (one shared file under a lock) or `buffered`
+    /// (per-worker buffers flushed at least once a second).
+    #[arg(long, value_name = "MODE", default_value = "buffered")]
+    log_mode: LogMode,
+    /// Also log each connection's accept and close.
+    #[arg(long)]
+    log_connections: bool,
+    /// A request head must arrive within this time (else 408).
+    #[arg(long, value_name = "DURATION", default_value = "3s", value_parser = parse_duration)]
+    read_timeout: Duration,
+    /// Idle time allowed between requests on a kept-alive connection.
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_duration)]
+    keepalive_timeout: Duration,
+    /// A response that makes no progress for this long is abandoned.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    write_timeout: Duration,
+    /// Close a connection after this many requests [default: unlimited].
+    #[arg(long, value_name = "N")]
+    max_requests_per_conn: Option<u64>,
+    /// On SIGINT/SIGTERM, how long requests in flight may take to finish.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    grace: Duration,
 }
 
-/// Prints the engines.
-pub(crate) fn list_engines() -> anyhow::Result<()> {
+/// Runs `servelab serve`.
+pub(crate) fn run(args: Args) -> anyhow::Result<()> {
+    let root = match args.root {
+        Some(r) => r,
+        None => {
+            bundled_site().context("no --root given and the bundled site www/ was not found")?
+        }
+    };
+    let mut config = Config::new(root);
+    config.addr = args.addr;
+    if let Some(port) = args.port {
+        config.addr.set_port(port);
+    }
+    config.engine = args.engine;
+    if let Some(w) = args.workers {
+        anyhow::ensure!(w > 0, "--workers must be at least 1");
+        config.workers = w;
+    }
+    config.queue = args.queue;
+    config.max_conns = args.max_conns;
+    config.log = match args.log.as_str() {
+        "off" => LogTarget::Off,
+        "-" => LogTarget::Stdout,
+        path => LogTarget::File(path.into()),
+    };
+    config.log_mode = args.log_mode;
+    config.log_connections = args.log_connections;
+    config.read_timeout = args.read_timeout;
+    config.keepalive_timeout = args.keepalive_timeout;
+    config.write_timeout = args.write_timeout;
+    config.max_requests_per_conn = args.max_requests_per_conn;
+    config.grace = args.grace;
+    let workers = config.workers;
+    let server = Server::bind(config)?;
+    let engine = server.engine();
+    let workers = if engine.uses_workers() {
+        format!("{workers} workers")
+    } else {
+        "1 worker".to_owned()
+    };
+    eprintln!(
+        "servelab: serving {} on http://{} (engine {engine}, {workers})",
+        server.root().display(),
+        server.local_addr(),
+    );
+    server.run_until_signal()?;
     Ok(())
+}
+
+/// Prints the engines, one line each.
+pub(crate) fn list_engines() -> anyhow::Result<()> {
+    let width = Engine::ALL
+        .iter()
+        .map(|e| e.name().len())
+        .max()
+        .unwrap_or(0);
+    for &e in Engine::ALL {
+        let default = if e == Engine::default() {
+            " (default)"
+        } else {
+            ""
+        };
+        println!("{:width$}  {}{default}", e.name(), e.describe());
+    }
+    Ok(())
+}
+
+/// The repository's `www/`: next to the executable's ancestors (a build in
+/// `target/<profile>/`), else where the sources were when it was built.
+fn bundled_site() -> Option<PathBuf> {
+    let is_site = |p: &Path| p.join("index.html").is_file();
+    if let Ok(exe) = std::env::current_exe() {
+        for dir in exe.ancestors().skip(1).take(4) {
+            let candidate = dir.join("www");
+            if is_site(&candidate) {
+                return Some(candidate);
+            }
+        }
+    }
+    let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../www");
+    is_site(&built).then(|| built.canonicalize().unwrap_or(built))
+}
+
+/// `3s`, `500ms`, `2m`, `1h`, `250us`, or a plain number of seconds (`1.5`).
+pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration (examples: 3s, 500ms, 2m, 1.5)"))?;
+    let scale = match unit {
+        "" | "s" => 1.0,
+        "ms" => 1e-3,
+        "us" | "µs" => 1e-6,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => {
+            return Err(format!(
+                "`{s}`: unknown unit `{unit}` (use us, ms, s, m or h)"
+            ));
+        }
+    };
+    let secs = value * scale;
+    if !secs.is_finite() || !(0.0..=1e9).contains(&secs) {
+        return Err(format!("`{s}` is out of range"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("3s").unwrap(), Duration::from_secs(3));
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert!(parse_duration("3 parsecs").is_err());
+        assert!(parse_duration("").is_err());
+        assert!(parse_duration("-1s").is_err());
+    }
 }

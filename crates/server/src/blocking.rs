@@ -1,0 +1,289 @@
+//! Driving a [`Conn`] with blocking syscalls: the shared half of every engine
+//! that dedicates a thread or a process to a connection (serial, pool, thread,
+//! fork, prefork).
+//!
+//! Timeouts are socket timeouts. `SO_RCVTIMEO` and `SO_SNDTIMEO` are set once on
+//! the listening socket and Linux copies them into every accepted socket, so the
+//! common case costs no `setsockopt` per connection or per request; a read that
+//! times out early is simply retried against the connection's real deadline
+//! ([`Conn::wait`]), and the timeout is lowered only when the deadline is nearer
+//! than the current one (a slow request head).
+
+use std::io::{self, Read, Write};
+use std::net::{Shutdown as Side, SocketAddr, TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+use rustix::event::{PollFd, PollFlags};
+
+use crate::conn::{Chunk, Conn, Interest, Wait};
+use crate::site::{Site, Worker};
+
+/// How far past its deadline a read may wait before the timeout fires.
+const SLACK: Duration = Duration::from_millis(100);
+
+/// How long a lingering close waits for the client to finish sending.
+const LINGER: Duration = Duration::from_secs(1);
+
+/// Serves one connection to the end on the calling thread.
+pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Site, w: &mut Worker) {
+    site.stats.conn_opened();
+    if site.shutdown.is_forced() {
+        site.stats.conn_closed();
+        return;
+    }
+    let reg = site.shutdown.registry.register(&stream);
+    let mut conn = Conn::new(peer);
+    log_connection(site, w, &conn, false);
+    // What SO_RCVTIMEO is now: inherited from the listener (see Server::bind).
+    let mut timeout = site.config.read_timeout;
+    let mut interest = Interest::Read;
+    loop {
+        match interest {
+            Interest::Read => {
+                let idle = conn.is_idle();
+                if reg.set_idle(idle, &site.shutdown) && idle {
+                    // Shutting down: answer only what has already arrived.
+                    interest = match read_now(&stream, conn.read_space()) {
+                        Some(n) if n > 0 => conn.filled(n, site, w),
+                        _ => Interest::Close { linger: false },
+                    };
+                    continue;
+                }
+                let wait = conn.wait(site);
+                let left = Conn::remaining(wait.deadline());
+                // Lower the socket timeout only when the deadline is clearly
+                // nearer than it (a slow head); a read that returns early is
+                // simply retried, and a read may overshoot by at most SLACK.
+                if left + SLACK < timeout {
+                    timeout = left;
+                    let _ = stream.set_read_timeout(Some(timeout));
+                } else if matches!(wait, Wait::Idle(_))
+                    && timeout + SLACK < site.config.read_timeout.min(left)
+                {
+                    // Back to the usual value after a slow head lowered it.
+                    timeout = site.config.read_timeout.min(left);
+                    let _ = stream.set_read_timeout(Some(timeout));
+                }
+                interest = match stream.read(conn.read_space()) {
+                    Ok(n) => {
+                        if n > 0 {
+                            reg.set_idle(false, &site.shutdown);
+                        }
+                        conn.filled(n, site, w)
+                    }
+                    Err(e) if is_timeout(&e) => {
+                        if Instant::now() >= wait.deadline() {
+                            conn.timed_out(site, w)
+                        } else {
+                            continue;
+                        }
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(_) => {
+                        conn.abandon(site);
+                        Interest::Close { linger: false }
+                    }
+                };
+            }
+            Interest::Write => {
+                let result = match conn.next_write() {
+                    Some(Chunk::Bytes(bytes)) => stream.write(bytes),
+                    Some(Chunk::File { file, offset, len }) => {
+                        let mut off = offset;
+                        rustix::fs::sendfile(&stream, file, Some(&mut off), len)
+                            .map_err(io::Error::from)
+                    }
+                    None => Ok(0),
+                };
+                interest = match result {
+                    Ok(n) => conn.wrote(n, site, w),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(_) => {
+                        // Reset, broken pipe, or no progress within the write timeout.
+                        conn.abandon(site);
+                        Interest::Close { linger: false }
+                    }
+                };
+            }
+            Interest::Close { linger } => {
+                if linger {
+                    linger_close(&mut stream);
+                }
+                break;
+            }
+        }
+    }
+    drop(reg);
+    log_connection(site, w, &conn, true);
+    site.stats.conn_closed();
+}
+
+/// A read that does not wait: `Some(n)` if bytes (or EOF) were there.
+fn read_now(stream: &TcpStream, buf: &mut [u8]) -> Option<usize> {
+    rustix::net::recv(stream, buf, rustix::net::RecvFlags::DONTWAIT)
+        .ok()
+        .map(|(n, _)| n)
+}
+
+fn is_timeout(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
+}
+
+/// Shuts our side, then reads and drops what the client still sends (up to a
+/// bound, for at most [`LINGER`]), so our last response is not destroyed by a
+/// reset caused by unread bytes. nginx calls this lingering close.
+pub(crate) fn linger_close(stream: &mut TcpStream) {
+    let _ = stream.shutdown(Side::Write);
+    let _ = stream.set_read_timeout(Some(LINGER / 4));
+    let until = Instant::now() + LINGER;
+    let mut sink = [0u8; 4096];
+    let mut total = 0usize;
+    while Instant::now() < until && total < 256 * 1024 {
+        match stream.read(&mut sink) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => total += n,
+        }
+    }
+}
+
+fn log_connection(site: &Site, w: &mut Worker, conn: &Conn, closed: bool) {
+    if !site.config.log_connections || !w.log.enabled() {
+        return;
+    }
+    w.clock.tick();
+    w.line.clear();
+    let clf = String::from_utf8_lossy(w.clock.clf()).into_owned();
+    let line = if closed {
+        format!(
+            "conn {} close [{clf}] requests={} us={}\n",
+            conn.peer(),
+            conn.requests(),
+            conn.opened().elapsed().as_micros()
+        )
+    } else {
+        format!("conn {} open [{clf}]\n", conn.peer())
+    };
+    w.log.line(line.as_bytes());
+}
+
+/// What the accept loop should do after a connection was handed over.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Next {
+    Continue,
+    Stop,
+}
+
+/// Accepts until shutdown is asked for, handing each connection to `handle`.
+///
+/// The listener is non-blocking and polled together with the shutdown pipe, so
+/// a signal wakes the loop at once. On `EMFILE`/`ENFILE`/`ENOBUFS`/`ENOMEM` the
+/// loop backs off (10 ms, doubling to 500 ms) instead of spinning on a listener
+/// that stays readable; it recovers by itself when descriptors are free again.
+pub(crate) fn accept_loop(
+    listener: &TcpListener,
+    site: &Site,
+    mut handle: impl FnMut(TcpStream, SocketAddr) -> Next,
+) {
+    let mut backoff = Duration::ZERO;
+    loop {
+        let mut fds = [
+            PollFd::new(listener, PollFlags::IN),
+            PollFd::from_borrowed_fd(site.shutdown.wake_fd(), PollFlags::IN),
+        ];
+        match rustix::event::poll(&mut fds, None) {
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => {
+                eprintln!("servelab: poll on the listener failed: {e}; stopping");
+                site.shutdown.trigger();
+                return;
+            }
+        }
+        if !fds[1].revents().is_empty() || site.shutdown.is_requested() {
+            site.shutdown.trigger();
+            return;
+        }
+        // Take every connection that is ready, then poll again.
+        loop {
+            match listener.accept() {
+                Ok((stream, peer)) => {
+                    backoff = Duration::ZERO;
+                    if handle(stream, peer) == Next::Stop {
+                        return;
+                    }
+                    if site.shutdown.is_requested() {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) if is_resource_error(&e) => {
+                    backoff =
+                        (backoff * 2).clamp(Duration::from_millis(10), Duration::from_millis(500));
+                    wait_or_shutdown(site, backoff);
+                    break;
+                }
+                // ECONNABORTED and friends: that one client is gone; go on.
+                Err(_) => break,
+            }
+        }
+    }
+}
+
+fn is_resource_error(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+    )
+}
+
+/// Sleeps for `d` unless shutdown is asked for first.
+pub(crate) fn wait_or_shutdown(site: &Site, d: Duration) {
+    let mut fds = [PollFd::from_borrowed_fd(
+        site.shutdown.wake_fd(),
+        PollFlags::IN,
+    )];
+    let ts = rustix::time::Timespec {
+        tv_sec: d.as_secs() as _,
+        tv_nsec: d.subsec_nanos() as _,
+    };
+    let _ = rustix::event::poll(&mut fds, Some(&ts));
+}
+
+/// Best effort "503 Service Unavailable" to a connection we cannot take, from
+/// the accepting thread: the socket is fresh, so the small write does not block
+/// (and `SO_SNDTIMEO` bounds it anyway); then a short non-blocking drain of what
+/// the client already sent, so the close is less likely to become a reset.
+pub(crate) fn refuse(mut stream: TcpStream, site: &Site) {
+    site.stats.conn_opened();
+    site.stats.dropped();
+    site.stats.response(503);
+    let mut out = Vec::with_capacity(512);
+    let mut clock = crate::clock::Clock::new();
+    clock.tick();
+    let persist = crate::handler::Persist {
+        keep_alive: false,
+        http10: false,
+    };
+    crate::handler::error_at(
+        servelab_http::Status::SERVICE_UNAVAILABLE,
+        clock.http(),
+        persist,
+        false,
+        &mut out,
+    );
+    if stream.write_all(&out).is_ok() {
+        site.stats.sent(out.len() as u64);
+    }
+    let _ = stream.shutdown(Side::Write);
+    let mut sink = [0u8; 4096];
+    while let Some(n) = read_now(&stream, &mut sink) {
+        if n == 0 {
+            break;
+        }
+    }
+    site.stats.conn_closed();
+}

@@ -1,0 +1,114 @@
+//! What a server is asked to do: every knob of `servelab serve` as plain data.
+//!
+//! The binary fills a [`Config`] from flags; tests build one with
+//! [`Config::new`] and change the fields they care about. Nothing here touches
+//! the system: validation that needs it (does the root exist, is the port free)
+//! happens in [`crate::Server::bind`].
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::Engine;
+
+/// Where access-log lines go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogTarget {
+    /// No access log at all: no line is even formatted.
+    Off,
+    /// Standard output (`--log -`).
+    Stdout,
+    /// A file, opened for appending and reopened on SIGHUP.
+    File(PathBuf),
+}
+
+/// How access-log lines reach their target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LogMode {
+    /// One shared log; every line is written with one `write(2)` under a lock as it
+    /// happens. The classic design, kept so experiments can show its cost (seed 000).
+    Sync,
+    /// Each worker appends to a buffer of its own; a writer thread flushes them at
+    /// least once a second and on shutdown, so no worker ever waits on the disk.
+    #[default]
+    Buffered,
+}
+
+impl std::str::FromStr for LogMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "sync" => Ok(LogMode::Sync),
+            "buffered" => Ok(LogMode::Buffered),
+            other => Err(format!(
+                "unknown log mode `{other}` (expected sync or buffered)"
+            )),
+        }
+    }
+}
+
+/// Everything a [`crate::Server`] needs to know.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The directory served; nothing outside it is ever served.
+    pub root: PathBuf,
+    /// Address to listen on; port 0 picks a free port (see [`crate::Server::local_addr`]).
+    pub addr: SocketAddr,
+    /// The concurrency engine.
+    pub engine: Engine,
+    /// Worker threads (pool) or processes (prefork) or event loops (reactor).
+    pub workers: usize,
+    /// Accepted connections waiting for a pool worker; beyond it a connection gets 503.
+    pub queue: usize,
+    /// Connections served at once by the thread and fork engines.
+    pub max_conns: usize,
+    /// Access-log destination.
+    pub log: LogTarget,
+    /// Access-log write strategy.
+    pub log_mode: LogMode,
+    /// Also log each connection's accept and close with its request count.
+    pub log_connections: bool,
+    /// A request head must arrive completely within this time of its first byte
+    /// (or of the connection's start); otherwise 408 and close. Slowloris defence.
+    pub read_timeout: Duration,
+    /// Idle time allowed between requests on a kept-alive connection.
+    pub keepalive_timeout: Duration,
+    /// A response that makes no progress for this long is abandoned (a client that
+    /// stopped reading must not hold a worker forever).
+    pub write_timeout: Duration,
+    /// Close a connection after this many requests; `None` is unlimited.
+    pub max_requests_per_conn: Option<u64>,
+    /// On shutdown, how long requests in flight may take to finish.
+    pub grace: Duration,
+    /// Limits on request heads and bodies.
+    pub limits: servelab_http::Limits,
+}
+
+impl Config {
+    /// A configuration serving `root` on `127.0.0.1:0` with the default engine and
+    /// the documented defaults of `servelab serve`, except that the access log is off.
+    pub fn new(root: impl Into<PathBuf>) -> Config {
+        Config {
+            root: root.into(),
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            engine: Engine::default(),
+            workers: default_workers(),
+            queue: 1024,
+            max_conns: 1024,
+            log: LogTarget::Off,
+            log_mode: LogMode::default(),
+            log_connections: false,
+            read_timeout: Duration::from_secs(3),
+            keepalive_timeout: Duration::from_secs(5),
+            write_timeout: Duration::from_secs(10),
+            max_requests_per_conn: None,
+            grace: Duration::from_secs(10),
+            limits: servelab_http::Limits::default(),
+        }
+    }
+}
+
+/// The number of CPUs this process may run on (at least 1).
+pub fn default_workers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}

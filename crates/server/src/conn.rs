@@ -1,0 +1,641 @@
+//! One HTTP/1.1 connection as a state machine, with no I/O of its own.
+//!
+//! Every engine drives the same [`Conn`]: the engine reads bytes into
+//! [`Conn::read_space`] and reports them with [`Conn::filled`], asks
+//! [`Conn::next_write`] what to send and reports progress with [`Conn::wrote`].
+//! Each call returns the [`Interest`] the connection has next. Blocking engines
+//! loop over that with blocking syscalls; event loops register the interest with
+//! epoll. So parsing, pipelining, persistence, bodies, limits, logging and
+//! counting are written once, and every engine serves identical HTTP.
+//!
+//! States ([`State`]): `Reading` a request head; `Draining` a request body
+//! (discarded: we serve no method that uses one) while its response waits;
+//! `Writing` responses; `Closed`. Pipelined requests that arrive together are
+//! answered in order, several small responses batched into one write.
+
+use std::fs::File;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use servelab_http::{ChunkedDecoder, Parse, Part, RequestHead, Status, Version};
+
+use crate::handler::{self, Body, Persist, Response};
+use crate::site::{Site, Worker};
+
+/// Read buffer to start with; grown up to the head limit when a head is larger.
+const READ_BUF: usize = 8 * 1024;
+/// Stop batching pipelined responses once this much output is waiting.
+const OUT_BATCH: usize = 64 * 1024;
+
+/// What the connection wants from its engine next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Interest {
+    /// Read more bytes (a request head, more of a pipelined request, or a body).
+    Read,
+    /// Write what [`Conn::next_write`] offers.
+    Write,
+    /// Close the socket. `linger` asks for a lingering close: shut down the write
+    /// side and drain briefly, so that unread request bytes do not make the kernel
+    /// reset the connection before the client has read our (error) response.
+    Close { linger: bool },
+}
+
+/// Something to write.
+#[derive(Debug)]
+pub(crate) enum Chunk<'a> {
+    /// Bytes from the output buffer.
+    Bytes(&'a [u8]),
+    /// `len` bytes of `file` from `offset` (for `sendfile`).
+    File {
+        file: &'a File,
+        offset: u64,
+        len: usize,
+    },
+}
+
+#[derive(Debug)]
+enum State {
+    Reading,
+    Draining(BodyReader),
+    Writing,
+    Closed { linger: bool },
+}
+
+#[derive(Debug)]
+enum BodyReader {
+    Length(u64),
+    Chunked(ChunkedDecoder),
+}
+
+/// Which timer applies while the connection waits to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wait {
+    /// Between requests: the keep-alive timeout, then a silent close.
+    Idle(Instant),
+    /// In the middle of a request head or body: the read timeout, then 408.
+    Request(Instant),
+}
+
+impl Wait {
+    /// When the wait ends.
+    pub(crate) fn deadline(self) -> Instant {
+        match self {
+            Wait::Idle(t) | Wait::Request(t) => t,
+        }
+    }
+}
+
+/// A connection.
+#[derive(Debug)]
+pub(crate) struct Conn {
+    state: State,
+    peer: SocketAddr,
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    out: Vec<u8>,
+    out_pos: usize,
+    body: Body,
+    /// Length of the head waiting at `start` while its body drains.
+    head_len: usize,
+    /// Close once the owed responses are written.
+    close_after: bool,
+    /// That close follows an error: linger so the client can read the answer.
+    linger_on_close: bool,
+    requests: u64,
+    /// Responses produced but not yet completely written.
+    pending: u32,
+    /// Log lines of pending responses, each missing its final ` <µs>\n`.
+    log_buf: Vec<u8>,
+    log_marks: Vec<(usize, Instant)>,
+    /// When the connection started waiting for the current request (or opened).
+    waiting_since: Instant,
+    opened: Instant,
+}
+
+impl Conn {
+    pub(crate) fn new(peer: SocketAddr) -> Conn {
+        let now = Instant::now();
+        Conn {
+            state: State::Reading,
+            peer,
+            buf: vec![0; READ_BUF],
+            start: 0,
+            end: 0,
+            out: Vec::with_capacity(READ_BUF),
+            out_pos: 0,
+            body: Body::Empty,
+            head_len: 0,
+            close_after: false,
+            linger_on_close: false,
+            requests: 0,
+            pending: 0,
+            log_buf: Vec::new(),
+            log_marks: Vec::new(),
+            waiting_since: now,
+            opened: now,
+        }
+    }
+
+    /// Requests answered so far on this connection.
+    pub(crate) fn requests(&self) -> u64 {
+        self.requests
+    }
+
+    /// When the connection was opened.
+    pub(crate) fn opened(&self) -> Instant {
+        self.opened
+    }
+
+    /// The peer address.
+    pub(crate) fn peer(&self) -> SocketAddr {
+        self.peer
+    }
+
+    /// The interest now.
+    pub(crate) fn interest(&self) -> Interest {
+        match self.state {
+            State::Closed { linger } => Interest::Close { linger },
+            State::Draining(_) | State::Reading => Interest::Read,
+            State::Writing => Interest::Write,
+        }
+    }
+
+    /// True between requests: nothing buffered, nothing owed. Shutdown closes
+    /// such connections at once.
+    pub(crate) fn is_idle(&self) -> bool {
+        matches!(self.state, State::Reading) && self.start == self.end && self.pending == 0
+    }
+
+    /// The timer that applies to the next read.
+    pub(crate) fn wait(&self, site: &Site) -> Wait {
+        if self.is_idle() && self.requests > 0 {
+            Wait::Idle(self.waiting_since + site.config.keepalive_timeout)
+        } else {
+            // A new connection must send its first head within the read timeout,
+            // like any request: an idle fresh connection is a slowloris too.
+            Wait::Request(self.waiting_since + site.config.read_timeout)
+        }
+    }
+
+    /// Space to read into. Grows the buffer (up to the head limit plus slack)
+    /// only when a request head does not fit.
+    pub(crate) fn read_space(&mut self) -> &mut [u8] {
+        if self.end == self.buf.len() {
+            if self.start > 0 {
+                self.buf.copy_within(self.start..self.end, 0);
+                self.end -= self.start;
+                self.start = 0;
+            } else {
+                // The parser reports 431/414 before a head passes its limit, so
+                // the buffer never needs to exceed that limit by much.
+                let grown = (self.buf.len() * 2)
+                    .min(64 * 1024)
+                    .max(self.buf.len() + 1024);
+                self.buf.resize(grown, 0);
+            }
+        }
+        &mut self.buf[self.end..]
+    }
+
+    /// Reports `n` bytes read into [`Conn::read_space`]; `n == 0` is end of stream.
+    pub(crate) fn filled(&mut self, n: usize, site: &Site, w: &mut Worker) -> Interest {
+        if n == 0 {
+            // The client closed its side. Whatever it had half-sent is dropped; if
+            // responses are owed we still try to write them (a half-close is legal).
+            self.state = if self.pending > 0 {
+                self.close_after = true;
+                State::Writing
+            } else {
+                State::Closed { linger: false }
+            };
+            return self.interest();
+        }
+        self.end += n;
+        self.advance(site, w);
+        self.interest()
+    }
+
+    /// The read deadline passed ([`Conn::wait`]).
+    pub(crate) fn timed_out(&mut self, site: &Site, w: &mut Worker) -> Interest {
+        match self.wait(site) {
+            Wait::Idle(_) => self.state = State::Closed { linger: false },
+            Wait::Request(_) if self.requests == 0 && self.start == self.end => {
+                // Opened and never said anything: close without a word (as nginx
+                // does); a 408 to a silent port scan helps nobody.
+                self.state = State::Closed { linger: false };
+            }
+            Wait::Request(_) => self.fail(Status::REQUEST_TIMEOUT, site, w),
+        }
+        self.interest()
+    }
+
+    /// What to write next, if anything.
+    pub(crate) fn next_write(&mut self) -> Option<Chunk<'_>> {
+        if self.out_pos == self.out.len() {
+            self.next_part();
+        }
+        if self.out_pos < self.out.len() {
+            return Some(Chunk::Bytes(&self.out[self.out_pos..]));
+        }
+        let (file, offset, remaining) = match &self.body {
+            Body::Empty => return None,
+            Body::File {
+                file,
+                offset,
+                remaining,
+            } => (file, *offset, *remaining),
+            Body::Parts {
+                file,
+                current: Some((offset, remaining)),
+                ..
+            } => (file, *offset, *remaining),
+            Body::Parts { current: None, .. } => return None,
+        };
+        Some(Chunk::File {
+            file,
+            offset,
+            // sendfile moves at most 2 GiB - 4 KiB per call.
+            len: remaining.min(1 << 30) as usize,
+        })
+    }
+
+    /// In a multipart body with nothing in flight, takes the next part: literal
+    /// bytes go to `out`, a file range becomes `current`.
+    fn next_part(&mut self) {
+        let Body::Parts { parts, current, .. } = &mut self.body else {
+            return;
+        };
+        if current.is_some() {
+            return;
+        }
+        match parts.pop_front() {
+            None => self.body = Body::Empty,
+            Some(Part::Bytes(bytes)) => {
+                self.out.clear();
+                self.out_pos = 0;
+                self.out.extend_from_slice(&bytes);
+            }
+            Some(Part::File(range)) => *current = Some((range.start, range.len())),
+        }
+    }
+
+    /// Reports `n` bytes of the last [`Conn::next_write`] chunk written. `n == 0`
+    /// for a file chunk means the file ended early (truncated while being sent):
+    /// the response cannot be completed, so the connection closes.
+    pub(crate) fn wrote(&mut self, n: usize, site: &Site, w: &mut Worker) -> Interest {
+        site.stats.sent(n as u64);
+        if self.out_pos < self.out.len() {
+            self.out_pos += n;
+            if self.out_pos == self.out.len() {
+                self.out.clear();
+                self.out_pos = 0;
+            }
+        } else {
+            let n = n as u64;
+            let progress = match &mut self.body {
+                Body::File {
+                    offset, remaining, ..
+                }
+                | Body::Parts {
+                    current: Some((offset, remaining)),
+                    ..
+                } => {
+                    *offset += n;
+                    *remaining -= n.min(*remaining);
+                    (n > 0, *remaining == 0)
+                }
+                _ => (true, false),
+            };
+            match (progress, &mut self.body) {
+                ((false, _), _) => {
+                    self.abandon(site);
+                    return self.interest();
+                }
+                ((true, true), Body::Parts { current, .. }) => *current = None,
+                ((true, true), body) => *body = Body::Empty,
+                _ => {}
+            }
+        }
+        if self.out.is_empty() && self.next_write_is_none() {
+            self.responses_done(site, w);
+        }
+        self.interest()
+    }
+
+    fn next_write_is_none(&mut self) -> bool {
+        self.next_write().is_none()
+    }
+
+    /// The peer is gone (reset, broken pipe, write timeout) while responses were
+    /// owed: count them as abandoned and close.
+    pub(crate) fn abandon(&mut self, site: &Site) {
+        for _ in 0..self.pending {
+            site.stats.request_finished(true);
+        }
+        self.pending = 0;
+        self.log_marks.clear();
+        self.log_buf.clear();
+        self.body = Body::Empty;
+        self.state = State::Closed { linger: false };
+    }
+
+    /// Every owed response is out: log them, then go on with what is buffered.
+    fn responses_done(&mut self, site: &Site, w: &mut Worker) {
+        let now = Instant::now();
+        let mut from = 0;
+        for &(to, started) in &self.log_marks {
+            let us = now.saturating_duration_since(started).as_micros() as u64;
+            w.line.clear();
+            w.line.extend_from_slice(&self.log_buf[from..to]);
+            w.line.push(b' ');
+            w.line
+                .extend_from_slice(itoa::Buffer::new().format(us).as_bytes());
+            w.line.push(b'\n');
+            w.log.line(&w.line);
+            from = to;
+        }
+        self.log_buf.clear();
+        self.log_marks.clear();
+        for _ in 0..self.pending {
+            site.stats.request_finished(false);
+        }
+        self.pending = 0;
+        if self.close_after {
+            self.state = State::Closed {
+                linger: self.linger_on_close,
+            };
+            return;
+        }
+        self.state = State::Reading;
+        self.waiting_since = now;
+        self.advance(site, w);
+    }
+
+    /// Parses and answers what is buffered, as far as it can.
+    ///
+    /// A request with a body is answered only after its body has been read and
+    /// discarded: its head stays at the front of the buffer meanwhile, body bytes
+    /// behind it are consumed as they arrive, and then the head is parsed again
+    /// (cheap, and it spares copying the head's fields). So a malformed chunked
+    /// body is answered with 400 instead of a response that was already queued,
+    /// and no body byte is ever parsed as the next request.
+    fn advance(&mut self, site: &Site, w: &mut Worker) {
+        loop {
+            if let State::Draining(reader) = &mut self.state {
+                let head_len = self.head_len;
+                let body_at = self.start + head_len;
+                let input = &self.buf[body_at..self.end];
+                let (used, done) = match reader {
+                    BodyReader::Length(left) => {
+                        let used = (*left).min(input.len() as u64);
+                        *left -= used;
+                        (used as usize, *left == 0)
+                    }
+                    BodyReader::Chunked(dec) => match dec.feed(input) {
+                        Ok(r) => r,
+                        Err(e) => {
+                            self.start = self.end;
+                            self.fail(e.status(), site, w);
+                            return;
+                        }
+                    },
+                };
+                self.buf.copy_within(body_at + used..self.end, body_at);
+                self.end -= used;
+                if !done {
+                    return;
+                }
+                self.state = State::Reading;
+                // The buffer is lent out while the request borrows from it, so
+                // that `answer` may take `&mut self` (a Vec move, no copy).
+                let buf = std::mem::take(&mut self.buf);
+                let parsed =
+                    servelab_http::parse_request(&buf[self.start..self.end], &site.config.limits);
+                if let Ok(Parse::Complete(req)) = parsed {
+                    self.answer(&req, site, w);
+                } else {
+                    unreachable!("a head that parsed once parses again");
+                }
+                self.buf = buf;
+                self.start += head_len;
+                continue;
+            }
+            if !matches!(self.state, State::Reading) {
+                return;
+            }
+            if self.start == self.end {
+                self.compact_if_empty();
+                if self.pending > 0 {
+                    self.state = State::Writing;
+                }
+                return;
+            }
+            if self.close_after || self.out.len() >= OUT_BATCH || !matches!(self.body, Body::Empty)
+            {
+                self.state = State::Writing;
+                return;
+            }
+            let buf = std::mem::take(&mut self.buf);
+            let step = self.parse_one(&buf, site, w);
+            self.buf = buf;
+            if !step {
+                return;
+            }
+        }
+    }
+
+    /// Parses and answers the next request in `buf` (the connection's own buffer,
+    /// lent out so the request can borrow it while `self` is mutated). Returns
+    /// whether `advance` should go on.
+    fn parse_one(&mut self, buf: &[u8], site: &Site, w: &mut Worker) -> bool {
+        match servelab_http::parse_request(&buf[self.start..self.end], &site.config.limits) {
+            Ok(Parse::Incomplete) => {
+                if self.pending > 0 {
+                    // Send what is ready; the rest of this head can follow.
+                    self.state = State::Writing;
+                }
+                false
+            }
+            Err(e) => {
+                self.start = self.end;
+                self.fail(e.status(), site, w);
+                false
+            }
+            Ok(Parse::Complete(req)) => {
+                let head_len = req.head_len;
+                let body = if req.chunked {
+                    Some(BodyReader::Chunked(ChunkedDecoder::new(
+                        site.config.limits.max_body,
+                    )))
+                } else {
+                    req.content_length
+                        .filter(|&n| n > 0)
+                        .map(BodyReader::Length)
+                };
+                match body {
+                    Some(reader) => {
+                        self.head_len = head_len;
+                        self.state = State::Draining(reader);
+                    }
+                    None => {
+                        self.answer(&req, site, w);
+                        self.start += head_len;
+                    }
+                }
+                true
+            }
+        }
+    }
+
+    /// Produces the response to one parsed request into `out`.
+    fn answer(&mut self, req: &RequestHead<'_>, site: &Site, w: &mut Worker) {
+        let started = Instant::now();
+        w.clock.tick();
+        site.stats.request_started();
+        self.requests += 1;
+        self.pending += 1;
+        let keep_alive = req.keep_alive
+            && !site.shutdown.is_requested()
+            && site
+                .config
+                .max_requests_per_conn
+                .is_none_or(|max| self.requests < max);
+        if !keep_alive {
+            self.close_after = true;
+        }
+        let persist = Persist {
+            keep_alive,
+            http10: req.version == Version::Http10,
+        };
+        // Split borrows: the request borrows `buf`, the response goes to `out`.
+        let Response {
+            status,
+            body_len,
+            body,
+        } = handler::respond(req, site, w, persist, &mut self.out);
+        self.body = body;
+        site.stats.response(status.code());
+        if w.log.enabled() {
+            self.log_request(Some(req), status, body_len, w);
+            self.log_marks.push((self.log_buf.len(), started));
+        }
+    }
+
+    /// Answers a request that could not be parsed (or timed out) and closes.
+    fn fail(&mut self, status: Status, site: &Site, w: &mut Worker) {
+        let started = Instant::now();
+        site.stats.request_started();
+        self.pending += 1;
+        self.close_after = true;
+        self.linger_on_close = true;
+        let persist = Persist {
+            keep_alive: false,
+            http10: false,
+        };
+        let resp = handler::error(status, w, persist, false, &mut self.out);
+        site.stats.response(status.code());
+        if w.log.enabled() {
+            self.log_request(None, status, resp.body_len, w);
+            self.log_marks.push((self.log_buf.len(), started));
+        }
+        self.state = State::Writing;
+    }
+
+    /// Appends a Combined Log Format line (without the service time) to `log_buf`.
+    fn log_request(
+        &mut self,
+        req: Option<&RequestHead<'_>>,
+        status: Status,
+        bytes: u64,
+        w: &Worker,
+    ) {
+        let l = &mut self.log_buf;
+        let ip = self.peer.ip();
+        // Writing to a Vec cannot fail.
+        let _ = std::io::Write::write_fmt(l, format_args!("{ip} - - ["));
+        l.extend_from_slice(w.clock.clf());
+        l.extend_from_slice(b"] \"");
+        match req {
+            Some(r) => {
+                push_escaped(l, r.method_str.as_bytes());
+                l.push(b' ');
+                push_escaped(l, r.target.as_bytes());
+                l.extend_from_slice(match r.version {
+                    Version::Http10 => b" HTTP/1.0",
+                    Version::Http11 => b" HTTP/1.1",
+                });
+            }
+            None => l.push(b'-'),
+        }
+        l.extend_from_slice(b"\" ");
+        l.extend_from_slice(itoa::Buffer::new().format(status.code()).as_bytes());
+        l.push(b' ');
+        if bytes == 0 {
+            l.push(b'-');
+        } else {
+            l.extend_from_slice(itoa::Buffer::new().format(bytes).as_bytes());
+        }
+        l.extend_from_slice(b" \"");
+        push_escaped(l, req.and_then(|r| r.referer).unwrap_or("-").as_bytes());
+        l.extend_from_slice(b"\" \"");
+        push_escaped(l, req.and_then(|r| r.user_agent).unwrap_or("-").as_bytes());
+        l.push(b'"');
+    }
+
+    fn compact_if_empty(&mut self) {
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+            if self.buf.len() > READ_BUF && self.is_idle() {
+                // A big head once should not pin 64 KiB for the connection's life.
+                self.buf.truncate(READ_BUF);
+                self.buf.shrink_to_fit();
+            }
+        }
+    }
+
+    /// Time left before `deadline`, at least 1 ms (a zero socket timeout means
+    /// "forever" to `SO_RCVTIMEO`).
+    pub(crate) fn remaining(deadline: Instant) -> Duration {
+        deadline
+            .saturating_duration_since(Instant::now())
+            .max(Duration::from_millis(1))
+    }
+}
+
+/// Copies a request field into a log line, escaping `"`, `\\` and bytes outside
+/// printable ASCII as `\xHH` (Apache does the same), so a line stays one line and
+/// a client cannot forge log entries.
+fn push_escaped(out: &mut Vec<u8>, s: &[u8]) {
+    for &b in s {
+        match b {
+            b'"' | b'\\' => {
+                out.push(b'\\');
+                out.push(b);
+            }
+            0x20..=0x7e => out.push(b),
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.extend_from_slice(&[
+                    b'\\',
+                    b'x',
+                    HEX[usize::from(b >> 4)],
+                    HEX[usize::from(b & 15)],
+                ]);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_escaping_keeps_one_line() {
+        let mut v = Vec::new();
+        push_escaped(&mut v, b"a\"b\\c\nd\xff");
+        assert_eq!(v, b"a\\\"b\\\\c\\x0ad\\xff");
+    }
+}

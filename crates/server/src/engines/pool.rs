@@ -1,0 +1,66 @@
+//! `pool`: a fixed set of worker threads fed by a bounded queue of connections.
+//!
+//! The acceptor thread puts each accepted connection on a bounded channel
+//! (`--queue`); `--workers` threads take them and serve each to its end. When the
+//! queue is full the acceptor answers `503 Service Unavailable` with
+//! `Retry-After` itself and counts the connection as dropped: overload is visible
+//! to the client and in the counters, never a silent loss or an unbounded queue.
+//!
+//! On shutdown the acceptor stops and closes the channel; workers still serve the
+//! connections already queued (their requests were accepted before the signal),
+//! then exit.
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::TrySendError;
+
+use crate::ServerError;
+use crate::blocking::{self, Next};
+use crate::site::Site;
+
+pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), ServerError> {
+    let (tx, rx) = crossbeam_channel::bounded::<(TcpStream, SocketAddr)>(site.config.queue);
+    let mut workers = Vec::with_capacity(site.config.workers);
+    for i in 0..site.config.workers {
+        let rx = rx.clone();
+        let site = site.clone();
+        let handle = std::thread::Builder::new()
+            .name(format!("servelab-pool-{i}"))
+            .spawn(move || {
+                let mut worker = site.worker();
+                for (stream, peer) in rx {
+                    blocking::serve(stream, peer, &site, &mut worker);
+                }
+            })
+            .map_err(ServerError::io("starting a pool worker"))?;
+        workers.push(handle);
+    }
+    drop(rx);
+    blocking::accept_loop(listener, site, |stream, peer| {
+        match tx.try_send((stream, peer)) {
+            Ok(()) => {}
+            Err(TrySendError::Full((stream, _))) => blocking::refuse(stream, site),
+            Err(TrySendError::Disconnected(_)) => return Next::Stop,
+        }
+        Next::Continue
+    });
+    drop(tx);
+    finish(workers, site);
+    Ok(())
+}
+
+/// Waits for the workers within the grace period, then cuts what is left.
+pub(crate) fn finish(workers: Vec<std::thread::JoinHandle<()>>, site: &Site) {
+    let deadline = Instant::now() + site.config.grace;
+    while Instant::now() < deadline && !workers.iter().all(|w| w.is_finished()) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    if !workers.iter().all(|w| w.is_finished()) {
+        site.shutdown.force();
+    }
+    for w in workers {
+        let _ = w.join();
+    }
+}

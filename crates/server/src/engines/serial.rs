@@ -1,0 +1,18 @@
+//! `serial`: one connection at a time, on the accepting thread.
+//!
+//! The baseline of seed 000: the next client waits until the current one has
+//! closed its connection (a keep-alive session holds the server for its whole
+//! length). Useful only as the denominator of a speedup.
+
+use std::net::TcpListener;
+
+use crate::blocking::{self, Next};
+use crate::site::Site;
+
+pub(crate) fn run(listener: &TcpListener, site: &Site) {
+    let mut worker = site.worker();
+    blocking::accept_loop(listener, site, |stream, peer| {
+        blocking::serve(stream, peer, site, &mut worker);
+        Next::Continue
+    });
+}

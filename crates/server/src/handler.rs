@@ -1,0 +1,397 @@
+//! From a parsed request head to a response: the static-file rules.
+//!
+//! Every engine calls [`respond`] through [`crate::conn::Conn`]; nothing here
+//! knows about sockets. The response head (and a small body) is appended to the
+//! connection's output buffer; a large body is returned as a [`Body`] for the
+//! engine to send with `sendfile(2)`.
+//!
+//! Order of decisions, following RFC 9110:
+//! 1. method: GET and HEAD are served; other registered methods get 405 with
+//!    `Allow`, unknown ones 501;
+//! 2. path: percent-decoded and normalised by `servelab_http::path`, 400 when it
+//!    is unsafe; opened beneath the root (see [`crate::files`]);
+//! 3. directories: with a trailing slash their `index.html`, without it a 301;
+//! 4. conditionals (13.2.2): `If-None-Match`, else `If-Modified-Since`, give 304;
+//! 5. ranges (GET only, 14.2): `If-Range`, then one range (206), several
+//!    (multipart 206), or unsatisfiable (416).
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::Read;
+
+use servelab_http::{
+    ContentRange, Method, Multipart, Part, PathKind, RangeSet, RequestHead, ResponseHead, Status,
+    conditional, mime,
+};
+
+use crate::files::{FileError, OpenFile, Opened};
+use crate::site::{Site, Worker};
+
+/// Bodies up to this size are copied into the output buffer behind the head, so
+/// head and body leave in one `write`; larger ones go by `sendfile`.
+pub(crate) const INLINE_BODY: u64 = 16 * 1024;
+
+/// A body still to be sent after the output buffer.
+#[derive(Debug, Default)]
+pub(crate) enum Body {
+    /// Nothing (or everything is already in the output buffer).
+    #[default]
+    Empty,
+    /// A byte range of a file.
+    File {
+        file: File,
+        offset: u64,
+        remaining: u64,
+    },
+    /// A multipart/byteranges body: literal parts and file ranges in order.
+    Parts {
+        file: File,
+        parts: VecDeque<Part>,
+        /// The file range being sent now: (offset, remaining).
+        current: Option<(u64, u64)>,
+    },
+}
+
+/// What [`respond`] decided.
+#[derive(Debug)]
+pub(crate) struct Response {
+    pub(crate) status: Status,
+    /// Body bytes the head announced (for the log); 0 for HEAD and bodiless statuses.
+    pub(crate) body_len: u64,
+    pub(crate) body: Body,
+}
+
+/// How the head should speak about the connection.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Persist {
+    /// The connection stays open after this response.
+    pub(crate) keep_alive: bool,
+    /// The client speaks HTTP/1.0 (so keep-alive must be said explicitly).
+    pub(crate) http10: bool,
+}
+
+impl Persist {
+    /// Sets the persistence fields of a response head.
+    fn apply(self, head: &mut ResponseHead<'_>) {
+        head.connection = if self.keep_alive {
+            servelab_http::Connection::Default
+        } else {
+            servelab_http::Connection::Close
+        };
+        head.http10 = self.http10;
+    }
+}
+
+/// Answers one well-formed request.
+pub(crate) fn respond(
+    req: &RequestHead<'_>,
+    site: &Site,
+    w: &mut Worker,
+    persist: Persist,
+    out: &mut Vec<u8>,
+) -> Response {
+    let head_only = match req.method {
+        Method::Get => false,
+        Method::Head => true,
+        Method::Other => {
+            return if servelab_http::is_registered_method(req.method_str) {
+                error(Status::METHOD_NOT_ALLOWED, w, persist, false, out)
+            } else {
+                error(Status::NOT_IMPLEMENTED, w, persist, false, out)
+            };
+        }
+    };
+    let mut path = std::mem::take(&mut w.path);
+    path.clear();
+    let resp = match servelab_http::resolve_target(req.target, &mut path) {
+        Err(_) => error(Status::BAD_REQUEST, w, persist, head_only, out),
+        Ok(kind) => serve_path(req, &path, kind, site, w, persist, head_only, out),
+    };
+    w.path = path;
+    resp
+}
+
+#[allow(clippy::too_many_arguments)] // one call site; a struct would only rename them
+fn serve_path(
+    req: &RequestHead<'_>,
+    path: &str,
+    kind: PathKind,
+    site: &Site,
+    w: &mut Worker,
+    persist: Persist,
+    head_only: bool,
+    out: &mut Vec<u8>,
+) -> Response {
+    let opened = match site.root.open_path(path) {
+        Ok(o) => o,
+        Err(e) => return file_error(e, path, w, persist, head_only, out),
+    };
+    let file = match (opened, kind) {
+        (Opened::File(f), PathKind::File) => f,
+        // `/file.txt/` names a directory that does not exist.
+        (Opened::File(_), PathKind::Dir) => {
+            return error(Status::NOT_FOUND, w, persist, head_only, out);
+        }
+        (Opened::Dir, PathKind::Dir) => {
+            let mut index = String::with_capacity(path.len() + 11);
+            index.push_str(path);
+            if !index.is_empty() {
+                index.push('/');
+            }
+            index.push_str("index.html");
+            match site.root.open_path(&index) {
+                Ok(Opened::File(f)) => {
+                    return send_file(req, f, "index.html", w, persist, head_only, out);
+                }
+                Ok(Opened::Dir) => return error(Status::NOT_FOUND, w, persist, head_only, out),
+                Err(e) => return file_error(e, &index, w, persist, head_only, out),
+            }
+        }
+        (Opened::Dir, PathKind::File) => {
+            return redirect_to_dir(req.target, w, persist, head_only, out);
+        }
+    };
+    send_file(req, file, path, w, persist, head_only, out)
+}
+
+fn send_file(
+    req: &RequestHead<'_>,
+    f: OpenFile,
+    name: &str,
+    w: &mut Worker,
+    persist: Persist,
+    head_only: bool,
+    out: &mut Vec<u8>,
+) -> Response {
+    let etag = conditional::ETag::new(f.len, f.mtime);
+    let last_modified = servelab_http::date::fmt_http_date(f.mtime);
+    let not_modified = match (req.if_none_match, req.if_modified_since) {
+        (Some(inm), _) => conditional::if_none_match(inm, &etag),
+        (None, Some(ims)) => conditional::not_modified_since(ims, f.mtime),
+        (None, None) => false,
+    };
+    let mut head = ResponseHead::new(Status::OK, w.clock.http());
+    head.etag = Some(etag.as_str());
+    head.last_modified = Some(&last_modified);
+    persist.apply(&mut head);
+    if not_modified {
+        // RFC 9110 15.4.5: a 304 carries the validators but no body and no
+        // Content-Length describing a body.
+        head.status = Status::NOT_MODIFIED;
+        head.encode(out);
+        return Response {
+            status: Status::NOT_MODIFIED,
+            body_len: 0,
+            body: Body::Empty,
+        };
+    }
+    let content_type = mime::content_type(name);
+    head.content_type = Some(content_type);
+    head.accept_ranges = true;
+
+    let ranges = match (req.range, head_only) {
+        (Some(range), false) => {
+            let applies = req
+                .if_range
+                .is_none_or(|ir| conditional::if_range_matches(ir, &etag, f.mtime));
+            if applies {
+                servelab_http::parse_range(range, f.len)
+            } else {
+                RangeSet::Whole
+            }
+        }
+        _ => RangeSet::Whole,
+    };
+    match ranges {
+        RangeSet::Whole => {
+            head.content_length = Some(f.len);
+            head.encode(out);
+            body_of(f.file, 0, f.len, head_only, Status::OK, out)
+        }
+        RangeSet::Unsatisfiable => {
+            head.status = Status::RANGE_NOT_SATISFIABLE;
+            head.content_range = Some(ContentRange::Unsatisfied { len: f.len });
+            head.content_type = None;
+            head.content_length = Some(0);
+            head.encode(out);
+            Response {
+                status: Status::RANGE_NOT_SATISFIABLE,
+                body_len: 0,
+                body: Body::Empty,
+            }
+        }
+        RangeSet::Ranges(ranges) if ranges.as_slice().len() == 1 => {
+            let r = ranges.as_slice()[0];
+            head.status = Status::PARTIAL_CONTENT;
+            head.content_range = Some(ContentRange::Range {
+                start: r.start,
+                end: r.end,
+                len: f.len,
+            });
+            head.content_length = Some(r.len());
+            head.encode(out);
+            body_of(
+                f.file,
+                r.start,
+                r.len(),
+                false,
+                Status::PARTIAL_CONTENT,
+                out,
+            )
+        }
+        RangeSet::Ranges(ranges) => {
+            let boundary = etag.as_str().trim_matches('"');
+            let plan = Multipart::new(&ranges, f.len, content_type, boundary);
+            let mut ctype = String::with_capacity(48);
+            ctype.push_str("multipart/byteranges; boundary=");
+            ctype.push_str(boundary);
+            head.status = Status::PARTIAL_CONTENT;
+            head.content_type = Some(&ctype);
+            head.content_length = Some(plan.content_length());
+            head.encode(out);
+            Response {
+                status: Status::PARTIAL_CONTENT,
+                body_len: plan.content_length(),
+                body: Body::Parts {
+                    file: f.file,
+                    parts: plan.parts().collect(),
+                    current: None,
+                },
+            }
+        }
+    }
+}
+
+/// The body of a whole file or one range: inline when small, else by sendfile.
+fn body_of(
+    mut file: File,
+    offset: u64,
+    len: u64,
+    head_only: bool,
+    status: Status,
+    out: &mut Vec<u8>,
+) -> Response {
+    if head_only || len == 0 {
+        return Response {
+            status,
+            body_len: if head_only { 0 } else { len },
+            body: Body::Empty,
+        };
+    }
+    if len <= INLINE_BODY {
+        let start = out.len();
+        out.resize(start + len as usize, 0);
+        let read = if offset == 0 {
+            file.read_exact(&mut out[start..])
+        } else {
+            std::os::unix::fs::FileExt::read_exact_at(&file, &mut out[start..], offset)
+        };
+        if read.is_ok() {
+            return Response {
+                status,
+                body_len: len,
+                body: Body::Empty,
+            };
+        }
+        // The file shrank under us: the head is already out, so fall back to
+        // sendfile, which will come up short and make the connection close.
+        out.truncate(start);
+    }
+    Response {
+        status,
+        body_len: len,
+        body: Body::File {
+            file,
+            offset,
+            remaining: len,
+        },
+    }
+}
+
+fn file_error(
+    e: FileError,
+    path: &str,
+    w: &mut Worker,
+    persist: Persist,
+    head_only: bool,
+    out: &mut Vec<u8>,
+) -> Response {
+    let status = match e {
+        FileError::NotFound => Status::NOT_FOUND,
+        FileError::Forbidden => Status::FORBIDDEN,
+        FileError::Io(err) => {
+            // Not the client's fault: say what the system said, once per request.
+            eprintln!("servelab: cannot open /{path}: {err}");
+            Status::INTERNAL_SERVER_ERROR
+        }
+    };
+    error(status, w, persist, head_only, out)
+}
+
+fn redirect_to_dir(
+    target: &str,
+    w: &mut Worker,
+    persist: Persist,
+    head_only: bool,
+    out: &mut Vec<u8>,
+) -> Response {
+    let mut location = String::with_capacity(target.len() + 1);
+    servelab_http::append_location(target, &mut location);
+    let body = Status::MOVED_PERMANENTLY.error_body();
+    let mut head = ResponseHead::new(Status::MOVED_PERMANENTLY, w.clock.http());
+    head.location = Some(&location);
+    head.content_type = Some("text/html; charset=utf-8");
+    head.content_length = Some(body.len() as u64);
+    persist.apply(&mut head);
+    head.encode(out);
+    if !head_only {
+        out.extend_from_slice(body.as_bytes());
+    }
+    Response {
+        status: Status::MOVED_PERMANENTLY,
+        body_len: if head_only { 0 } else { body.len() as u64 },
+        body: Body::Empty,
+    }
+}
+
+/// An error page: a small HTML body, `Allow` on 405, `Retry-After` on 503.
+pub(crate) fn error(
+    status: Status,
+    w: &mut Worker,
+    persist: Persist,
+    head_only: bool,
+    out: &mut Vec<u8>,
+) -> Response {
+    w.clock.tick();
+    error_at(status, w.clock.http(), persist, head_only, out)
+}
+
+/// [`error`] for callers without a worker (the acceptor answering 503).
+pub(crate) fn error_at(
+    status: Status,
+    date: &[u8; 29],
+    persist: Persist,
+    head_only: bool,
+    out: &mut Vec<u8>,
+) -> Response {
+    let body = status.error_body();
+    let mut head = ResponseHead::new(status, date);
+    head.content_type = Some("text/html; charset=utf-8");
+    head.content_length = Some(body.len() as u64);
+    persist.apply(&mut head);
+    if status == Status::METHOD_NOT_ALLOWED {
+        head.allow = Some("GET, HEAD");
+    }
+    if status == Status::SERVICE_UNAVAILABLE {
+        head.retry_after = Some(1);
+    }
+    head.encode(out);
+    if !head_only {
+        out.extend_from_slice(body.as_bytes());
+    }
+    Response {
+        status,
+        body_len: if head_only { 0 } else { body.len() as u64 },
+        body: Body::Empty,
+    }
+}

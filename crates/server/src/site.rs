@@ -1,0 +1,70 @@
+//! What every connection of a server shares, and what each worker owns.
+//!
+//! [`Site`] is read-only after start (apart from atomics): configuration, the
+//! root, the access log, the counters and the shutdown state. Engines hand an
+//! `Arc<Site>` to their threads or inherit it across `fork`.
+//! [`Worker`] is per thread (or per process): its log writer, its cached dates
+//! and scratch buffers, so the request path needs no lock and no allocation.
+
+use std::sync::Arc;
+
+use crate::clock::Clock;
+use crate::files::Root;
+use crate::log::{AccessLog, LogWriter};
+use crate::shutdown::Shutdown;
+use crate::{Config, ServerError, Stats};
+
+/// The state a server's connections share.
+#[derive(Debug)]
+pub(crate) struct Site {
+    pub(crate) config: Config,
+    pub(crate) root: Root,
+    pub(crate) log: AccessLog,
+    pub(crate) stats: Arc<Stats>,
+    pub(crate) shutdown: Shutdown,
+}
+
+impl Site {
+    pub(crate) fn new(config: Config) -> Result<Site, ServerError> {
+        if config.workers == 0 {
+            return Err(ServerError::Config("--workers must be at least 1".into()));
+        }
+        if config.queue == 0 {
+            return Err(ServerError::Config("--queue must be at least 1".into()));
+        }
+        if config.max_conns == 0 {
+            return Err(ServerError::Config("--max-conns must be at least 1".into()));
+        }
+        let root = Root::open(&config.root)?;
+        let log = AccessLog::open(&config.log, config.log_mode)?;
+        let shutdown = Shutdown::new().map_err(ServerError::io("creating the wake-up pipe"))?;
+        Ok(Site {
+            config,
+            root,
+            log,
+            stats: Arc::new(Stats::default()),
+            shutdown,
+        })
+    }
+
+    /// A fresh per-thread context.
+    pub(crate) fn worker(&self) -> Worker {
+        Worker {
+            log: self.log.writer(),
+            clock: Clock::new(),
+            path: String::with_capacity(256),
+            line: Vec::with_capacity(512),
+        }
+    }
+}
+
+/// Per-thread (or per-process) state of the request path.
+#[derive(Debug)]
+pub(crate) struct Worker {
+    pub(crate) log: LogWriter,
+    pub(crate) clock: Clock,
+    /// Scratch for the decoded request path.
+    pub(crate) path: String,
+    /// Scratch for assembling one log line.
+    pub(crate) line: Vec<u8>,
+}

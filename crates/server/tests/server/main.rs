@@ -1,0 +1,15 @@
+//! Integration tests of `servelab serve`: each scenario starts a real server on
+//! port 0 for every engine in `Engine::ALL`, speaks raw bytes over `TcpStream`,
+//! and asserts on the response bytes.
+
+mod support;
+
+mod access_log;
+mod conditional;
+mod errors;
+mod keep_alive;
+mod parsing;
+mod ranges;
+mod shutdown;
+mod static_files;
+mod traversal;

@@ -1,0 +1,75 @@
+//! Graceful shutdown: in-flight responses complete, idle connections close.
+
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
+use servelab_server::Engine;
+
+use crate::support::*;
+
+#[test]
+fn slow_download_completes_across_shutdown() {
+    for &engine in Engine::ALL {
+        let dir = fixture();
+        // Larger than the socket buffers of both ends, so the response is still
+        // being written when shutdown begins.
+        let body: Vec<u8> = (0..24 * 1024 * 1024u32).map(|i| (i % 241) as u8).collect();
+        std::fs::write(dir.path().join("huge.bin"), &body).unwrap();
+        let server = start(dir.path(), engine, |c| c.grace = Duration::from_secs(60));
+        let mut s = connect(server.local_addr());
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        s.write_all(b"GET /huge.bin HTTP/1.1\r\nHost: t\r\n\r\n")
+            .unwrap();
+        let mut first = [0u8; 1024];
+        s.read_exact(&mut first).unwrap();
+        let stopper = std::thread::spawn(move || server.shutdown());
+        std::thread::sleep(Duration::from_millis(100));
+        let mut rest = Vec::new();
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            match s.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => rest.extend_from_slice(&buf[..n]),
+                Err(e) => panic!("{engine}: download cut: {e}"),
+            }
+        }
+        let mut all = first.to_vec();
+        all.extend_from_slice(&rest);
+        let (r, used) = parse_one(&all, false);
+        assert_eq!(used, all.len());
+        assert!(r.body == body, "{engine}: whole body after shutdown began");
+        assert_eq!(
+            r.header("connection"),
+            None,
+            "head was sent before the signal"
+        );
+        stopper.join().unwrap().unwrap();
+    }
+}
+
+#[test]
+fn idle_connections_do_not_delay_shutdown() {
+    for &engine in Engine::ALL {
+        let dir = fixture();
+        let server = start(dir.path(), engine, |c| {
+            c.keepalive_timeout = Duration::from_secs(60)
+        });
+        let mut s = connect(server.local_addr());
+        s.write_all(b"GET /hello.txt HTTP/1.1\r\nHost: t\r\n\r\n")
+            .unwrap();
+        let mut buf = [0u8; 4096];
+        let _ = s.read(&mut buf).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        let t = Instant::now();
+        server.shutdown().unwrap();
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "{engine}: shutdown waited for an idle keep-alive connection"
+        );
+        assert_eq!(
+            s.read(&mut buf).unwrap_or(0),
+            0,
+            "{engine}: idle connection closed"
+        );
+    }
+}
