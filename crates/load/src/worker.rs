@@ -159,6 +159,8 @@ struct Worker {
     schedule: Schedule,
     /// Open workload: a timerfd armed for the next arrival, in the epoll set.
     arrival_timer: Option<OwnedFd>,
+    /// The arrival the timerfd is armed for, so it is armed once per arrival.
+    armed_for: Option<Instant>,
     arrivals_done: bool,
     arrival_rng: Pcg64Mcg,
 }
@@ -285,6 +287,7 @@ impl Worker {
                 Mode::Closed { .. } => Schedule::new(cfg.start, 1.0, Arrival::Uniform),
             },
             arrival_timer,
+            armed_for: None,
             arrivals_done: !open,
             arrival_rng,
             cfg,
@@ -350,8 +353,13 @@ impl Worker {
                     until = until.min(self.schedule.next());
                 }
                 let wait = until.saturating_duration_since(now);
-                if self.open() && !self.arrivals_done && self.schedule.next() == until {
+                if self.open()
+                    && !self.arrivals_done
+                    && self.schedule.next() == until
+                    && self.armed_for != Some(until)
+                {
                     self.arm_arrival_timer(wait)?;
+                    self.armed_for = Some(until);
                 }
                 wait
             } else {
