@@ -6,6 +6,7 @@
 
 mod support;
 
+mod against_serve;
 mod counts;
 mod malformed;
 mod merge;
