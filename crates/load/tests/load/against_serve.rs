@@ -16,7 +16,8 @@ impl Served {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("1k.txt"), vec![b'x'; 1024]).unwrap();
         let mut config = Config::new(dir.path());
-        config.workers = 4;
+        // The pool engine serves one connection per worker: at least one per user.
+        config.workers = 16;
         let running = Server::bind(config).unwrap().spawn();
         let url = format!("http://{}/1k.txt", running.local_addr());
         Served {
