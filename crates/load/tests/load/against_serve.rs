@@ -160,7 +160,10 @@ fn serve_head_requests_and_404s() {
     sp.method = servelab_load::Method::Head;
     let r = servelab_load::run(&sp).unwrap();
     assert_eq!(r.counts.ok, 20);
-    assert!(r.counts.bytes_received < 20 * 1024, "HEAD answers carry no body");
+    assert!(
+        r.counts.bytes_received < 20 * 1024,
+        "HEAD answers carry no body"
+    );
     let missing = s.url.replace("1k.txt", "missing.txt");
     let r = servelab_load::run(&spec(&missing, 2, None, "0s", 20)).unwrap();
     assert_eq!(r.counts.completed, 20);
