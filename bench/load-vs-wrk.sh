@@ -13,8 +13,9 @@
 #
 # Usage: bench/load-vs-wrk.sh [seconds per run (5)] [repeats (3)] [connections ("10 50 200")]
 # Env:   SERVER=nginx|servelab (default: nginx if installed), SERVELAB=path/to/binary,
-#        ENGINE=<servelab engine> (default: the server's default), PORT (default 18090).
-# Output: a table on stdout, raw CSV in bench/results/<date>/load-vs-wrk.csv.
+#        ENGINE=<servelab engine> (default: the server's default), WORKERS (default: the
+#        largest connection count), PORT (default 18090).
+# Output: a table on stdout, raw CSV in bench/results/<date>/load-vs-wrk-<server>.csv.
 # Installs wrk with apt-get when it is missing (needs root).
 set -euo pipefail
 
@@ -25,7 +26,6 @@ PORT=${PORT:-18090}
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 OUT="$HERE/bench/results/$(date -u +%Y-%m-%d)"
 mkdir -p "$OUT"
-CSV="$OUT/load-vs-wrk.csv"
 WORK=$(mktemp -d)
 chmod 755 "$WORK" # nginx workers run as an unprivileged user
 SERVER_PID=""
@@ -55,6 +55,7 @@ head -c 1024 /dev/zero | tr '\0' 'x' > "$WORK/www/1k.txt"
 URL="http://127.0.0.1:$PORT/1k.txt"
 
 SERVER=${SERVER:-$(need nginx && echo nginx || echo servelab)}
+CSV="$OUT/load-vs-wrk-$SERVER.csv"
 case "$SERVER" in
 nginx)
     mkdir -p "$WORK/nginx/logs"
@@ -76,8 +77,11 @@ EOF
     SERVER_PID=$!
     ;;
 servelab)
+    # The pool engine serves one connection per worker: give it one per client
+    # connection (all on CPU 0), unless WORKERS says otherwise.
+    maxc=$(printf '%s\n' $CONNS | sort -n | tail -1)
     taskset -c 0 "$SERVELAB" serve --root "$WORK/www" --addr "127.0.0.1:$PORT" --log off \
-        ${ENGINE:+--engine "$ENGINE"} -w 1 &
+        ${ENGINE:+--engine "$ENGINE"} -w "${WORKERS:-$maxc}" --max-conns "$((maxc + 16))" &
     SERVER_PID=$!
     ;;
 *) echo "SERVER must be nginx or servelab" >&2; exit 1 ;;
