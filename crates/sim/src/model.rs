@@ -179,6 +179,14 @@ impl Model {
         if self.policy == Policy::RoundRobin && !(self.quantum > 0.0 && self.quantum.is_finite()) {
             return bad("the round-robin quantum must be positive".into());
         }
+        if self.policy == Policy::RoundRobin && self.service.mean() / self.quantum > 1e5 {
+            // Under contention every quantum is an event: a run would take hours.
+            return bad(format!(
+                "a quantum of {}s is more than 100,000 slices per mean service time; \
+                 use a larger quantum (processor sharing is approximated well by 1/100 of it)",
+                self.quantum
+            ));
+        }
         if !(self.context_switch >= 0.0 && self.context_switch.is_finite()) {
             return bad("the context-switch time must be finite and non-negative".into());
         }
@@ -233,6 +241,11 @@ mod tests {
             Model {
                 policy: Policy::RoundRobin,
                 quantum: 0.0,
+                ..base.clone()
+            },
+            Model {
+                policy: Policy::RoundRobin,
+                quantum: 1e-7,
                 ..base.clone()
             },
             Model {
