@@ -35,7 +35,15 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
         Workload::Open { connections, .. } => connections,
     };
     let threads = seg.threads.min(units as usize).max(1);
-    raise_fd_limit(u64::from(units) + 64);
+    let want = u64::from(units) + 64;
+    let have = raise_fd_limit(want);
+    if have < want {
+        return Err(LoadError::Spec(format!(
+            "{units} connections need about {want} open files, but the limit is {have} \
+             (raise the hard limit, e.g. `ulimit -Hn {want}` as root, or use --segment \
+             on several processes or machines)"
+        )));
+    }
     let stop = spec.stop.clone().unwrap_or_default();
     let shared = Arc::new(Shared::new(threads, seg.requests, stop));
     let started_unix_ms = SystemTime::now()
@@ -131,14 +139,9 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
     if let Some(e) = first_err {
         return Err(e);
     }
+    // The real length, also for a timed run (the threads stop within a
+    // millisecond or so of the deadline), as wrk reports it.
     let elapsed = start.elapsed();
-    let elapsed = match deadline {
-        // A timed run lasts its duration even when the threads noticed a bit late.
-        Some(d) if Instant::now() >= d && !shared.stop.load(Ordering::Relaxed) => {
-            duration.unwrap_or(elapsed).min(elapsed)
-        }
-        _ => elapsed,
-    };
     Ok(Report::build(
         spec,
         &total,
@@ -164,21 +167,23 @@ pub fn stop_on_signals() -> Result<Arc<AtomicBool>, LoadError> {
     Ok(flag)
 }
 
-/// Lifts the soft limit on open files towards the hard one: 10,000 connections
-/// need 10,000 descriptors, and the usual soft limit is 1024.
-fn raise_fd_limit(want: u64) {
+/// Lifts the soft limit on open files towards the hard one, and returns the
+/// limit in force: 10,000 connections need 10,000 descriptors, and the usual soft
+/// limit is 1024.
+fn raise_fd_limit(want: u64) -> u64 {
     use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
     let lim = getrlimit(Resource::Nofile);
     let current = lim.current.unwrap_or(u64::MAX);
     if current >= want {
-        return;
+        return current;
     }
     let target = lim.maximum.map_or(want, |max| want.min(max));
-    let _ = setrlimit(
+    let raised = setrlimit(
         Resource::Nofile,
         Rlimit {
             current: Some(target),
             maximum: lim.maximum,
         },
     );
+    if raised.is_ok() { target } else { current }
 }

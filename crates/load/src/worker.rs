@@ -44,6 +44,8 @@ use crate::timer::{Kind, Timers};
 const READ_BUF: usize = 64 * 1024;
 /// Events taken per `epoll_wait`.
 const EVENTS: usize = 1024;
+/// Most closed users started from the ready queue per loop turn.
+const READY_BATCH: usize = 1024;
 /// The epoll data word of the arrival timer (no slot has this index).
 const TIMER_TOKEN: u64 = u64::MAX;
 /// Longest sleep in `epoll_wait`, so that progress and the stop flag are seen.
@@ -330,7 +332,10 @@ impl Worker {
                 self.arrivals(now);
                 self.dispatch(now);
             } else {
-                for _ in 0..self.ready.len() {
+                // At most READY_BATCH per turn: 10,000 users connecting at the
+                // start would otherwise hold the loop for a long while before
+                // the first answer is read or the deadline is looked at.
+                for _ in 0..self.ready.len().min(READY_BATCH) {
                     if let Some(i) = self.ready.pop_front() {
                         self.start_request(i, Instant::now());
                     }
