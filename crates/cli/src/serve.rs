@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context;
-use servelab_server::{Config, Engine, LogMode, LogTarget, Server};
+use servelab_server::{Config, Dist, Engine, LogMode, LogTarget, Server};
 
 /// Flags of `servelab serve`.
 #[derive(Debug, clap::Args)]
@@ -56,6 +56,17 @@ pub(crate) struct Args {
     /// On SIGINT/SIGTERM, how long requests in flight may take to finish.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
     grace: Duration,
+    /// Hold each response back for DIST without holding a CPU (threads sleep,
+    /// event loops park the connection on a timer): `40ms`, `const:5ms`,
+    /// `exp:20ms`, `uniform:10ms..30ms`.
+    #[arg(long, value_name = "DIST")]
+    delay: Option<Dist>,
+    /// Burn DIST of CPU in the handler for each request (same syntax as --delay).
+    #[arg(long, value_name = "DIST")]
+    work: Option<Dist>,
+    /// Seed of the --delay and --work draws (each worker has its own stream).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    seed: u64,
 }
 
 /// Runs `servelab serve`.
@@ -90,6 +101,9 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
     config.write_timeout = args.write_timeout;
     config.max_requests_per_conn = args.max_requests_per_conn;
     config.grace = args.grace;
+    config.delay = args.delay;
+    config.work = args.work;
+    config.seed = args.seed;
     let workers = config.workers;
     let server = Server::bind(config)?;
     let engine = server.engine();

@@ -105,6 +105,11 @@ pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Site, w: &mu
                     }
                 };
             }
+            Interest::Hold(until) => {
+                // --delay: this thread has nothing else to do meanwhile.
+                std::thread::sleep(until.saturating_duration_since(Instant::now()));
+                interest = conn.release();
+            }
             Interest::Close { linger } => {
                 if linger {
                     linger_close(&mut stream);

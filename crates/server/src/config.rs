@@ -82,6 +82,12 @@ pub struct Config {
     pub grace: Duration,
     /// Limits on request heads and bodies.
     pub limits: servelab_http::Limits,
+    /// `--delay`: each response is held back this long without holding a CPU.
+    pub delay: Option<crate::Dist>,
+    /// `--work`: each request burns this much CPU in the handler.
+    pub work: Option<crate::Dist>,
+    /// `--seed`: the draws of `delay` and `work` repeat under the same seed.
+    pub seed: u64,
 }
 
 impl Config {
@@ -104,6 +110,9 @@ impl Config {
             max_requests_per_conn: None,
             grace: Duration::from_secs(10),
             limits: servelab_http::Limits::default(),
+            delay: None,
+            work: None,
+            seed: 0,
         }
     }
 }

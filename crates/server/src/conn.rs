@@ -34,6 +34,10 @@ pub(crate) enum Interest {
     Read,
     /// Write what [`Conn::next_write`] offers.
     Write,
+    /// Responses are ready but held back until then (`--delay`): wait without
+    /// holding a CPU (a sleep, or a timer in an event loop), then call
+    /// [`Conn::release`].
+    Hold(Instant),
     /// Close the socket. `linger` asks for a lingering close: shut down the write
     /// side and drain briefly, so that unread request bytes do not make the kernel
     /// reset the connection before the client has read our (error) response.
@@ -110,6 +114,8 @@ pub(crate) struct Conn {
     log_marks: Vec<(usize, Instant)>,
     /// When the connection started waiting for the current request (or opened).
     waiting_since: Instant,
+    /// Owed responses may not be written before this (`--delay`).
+    hold: Option<Instant>,
     opened: Instant,
 }
 
@@ -133,6 +139,7 @@ impl Conn {
             log_buf: Vec::new(),
             log_marks: Vec::new(),
             waiting_since: now,
+            hold: None,
             opened: now,
         }
     }
@@ -157,7 +164,10 @@ impl Conn {
         match self.state {
             State::Closed { linger } => Interest::Close { linger },
             State::Draining(_) | State::Reading => Interest::Read,
-            State::Writing => Interest::Write,
+            State::Writing => match self.hold {
+                Some(until) => Interest::Hold(until),
+                None => Interest::Write,
+            },
         }
     }
 
@@ -227,6 +237,12 @@ impl Conn {
             }
             Wait::Request(_) => self.fail(Status::REQUEST_TIMEOUT, site, w),
         }
+        self.interest()
+    }
+
+    /// The hold of [`Interest::Hold`] is over: responses may be written.
+    pub(crate) fn release(&mut self) -> Interest {
+        self.hold = None;
         self.interest()
     }
 
@@ -493,6 +509,12 @@ impl Conn {
         let started = Instant::now();
         w.clock.tick();
         site.stats.request_started();
+        w.service.work();
+        if let Some(d) = w.service.delay() {
+            // Pipelined responses leave together, after the longest hold.
+            let until = started + d;
+            self.hold = Some(self.hold.map_or(until, |h| h.max(until)));
+        }
         self.requests += 1;
         self.pending += 1;
         let keep_alive = req.keep_alive

@@ -17,19 +17,16 @@
 
 use std::collections::VecDeque;
 use std::fs::File;
-use std::io::Read;
+use std::sync::Arc;
 
 use servelab_http::{
     ContentRange, Method, Multipart, Part, PathKind, RangeSet, RequestHead, ResponseHead, Status,
     conditional, mime,
 };
 
-use crate::files::{FileError, OpenFile, Opened};
+use crate::cache::{CachedFile, Entry};
+use crate::files::FileError;
 use crate::site::{Site, Worker};
-
-/// Bodies up to this size are copied into the output buffer behind the head, so
-/// head and body leave in one `write`; larger ones go by `sendfile`.
-pub(crate) const INLINE_BODY: u64 = 16 * 1024;
 
 /// A body still to be sent after the output buffer.
 #[derive(Debug, Default)]
@@ -39,13 +36,13 @@ pub(crate) enum Body {
     Empty,
     /// A byte range of a file.
     File {
-        file: File,
+        file: Arc<File>,
         offset: u64,
         remaining: u64,
     },
     /// A multipart/byteranges body: literal parts and file ranges in order.
     Parts {
-        file: File,
+        file: Arc<File>,
         parts: VecDeque<Part>,
         /// The file range being sent now: (offset, remaining).
         current: Option<(u64, u64)>,
@@ -122,57 +119,66 @@ fn serve_path(
     head_only: bool,
     out: &mut Vec<u8>,
 ) -> Response {
-    let opened = match site.root.open_path(path) {
-        Ok(o) => o,
+    let is_dir = match w.files.open(&site.root, path) {
+        Ok(Entry::Dir { .. }) => true,
+        Ok(Entry::File(_)) => false,
         Err(e) => return file_error(e, path, w, persist, head_only, out),
     };
-    let file = match (opened, kind) {
-        (Opened::File(f), PathKind::File) => f,
+    match (is_dir, kind) {
+        (false, PathKind::File) => {}
         // `/file.txt/` names a directory that does not exist.
-        (Opened::File(_), PathKind::Dir) => {
-            return error(Status::NOT_FOUND, w, persist, head_only, out);
-        }
-        (Opened::Dir, PathKind::Dir) => {
+        (false, PathKind::Dir) => return error(Status::NOT_FOUND, w, persist, head_only, out),
+        (true, PathKind::Dir) => {
             let mut index = String::with_capacity(path.len() + 11);
             index.push_str(path);
             if !index.is_empty() {
                 index.push('/');
             }
             index.push_str("index.html");
-            match site.root.open_path(&index) {
-                Ok(Opened::File(f)) => {
-                    return send_file(req, f, "index.html", w, persist, head_only, out);
-                }
-                Ok(Opened::Dir) => return error(Status::NOT_FOUND, w, persist, head_only, out),
-                Err(e) => return file_error(e, &index, w, persist, head_only, out),
-            }
+            return match w.files.open(&site.root, &index) {
+                Ok(Entry::File(f)) => send_file(
+                    req,
+                    f,
+                    "index.html",
+                    w.clock.http(),
+                    persist,
+                    head_only,
+                    out,
+                ),
+                Ok(Entry::Dir { .. }) => error(Status::NOT_FOUND, w, persist, head_only, out),
+                Err(e) => file_error(e, &index, w, persist, head_only, out),
+            };
         }
-        (Opened::Dir, PathKind::File) => {
+        (true, PathKind::File) => {
             return redirect_to_dir(req.target, w, persist, head_only, out);
         }
-    };
-    send_file(req, file, path, w, persist, head_only, out)
+    }
+    match w.files.open(&site.root, path) {
+        Ok(Entry::File(f)) => send_file(req, f, path, w.clock.http(), persist, head_only, out),
+        // Changed between the two lookups of this request: answer as if it had
+        // been found so a moment ago, which is what the first lookup saw.
+        _ => error(Status::NOT_FOUND, w, persist, head_only, out),
+    }
 }
 
 fn send_file(
     req: &RequestHead<'_>,
-    f: OpenFile,
+    f: &CachedFile,
     name: &str,
-    w: &mut Worker,
+    date: &[u8; 29],
     persist: Persist,
     head_only: bool,
     out: &mut Vec<u8>,
 ) -> Response {
-    let etag = conditional::ETag::new(f.len, f.mtime);
-    let last_modified = servelab_http::date::fmt_http_date(f.mtime);
+    let etag = &f.etag;
     let not_modified = match (req.if_none_match, req.if_modified_since) {
-        (Some(inm), _) => conditional::if_none_match(inm, &etag),
+        (Some(inm), _) => conditional::if_none_match(inm, etag),
         (None, Some(ims)) => conditional::not_modified_since(ims, f.mtime),
         (None, None) => false,
     };
-    let mut head = ResponseHead::new(Status::OK, w.clock.http());
+    let mut head = ResponseHead::new(Status::OK, date);
     head.etag = Some(etag.as_str());
-    head.last_modified = Some(&last_modified);
+    head.last_modified = Some(&f.last_modified);
     persist.apply(&mut head);
     if not_modified {
         // RFC 9110 15.4.5: a 304 carries the validators but no body and no
@@ -193,7 +199,7 @@ fn send_file(
         (Some(range), false) => {
             let applies = req
                 .if_range
-                .is_none_or(|ir| conditional::if_range_matches(ir, &etag, f.mtime));
+                .is_none_or(|ir| conditional::if_range_matches(ir, etag, f.mtime));
             if applies {
                 servelab_http::parse_range(range, f.len)
             } else {
@@ -206,7 +212,7 @@ fn send_file(
         RangeSet::Whole => {
             head.content_length = Some(f.len);
             head.encode(out);
-            body_of(f.file, 0, f.len, head_only, Status::OK, out)
+            body_of(f, 0, f.len, head_only, Status::OK, out)
         }
         RangeSet::Unsatisfiable => {
             head.status = Status::RANGE_NOT_SATISFIABLE;
@@ -230,14 +236,7 @@ fn send_file(
             });
             head.content_length = Some(r.len());
             head.encode(out);
-            body_of(
-                f.file,
-                r.start,
-                r.len(),
-                false,
-                Status::PARTIAL_CONTENT,
-                out,
-            )
+            body_of(f, r.start, r.len(), false, Status::PARTIAL_CONTENT, out)
         }
         RangeSet::Ranges(ranges) => {
             let boundary = etag.as_str().trim_matches('"');
@@ -253,7 +252,7 @@ fn send_file(
                 status: Status::PARTIAL_CONTENT,
                 body_len: plan.content_length(),
                 body: Body::Parts {
-                    file: f.file,
+                    file: Arc::clone(&f.file),
                     parts: plan.parts().collect(),
                     current: None,
                 },
@@ -262,9 +261,10 @@ fn send_file(
     }
 }
 
-/// The body of a whole file or one range: inline when small, else by sendfile.
+/// The body of a whole file or one range: copied behind the head when it is
+/// small and cached (one write for the whole response), else by sendfile.
 fn body_of(
-    mut file: File,
+    f: &CachedFile,
     offset: u64,
     len: u64,
     head_only: bool,
@@ -278,30 +278,20 @@ fn body_of(
             body: Body::Empty,
         };
     }
-    if len <= INLINE_BODY {
-        let start = out.len();
-        out.resize(start + len as usize, 0);
-        let read = if offset == 0 {
-            file.read_exact(&mut out[start..])
-        } else {
-            std::os::unix::fs::FileExt::read_exact_at(&file, &mut out[start..], offset)
+    if let Some(bytes) = &f.bytes {
+        // The range was checked against this same entry's length.
+        out.extend_from_slice(&bytes[offset as usize..(offset + len) as usize]);
+        return Response {
+            status,
+            body_len: len,
+            body: Body::Empty,
         };
-        if read.is_ok() {
-            return Response {
-                status,
-                body_len: len,
-                body: Body::Empty,
-            };
-        }
-        // The file shrank under us: the head is already out, so fall back to
-        // sendfile, which will come up short and make the connection close.
-        out.truncate(start);
     }
     Response {
         status,
         body_len: len,
         body: Body::File {
-            file,
+            file: Arc::clone(&f.file),
             offset,
             remaining: len,
         },

@@ -30,9 +30,11 @@
 #![deny(missing_docs)]
 
 mod blocking;
+mod cache;
 mod clock;
 mod config;
 mod conn;
+mod dist;
 mod engine;
 mod engines;
 mod error;
@@ -45,6 +47,7 @@ mod site;
 mod stats;
 
 pub use config::{Config, LogMode, LogTarget, default_workers};
+pub use dist::{BadDist, Dist};
 pub use engine::{Engine, UnknownEngine};
 pub use error::ServerError;
 pub use server::{Running, Server};

@@ -7,8 +7,11 @@
 //! and scratch buffers, so the request path needs no lock and no allocation.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+use crate::cache::FileCache;
 use crate::clock::Clock;
+use crate::dist::Service;
 use crate::files::Root;
 use crate::log::{AccessLog, LogWriter};
 use crate::shutdown::Shutdown;
@@ -22,6 +25,8 @@ pub(crate) struct Site {
     pub(crate) log: AccessLog,
     pub(crate) stats: Arc<Stats>,
     pub(crate) shutdown: Shutdown,
+    /// Workers created so far: each gets its own random stream.
+    workers_made: AtomicU64,
 }
 
 impl Site {
@@ -44,6 +49,7 @@ impl Site {
             log,
             stats: Arc::new(Stats::default()),
             shutdown,
+            workers_made: AtomicU64::new(0),
         })
     }
 
@@ -54,6 +60,13 @@ impl Site {
             clock: Clock::new(),
             path: String::with_capacity(256),
             line: Vec::with_capacity(512),
+            files: FileCache::default(),
+            service: Service::new(
+                self.config.delay,
+                self.config.work,
+                self.config.seed,
+                self.workers_made.fetch_add(1, Relaxed),
+            ),
         }
     }
 }
@@ -67,4 +80,8 @@ pub(crate) struct Worker {
     pub(crate) path: String,
     /// Scratch for assembling one log line.
     pub(crate) line: Vec<u8>,
+    /// Open files, metadata and small bodies (see `cache.rs`).
+    pub(crate) files: FileCache,
+    /// `--delay` and `--work` draws, from this worker's own generator.
+    pub(crate) service: Service,
 }

@@ -11,5 +11,6 @@ mod keep_alive;
 mod parsing;
 mod ranges;
 mod shutdown;
+mod smuggling;
 mod static_files;
 mod traversal;
