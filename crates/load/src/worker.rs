@@ -320,7 +320,7 @@ impl Worker {
             };
             EVENTS
         ];
-        loop {
+        for turn in 0u64.. {
             let now = Instant::now();
             if self.cfg.deadline.is_some_and(|d| now >= d)
                 || self.shared.stop.load(Ordering::Relaxed)
@@ -332,10 +332,13 @@ impl Worker {
                 self.arrivals(now);
                 self.dispatch(now);
             } else {
-                // At most READY_BATCH per turn: 10,000 users connecting at the
-                // start would otherwise hold the loop for a long while before
-                // the first answer is read or the deadline is looked at.
-                for _ in 0..self.ready.len().min(READY_BATCH) {
+                // The first turn connects every user at once, as wrk does: the
+                // server accepts them all before it is busy answering (later,
+                // its accept queue may overflow and SYNs wait for their 1 s
+                // retransmission). Later turns start at most READY_BATCH users,
+                // so reconnecting users cannot hold the loop for long.
+                let batch = if turn == 0 { usize::MAX } else { READY_BATCH };
+                for _ in 0..self.ready.len().min(batch) {
                     if let Some(i) = self.ready.pop_front() {
                         self.start_request(i, Instant::now());
                     }
