@@ -16,6 +16,9 @@ use crate::dist::Dist;
 use crate::error::LoadError;
 use crate::target::{Method, Target};
 
+/// The highest `--rate` accepted, in requests per second.
+pub const MAX_RATE: f64 = 1e7;
+
 /// How requests are generated.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Workload {
@@ -230,6 +233,11 @@ impl LoadSpec {
             } => {
                 if !(rate.is_finite() && rate > 0.0) {
                     return bad("--rate must be a positive number of requests per second");
+                }
+                // Far beyond what one client machine sends; it also keeps the gap
+                // between arrivals (1/rate) a representable, non-zero duration.
+                if rate > MAX_RATE {
+                    return bad("--rate is above 10,000,000 requests per second");
                 }
                 if connections == 0 {
                     return bad("--connections must be at least 1");
