@@ -69,7 +69,19 @@ pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Site, w: &mu
                         if n > 0 {
                             reg.set_idle(false, &site.shutdown);
                         }
-                        conn.filled(n, site, w)
+                        match conn.filled(n, site, w) {
+                            // A client trickling a byte faster than the socket
+                            // timeout never makes the read time out, so the
+                            // deadline is also checked after every read that
+                            // left a request unfinished (slowloris; regression
+                            // test in tests/server/slow_clients.rs).
+                            Interest::Read
+                                if n > 0 && Instant::now() >= conn.wait(site).deadline() =>
+                            {
+                                conn.timed_out(site, w)
+                            }
+                            next => next,
+                        }
                     }
                     Err(e) if is_timeout(&e) => {
                         if Instant::now() >= wait.deadline() {
@@ -154,7 +166,7 @@ pub(crate) fn linger_close(stream: &mut TcpStream) {
     }
 }
 
-fn log_connection(site: &Site, w: &mut Worker, conn: &Conn, closed: bool) {
+pub(crate) fn log_connection(site: &Site, w: &mut Worker, conn: &Conn, closed: bool) {
     if !site.config.log_connections || !w.log.enabled() {
         return;
     }
@@ -238,7 +250,7 @@ pub(crate) fn accept_loop(
     }
 }
 
-fn is_resource_error(e: &io::Error) -> bool {
+pub(crate) fn is_resource_error(e: &io::Error) -> bool {
     matches!(
         e.raw_os_error(),
         Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
