@@ -11,6 +11,7 @@ mod keep_alive;
 mod parsing;
 mod ranges;
 mod shutdown;
+mod slow_clients;
 mod smuggling;
 mod static_files;
 mod traversal;
