@@ -82,6 +82,8 @@ pub struct Config {
     pub grace: Duration,
     /// Limits on request heads and bodies.
     pub limits: servelab_http::Limits,
+    /// `--status`: answer `GET /-/status` (JSON) and `GET /-/metrics` (Prometheus).
+    pub status: bool,
     /// `--delay`: each response is held back this long without holding a CPU.
     pub delay: Option<crate::Dist>,
     /// `--work`: each request burns this much CPU in the handler.
@@ -110,6 +112,7 @@ impl Config {
             max_requests_per_conn: None,
             grace: Duration::from_secs(10),
             limits: servelab_http::Limits::default(),
+            status: false,
             delay: None,
             work: None,
             seed: 0,

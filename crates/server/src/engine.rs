@@ -16,20 +16,39 @@ use crate::site::Site;
 pub enum Engine {
     /// One connection at a time on the accepting thread.
     Serial,
+    /// A new thread per connection, at most `--max-conns` at once.
+    Thread,
     /// A fixed pool of worker threads fed by a bounded queue.
     #[default]
     Pool,
+    /// A new process per connection, at most `--max-conns` at once.
+    Fork,
+    /// `--workers` processes accepting on one shared listening socket.
+    Prefork,
+    /// tokio's multi-threaded runtime driving the connection state machine.
+    Async,
 }
 
 impl Engine {
     /// Every engine, in the order `servelab engines` lists them.
-    pub const ALL: &'static [Engine] = &[Engine::Serial, Engine::Pool];
+    pub const ALL: &'static [Engine] = &[
+        Engine::Serial,
+        Engine::Thread,
+        Engine::Pool,
+        Engine::Fork,
+        Engine::Prefork,
+        Engine::Async,
+    ];
 
     /// The name used by `--engine`.
     pub fn name(self) -> &'static str {
         match self {
             Engine::Serial => "serial",
+            Engine::Thread => "thread",
             Engine::Pool => "pool",
+            Engine::Fork => "fork",
+            Engine::Prefork => "prefork",
+            Engine::Async => "async",
         }
     }
 
@@ -37,15 +56,27 @@ impl Engine {
     pub fn describe(self) -> &'static str {
         match self {
             Engine::Serial => "one connection at a time on the accepting thread (the baseline)",
+            Engine::Thread => {
+                "a new thread per connection, at most --max-conns at once (then accepting waits)"
+            }
             Engine::Pool => {
                 "--workers threads fed by a bounded queue (--queue); 503 when it is full"
+            }
+            Engine::Fork => {
+                "a new process per connection, at most --max-conns at once; children reaped"
+            }
+            Engine::Prefork => {
+                "--workers processes all accepting on one socket; a dead worker is replaced"
+            }
+            Engine::Async => {
+                "tokio's multi-threaded runtime (--workers threads), one task per connection"
             }
         }
     }
 
     /// Does `--workers` mean anything to this engine?
     pub fn uses_workers(self) -> bool {
-        !matches!(self, Engine::Serial)
+        !matches!(self, Engine::Serial | Engine::Thread | Engine::Fork)
     }
 
     /// Runs the engine until shutdown; returns once in-flight work is done.
@@ -55,7 +86,11 @@ impl Engine {
                 engines::serial::run(listener, site);
                 Ok(())
             }
+            Engine::Thread => engines::thread::run(listener, site),
             Engine::Pool => engines::pool::run(listener, site),
+            Engine::Fork => engines::fork::run(listener, site),
+            Engine::Prefork => engines::prefork::run(listener, site),
+            Engine::Async => engines::tokio_rt::run(listener, site),
         }
     }
 }

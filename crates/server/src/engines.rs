@@ -5,5 +5,10 @@
 //! runs until shutdown is asked for, then finishes in-flight work within the
 //! grace period and returns.
 
+mod child;
+pub(crate) mod fork;
 pub(crate) mod pool;
+pub(crate) mod prefork;
 pub(crate) mod serial;
+pub(crate) mod thread;
+pub(crate) mod tokio_rt;

@@ -98,6 +98,10 @@ pub(crate) fn respond(
             };
         }
     };
+    // --status: the counters endpoints (owned by status.rs; a no-op without the flag).
+    if let Some(resp) = crate::status::respond(req, head_only, site, w, persist, out) {
+        return resp;
+    }
     let mut path = std::mem::take(&mut w.path);
     path.clear();
     let resp = match servelab_http::resolve_target(req.target, &mut path) {

@@ -15,7 +15,8 @@
 //!   beneath the root with `openat2(RESOLVE_BENEATH)`
 //! - `blocking.rs`: the accept loop and the blocking connection driver
 //! - `log.rs`: the access log (sync and buffered); `shutdown.rs`: graceful stop;
-//!   [`Stats`]: counters
+//!   [`Stats`]: counters, in memory shared with child processes; `status.rs`:
+//!   the `/-/status` and `/-/metrics` endpoints of `--status`
 //!
 //! ```no_run
 //! use servelab_server::{Config, Engine, Server};
@@ -45,6 +46,7 @@ mod server;
 mod shutdown;
 mod site;
 mod stats;
+mod status;
 
 pub use config::{Config, LogMode, LogTarget, default_workers};
 pub use dist::{BadDist, Dist};

@@ -170,6 +170,51 @@ impl AccessLog {
         }
     }
 
+    /// A writer for a forked child process (`fork`, `prefork`), which must not
+    /// touch this log's mutexes or buffers: another thread of the parent (the
+    /// flusher, say) may have held one at the moment of the fork, and the child
+    /// inherits it locked forever. The child's writer opens the target afresh
+    /// (`O_APPEND`; standard output is duplicated) and writes synchronously, one
+    /// `write(2)` per line, so nothing waits in a buffer when the child exits and
+    /// lines of different processes never tear: appends to one file are atomic
+    /// with respect to each other. It shares the reopen flag, which SIGHUP sets
+    /// in whichever process receives it. Takes no lock; call it in the child.
+    pub(crate) fn process_writer(&self) -> LogWriter {
+        let Some(s) = &self.shared else {
+            return LogWriter {
+                shared: None,
+                buffer: None,
+            };
+        };
+        let file = match open_target(&s.target) {
+            Ok(f) => f,
+            Err(e) => {
+                let msg = format!("servelab: child cannot open the access log: {e}\n");
+                let _ = rustix::io::write(rustix::stdio::stderr(), msg.as_bytes());
+                return LogWriter {
+                    shared: None,
+                    buffer: None,
+                };
+            }
+        };
+        let shared = Arc::new(Shared {
+            mode: LogMode::Sync,
+            target: s.target.clone(),
+            sink: Mutex::new(Sink {
+                file,
+                failed: false,
+            }),
+            reopen: s.reopen.clone(),
+            buffers: Mutex::new(Vec::new()),
+            wake: Condvar::new(),
+            wake_lock: Mutex::new(false),
+        });
+        LogWriter {
+            shared: Some(shared),
+            buffer: None,
+        }
+    }
+
     /// Writes out every buffered line and stops the flusher. Idempotent.
     pub(crate) fn close(&self) {
         if let Some(s) = &self.shared {

@@ -55,8 +55,18 @@ impl Site {
 
     /// A fresh per-thread context.
     pub(crate) fn worker(&self) -> Worker {
+        self.worker_with(self.log.writer())
+    }
+
+    /// A fresh context for a forked child process, whose log writer shares no
+    /// lock or buffer with the parent (see `AccessLog::process_writer`).
+    pub(crate) fn process_worker(&self) -> Worker {
+        self.worker_with(self.log.process_writer())
+    }
+
+    fn worker_with(&self, log: LogWriter) -> Worker {
         Worker {
-            log: self.log.writer(),
+            log,
             clock: Clock::new(),
             path: String::with_capacity(256),
             line: Vec::with_capacity(512),

@@ -4,13 +4,30 @@
 //! snapshot guarantee across counters (a reader may see a request counted before
 //! its bytes). Each sits on its own cache line so that workers on different cores
 //! do not fight over one line for unrelated counters.
+//!
+//! Shared memory, so the process engines count exactly: the atomics live in one
+//! anonymous `MAP_SHARED` mapping made when the server is built, before any
+//! `fork`. A child process (a `fork` connection or a `prefork` worker) inherits
+//! the mapping itself, not a copy of it, so its `fetch_add` lands on the very
+//! cache line the parent and its siblings update, and `/-/status` read in any
+//! process is the total of all of them with no aggregation step and no message
+//! passing. Atomic read-modify-write on shared memory is coherent across
+//! processes exactly as across threads. The one thing a child cannot do is finish
+//! its bookkeeping if it is killed mid-request: `open` and `in_flight` then keep
+//! its share (the `fork` parent corrects `open` for a child that died by a signal).
+//!
+//! If the kernel refuses the mapping (it never does for one page short of memory
+//! exhaustion) the counters fall back to the heap and the process engines would
+//! count only what the parent sees; the server says so on stderr.
+#![allow(unsafe_code)] // mmap/munmap of the shared counter block; see SAFETY notes.
 
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
 /// One counter on its own cache line.
 #[derive(Debug, Default)]
-#[repr(align(64))]
+#[repr(C, align(64))]
 struct Counter(AtomicU64);
 
 impl Counter {
@@ -25,10 +42,11 @@ impl Counter {
     }
 }
 
-/// The live counters of one server.
-#[derive(Debug)]
-pub struct Stats {
-    started: Instant,
+/// The counters themselves: all zeros is the initial state, which is what a
+/// fresh anonymous mapping holds.
+#[derive(Debug, Default)]
+#[repr(C)]
+struct Block {
     accepted: Counter,
     open: Counter,
     dropped: Counter,
@@ -39,11 +57,82 @@ pub struct Stats {
     by_class: [Counter; 6],
 }
 
+/// Where the [`Block`] lives.
+#[derive(Debug)]
+enum Storage {
+    /// A `MAP_SHARED` anonymous mapping of `len` bytes, shared with children.
+    Shared { block: NonNull<Block>, len: usize },
+    /// Fallback when the mapping could not be made.
+    Heap(Box<Block>),
+}
+
+// SAFETY: the mapping is only ever accessed through `&Block`, whose fields are
+// atomics (Sync); the pointer is valid from construction until `Drop`.
+unsafe impl Send for Storage {}
+// SAFETY: as above: shared access is through atomics only.
+unsafe impl Sync for Storage {}
+
+impl Storage {
+    fn new() -> Storage {
+        let len = std::mem::size_of::<Block>();
+        // SAFETY: a fresh anonymous mapping at an address of the kernel's choice
+        // aliases nothing. It is page-aligned (more than Block's 64-byte
+        // alignment) and zero-filled, and all-zero bytes are a valid Block
+        // (AtomicU64 zero). It is unmapped only in Drop.
+        let mapped = unsafe {
+            rustix::mm::mmap_anonymous(
+                std::ptr::null_mut(),
+                len,
+                rustix::mm::ProtFlags::READ | rustix::mm::ProtFlags::WRITE,
+                rustix::mm::MapFlags::SHARED,
+            )
+        };
+        match mapped.ok().and_then(|p| NonNull::new(p.cast::<Block>())) {
+            Some(block) => Storage::Shared { block, len },
+            None => {
+                eprintln!(
+                    "servelab: cannot map shared counters; process engines will count only the parent"
+                );
+                Storage::Heap(Box::default())
+            }
+        }
+    }
+
+    fn block(&self) -> &Block {
+        match self {
+            // SAFETY: valid and initialised (see `new`) until Drop, which needs
+            // `&mut self`, so no reference outlives the mapping.
+            Storage::Shared { block, .. } => unsafe { block.as_ref() },
+            Storage::Heap(b) => b,
+        }
+    }
+}
+
+impl Drop for Storage {
+    fn drop(&mut self) {
+        if let Storage::Shared { block, len } = *self {
+            // SAFETY: the mapping was made in `new` with this length, and no
+            // reference into it can outlive `self`.
+            let _ = unsafe { rustix::mm::munmap(block.as_ptr().cast(), len) };
+        }
+    }
+}
+
+/// The live counters of one server, shared by its threads and, through a shared
+/// mapping, by its child processes.
+#[derive(Debug)]
+pub struct Stats {
+    started: Instant,
+    storage: Storage,
+}
+
 /// A copy of the counters at one moment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Snapshot {
     /// Seconds since the server started.
     pub uptime_secs: u64,
+    /// Time since the server started, to the nanosecond.
+    pub uptime: std::time::Duration,
     /// Connections accepted.
     pub accepted: u64,
     /// Connections open now.
@@ -64,56 +153,55 @@ impl Default for Stats {
     fn default() -> Self {
         Stats {
             started: Instant::now(),
-            accepted: Counter::default(),
-            open: Counter::default(),
-            dropped: Counter::default(),
-            in_flight: Counter::default(),
-            abandoned: Counter::default(),
-            bytes_sent: Counter::default(),
-            by_class: Default::default(),
+            storage: Storage::new(),
         }
     }
 }
 
 impl Stats {
+    fn c(&self) -> &Block {
+        self.storage.block()
+    }
     pub(crate) fn conn_opened(&self) {
-        self.accepted.add(1);
-        self.open.add(1);
+        self.c().accepted.add(1);
+        self.c().open.add(1);
     }
     pub(crate) fn conn_closed(&self) {
-        self.open.sub(1);
+        self.c().open.sub(1);
     }
     pub(crate) fn dropped(&self) {
-        self.dropped.add(1);
+        self.c().dropped.add(1);
     }
     pub(crate) fn request_started(&self) {
-        self.in_flight.add(1);
+        self.c().in_flight.add(1);
     }
     pub(crate) fn request_finished(&self, abandoned: bool) {
-        self.in_flight.sub(1);
+        self.c().in_flight.sub(1);
         if abandoned {
-            self.abandoned.add(1);
+            self.c().abandoned.add(1);
         }
     }
     pub(crate) fn response(&self, status: u16) {
         let class = usize::from(status / 100).min(5);
-        self.by_class[class].add(1);
+        self.c().by_class[class].add(1);
     }
     pub(crate) fn sent(&self, bytes: u64) {
-        self.bytes_sent.add(bytes);
+        self.c().bytes_sent.add(bytes);
     }
 
     /// The counters now.
     pub fn snapshot(&self) -> Snapshot {
+        let c = self.c();
         Snapshot {
             uptime_secs: self.started.elapsed().as_secs(),
-            accepted: self.accepted.get(),
-            open: self.open.get(),
-            dropped: self.dropped.get(),
-            in_flight: self.in_flight.get(),
-            abandoned: self.abandoned.get(),
-            bytes_sent: self.bytes_sent.get(),
-            responses: [1, 2, 3, 4, 5].map(|c| self.by_class[c].get()),
+            uptime: self.started.elapsed(),
+            accepted: c.accepted.get(),
+            open: c.open.get(),
+            dropped: c.dropped.get(),
+            in_flight: c.in_flight.get(),
+            abandoned: c.abandoned.get(),
+            bytes_sent: c.bytes_sent.get(),
+            responses: [1, 2, 3, 4, 5].map(|i| c.by_class[i].get()),
         }
     }
 }
@@ -140,5 +228,31 @@ mod tests {
         assert_eq!(snap.responses, [0, 2, 0, 1, 1]);
         assert_eq!(snap.in_flight, 0);
         assert_eq!(snap.abandoned, 1);
+    }
+
+    /// The point of the shared mapping: a child's updates are the parent's.
+    #[test]
+    fn forked_child_counts_in_parent() {
+        let s = Stats::default();
+        assert!(matches!(s.storage, Storage::Shared { .. }));
+        s.sent(5);
+        // SAFETY: the child touches only atomics in the shared mapping and then
+        // calls _exit, which is async-signal-safe; it allocates nothing and takes
+        // no lock, so other test threads holding locks at the fork do not matter.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            s.sent(7);
+            s.response(200);
+            // SAFETY: leaves the child without running the parent's destructors.
+            unsafe { libc::_exit(0) };
+        }
+        let mut status = 0;
+        // SAFETY: waits for the child just made; `status` is a valid out pointer.
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert_eq!(r, pid);
+        let snap = s.snapshot();
+        assert_eq!(snap.bytes_sent, 12);
+        assert_eq!(snap.responses[1], 1);
     }
 }

@@ -1,0 +1,252 @@
+//! `fork`: a new process for every connection, at most `--max-conns` at once.
+//!
+//! The oldest Unix server design (seed 003): the parent accepts, forks, closes
+//! its copy of the connection and accepts again; the child serves the connection
+//! to its end and exits. A crash in a child costs one connection, never the
+//! server. What a child may do after a fork in a multithreaded process, and why
+//! it closes foreign sockets, is in `child.rs`.
+//!
+//! Reaping, so that no zombie ever remains: a child's last act is to write its
+//! pid (4 bytes, atomic on a pipe) to a pipe the parent polls next to the
+//! listener and the shutdown pipe; the parent then `waitpid`s exactly that pid.
+//! A child that dies without writing (killed by a signal) is found by a sweep of
+//! `waitpid(pid, WNOHANG)` over the live children once a second. The parent
+//! never calls `waitpid(-1)`, which could steal the children of other code in the
+//! same process.
+//!
+//! The cap: at `--max-conns` live children the parent stops polling the
+//! listener, so new clients wait in the backlog until a child exits. A fork that
+//! fails (`EAGAIN` at the process limit, `ENOMEM`) is logged on stderr and the
+//! connection answered with 503 and counted as dropped.
+//!
+//! Counters are exact because they live in shared memory (see `stats.rs`); each
+//! child counts its own connection and requests. The access log of a child is
+//! its own synchronous writer (see `AccessLog::process_writer`).
+//!
+//! Shutdown: the parent stops accepting; every child sees the inherited wake
+//! pipe, closes its connection if idle or finishes its response; the parent
+//! waits for them within the grace period, then kills what is left with SIGKILL
+//! and reaps it.
+
+use std::collections::HashSet;
+use std::io;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::fd::OwnedFd;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rustix::event::{PollFd, PollFlags};
+
+use super::child::{self, Ended};
+use crate::ServerError;
+use crate::blocking;
+use crate::site::Site;
+
+/// How often live children are checked for a death the pipe did not report.
+const SWEEP: Duration = Duration::from_secs(1);
+
+/// The parent's view of its children.
+struct Children {
+    live: HashSet<libc::pid_t>,
+    done_rd: OwnedFd,
+    done_wr: OwnedFd,
+    last_sweep: Instant,
+}
+
+impl Children {
+    /// Reaps every child that reported its end on the pipe.
+    fn reap_reported(&mut self, site: &Site) {
+        let mut buf = [0u8; 4096];
+        loop {
+            match rustix::io::read(&self.done_rd, &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    for chunk in buf[..n].chunks_exact(4) {
+                        let pid = libc::pid_t::from_ne_bytes(chunk.try_into().expect("4 bytes"));
+                        if self.live.remove(&pid) {
+                            // It wrote, so it is exiting: this wait is short.
+                            let ended = child::reap(pid, true);
+                            account(pid, ended, site);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reaps every child that has ended, reported or not.
+    fn sweep(&mut self, site: &Site) {
+        self.last_sweep = Instant::now();
+        self.live.retain(|&pid| match child::reap(pid, false) {
+            Some(ended) => {
+                account(pid, Some(ended), site);
+                false
+            }
+            None => true,
+        });
+    }
+}
+
+/// A child that did not end normally did not close its books: correct the
+/// gauge of open connections (its connection is closed now, by the kernel).
+fn account(pid: libc::pid_t, ended: Option<Ended>, site: &Site) {
+    match ended {
+        Some(Ended::Exit(0)) | None => {}
+        Some(how) => {
+            eprintln!("servelab: connection process {pid} ended abnormally ({how:?})");
+            if matches!(how, Ended::Signal(_)) {
+                site.stats.conn_closed();
+            }
+        }
+    }
+}
+
+pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), ServerError> {
+    let (done_rd, done_wr) = rustix::pipe::pipe_with(
+        rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK,
+    )
+    .map_err(|e| ServerError::Io {
+        context: "creating the child pipe",
+        source: e.into(),
+    })?;
+    let mut kids = Children {
+        live: HashSet::new(),
+        done_rd,
+        done_wr,
+        last_sweep: Instant::now(),
+    };
+    let mut backoff = Duration::ZERO;
+    loop {
+        let at_cap = kids.live.len() >= site.config.max_conns;
+        let timeout = rustix::time::Timespec {
+            tv_sec: 1,
+            tv_nsec: 0,
+        };
+        let mut fds = [
+            PollFd::from_borrowed_fd(site.shutdown.wake_fd(), PollFlags::IN),
+            PollFd::new(&kids.done_rd, PollFlags::IN),
+            // At the cap the listener is left out: clients wait in the backlog.
+            PollFd::new(
+                listener,
+                if at_cap {
+                    PollFlags::empty()
+                } else {
+                    PollFlags::IN
+                },
+            ),
+        ];
+        match rustix::event::poll(&mut fds, Some(&timeout)) {
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Err(e) => {
+                eprintln!("servelab: poll in the fork engine failed: {e}; stopping");
+                site.shutdown.trigger();
+                break;
+            }
+        }
+        let wake = !fds[0].revents().is_empty();
+        let reported = !fds[1].revents().is_empty();
+        let ready = !fds[2].revents().is_empty();
+        if wake || site.shutdown.is_requested() {
+            site.shutdown.trigger();
+            break;
+        }
+        if reported {
+            kids.reap_reported(site);
+        }
+        if kids.last_sweep.elapsed() >= SWEEP {
+            kids.sweep(site);
+        }
+        if !ready {
+            continue;
+        }
+        while kids.live.len() < site.config.max_conns {
+            match listener.accept() {
+                Ok((stream, peer)) => {
+                    backoff = Duration::ZERO;
+                    spawn(stream, peer, listener, site, &mut kids);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) if is_resource_error(&e) => {
+                    backoff =
+                        (backoff * 2).clamp(Duration::from_millis(10), Duration::from_millis(500));
+                    blocking::wait_or_shutdown(site, backoff);
+                    break;
+                }
+                Err(_) => break,
+            }
+        }
+    }
+    finish(&mut kids, site);
+    Ok(())
+}
+
+fn is_resource_error(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+    )
+}
+
+/// Forks a child for one connection; the parent keeps only its pid.
+fn spawn(
+    stream: TcpStream,
+    peer: SocketAddr,
+    listener: &TcpListener,
+    site: &Arc<Site>,
+    kids: &mut Children,
+) {
+    match child::fork() {
+        Err(e) => {
+            eprintln!("servelab: cannot fork for a connection: {e}; answering 503");
+            blocking::refuse(stream, site);
+        }
+        // The parent: the child has its own copy of the socket.
+        Ok(Some(pid)) => {
+            kids.live.insert(pid);
+            drop(stream);
+        }
+        Ok(None) => {
+            // The child. The listener goes with the other foreign sockets: a
+            // child that held it would keep the port open after the server stops.
+            let _ = listener;
+            child::close_foreign_sockets(&[child::raw(&stream)]);
+            child::watch_shutdown(site);
+            let mut worker = site.process_worker();
+            blocking::serve(stream, peer, site, &mut worker);
+            drop(worker);
+            let pid = std::process::id() as libc::pid_t;
+            // A full pipe (16384 unreaped reports) only delays the reaping to
+            // the next sweep.
+            let _ = rustix::io::write(&kids.done_wr, &pid.to_ne_bytes());
+            child::exit(0);
+        }
+    }
+}
+
+/// Waits for the children within the grace period, then kills the rest.
+fn finish(kids: &mut Children, site: &Site) {
+    let deadline = Instant::now() + site.config.grace;
+    while !kids.live.is_empty() && Instant::now() < deadline {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let wait = left.min(Duration::from_millis(100));
+        let ts = rustix::time::Timespec {
+            tv_sec: 0,
+            tv_nsec: wait.subsec_nanos().max(1_000_000) as _,
+        };
+        let mut fds = [PollFd::new(&kids.done_rd, PollFlags::IN)];
+        let _ = rustix::event::poll(&mut fds, Some(&ts));
+        kids.reap_reported(site);
+        kids.sweep(site);
+    }
+    if !kids.live.is_empty() {
+        site.shutdown.force();
+        for &pid in &kids.live {
+            child::kill(pid, libc::SIGKILL);
+        }
+        for pid in kids.live.drain() {
+            let ended = child::reap(pid, true);
+            account(pid, ended, site);
+        }
+    }
+}

@@ -1,0 +1,203 @@
+//! `prefork`: `--workers` processes that all accept on the one listening socket.
+//!
+//! Seed 001's "many handlers listen on one socket", and Apache's prefork MPM:
+//! the master binds, forks the workers and then only supervises. Each worker is
+//! a single-threaded process that polls the shared listener, accepts, and serves
+//! that connection to its end before accepting again, so `--workers` is also the
+//! number of connections served at once. The kernel hands each connection to
+//! one worker; the others' `accept` finds nothing and they poll again (the
+//! thundering herd is the price of the simplest design, and small at these
+//! worker counts).
+//!
+//! Supervision: the master holds a pidfd per worker (`pidfd_open`, Linux 5.3),
+//! which becomes readable when that worker exits. The master reaps it and, unless
+//! the server is stopping, forks a replacement; a worker that dies within a
+//! second of its start is replaced only after a pause, so a worker that crashes
+//! at once cannot make the master fork in a tight loop.
+//!
+//! Shutdown: all processes share the wake pipe, so SIGTERM to the master (or
+//! [`crate::Running::shutdown`]) reaches every worker at once: each stops
+//! accepting, closes its connection if idle or finishes its response, and exits.
+//! The master waits for all of them within the grace period, then kills the rest
+//! with SIGKILL. Signal handlers are inherited, so SIGTERM sent to a worker (or
+//! to the process group, as Ctrl-C does) also stops the whole server gracefully.
+//!
+//! Counters are exact across workers through the shared mapping of `stats.rs`.
+//! A worker killed in the middle of a connection leaves `open` one too high.
+//! Each worker writes the access log through its own synchronous writer (see
+//! `AccessLog::process_writer`); SIGHUP reaches a worker's writer when it is
+//! sent to that worker (`kill -HUP -<pgid>` reaches them all).
+
+use std::net::TcpListener;
+use std::os::fd::OwnedFd;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rustix::event::{PollFd, PollFlags};
+
+use super::child::{self, Ended};
+use crate::ServerError;
+use crate::blocking::{self, Next};
+use crate::site::Site;
+
+/// A worker that ends sooner than this after its start is replaced only after
+/// [`RESPAWN_PAUSE`].
+const QUICK_DEATH: Duration = Duration::from_secs(1);
+const RESPAWN_PAUSE: Duration = Duration::from_millis(200);
+
+/// One live worker process.
+struct Worker {
+    pid: libc::pid_t,
+    pidfd: OwnedFd,
+    started: Instant,
+}
+
+pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), ServerError> {
+    let mut workers: Vec<Worker> = Vec::with_capacity(site.config.workers);
+    for _ in 0..site.config.workers {
+        match start(listener, site) {
+            Ok(w) => workers.push(w),
+            Err(e) => {
+                // Could not start them all: stop those that did start.
+                site.shutdown.trigger();
+                finish(&mut workers, site);
+                return Err(e);
+            }
+        }
+    }
+    loop {
+        let mut fds = Vec::with_capacity(workers.len() + 1);
+        fds.push(PollFd::from_borrowed_fd(
+            site.shutdown.wake_fd(),
+            PollFlags::IN,
+        ));
+        for w in &workers {
+            fds.push(PollFd::new(&w.pidfd, PollFlags::IN));
+        }
+        match rustix::event::poll(&mut fds, None) {
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Err(e) => {
+                eprintln!("servelab: poll in the prefork master failed: {e}; stopping");
+                break;
+            }
+        }
+        if !fds[0].revents().is_empty() || site.shutdown.is_requested() {
+            break;
+        }
+        let exited: Vec<usize> = (0..workers.len())
+            .filter(|&i| !fds[i + 1].revents().is_empty())
+            .collect();
+        drop(fds);
+        // Highest index first, so each swap_remove leaves the others in place.
+        let dead: Vec<Worker> = exited
+            .into_iter()
+            .rev()
+            .map(|i| workers.swap_remove(i))
+            .collect();
+        for w in dead {
+            let ended = child::reap(w.pid, true);
+            eprintln!(
+                "servelab: prefork worker {} ended ({ended:?}); starting another",
+                w.pid
+            );
+            if w.started.elapsed() < QUICK_DEATH {
+                blocking::wait_or_shutdown(site, RESPAWN_PAUSE);
+            }
+            if site.shutdown.is_requested() {
+                break;
+            }
+            match start(listener, site) {
+                Ok(w) => workers.push(w),
+                // Try again when the next worker ends or on the next loop.
+                Err(e) => eprintln!("servelab: cannot replace a prefork worker: {e}"),
+            }
+        }
+        if workers.is_empty() {
+            eprintln!("servelab: no prefork worker could be started; stopping");
+            break;
+        }
+    }
+    site.shutdown.trigger();
+    finish(&mut workers, site);
+    Ok(())
+}
+
+/// Forks one worker.
+fn start(listener: &TcpListener, site: &Arc<Site>) -> Result<Worker, ServerError> {
+    let pid = child::fork().map_err(ServerError::io("forking a prefork worker"))?;
+    let Some(pid) = pid else {
+        // The worker.
+        child::close_foreign_sockets(&[child::raw(listener)]);
+        child::watch_shutdown(site);
+        let mut worker = site.process_worker();
+        blocking::accept_loop(listener, site, |stream, peer| {
+            blocking::serve(stream, peer, site, &mut worker);
+            Next::Continue
+        });
+        drop(worker);
+        child::exit(0);
+    };
+    let raw = rustix::process::Pid::from_raw(pid).expect("fork returns a positive pid");
+    match rustix::process::pidfd_open(raw, rustix::process::PidfdFlags::empty()) {
+        Ok(pidfd) => Ok(Worker {
+            pid,
+            pidfd,
+            started: Instant::now(),
+        }),
+        Err(e) => {
+            child::kill(pid, libc::SIGKILL);
+            let _ = child::reap(pid, true);
+            Err(ServerError::Io {
+                context: "watching a prefork worker (pidfd_open needs Linux 5.3)",
+                source: e.into(),
+            })
+        }
+    }
+}
+
+/// Waits for every worker within the grace period, then kills the rest.
+fn finish(workers: &mut Vec<Worker>, site: &Site) {
+    let deadline = Instant::now() + site.config.grace;
+    let mut live: Vec<Worker> = std::mem::take(workers);
+    while !live.is_empty() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        let ts = rustix::time::Timespec {
+            tv_sec: left.as_secs() as _,
+            tv_nsec: left.subsec_nanos() as _,
+        };
+        let mut fds: Vec<PollFd<'_>> = live
+            .iter()
+            .map(|w| PollFd::new(&w.pidfd, PollFlags::IN))
+            .collect();
+        let _ = rustix::event::poll(&mut fds, Some(&ts));
+        let gone: Vec<bool> = fds.iter().map(|f| !f.revents().is_empty()).collect();
+        drop(fds);
+        let mut i = 0;
+        live.retain(|w| {
+            let keep = !gone[i];
+            i += 1;
+            if !keep {
+                report(w.pid, child::reap(w.pid, true));
+            }
+            keep
+        });
+    }
+    if !live.is_empty() {
+        site.shutdown.force();
+        for w in &live {
+            child::kill(w.pid, libc::SIGKILL);
+        }
+        for w in live {
+            report(w.pid, child::reap(w.pid, true));
+        }
+    }
+}
+
+fn report(pid: libc::pid_t, ended: Option<Ended>) {
+    if !matches!(ended, Some(Ended::Exit(0)) | None) {
+        eprintln!("servelab: prefork worker {pid} ended abnormally ({ended:?})");
+    }
+}
