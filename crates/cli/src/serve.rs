@@ -28,9 +28,13 @@ pub(crate) struct Args {
     /// Accepted connections waiting for a pool worker; beyond it, 503.
     #[arg(long, value_name = "N", default_value_t = 1024)]
     queue: usize,
-    /// Connections served at once by the thread and fork engines.
+    /// Connections served at once by the thread and fork engines; at the cap
+    /// the server stops accepting until one ends (clients wait, not refused).
     #[arg(long, value_name = "N", default_value_t = 1024)]
     max_conns: usize,
+    /// Serve the counters: GET /-/status (JSON) and GET /-/metrics (Prometheus).
+    #[arg(long)]
+    status: bool,
     /// Access log: a file, `-` for standard output, or `off`.
     #[arg(long, value_name = "PATH|-|off", default_value = "-")]
     log: String,
@@ -89,6 +93,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
     }
     config.queue = args.queue;
     config.max_conns = args.max_conns;
+    config.status = args.status;
     config.log = match args.log.as_str() {
         "off" => LogTarget::Off,
         "-" => LogTarget::Stdout,
