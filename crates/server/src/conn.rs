@@ -27,6 +27,23 @@ const READ_BUF: usize = 8 * 1024;
 /// Stop batching pipelined responses once this much output is waiting.
 const OUT_BATCH: usize = 64 * 1024;
 
+/// A read buffer and an output buffer, lent to a connection by an event loop.
+#[derive(Debug)]
+pub(crate) struct Buffers {
+    read: Vec<u8>,
+    out: Vec<u8>,
+}
+
+impl Buffers {
+    /// A fresh pair.
+    pub(crate) fn new() -> Buffers {
+        Buffers {
+            read: vec![0; READ_BUF],
+            out: Vec::with_capacity(READ_BUF),
+        }
+    }
+}
+
 /// What the connection wants from its engine next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Interest {
@@ -121,14 +138,18 @@ pub(crate) struct Conn {
 
 impl Conn {
     pub(crate) fn new(peer: SocketAddr) -> Conn {
+        Conn::new_with(peer, vec![0; READ_BUF], Vec::with_capacity(READ_BUF))
+    }
+
+    fn new_with(peer: SocketAddr, buf: Vec<u8>, out: Vec<u8>) -> Conn {
         let now = Instant::now();
         Conn {
             state: State::Reading,
             peer,
-            buf: vec![0; READ_BUF],
+            buf,
             start: 0,
             end: 0,
-            out: Vec::with_capacity(READ_BUF),
+            out,
             out_pos: 0,
             body: Body::Empty,
             head_len: 0,
@@ -142,6 +163,47 @@ impl Conn {
             hold: None,
             opened: now,
         }
+    }
+
+    /// A connection without buffers: an event loop lends them with
+    /// [`Conn::attach`] before reading and takes them back with
+    /// [`Conn::detach`] while the connection is idle, so that 10,000 idle
+    /// keep-alive connections cost a few hundred bytes each, not 16 KiB.
+    pub(crate) fn bare(peer: SocketAddr) -> Conn {
+        Conn::new_with(peer, Vec::new(), Vec::new())
+    }
+
+    /// Lends the connection a read buffer (`READ_BUF` bytes long) and an
+    /// output buffer, if it has none.
+    pub(crate) fn attach(&mut self, bufs: Buffers) {
+        if self.buf.is_empty() {
+            debug_assert_eq!(bufs.read.len(), READ_BUF);
+            debug_assert!(bufs.out.is_empty());
+            self.buf = bufs.read;
+            self.out = bufs.out;
+        }
+    }
+
+    /// Takes the buffers back while the connection is idle and they hold
+    /// nothing; `None` when they are in use (or were grown for a big head, in
+    /// which case they are simply kept until the connection closes).
+    pub(crate) fn detach(&mut self) -> Option<Buffers> {
+        if !self.is_idle() || self.buf.len() != READ_BUF || !self.out.is_empty() {
+            return None;
+        }
+        self.start = 0;
+        self.end = 0;
+        Some(Buffers {
+            read: std::mem::take(&mut self.buf),
+            out: std::mem::take(&mut self.out),
+        })
+    }
+
+    /// Does a file body follow the bytes [`Conn::next_write`] offers? (The
+    /// engine then sends the head with `MSG_MORE`, so head and the first body
+    /// bytes share a segment.)
+    pub(crate) fn file_follows(&self) -> bool {
+        !matches!(self.body, Body::Empty)
     }
 
     /// Requests answered so far on this connection.
@@ -191,6 +253,10 @@ impl Conn {
     /// Space to read into. Grows the buffer (up to the head limit plus slack)
     /// only when a request head does not fit.
     pub(crate) fn read_space(&mut self) -> &mut [u8] {
+        if self.buf.is_empty() {
+            // A bare connection read without [`Conn::attach`]: allocate.
+            self.buf.resize(READ_BUF, 0);
+        }
         if self.end == self.buf.len() {
             if self.start > 0 {
                 self.buf.copy_within(self.start..self.end, 0);

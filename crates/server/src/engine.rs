@@ -19,7 +19,6 @@ pub enum Engine {
     /// A new thread per connection, at most `--max-conns` at once.
     Thread,
     /// A fixed pool of worker threads fed by a bounded queue.
-    #[default]
     Pool,
     /// A new process per connection, at most `--max-conns` at once.
     Fork,
@@ -27,6 +26,11 @@ pub enum Engine {
     Prefork,
     /// tokio's multi-threaded runtime driving the connection state machine.
     Async,
+    /// One thread, one epoll loop multiplexing every connection.
+    Epoll,
+    /// One epoll loop per worker thread, sharing the listener (the default).
+    #[default]
+    Reactor,
 }
 
 impl Engine {
@@ -38,6 +42,8 @@ impl Engine {
         Engine::Fork,
         Engine::Prefork,
         Engine::Async,
+        Engine::Epoll,
+        Engine::Reactor,
     ];
 
     /// The name used by `--engine`.
@@ -49,6 +55,8 @@ impl Engine {
             Engine::Fork => "fork",
             Engine::Prefork => "prefork",
             Engine::Async => "async",
+            Engine::Epoll => "epoll",
+            Engine::Reactor => "reactor",
         }
     }
 
@@ -71,12 +79,21 @@ impl Engine {
             Engine::Async => {
                 "tokio's multi-threaded runtime (--workers threads), one task per connection"
             }
+            Engine::Epoll => {
+                "one thread, one epoll loop over non-blocking sockets (nginx with one worker)"
+            }
+            Engine::Reactor => {
+                "--workers threads, each its own epoll loop on the shared listener (EPOLLEXCLUSIVE)"
+            }
         }
     }
 
     /// Does `--workers` mean anything to this engine?
     pub fn uses_workers(self) -> bool {
-        !matches!(self, Engine::Serial | Engine::Thread | Engine::Fork)
+        !matches!(
+            self,
+            Engine::Serial | Engine::Thread | Engine::Fork | Engine::Epoll
+        )
     }
 
     /// Runs the engine until shutdown; returns once in-flight work is done.
@@ -91,6 +108,8 @@ impl Engine {
             Engine::Fork => engines::fork::run(listener, site),
             Engine::Prefork => engines::prefork::run(listener, site),
             Engine::Async => engines::tokio_rt::run(listener, site),
+            Engine::Epoll => engines::epoll::run(listener, site),
+            Engine::Reactor => engines::reactor::run(listener, site),
         }
     }
 }

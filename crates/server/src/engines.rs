@@ -6,9 +6,11 @@
 //! grace period and returns.
 
 mod child;
+pub(crate) mod epoll;
 pub(crate) mod fork;
 pub(crate) mod pool;
 pub(crate) mod prefork;
+pub(crate) mod reactor;
 pub(crate) mod serial;
 pub(crate) mod thread;
 pub(crate) mod tokio_rt;

@@ -39,6 +39,7 @@ mod dist;
 mod engine;
 mod engines;
 mod error;
+mod evloop;
 mod files;
 mod handler;
 mod log;

@@ -1,0 +1,18 @@
+//! `epoll`: one thread, non-blocking sockets, one epoll loop multiplexing the
+//! listener, every connection and the shutdown pipe.
+//!
+//! The event-driven architecture of nginx with `worker_processes 1`, lighttpd
+//! and early node.js: no thread per connection, so an idle or slow client costs
+//! a slot and its buffers, never a thread; one slow client cannot stall others
+//! because nothing ever blocks. Its limit is one core. The loop itself lives in
+//! [`crate::evloop`], shared with `reactor`.
+
+use std::net::TcpListener;
+
+use crate::ServerError;
+use crate::evloop::EventLoop;
+use crate::site::Site;
+
+pub(crate) fn run(listener: &TcpListener, site: &Site) -> Result<(), ServerError> {
+    EventLoop::new(site, listener, false)?.run()
+}

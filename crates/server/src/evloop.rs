@@ -1,0 +1,591 @@
+//! Driving many [`Conn`]s from one thread with non-blocking sockets and epoll:
+//! the shared half of the `epoll` and `reactor` engines.
+//!
+//! One [`EventLoop`] owns an epoll instance watching the listener (level
+//! triggered, so a connection left in the backlog is offered again), the
+//! shutdown pipe, and every connection it accepted (edge triggered for `IN`,
+//! `OUT` and `RDHUP`, registered once at accept and never modified).
+//!
+//! Syscalls per keep-alive request are the point of this file: with edge
+//! triggering the loop remembers, per connection, whether the socket may still
+//! have bytes to read and room to write. A read that returns less than the space
+//! offered drained the socket (Linux raises a new edge for any later data), so
+//! no read ever ends in `EAGAIN` just to learn that; a write is tried at once
+//! after the request is parsed. So a request costs one `recv`, one `send` (head
+//! and small body from the cache in one buffer) and a share of one
+//! `epoll_wait`; no `epoll_ctl` per request, no `setsockopt` per connection
+//! (`TCP_NODELAY` is inherited from the listener).
+//!
+//! Timers: each connection has one deadline (read, keep-alive, write progress,
+//! `--delay` hold, or lingering close), kept in a binary heap with lazy
+//! deletion: a deadline that moves later (the usual case: the next request's
+//! keep-alive) pushes nothing; when the stale entry comes due, the loop sees the
+//! real deadline and pushes it then. So there is about one heap push per
+//! connection per keep-alive period, not per request.
+//!
+//! Memory: an idle connection gives its read and output buffers back to the
+//! loop's pool ([`Conn::detach`]), so 10,000 idle keep-alive connections cost
+//! their `Conn` and the kernel's socket, not 16 KiB of buffers each.
+//!
+//! Accept: `accept4` with `SOCK_NONBLOCK | SOCK_CLOEXEC` (no `fcntl` after).
+//! On `EMFILE`/`ENFILE`/`ENOBUFS`/`ENOMEM` the listener is taken out of the
+//! epoll set for a back-off (10 ms doubling to 500 ms), so the loop neither
+//! spins on a listener that stays readable nor stops serving the connections it
+//! has.
+//!
+//! Shutdown: the wake pipe becomes readable; the loop stops accepting, closes
+//! idle connections, lets busy ones finish (their responses say
+//! `Connection: close`), and after the grace period closes whatever is left.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::net::{Ipv4Addr, SocketAddr, TcpListener};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::time::{Duration, Instant};
+
+use rustix::event::epoll::{self, EventData, EventFlags};
+use rustix::io::Errno;
+use rustix::net::{RecvFlags, SendFlags, SocketFlags};
+
+use crate::ServerError;
+use crate::blocking::log_connection;
+use crate::conn::{Buffers, Chunk, Conn, Interest};
+use crate::site::{Site, Worker};
+
+/// epoll token of the listener.
+const LISTENER: u64 = u64::MAX;
+/// epoll token of the shutdown pipe.
+const WAKE: u64 = u64::MAX - 1;
+/// Events taken per `epoll_wait`.
+const EVENTS: usize = 512;
+/// Connections accepted per readiness of the listener before serving others:
+/// bounds the time a connect storm can keep the loop from its connections.
+const ACCEPT_BATCH: usize = 128;
+/// Spare buffer pairs kept for connections that become busy again.
+const POOL: usize = 256;
+/// How long a lingering close waits for the client to stop sending.
+const LINGER: Duration = Duration::from_secs(1);
+/// How much a lingering close reads and drops at most.
+const LINGER_BYTES: usize = 256 * 1024;
+
+/// One connection of the loop.
+#[derive(Debug)]
+struct Slot {
+    sock: OwnedFd,
+    conn: Conn,
+    interest: Interest,
+    /// Edge-triggered readiness as last known: reading may return bytes.
+    readable: bool,
+    /// Writing may make progress.
+    writable: bool,
+    /// Last write progress (the write timeout counts from here).
+    wrote_at: Instant,
+    /// The earliest timer entry in the heap for this slot.
+    armed: Option<Instant>,
+    /// Set once the write side is shut in a lingering close: until then.
+    linger: Option<(Instant, usize)>,
+}
+
+/// An epoll event loop serving connections from one listener.
+#[derive(Debug)]
+pub(crate) struct EventLoop<'s> {
+    site: &'s Site,
+    w: Worker,
+    epoll: OwnedFd,
+    listener: BorrowedFd<'s>,
+    /// Register the listener with `EPOLLEXCLUSIVE` (several loops share it).
+    exclusive: bool,
+    listening: bool,
+    slots: Vec<Option<Slot>>,
+    /// Generation of each slot index, so a stale event or timer for a closed
+    /// connection never reaches a new one in the same place.
+    gens: Vec<u32>,
+    free: Vec<u32>,
+    open: usize,
+    timers: BinaryHeap<Reverse<(Instant, u32, u32)>>,
+    pool: Vec<Buffers>,
+    /// Accepting is paused (descriptors exhausted) until then.
+    accept_paused: Option<(Instant, Duration)>,
+    /// Shutdown has begun; finish by then.
+    draining: Option<Instant>,
+}
+
+impl<'s> EventLoop<'s> {
+    /// A loop over `listener` (non-blocking already). `exclusive` when other
+    /// loops watch the same listener, so one connection wakes one loop.
+    pub(crate) fn new(
+        site: &'s Site,
+        listener: &'s TcpListener,
+        exclusive: bool,
+    ) -> Result<EventLoop<'s>, ServerError> {
+        let epoll = epoll::create(epoll::CreateFlags::CLOEXEC)
+            .map_err(|e| ServerError::io("creating an epoll instance")(e.into()))?;
+        // Edge triggered: the pipe stays readable once shutdown is asked for,
+        // and one wake-up is all this loop needs.
+        epoll::add(
+            &epoll,
+            site.shutdown.wake_fd(),
+            EventData::new_u64(WAKE),
+            EventFlags::IN | EventFlags::ET,
+        )
+        .map_err(|e| ServerError::io("watching the shutdown pipe")(e.into()))?;
+        let mut ev = EventLoop {
+            site,
+            w: site.worker(),
+            epoll,
+            listener: listener.as_fd(),
+            exclusive,
+            listening: false,
+            slots: Vec::new(),
+            gens: Vec::new(),
+            free: Vec::new(),
+            open: 0,
+            timers: BinaryHeap::new(),
+            pool: Vec::new(),
+            accept_paused: None,
+            draining: None,
+        };
+        ev.listen(true)
+            .map_err(|e| ServerError::io("watching the listener")(e.into()))?;
+        Ok(ev)
+    }
+
+    fn listen(&mut self, on: bool) -> rustix::io::Result<()> {
+        if on == self.listening {
+            return Ok(());
+        }
+        if on {
+            let mut flags = EventFlags::IN;
+            if self.exclusive {
+                flags |= EventFlags::EXCLUSIVE;
+            }
+            epoll::add(
+                &self.epoll,
+                self.listener,
+                EventData::new_u64(LISTENER),
+                flags,
+            )?;
+        } else {
+            epoll::delete(&self.epoll, self.listener)?;
+        }
+        self.listening = on;
+        Ok(())
+    }
+
+    /// Serves until shutdown has been asked for and every connection is done
+    /// (or the grace period is over).
+    pub(crate) fn run(mut self) -> Result<(), ServerError> {
+        let mut events = vec![
+            epoll::Event {
+                flags: EventFlags::empty(),
+                data: EventData::new_u64(0),
+            };
+            EVENTS
+        ];
+        if self.site.shutdown.is_requested() {
+            self.begin_shutdown();
+        }
+        loop {
+            let now = Instant::now();
+            if let Some(until) = self.draining {
+                if self.open == 0 {
+                    break;
+                }
+                if now >= until {
+                    self.site.shutdown.force();
+                    self.close_all();
+                    break;
+                }
+            }
+            let next = self.next_deadline();
+            let ts = next.map(|t| {
+                let d = t.saturating_duration_since(now);
+                rustix::time::Timespec {
+                    tv_sec: d.as_secs() as _,
+                    tv_nsec: d.subsec_nanos() as _,
+                }
+            });
+            let n = match epoll::wait(&self.epoll, &mut events[..], ts.as_ref()) {
+                Ok(n) => n,
+                Err(Errno::INTR) => continue,
+                Err(e) => {
+                    eprintln!("servelab: epoll_wait failed: {e}; stopping");
+                    self.site.shutdown.trigger();
+                    self.close_all();
+                    return Err(ServerError::io("waiting for events")(e.into()));
+                }
+            };
+            for ev in &events[..n] {
+                let flags = ev.flags;
+                match ev.data.u64() {
+                    LISTENER => self.accept(),
+                    WAKE => self.begin_shutdown(),
+                    token => self.on_event(token, flags),
+                }
+            }
+            self.fire_timers();
+        }
+        Ok(())
+    }
+
+    fn next_deadline(&mut self) -> Option<Instant> {
+        let timer = self.timers.peek().map(|Reverse((t, _, _))| *t);
+        let accept = self.accept_paused.map(|(t, _)| t);
+        let grace = self.draining;
+        [timer, accept, grace].into_iter().flatten().min()
+    }
+
+    fn begin_shutdown(&mut self) {
+        if self.draining.is_some() {
+            return;
+        }
+        self.draining = Some(Instant::now() + self.site.config.grace);
+        let _ = self.listen(false);
+        self.accept_paused = None;
+        for i in 0..self.slots.len() {
+            if self.slots[i].is_some() {
+                self.drive(i);
+            }
+        }
+    }
+
+    fn close_all(&mut self) {
+        for i in 0..self.slots.len() {
+            if let Some(slot) = &mut self.slots[i] {
+                slot.conn.abandon(self.site);
+                self.close(i);
+            }
+        }
+    }
+
+    /// Accepts what is waiting (up to a batch).
+    fn accept(&mut self) {
+        if self.draining.is_some() {
+            return;
+        }
+        for _ in 0..ACCEPT_BATCH {
+            let flags = SocketFlags::NONBLOCK | SocketFlags::CLOEXEC;
+            match rustix::net::acceptfrom_with(self.listener, flags) {
+                Ok((sock, addr)) => {
+                    self.accept_paused = None;
+                    let peer = addr
+                        .and_then(|a| SocketAddr::try_from(a).ok())
+                        .unwrap_or_else(|| SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)));
+                    self.add(sock, peer);
+                }
+                Err(Errno::AGAIN) => return,
+                Err(Errno::INTR | Errno::CONNABORTED) => {}
+                Err(e) if is_resource(e) => {
+                    let backoff = self.accept_paused.map_or(Duration::ZERO, |(_, b)| b);
+                    let backoff =
+                        (backoff * 2).clamp(Duration::from_millis(10), Duration::from_millis(500));
+                    self.accept_paused = Some((Instant::now() + backoff, backoff));
+                    let _ = self.listen(false);
+                    return;
+                }
+                Err(_) => return,
+            }
+        }
+    }
+
+    fn add(&mut self, sock: OwnedFd, peer: SocketAddr) {
+        self.site.stats.conn_opened();
+        let index = match self.free.pop() {
+            Some(i) => i as usize,
+            None => {
+                self.slots.push(None);
+                self.gens.push(0);
+                self.slots.len() - 1
+            }
+        };
+        let gen_ = self.gens[index];
+        let token = (u64::from(gen_) << 32) | index as u64;
+        let flags = EventFlags::IN | EventFlags::OUT | EventFlags::RDHUP | EventFlags::ET;
+        if epoll::add(&self.epoll, &sock, EventData::new_u64(token), flags).is_err() {
+            self.free.push(index as u32);
+            self.site.stats.conn_closed();
+            return;
+        }
+        let conn = Conn::bare(peer);
+        log_connection(self.site, &mut self.w, &conn, false);
+        self.slots[index] = Some(Slot {
+            sock,
+            conn,
+            interest: Interest::Read,
+            // The request often arrives with (or right after) the handshake,
+            // so try to read at once rather than wait for an edge.
+            readable: true,
+            writable: true,
+            wrote_at: Instant::now(),
+            armed: None,
+            linger: None,
+        });
+        self.open += 1;
+        self.drive(index);
+    }
+
+    fn on_event(&mut self, token: u64, flags: EventFlags) {
+        let index = (token & 0xffff_ffff) as usize;
+        if self.gens.get(index) != Some(&((token >> 32) as u32)) {
+            return;
+        }
+        let Some(slot) = &mut self.slots[index] else {
+            return;
+        };
+        if flags.intersects(EventFlags::IN | EventFlags::RDHUP | EventFlags::HUP | EventFlags::ERR)
+        {
+            slot.readable = true;
+        }
+        if flags.intersects(EventFlags::OUT | EventFlags::HUP | EventFlags::ERR) {
+            slot.writable = true;
+        }
+        self.drive(index);
+    }
+
+    /// Moves a connection as far as its socket allows, then arms its timer.
+    fn drive(&mut self, index: usize) {
+        let site = self.site;
+        let draining = self.draining.is_some();
+        let Some(slot) = &mut self.slots[index] else {
+            return;
+        };
+        loop {
+            match slot.interest {
+                Interest::Read => {
+                    if slot.conn.is_idle() {
+                        if draining && !slot.readable {
+                            slot.interest = Interest::Close { linger: false };
+                            continue;
+                        }
+                        if !slot.readable {
+                            // Idle: the buffers go back to the pool meanwhile.
+                            if let Some(b) = slot.conn.detach()
+                                && self.pool.len() < POOL
+                            {
+                                self.pool.push(b);
+                            }
+                            break;
+                        }
+                        slot.conn
+                            .attach(self.pool.pop().unwrap_or_else(Buffers::new));
+                    } else if !slot.readable {
+                        break;
+                    }
+                    let space = slot.conn.read_space();
+                    let want = space.len();
+                    match rustix::net::recv(&slot.sock, space, RecvFlags::empty()) {
+                        Ok((n, _)) => {
+                            if n < want {
+                                slot.readable = false;
+                            }
+                            if draining && n == 0 && slot.conn.is_idle() {
+                                slot.interest = Interest::Close { linger: false };
+                                continue;
+                            }
+                            slot.interest = slot.conn.filled(n, site, &mut self.w);
+                            if slot.interest == Interest::Write {
+                                slot.wrote_at = Instant::now();
+                            }
+                        }
+                        Err(Errno::AGAIN) => {
+                            slot.readable = false;
+                            if draining && slot.conn.is_idle() {
+                                slot.interest = Interest::Close { linger: false };
+                                continue;
+                            }
+                        }
+                        Err(Errno::INTR) => {}
+                        Err(_) => {
+                            slot.conn.abandon(site);
+                            slot.interest = Interest::Close { linger: false };
+                        }
+                    }
+                }
+                Interest::Write => {
+                    if !slot.writable {
+                        break;
+                    }
+                    let more = slot.conn.file_follows();
+                    let (result, offered) = match slot.conn.next_write() {
+                        Some(Chunk::Bytes(bytes)) => {
+                            let mut flags = SendFlags::NOSIGNAL;
+                            if more {
+                                flags |= SendFlags::MORE;
+                            }
+                            (rustix::net::send(&slot.sock, bytes, flags), bytes.len())
+                        }
+                        Some(Chunk::File { file, offset, len }) => {
+                            let mut off = offset;
+                            (
+                                rustix::fs::sendfile(&slot.sock, file, Some(&mut off), len),
+                                len,
+                            )
+                        }
+                        None => (Ok(0), 0),
+                    };
+                    match result {
+                        Ok(n) => {
+                            if n < offered {
+                                slot.writable = false;
+                            }
+                            if n > 0 {
+                                slot.wrote_at = Instant::now();
+                            }
+                            slot.interest = slot.conn.wrote(n, site, &mut self.w);
+                        }
+                        Err(Errno::AGAIN) => slot.writable = false,
+                        Err(Errno::INTR) => {}
+                        Err(_) => {
+                            slot.conn.abandon(site);
+                            slot.interest = Interest::Close { linger: false };
+                        }
+                    }
+                }
+                Interest::Hold(until) => {
+                    if Instant::now() < until {
+                        break;
+                    }
+                    slot.interest = slot.conn.release();
+                    slot.wrote_at = Instant::now();
+                }
+                Interest::Close { linger: false } => {
+                    self.close(index);
+                    return;
+                }
+                Interest::Close { linger: true } => {
+                    if slot.linger.is_none() {
+                        let _ = rustix::net::shutdown(&slot.sock, rustix::net::Shutdown::Write);
+                        slot.linger = Some((Instant::now() + LINGER, 0));
+                    }
+                    if drain(slot) {
+                        self.close(index);
+                        return;
+                    }
+                    break;
+                }
+            }
+        }
+        let deadline = match slot.interest {
+            Interest::Read => slot.conn.wait(site).deadline(),
+            Interest::Write => slot.wrote_at + site.config.write_timeout,
+            Interest::Hold(until) => until,
+            Interest::Close { .. } => slot.linger.map_or_else(Instant::now, |(t, _)| t),
+        };
+        if slot.armed.is_none_or(|a| deadline < a) {
+            slot.armed = Some(deadline);
+            self.timers
+                .push(Reverse((deadline, index as u32, self.gens[index])));
+        }
+    }
+
+    /// Handles every timer entry that has come due.
+    fn fire_timers(&mut self) {
+        let now = Instant::now();
+        if let Some((t, _)) = self.accept_paused
+            && now >= t
+            && self.draining.is_none()
+        {
+            // Keep the back-off value: the next failure doubles it.
+            self.accept_paused = self.accept_paused.map(|(_, b)| (now, b));
+            let _ = self.listen(true);
+            self.accept_paused = None;
+            self.accept();
+        }
+        while let Some(&Reverse((t, index, gen_))) = self.timers.peek() {
+            if t > now {
+                break;
+            }
+            self.timers.pop();
+            let index = index as usize;
+            if self.gens[index] != gen_ {
+                continue;
+            }
+            let site = self.site;
+            let Some(slot) = &mut self.slots[index] else {
+                continue;
+            };
+            if slot.armed != Some(t) {
+                continue; // superseded by an earlier entry that already fired
+            }
+            slot.armed = None;
+            match slot.interest {
+                Interest::Read => {
+                    if now < slot.conn.wait(site).deadline() {
+                        // The deadline moved on (another request came): re-arm.
+                        self.drive(index);
+                        continue;
+                    }
+                    // An idle connection has no buffers and closes silently;
+                    // one with half a request has them and gets its 408.
+                    slot.interest = slot.conn.timed_out(site, &mut self.w);
+                    slot.wrote_at = now;
+                }
+                Interest::Write => {
+                    if now < slot.wrote_at + site.config.write_timeout {
+                        self.drive(index);
+                        continue;
+                    }
+                    // No progress for the write timeout: the client stopped reading.
+                    slot.conn.abandon(site);
+                    slot.interest = Interest::Close { linger: false };
+                }
+                Interest::Hold(_) => {}
+                Interest::Close { linger: true } => {
+                    if slot.linger.is_some_and(|(until, _)| now >= until) {
+                        slot.interest = Interest::Close { linger: false };
+                    }
+                }
+                Interest::Close { linger: false } => {}
+            }
+            self.drive(index);
+        }
+    }
+
+    fn close(&mut self, index: usize) {
+        let Some(mut slot) = self.slots[index].take() else {
+            return;
+        };
+        if let Some(b) = slot.conn.detach()
+            && self.pool.len() < POOL
+        {
+            self.pool.push(b);
+        }
+        // Closing the descriptor removes it from the epoll set.
+        drop(slot.sock);
+        log_connection(self.site, &mut self.w, &slot.conn, true);
+        self.gens[index] = self.gens[index].wrapping_add(1);
+        self.free.push(index as u32);
+        self.open -= 1;
+        self.site.stats.conn_closed();
+    }
+}
+
+/// Reads and drops what a client still sends after our last response (nginx's
+/// lingering close); true when done: EOF, error, enough bytes, or time is up.
+fn drain(slot: &mut Slot) -> bool {
+    let Some((until, mut total)) = slot.linger else {
+        return true;
+    };
+    let mut sink = [0u8; 4096];
+    let done = loop {
+        if Instant::now() >= until || total >= LINGER_BYTES {
+            break true;
+        }
+        match rustix::net::recv(&slot.sock, &mut sink, RecvFlags::empty()) {
+            Ok((0, _)) => break true,
+            Ok((n, _)) => total += n,
+            Err(Errno::AGAIN) => break false,
+            Err(Errno::INTR) => {}
+            Err(_) => break true,
+        }
+    };
+    slot.linger = Some((until, total));
+    done
+}
+
+fn is_resource(e: Errno) -> bool {
+    matches!(
+        e,
+        Errno::MFILE | Errno::NFILE | Errno::NOBUFS | Errno::NOMEM
+    )
+}
