@@ -192,6 +192,10 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<LoadSpec> {
 
 fn load(a: RunArgs) -> anyhow::Result<()> {
     let mut spec = spec_of(&a)?;
+    if let Some(path) = &a.json {
+        // Fail before the run, not after it, when the report cannot be written.
+        std::fs::File::create(path).with_context(|| format!("--json {}", path.display()))?;
+    }
     // Ctrl-C ends the run early but still prints (and writes) the report.
     spec.stop = Some(servelab_load::stop_on_signals()?);
     let report = servelab_load::run(&spec)?;
