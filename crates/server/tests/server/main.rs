@@ -7,6 +7,7 @@ mod support;
 mod access_log;
 mod conditional;
 mod errors;
+mod exhaustion;
 mod faults;
 mod keep_alive;
 mod parsing;
