@@ -23,7 +23,7 @@
 //! # Example
 //!
 //! ```no_run
-//! use servelab_load::{Dist, LoadSpec, Target, Workload};
+//! use servelab_load::{LoadSpec, Target, Workload};
 //!
 //! let mut spec = LoadSpec::new(vec![Target::new("http://127.0.0.1:8080/index.html")]);
 //! // Seed 000: 8 users, sessions of 10 requests, 1 s of think time.
