@@ -147,7 +147,16 @@ impl Window {
         let start = self.snaps[d];
         let kept = &self.obs[(5 * d).min(self.obs.len())..];
         let mut good_rts: Vec<f64> = kept.iter().filter(|o| o.good()).map(|o| o.rt()).collect();
-        let [p50, p90, p99] = quantiles(&mut good_rts, [0.50, 0.90, 0.99]);
+        // The values are f32s widened to f64; print them as the short decimals they are
+        // (0.919, not 0.9190000295639038) in tables and JSON.
+        let tidy = |v: f64| {
+            if v.is_finite() {
+                (v as f32).to_string().parse().unwrap_or(v)
+            } else {
+                v
+            }
+        };
+        let [p50, p90, p99] = quantiles(&mut good_rts, [0.50, 0.90, 0.99]).map(tidy);
         let dt = end.t - start.t;
         let core_time = dt * f64::from(cores);
         let per_s = |a: u64, b: u64| (a - b) as f64 / dt;
