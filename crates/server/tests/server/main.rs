@@ -5,7 +5,9 @@
 mod support;
 
 mod access_log;
+mod churn;
 mod conditional;
+mod counters;
 mod errors;
 mod exhaustion;
 mod faults;
