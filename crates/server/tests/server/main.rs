@@ -9,6 +9,7 @@ mod churn;
 mod conditional;
 mod counters;
 mod errors;
+mod event_loops;
 mod exhaustion;
 mod faults;
 mod keep_alive;
