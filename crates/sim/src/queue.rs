@@ -216,6 +216,33 @@ mod tests {
     }
 
     #[test]
+    fn heap_pops_like_a_sorted_list() {
+        // Pseudo-random pushes interleaved with pops, checked against a sorted Vec.
+        let mut q = EventQueue::new(1, 0);
+        let mut reference: Vec<(u64, u32)> = Vec::new();
+        let mut x: u64 = 12345;
+        for step in 0..5000u32 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            if x >> 62 != 0 || reference.is_empty() {
+                let t = (x >> 40) % 1000; // many ties
+                q.push(t as f64, Event::Send { user: step });
+                reference.push((t, step));
+            } else {
+                reference.sort();
+                let (t, user) = reference.remove(0);
+                assert_eq!(q.pop(), Some((t as f64, Event::Send { user })));
+            }
+        }
+        reference.sort();
+        for (t, user) in reference {
+            assert_eq!(q.pop(), Some((t as f64, Event::Send { user })));
+        }
+        assert_eq!(q.pop(), None);
+    }
+
+    #[test]
     fn pop_until_leaves_later_events() {
         let mut q = EventQueue::new(2, 4);
         q.push(2.0, Event::Send { user: 0 });
