@@ -1,10 +1,141 @@
-//! `servelab lab`: being built in this session (see the issue tracker).
+//! `servelab lab`: list, run, report and compare experiments (crate `servelab-lab`).
+//!
+//! The servers of an experiment are started as child processes of this same binary
+//! (`servelab serve`), so that they can be pinned to their own CPU and so that the
+//! process engines behave as they do from a shell.
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use servelab_lab::{RunOptions, RunResults, builtin, compare, report, run};
 
 /// Flags of `servelab lab`.
 #[derive(Debug, clap::Args)]
-pub(crate) struct Args {}
+pub(crate) struct Args {
+    #[command(subcommand)]
+    command: LabCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum LabCommand {
+    /// List the built-in experiments.
+    List,
+    /// Run an experiment (a built-in NAME or a path to a .toml file) and write
+    /// results/<name>-<timestamp>/ with results.csv, results.json and report.html.
+    Run {
+        /// Built-in experiment name (`servelab lab list`) or path to a .toml file.
+        name: String,
+        /// Shrink every sweep (the whole built-in list runs in a few minutes).
+        #[arg(long)]
+        quick: bool,
+        /// Measured repeats per point [default: the experiment's, usually 3].
+        #[arg(long, value_name = "N")]
+        repeats: Option<u32>,
+        /// Results directory [default: results/<name>-<timestamp>].
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// No progress bar.
+        #[arg(long)]
+        no_progress: bool,
+    },
+    /// Rebuild report.html of a results directory from its results.json.
+    Report {
+        /// A results directory.
+        dir: PathBuf,
+    },
+    /// Put two runs side by side (before and after a change).
+    Compare {
+        /// The first results directory (before).
+        a: PathBuf,
+        /// The second results directory (after).
+        b: PathBuf,
+        /// Also write the comparison as an HTML page.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
+    },
+}
 
 /// Runs `servelab lab`.
-pub(crate) fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("servelab lab is not built yet")
+pub(crate) fn run(args: Args) -> anyhow::Result<()> {
+    match args.command {
+        LabCommand::List => {
+            for (name, _) in builtin::BUILTIN {
+                let (exp, _) = builtin::load(name)?;
+                println!(
+                    "{name:<18} {:>4} points ({:>3} with --quick)  {}",
+                    exp.points(false).len(),
+                    exp.points(true).len(),
+                    exp.title
+                );
+            }
+            Ok(())
+        }
+        LabCommand::Run {
+            name,
+            quick,
+            repeats,
+            out,
+            no_progress,
+        } => {
+            let (exp, source) = builtin::load(&name)?;
+            if repeats == Some(0) {
+                anyhow::bail!("--repeats must be at least 1");
+            }
+            let mut command = vec![
+                "servelab".to_string(),
+                "lab".into(),
+                "run".into(),
+                name.clone(),
+            ];
+            if quick {
+                command.push("--quick".into());
+            }
+            if let Some(r) = repeats {
+                command.extend(["--repeats".into(), r.to_string()]);
+            }
+            let opts = RunOptions {
+                quick,
+                repeats,
+                out,
+                exe: std::env::current_exe().context("cannot find the servelab executable")?,
+                version: env!("CARGO_PKG_VERSION").into(),
+                command: command.join(" "),
+                progress: !no_progress,
+            };
+            let dir = run::run(&exp, &source, &opts)?;
+            let results = RunResults::read(&dir)?;
+            let count = |s: servelab_lab::results::Status| {
+                results.points.iter().filter(|p| p.status == s).count()
+            };
+            use servelab_lab::results::Status;
+            println!(
+                "{}: {} points ok, {} failed, {} unavailable in {:.1} s",
+                exp.name(),
+                count(Status::Ok),
+                count(Status::Failed),
+                count(Status::Unavailable),
+                results.duration_s
+            );
+            println!("{}", servelab_lab::conclusion::conclude(&exp, &results));
+            println!("report: {}", dir.join("report.html").display());
+            Ok(())
+        }
+        LabCommand::Report { dir } => {
+            report::rebuild(&dir)?;
+            println!("report: {}", dir.join("report.html").display());
+            Ok(())
+        }
+        LabCommand::Compare { a, b, html } => {
+            let ra = RunResults::read(&a)?;
+            let rb = RunResults::read(&b)?;
+            let (an, bn) = (a.display().to_string(), b.display().to_string());
+            print!("{}", compare::text(&ra, &rb, &an, &bn));
+            if let Some(path) = html {
+                std::fs::write(&path, compare::html(&ra, &rb, &an, &bn))
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+                println!("html: {}", path.display());
+            }
+            Ok(())
+        }
+    }
 }

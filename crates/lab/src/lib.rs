@@ -1,1 +1,57 @@
-//! servelab-lab: under construction in this session; see the issue tracker.
+//! servelab-lab: experiments that tie the server, the load generator and the
+//! simulator together, reproducible with one command and reported with plots.
+//!
+//! `servelab lab run NAME` starts each server as a child process pinned to its own
+//! CPU, drives it with `servelab-load` from another CPU, warms up, repeats,
+//! predicts with `servelab-sim` where a queueing model applies, and writes
+//! `results.csv`, `results.json` and a self-contained `report.html`.
+//!
+//! Layout:
+//! - [`experiment`]: the TOML experiment format, its validation, its points
+//! - [`builtin`]: the experiments of `experiments/`, compiled in
+//! - [`run`]: running an experiment (servers, warm-up, repeats, progress, Ctrl-C)
+//! - [`server`], [`peer`], [`cpu`]: child processes, peer configs, CPU placement
+//! - [`results`], [`machine`], [`metric`]: what is recorded, and about what
+//! - [`plot`], [`report`], [`conclusion`], [`compare`]: the reports
+//!
+//! # Example
+//!
+//! ```no_run
+//! use servelab_lab::{RunOptions, builtin, run};
+//!
+//! let (exp, source) = builtin::load("model")?;
+//! let opts = RunOptions {
+//!     quick: true,
+//!     repeats: None,
+//!     out: Some("results/model-try".into()),
+//!     exe: "target/release/servelab".into(),
+//!     version: "0.1.0".into(),
+//!     command: "servelab lab run model --quick".into(),
+//!     progress: true,
+//! };
+//! let dir = run::run(&exp, &source, &opts)?;
+//! println!("report: {}", dir.join("report.html").display());
+//! # Ok::<(), servelab_lab::LabError>(())
+//! ```
+
+#![deny(missing_docs)]
+
+pub mod builtin;
+pub mod compare;
+pub mod conclusion;
+pub mod cpu;
+mod error;
+pub mod experiment;
+pub mod machine;
+pub mod metric;
+pub mod peer;
+pub mod plot;
+pub mod report;
+pub mod results;
+pub mod run;
+pub mod server;
+
+pub use error::{LabError, Result};
+pub use experiment::Experiment;
+pub use results::RunResults;
+pub use run::{RunOptions, Source};

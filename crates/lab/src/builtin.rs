@@ -1,0 +1,81 @@
+//! The built-in experiments: the TOML files of `experiments/`, compiled in so that
+//! `servelab lab run NAME` works from any directory.
+
+use crate::error::{LabError, Result};
+use crate::experiment::Experiment;
+use crate::run::Source;
+
+/// (name, text) of every built-in experiment, in the order `lab list` shows them.
+pub const BUILTIN: &[(&str, &str)] = &[
+    (
+        "filesize",
+        include_str!("../../../experiments/filesize.toml"),
+    ),
+    ("session", include_str!("../../../experiments/session.toml")),
+    (
+        "connections",
+        include_str!("../../../experiments/connections.toml"),
+    ),
+    (
+        "handlers",
+        include_str!("../../../experiments/handlers.toml"),
+    ),
+    (
+        "fork-thread-pool",
+        include_str!("../../../experiments/fork-thread-pool.toml"),
+    ),
+    ("model", include_str!("../../../experiments/model.toml")),
+    ("seed002", include_str!("../../../experiments/seed002.toml")),
+    ("engines", include_str!("../../../experiments/engines.toml")),
+];
+
+/// Finds an experiment: a built-in name, or a path to a `.toml` file.
+pub fn load(name_or_path: &str) -> Result<(Experiment, Source)> {
+    if let Some((name, text)) = BUILTIN.iter().find(|(n, _)| *n == name_or_path) {
+        let file = format!("experiments/{name}.toml");
+        let exp = Experiment::parse(text, &file)?;
+        return Ok((
+            exp,
+            Source {
+                file,
+                text: (*text).to_string(),
+            },
+        ));
+    }
+    let path = std::path::Path::new(name_or_path);
+    if path.extension().is_some_and(|e| e == "toml") || path.is_file() {
+        let text = std::fs::read_to_string(path).map_err(|e| LabError::io(path, e))?;
+        let exp = Experiment::parse(&text, name_or_path)?;
+        return Ok((
+            exp,
+            Source {
+                file: name_or_path.to_string(),
+                text,
+            },
+        ));
+    }
+    Err(LabError::UnknownExperiment(name_or_path.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_parses_and_is_named_after_its_file() {
+        for (name, _) in BUILTIN {
+            let (exp, src) = load(name).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(exp.name(), *name, "{}", src.file);
+            assert!(!exp.points(true).is_empty());
+            assert!(exp.points(true).len() <= exp.points(false).len());
+            assert!(!exp.plots.is_empty(), "{name} has no plot");
+            assert!(exp.conclusion.is_some(), "{name} has no conclusion");
+        }
+    }
+
+    #[test]
+    fn an_unknown_name_is_a_clear_error() {
+        let e = load("nope").unwrap_err().to_string();
+        assert!(e.contains("no experiment named `nope`"), "{e}");
+    }
+}

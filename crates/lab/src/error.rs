@@ -1,0 +1,67 @@
+//! The lab's error type: what went wrong, and whether the run can go on.
+//!
+//! Errors about one point of a sweep (a server that would not start, a load run that
+//! failed) are not errors of this type: they are recorded in the results as a failed
+//! point and the run goes on. What remains here stops the command.
+
+use std::path::PathBuf;
+
+/// Everything that stops a `servelab lab` command.
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    /// An experiment file is not valid; the message names the file, line and column.
+    /// Nothing has been run; fix the file and run again.
+    #[error("{file}:{line}:{column}: {message}")]
+    Experiment {
+        /// The file (or `builtin:NAME` for a built-in experiment).
+        file: String,
+        /// 1-based line of the offending value.
+        line: usize,
+        /// 1-based column of the offending value.
+        column: usize,
+        /// What is wrong and what would be right.
+        message: String,
+    },
+    /// No built-in experiment and no file has this name; the command stops.
+    #[error(
+        "no experiment named `{0}` (`servelab lab list` shows them; or give a path to a .toml file)"
+    )]
+    UnknownExperiment(String),
+    /// A file or directory could not be read or written; the command stops.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path involved.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A results directory does not hold what `lab report` or `lab compare` need.
+    #[error("{path}: {message}")]
+    Results {
+        /// The file that was read.
+        path: PathBuf,
+        /// What is missing or malformed.
+        message: String,
+    },
+    /// The run was interrupted (Ctrl-C or SIGTERM); partial results were written and
+    /// every server was stopped.
+    #[error("interrupted; partial results are in {0}")]
+    Interrupted(PathBuf),
+    /// Something the lab needs from the system failed (a plot, a signal handler).
+    #[error("{0}")]
+    Other(String),
+}
+
+impl LabError {
+    /// Wraps an I/O error with the path it concerns.
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> LabError {
+        LabError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// The lab's result type.
+pub type Result<T, E = LabError> = std::result::Result<T, E>;

@@ -1,0 +1,114 @@
+//! The machine a run happened on, recorded with every result so that two runs can
+//! be compared knowingly: CPU model, cores, kernel, servelab version and commit.
+
+use std::process::Command;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+/// Facts about the machine and the build.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Machine {
+    /// `model name` from /proc/cpuinfo.
+    pub cpu_model: String,
+    /// CPUs this process may run on.
+    pub cores: usize,
+    /// Kernel release.
+    pub kernel: String,
+    /// servelab version.
+    pub version: String,
+    /// `git rev-parse HEAD` of the working directory (with `-dirty` when it has
+    /// uncommitted changes), or `unknown`.
+    pub git_commit: String,
+}
+
+impl Machine {
+    /// Looks at this machine; `version` is the servelab version.
+    pub fn detect(version: &str) -> Machine {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let cpu_model = cpuinfo
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("model name")
+                    .and_then(|r| r.split_once(':'))
+                    .map(|(_, v)| v.trim().to_string())
+            })
+            .unwrap_or_else(|| "unknown".into());
+        let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "unknown".into());
+        Machine {
+            cpu_model,
+            cores: crate::cpu::allowed_cpus().len(),
+            kernel,
+            version: version.to_string(),
+            git_commit: git_commit(),
+        }
+    }
+}
+
+fn git_commit() -> String {
+    let out = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    match out(&["rev-parse", "HEAD"]) {
+        Some(c) if !c.is_empty() => {
+            let dirty = out(&["status", "--porcelain", "--untracked-files=no"])
+                .is_some_and(|s| !s.is_empty());
+            if dirty { format!("{c}-dirty") } else { c }
+        }
+        _ => "unknown".into(),
+    }
+}
+
+/// Seconds since the epoch as `(YYYY-MM-DDTHH:MM:SSZ, YYYYMMDD-HHMMSS)`, UTC.
+pub fn utc_now() -> (String, String) {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    utc(secs)
+}
+
+fn utc(secs: u64) -> (String, String) {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let (h, mi, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (
+        format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z"),
+        format!("{y:04}{m:02}{d:02}-{h:02}{mi:02}{s:02}"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_dates_are_civil() {
+        assert_eq!(utc(0).0, "1970-01-01T00:00:00Z");
+        assert_eq!(utc(951_782_400).0, "2000-02-29T00:00:00Z");
+        assert_eq!(utc(1_795_316_645).1, "20261122-030405");
+    }
+
+    #[test]
+    fn detect_fills_every_field() {
+        let m = Machine::detect("9.9.9");
+        assert!(m.cores >= 1);
+        assert!(!m.kernel.is_empty() && !m.cpu_model.is_empty());
+    }
+}

@@ -1,0 +1,259 @@
+//! `report.html`: one self-contained page per run (inline SVG and CSS, no script,
+//! no network fetch) with the question, the conclusion, the plots, a table of every
+//! point and the command that reruns it. It is rebuilt from `results.json` alone
+//! (`servelab lab report DIR`), because the experiment's text is stored there.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::conclusion;
+use crate::error::{LabError, Result};
+use crate::experiment::Experiment;
+use crate::metric;
+use crate::plot;
+use crate::results::{RunResults, Status};
+
+/// Writes `report.html` into `dir`.
+pub fn write(dir: &Path, results: &RunResults, exp: &Experiment) -> Result<()> {
+    let html = render(results, exp)?;
+    let path = dir.join("report.html");
+    std::fs::write(&path, html).map_err(|e| LabError::io(path, e))
+}
+
+/// Rebuilds `report.html` of a results directory from its `results.json`.
+pub fn rebuild(dir: &Path) -> Result<()> {
+    let results = RunResults::read(dir)?;
+    let exp = Experiment::parse(&results.source, &results.source_file)?;
+    let dir = if dir.is_dir() {
+        dir
+    } else {
+        dir.parent().unwrap_or(Path::new("."))
+    };
+    write(dir, &results, &exp)
+}
+
+/// Escapes text for HTML.
+pub(crate) fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+pub(crate) const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222}\
+h1{margin-bottom:.2em}.q{font-size:1.15em;color:#444}.conclusion{background:#eef6ee;border-left:4px solid #4a4;padding:.6em 1em}\
+table{border-collapse:collapse;font-size:.85em;margin:1em 0}td,th{border:1px solid #ccc;padding:.25em .5em;text-align:right}\
+th{background:#f4f4f4}td.l,th.l{text-align:left}.failed{background:#fdecea}.unavailable{background:#f4f4f4;color:#777}\
+.skipped{color:#999}figure{margin:1.5em 0}figcaption{font-size:.9em;color:#555}pre{background:#f6f6f6;padding:.6em;overflow-x:auto}\
+dl.meta{display:grid;grid-template-columns:max-content auto;gap:.1em 1em;font-size:.9em}dl.meta dt{font-weight:600}";
+
+/// The report's HTML text.
+pub fn render(results: &RunResults, exp: &Experiment) -> Result<String> {
+    let mut h = String::new();
+    let title = format!("{} ({})", exp.title, results.experiment);
+    let _ = write!(
+        h,
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <link rel=\"icon\" href=\"data:,\"><title>{}</title><style>{STYLE}</style></head><body>\n",
+        esc(&title)
+    );
+    let _ = writeln!(h, "<h1>{}</h1>", esc(&exp.title));
+    let _ = writeln!(h, "<p class=\"q\">{}</p>", esc(&exp.question));
+    if results.interrupted {
+        let _ = writeln!(
+            h,
+            "<p class=\"failed\">This run was interrupted; the points not reached are marked skipped.</p>"
+        );
+    }
+    let _ = writeln!(
+        h,
+        "<p class=\"conclusion\"><strong>Conclusion:</strong> {}</p>",
+        esc(&conclusion::conclude(exp, results))
+    );
+    let m = &results.machine;
+    let seed = exp.seed.as_ref().map_or(String::new(), |s| {
+        format!("<dt>seed report</dt><dd>{}</dd>", esc(s))
+    });
+    let _ = writeln!(
+        h,
+        "<dl class=\"meta\"><dt>experiment</dt><dd>{} ({})</dd>{seed}<dt>started</dt><dd>{} ({} s{})</dd>\
+         <dt>repeats</dt><dd>{} per point; figures are medians, bars span min..max</dd>\
+         <dt>placement</dt><dd>{}</dd><dt>machine</dt><dd>{}, {} CPUs, Linux {}</dd>\
+         <dt>servelab</dt><dd>{} (commit {})</dd></dl>",
+        esc(&results.experiment),
+        esc(&results.source_file),
+        esc(&results.started_utc),
+        metric::fmt(results.duration_s),
+        if results.quick { ", --quick" } else { "" },
+        results.repeats,
+        esc(&results.placement),
+        esc(&m.cpu_model),
+        m.cores,
+        esc(&m.kernel),
+        esc(&m.version),
+        esc(&m.git_commit),
+    );
+    let counts = [
+        Status::Ok,
+        Status::Failed,
+        Status::Unavailable,
+        Status::Skipped,
+    ]
+    .map(|s| (s, results.points.iter().filter(|p| p.status == s).count()));
+    let summary: Vec<String> = counts
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(s, n)| format!("{n} {}", s.as_str()))
+        .collect();
+    let _ = writeln!(h, "<p>Points: {}.</p>", summary.join(", "));
+
+    let _ = writeln!(h, "<h2>Plots</h2>");
+    for (i, p) in exp.plots.iter().enumerate() {
+        let svg = plot::svg(p, exp, results)?;
+        let _ = writeln!(
+            h,
+            "<figure class=\"plot\" id=\"plot-{}\">{}<figcaption>Figure {}: {}. x: {}; y: {}.</figcaption></figure>",
+            i + 1,
+            svg,
+            i + 1,
+            esc(&p.title),
+            esc(&plot::x_label(p, exp)),
+            esc(&plot::y_label(p))
+        );
+    }
+    let _ = writeln!(h, "<h2>Figures</h2>");
+    table(&mut h, results);
+    let _ = writeln!(
+        h,
+        "<h2>Rerun</h2><pre>{}</pre><p>Rebuild this page from <code>results.json</code>: \
+         <code>servelab lab report DIR</code>. Compare two runs: <code>servelab lab compare A B</code>.</p>",
+        esc(&results.command)
+    );
+    let _ = writeln!(
+        h,
+        "<details><summary>Experiment file ({})</summary><pre>{}</pre></details>",
+        esc(&results.source_file),
+        esc(&results.source)
+    );
+    h.push_str("</body></html>\n");
+    Ok(h)
+}
+
+fn table(h: &mut String, results: &RunResults) {
+    let mut metrics: Vec<&str> = Vec::new();
+    for mt in metric::ALL {
+        if results
+            .points
+            .iter()
+            .any(|p| p.summary.contains_key(mt.name))
+        {
+            metrics.push(mt.name);
+        }
+    }
+    let predicted = results
+        .points
+        .iter()
+        .any(|p| p.predicted.contains_key("throughput"));
+    let exact = results
+        .points
+        .iter()
+        .any(|p| p.exact.contains_key("throughput"));
+    let axes: Vec<&str> = results.points.first().map_or_else(Vec::new, |p| {
+        p.vars.iter().map(|(n, _)| n.as_str()).collect()
+    });
+    h.push_str("<table><thead><tr><th>#</th>");
+    if results.points.iter().any(|p| p.server.is_some()) {
+        h.push_str("<th class=\"l\">server</th>");
+    }
+    for a in &axes {
+        let _ = write!(h, "<th>{}</th>", esc(a));
+    }
+    h.push_str("<th class=\"l\">status</th>");
+    for mt in &metrics {
+        let _ = write!(h, "<th>{}</th>", esc(&metric::axis_label(mt)));
+    }
+    if predicted {
+        h.push_str("<th>simulated throughput (requests/s)</th>");
+    }
+    if exact {
+        h.push_str("<th>exact throughput (requests/s)</th>");
+    }
+    h.push_str("<th class=\"l\">notes</th></tr></thead><tbody>\n");
+    let has_server = results.points.iter().any(|p| p.server.is_some());
+    for p in &results.points {
+        let _ = write!(
+            h,
+            "<tr class=\"{}\"><td>{}</td>",
+            p.status.as_str(),
+            p.index
+        );
+        if has_server {
+            let _ = write!(
+                h,
+                "<td class=\"l\">{}</td>",
+                esc(p.server.as_deref().unwrap_or(""))
+            );
+        }
+        for (_, v) in &p.vars {
+            let _ = write!(h, "<td>{}</td>", esc(&v.to_string()));
+        }
+        let _ = write!(h, "<td class=\"l\">{}</td>", p.status.as_str());
+        for mt in &metrics {
+            match p.summary.get(*mt) {
+                Some(s) if s.min != s.max => {
+                    let _ = write!(
+                        h,
+                        "<td>{} <small>[{}..{}]</small></td>",
+                        metric::fmt(s.median),
+                        metric::fmt(s.min),
+                        metric::fmt(s.max)
+                    );
+                }
+                Some(s) => {
+                    let _ = write!(h, "<td>{}</td>", metric::fmt(s.median));
+                }
+                None => h.push_str("<td></td>"),
+            }
+        }
+        if predicted {
+            match p.predicted.get("throughput") {
+                Some(s) => {
+                    let _ = write!(
+                        h,
+                        "<td>{} <small>&plusmn;{}</small></td>",
+                        metric::fmt(s.median),
+                        metric::fmt((s.max - s.min) / 2.0)
+                    );
+                }
+                None => h.push_str("<td></td>"),
+            }
+        }
+        if exact {
+            let _ = write!(
+                h,
+                "<td>{}</td>",
+                p.exact
+                    .get("throughput")
+                    .map_or(String::new(), |v| metric::fmt(*v))
+            );
+        }
+        let mut notes: Vec<String> = p.reason.iter().cloned().collect();
+        notes.extend(p.notes.iter().cloned());
+        let _ = writeln!(h, "<td class=\"l\">{}</td></tr>", esc(&notes.join("; ")));
+    }
+    h.push_str("</tbody></table>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping_covers_markup() {
+        assert_eq!(
+            esc("<a href=\"x\">&</a>"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&lt;/a&gt;"
+        );
+    }
+}

@@ -1,0 +1,324 @@
+//! What a run records: every point, every repeat, the configuration and the
+//! machine, as `results.json` (the source `lab report` and `lab compare` read back)
+//! and `results.csv` (one row per repeat, for spreadsheets and scripts).
+//!
+//! Schema `servelab-lab/1`: within version 1 fields may be added, never renamed.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{LabError, Result};
+use crate::experiment::Scalar;
+use crate::machine::Machine;
+
+/// The `schema` field of `results.json`.
+pub const SCHEMA: &str = "servelab-lab/1";
+
+/// Median and range of a metric over repeats (for simulated figures: the mean and
+/// its 95% confidence interval).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Stat {
+    /// Median over repeats (or the simulated mean).
+    pub median: f64,
+    /// Smallest repeat (or the interval's low end).
+    pub min: f64,
+    /// Largest repeat (or the interval's high end).
+    pub max: f64,
+}
+
+impl Stat {
+    /// Median, min and max of some values; `None` when there are none.
+    pub fn of(values: &[f64]) -> Option<Stat> {
+        let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        };
+        Some(Stat {
+            median,
+            min: v[0],
+            max: v[n - 1],
+        })
+    }
+
+    /// A value with no spread.
+    pub fn exact(v: f64) -> Stat {
+        Stat {
+            median: v,
+            min: v,
+            max: v,
+        }
+    }
+}
+
+/// How a point ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Every repeat produced figures.
+    Ok,
+    /// Something went wrong (the reason says what); the run went on.
+    Failed,
+    /// The server or peer does not exist on this machine or in this build.
+    Unavailable,
+    /// Not run: the run was interrupted first.
+    Skipped,
+}
+
+impl Status {
+    /// Lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Failed => "failed",
+            Status::Unavailable => "unavailable",
+            Status::Skipped => "skipped",
+        }
+    }
+}
+
+/// One point of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointRecord {
+    /// Position in the run.
+    pub index: usize,
+    /// Server label (measured experiments).
+    pub server: Option<String>,
+    /// Axis values.
+    pub vars: Vec<(String, Scalar)>,
+    /// How it ended.
+    pub status: Status,
+    /// Why it failed or was unavailable.
+    pub reason: Option<String>,
+    /// The server's command line.
+    pub command: Option<String>,
+    /// Metrics of every repeat.
+    pub repeats: Vec<BTreeMap<String, f64>>,
+    /// Median and range of every metric.
+    pub summary: BTreeMap<String, Stat>,
+    /// The simulator's prediction (mean and 95% interval).
+    pub predicted: BTreeMap<String, Stat>,
+    /// The exact model's values, where it applies.
+    pub exact: BTreeMap<String, f64>,
+    /// Remarks (why there is no exact solution, how many requests failed).
+    pub notes: Vec<String>,
+}
+
+impl PointRecord {
+    /// The value of axis `name`.
+    pub fn var(&self, name: &str) -> Option<&Scalar> {
+        self.vars.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
+    /// "server, axis=value, ..." for progress lines and tables.
+    pub fn label(&self) -> String {
+        let mut parts: Vec<String> = self.server.iter().cloned().collect();
+        parts.extend(self.vars.iter().map(|(n, v)| format!("{n}={v}")));
+        parts.join(", ")
+    }
+}
+
+/// A whole run: `results.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResults {
+    /// [`SCHEMA`].
+    pub schema: String,
+    /// Experiment name.
+    pub experiment: String,
+    /// Where the experiment came from (`builtin:NAME` or a path).
+    pub source_file: String,
+    /// The experiment file's text, so a report can be rebuilt from the results alone.
+    pub source: String,
+    /// The exact command that reruns it.
+    pub command: String,
+    /// Whether `--quick` was on.
+    pub quick: bool,
+    /// Repeats per point.
+    pub repeats: u32,
+    /// Start time, UTC (`2026-11-22T03:04:05Z`).
+    pub started_utc: String,
+    /// Wall time of the run.
+    pub duration_s: f64,
+    /// The machine.
+    pub machine: Machine,
+    /// How server and load were placed on CPUs.
+    pub placement: String,
+    /// True when Ctrl-C or SIGTERM ended the run early.
+    pub interrupted: bool,
+    /// Every point.
+    pub points: Vec<PointRecord>,
+}
+
+impl RunResults {
+    /// Writes `results.json` into `dir`.
+    pub fn write_json(&self, dir: &Path) -> Result<()> {
+        let path = dir.join("results.json");
+        let text =
+            serde_json::to_string_pretty(self).map_err(|e| LabError::Other(e.to_string()))?;
+        std::fs::write(&path, text + "\n").map_err(|e| LabError::io(path, e))
+    }
+
+    /// Reads `results.json` from a results directory (or the file itself).
+    pub fn read(path: &Path) -> Result<RunResults> {
+        let file = if path.is_dir() {
+            path.join("results.json")
+        } else {
+            path.to_path_buf()
+        };
+        let text = std::fs::read_to_string(&file).map_err(|e| LabError::io(&file, e))?;
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| LabError::Results {
+                path: file.clone(),
+                message: format!("not JSON: {e}"),
+            })?;
+        if value.get("schema").and_then(|s| s.as_str()) != Some(SCHEMA) {
+            return Err(LabError::Results {
+                path: file,
+                message: format!("not a servelab lab results file (schema is not {SCHEMA})"),
+            });
+        }
+        serde_json::from_value(value).map_err(|e| LabError::Results {
+            path: file,
+            message: e.to_string(),
+        })
+    }
+
+    /// Writes `results.csv` into `dir`: one row per repeat (one row for a point
+    /// without repeats), every metric a column, predicted values beside them.
+    pub fn write_csv(&self, dir: &Path) -> Result<()> {
+        let path = dir.join("results.csv");
+        std::fs::write(&path, self.to_csv()).map_err(|e| LabError::io(path, e))
+    }
+
+    /// The CSV text of [`RunResults::write_csv`].
+    pub fn to_csv(&self) -> String {
+        let axes: Vec<String> = self.points.first().map_or_else(Vec::new, |p| {
+            p.vars.iter().map(|(n, _)| n.clone()).collect()
+        });
+        let mut metrics: Vec<String> = Vec::new();
+        let mut predicted: Vec<String> = Vec::new();
+        let mut exact: Vec<String> = Vec::new();
+        for p in &self.points {
+            for r in &p.repeats {
+                for k in r.keys() {
+                    if !metrics.contains(k) {
+                        metrics.push(k.clone());
+                    }
+                }
+            }
+            for k in p.predicted.keys() {
+                if !predicted.contains(k) {
+                    predicted.push(k.clone());
+                }
+            }
+            for k in p.exact.keys() {
+                if !exact.contains(k) {
+                    exact.push(k.clone());
+                }
+            }
+        }
+        let mut out = String::new();
+        let mut head = vec!["point".to_string(), "server".to_string()];
+        head.extend(axes.iter().cloned());
+        head.extend(["status".into(), "repeat".into()]);
+        head.extend(metrics.iter().cloned());
+        for k in &predicted {
+            head.extend([
+                format!("predicted_{k}"),
+                format!("predicted_{k}_lo"),
+                format!("predicted_{k}_hi"),
+            ]);
+        }
+        head.extend(exact.iter().map(|k| format!("exact_{k}")));
+        head.push("reason".into());
+        out.push_str(&head.join(","));
+        out.push('\n');
+        for p in &self.points {
+            let rows: Vec<Option<&BTreeMap<String, f64>>> = if p.repeats.is_empty() {
+                vec![None]
+            } else {
+                p.repeats.iter().map(Some).collect()
+            };
+            for (i, r) in rows.into_iter().enumerate() {
+                let mut cells = vec![
+                    p.index.to_string(),
+                    csv_cell(p.server.as_deref().unwrap_or("")),
+                ];
+                for a in &axes {
+                    cells.push(csv_cell(
+                        &p.var(a).map(|v| v.to_string()).unwrap_or_default(),
+                    ));
+                }
+                cells.push(p.status.as_str().into());
+                cells.push(if r.is_some() {
+                    (i + 1).to_string()
+                } else {
+                    String::new()
+                });
+                for k in &metrics {
+                    cells.push(
+                        r.and_then(|r| r.get(k))
+                            .map_or_else(String::new, |v| num(*v)),
+                    );
+                }
+                for k in &predicted {
+                    match p.predicted.get(k) {
+                        Some(s) => cells.extend([num(s.median), num(s.min), num(s.max)]),
+                        None => cells.extend([String::new(), String::new(), String::new()]),
+                    }
+                }
+                for k in &exact {
+                    cells.push(p.exact.get(k).map_or_else(String::new, |v| num(*v)));
+                }
+                cells.push(csv_cell(p.reason.as_deref().unwrap_or("")));
+                out.push_str(&cells.join(","));
+                out.push('\n');
+            }
+        }
+        out
+    }
+}
+
+fn num(v: f64) -> String {
+    let mut s = String::new();
+    let _ = write!(s, "{v}");
+    s
+}
+
+/// Quotes a CSV cell when it needs it (RFC 4180).
+pub(crate) fn csv_cell(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_is_median_and_range() {
+        let s = Stat::of(&[3.0, 1.0, 2.0]).unwrap();
+        assert_eq!((s.median, s.min, s.max), (2.0, 1.0, 3.0));
+        assert_eq!(Stat::of(&[1.0, 4.0]).unwrap().median, 2.5);
+        assert!(Stat::of(&[f64::NAN]).is_none());
+    }
+
+    #[test]
+    fn csv_cells_are_quoted_when_needed() {
+        assert_eq!(csv_cell("pool, sync log"), "\"pool, sync log\"");
+        assert_eq!(csv_cell("a\"b"), "\"a\"\"b\"");
+        assert_eq!(csv_cell("pool"), "pool");
+    }
+}
