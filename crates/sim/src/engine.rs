@@ -450,7 +450,7 @@ pub(crate) fn run_replication<T: Tracer>(
     let mut sim = Sim {
         m: model,
         rng: Pcg64Mcg::seed_from_u64(stream_seed(spec.seed, point, rep)),
-        q: EventQueue::new(c, 2 * n + 8),
+        q: EventQueue::new(c, (2 * n + 8).min(1 << 20)),
         now: 0.0,
         users: vec![
             User {

@@ -96,6 +96,9 @@ impl fmt::Display for Affinity {
     }
 }
 
+/// Most users one point may have.
+pub const MAX_USERS: u32 = 10_000_000;
+
 /// One configuration of the closed system. Times are in seconds.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Model {
@@ -163,6 +166,10 @@ impl Model {
         let bad = |m: String| Err(SimError::InvalidModel(m));
         if self.users == 0 {
             return bad("need at least one user".into());
+        }
+        if self.users > MAX_USERS {
+            // Every user holds an entry in the event list: 10M users is about 0.5 GB.
+            return bad(format!("at most {MAX_USERS} users per point"));
         }
         if self.cores == 0 || self.threads_per_core == 0 {
             return bad("need at least one core and one thread per core".into());
@@ -232,6 +239,10 @@ mod tests {
             },
             Model {
                 cores: 0,
+                ..base.clone()
+            },
+            Model {
+                users: MAX_USERS + 1,
                 ..base.clone()
             },
             Model {
