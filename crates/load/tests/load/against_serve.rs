@@ -135,7 +135,7 @@ fn serve_open_rate_run_is_exact() {
 
 #[test]
 fn serve_idle_connections_closed_by_the_server_are_replaced() {
-    // The server drops idle keep-alive connections after 30 ms; users think 250 ms,
+    // The server drops idle keep-alive connections after 30 ms; users think 500 ms,
     // so every next request finds its connection gone and reconnects, without error.
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.txt"), b"hello").unwrap();
@@ -144,7 +144,7 @@ fn serve_idle_connections_closed_by_the_server_are_replaced() {
     config.keepalive_timeout = Duration::from_millis(30);
     let running = Server::bind(config).unwrap().spawn();
     let url = format!("http://{}/a.txt", running.local_addr());
-    let r = servelab_load::run(&spec(&url, 2, None, "const:250ms", 6)).unwrap();
+    let r = servelab_load::run(&spec(&url, 2, None, "const:500ms", 6)).unwrap();
     running.shutdown().unwrap();
     assert_eq!(r.counts.ok, 6, "{:?}", r.errors);
     assert_eq!(r.counts.errors, 0);
