@@ -70,6 +70,9 @@ impl RunSpec {
         if self.reps == 0 {
             return bad("need at least one replication");
         }
+        if self.reps > 100_000 {
+            return bad("at most 100,000 replications per point");
+        }
         match self.length {
             Length::Requests(0) => return bad("need at least one request per replication"),
             Length::Requests(r) if r > crate::window::MAX_KEPT as u64 => {
@@ -103,6 +106,10 @@ mod tests {
         let bad = [
             RunSpec {
                 reps: 0,
+                ..RunSpec::default()
+            },
+            RunSpec {
+                reps: 1_000_000,
                 ..RunSpec::default()
             },
             RunSpec {
