@@ -70,6 +70,12 @@ pub fn run_models(models: &[Model], spec: &RunSpec) -> Result<Vec<PointResult>> 
         m.validate()?;
     }
     let reps = spec.reps as usize;
+    if models.len().saturating_mul(reps) > 10_000_000 {
+        return Err(SimError::InvalidRun(format!(
+            "{} points x {reps} replications is more than 10 million runs",
+            models.len()
+        )));
+    }
     let tasks: Vec<(usize, u32)> = (0..models.len())
         .flat_map(|p| (0..spec.reps).map(move |r| (p, r)))
         .collect();
