@@ -6,6 +6,20 @@
 //! of threads and whatever order rayon runs the tasks in. Flattening points and
 //! replications (rather than parallelising points only) keeps both cores busy even
 //! when one point, past saturation, is slower than the rest.
+//!
+//! ```
+//! use servelab_sim::{Length, Model, RunSpec, Sweep, Warmup, parse_users, report};
+//!
+//! let sweep = Sweep { base: Model::default(), users: parse_users("10,144")? };
+//! let spec = RunSpec { reps: 3, length: Length::Requests(1_000), warmup: Warmup::Mser5, seed: 7 };
+//! let points = sweep.run(&spec)?;
+//! assert_eq!(points.len(), 2);
+//! assert!(points.iter().all(|p| p.exact.is_some() && p.sim.is_some()));
+//! let json = report::to_json(&points, Some(&spec)); // what `--json` writes
+//! assert!(json.contains("servelab-sim/1"));
+//! print!("{}", report::table(&points, Some(&spec))); // what `servelab sim` prints
+//! # Ok::<(), servelab_sim::SimError>(())
+//! ```
 
 use std::io::Write;
 
