@@ -170,3 +170,48 @@ pub(crate) fn kill(pid: libc::pid_t, sig: i32) {
         libc::kill(pid, sig);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reap_reports_exit_code_and_signal() {
+        // The children only call _exit or pause; nothing that could meet a
+        // lock held by another test thread.
+        let Some(a) = fork().unwrap() else { exit(3) };
+        assert_eq!(reap(a, true), Some(Ended::Exit(3)));
+        assert_eq!(reap(a, true), None, "already reaped");
+        let Some(b) = fork().unwrap() else {
+            loop {
+                // SAFETY: pause has no preconditions; the parent kills us.
+                unsafe { libc::pause() };
+            }
+        };
+        assert_eq!(reap(b, false), None, "still running");
+        kill(b, libc::SIGKILL);
+        assert_eq!(reap(b, true), Some(Ended::Signal(libc::SIGKILL)));
+    }
+
+    #[test]
+    fn foreign_sockets_are_closed_in_the_child_only() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let keep = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let (lfd, kfd) = (raw(&listener), raw(&keep));
+        let Some(pid) = fork().unwrap() else {
+            close_foreign_sockets(&[kfd]);
+            let closed = rustix::io::fcntl_getfd(
+                // SAFETY: only asks whether the number is still a descriptor.
+                unsafe { std::os::fd::BorrowedFd::borrow_raw(lfd) },
+            )
+            .is_err();
+            // SAFETY: as above.
+            let kept = rustix::io::fcntl_getfd(unsafe { std::os::fd::BorrowedFd::borrow_raw(kfd) })
+                .is_ok();
+            exit(if closed && kept { 0 } else { 1 });
+        };
+        assert_eq!(reap(pid, true), Some(Ended::Exit(0)));
+        // The parent's sockets are untouched.
+        assert!(listener.local_addr().is_ok());
+    }
+}

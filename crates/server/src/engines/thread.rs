@@ -134,3 +134,40 @@ pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), Server
     super::pool::finish(handles, site);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reap_joins_finished_threads_only() {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let (go_tx, go_rx) = crossbeam_channel::bounded::<()>(0);
+        let mut t = Threads {
+            live: HashMap::new(),
+            done: rx,
+        };
+        for id in 0..3u64 {
+            let tx = tx.clone();
+            let go = go_rx.clone();
+            t.live.insert(
+                id,
+                std::thread::spawn(move || {
+                    if id == 2 {
+                        // Held until the test lets it go.
+                        let _ = go.recv();
+                    }
+                    let _ = tx.send(id);
+                }),
+            );
+        }
+        let site = crate::site::Site::new(crate::Config::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
+        while t.live.len() > 1 {
+            t.reap(true, &site);
+        }
+        assert!(t.live.contains_key(&2), "the running thread is not joined");
+        go_tx.send(()).unwrap();
+        t.reap(true, &site);
+        assert!(t.live.is_empty());
+    }
+}
