@@ -48,14 +48,22 @@ fn ok(results: &RunResults) -> impl Iterator<Item = &PointRecord> {
 }
 
 /// The axis values a conclusion looks at: `at` where given, else the last value
-/// each axis took in the run (skipping `except`).
+/// each axis took in the run (skipping `except`). In a simulated experiment there
+/// are no servers to compare, so the axes `at` leaves out are what varies.
 fn target(c: &ConclusionSpec, results: &RunResults, except: Option<&str>) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let Some(first) = results.points.first() else {
         return out;
     };
+    let simulated = first.server.is_none();
     for (name, _) in &first.vars {
         if Some(name.as_str()) == except {
+            continue;
+        }
+        let in_at =
+            c.at.as_ref()
+                .is_some_and(|t| t.get_ref().contains_key(name));
+        if simulated && c.at.is_some() && !in_at {
             continue;
         }
         let given =
@@ -162,7 +170,22 @@ fn best(c: &ConclusionSpec, exp: &Experiment, results: &RunResults) -> Option<St
         return None;
     }
     pts.sort_by(|x, y| y.1.total_cmp(&x.1));
-    let name = |p: &PointRecord| p.server.clone().unwrap_or_else(|| p.label());
+    // A simulated point is named by the axes that vary among the compared points.
+    let name = |p: &PointRecord| {
+        p.server.clone().unwrap_or_else(|| {
+            let parts: Vec<String> = p
+                .vars
+                .iter()
+                .filter(|(n, _)| !at.iter().any(|(a, _)| a == n))
+                .map(|(n, v)| format!("{n} {v}"))
+                .collect();
+            if parts.is_empty() {
+                p.label()
+            } else {
+                parts.join(", ")
+            }
+        })
+    };
     let (hi, lo) = (pts[0], pts[pts.len() - 1]);
     let missing = results
         .points
@@ -349,7 +372,7 @@ b = "b"
             repeats: 3,
             started_utc: "now".into(),
             duration_s: 1.0,
-            machine: crate::machine::Machine::detect("0"),
+            machine: crate::machine::Machine::detect("0", None),
             placement: "p".into(),
             interrupted: false,
             points,

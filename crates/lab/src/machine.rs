@@ -23,8 +23,10 @@ pub struct Machine {
 }
 
 impl Machine {
-    /// Looks at this machine; `version` is the servelab version.
-    pub fn detect(version: &str) -> Machine {
+    /// Looks at this machine; `version` is the servelab version, `repo` a
+    /// directory inside the checkout the binary was built from (its commit is
+    /// recorded; the working directory's when `None`).
+    pub fn detect(version: &str, repo: Option<&std::path::Path>) -> Machine {
         let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
         let cpu_model = cpuinfo
             .lines()
@@ -42,15 +44,18 @@ impl Machine {
             cores: crate::cpu::allowed_cpus().len(),
             kernel,
             version: version.to_string(),
-            git_commit: git_commit(),
+            git_commit: git_commit(repo),
         }
     }
 }
 
-fn git_commit() -> String {
+fn git_commit(repo: Option<&std::path::Path>) -> String {
     let out = |args: &[&str]| {
-        Command::new("git")
-            .args(args)
+        let mut cmd = Command::new("git");
+        if let Some(dir) = repo {
+            cmd.current_dir(dir);
+        }
+        cmd.args(args)
             .output()
             .ok()
             .filter(|o| o.status.success())
@@ -107,7 +112,7 @@ mod tests {
 
     #[test]
     fn detect_fills_every_field() {
-        let m = Machine::detect("9.9.9");
+        let m = Machine::detect("9.9.9", None);
         assert!(m.cores >= 1);
         assert!(!m.kernel.is_empty() && !m.cpu_model.is_empty());
     }

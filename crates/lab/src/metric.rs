@@ -96,6 +96,16 @@ pub fn fmt_value(v: f64) -> String {
     }
 }
 
+/// A tick label: whole numbers plainly, others without trailing zeros.
+pub fn fmt_tick(v: f64) -> String {
+    let s = fmt_value(v);
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
 /// A number with about three significant figures, for tables and sentences.
 pub fn fmt(v: f64) -> String {
     if !v.is_finite() {
@@ -134,6 +144,8 @@ mod tests {
         assert_eq!(fmt(1.234), "1.23");
         assert_eq!(fmt(0.01234), "0.012");
         assert_eq!(fmt_value(8.0), "8");
+        assert_eq!(fmt_tick(2.50), "2.5");
+        assert_eq!(fmt_tick(40.0), "40");
         assert_eq!(fmt_value(0.5), "0.500");
         assert_eq!(axis_label("throughput"), "throughput (requests/s)");
     }

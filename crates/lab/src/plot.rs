@@ -243,8 +243,8 @@ pub fn draw(
             .x_label_area_size(48)
             .y_label_area_size(72)
             .build_cartesian_2d(x0..x1, y0..y1)?;
-        let fx = |v: &f64| metric::fmt(if log_x { 10f64.powf(*v) } else { *v });
-        let fy = |v: &f64| metric::fmt(if log_y { 10f64.powf(*v) } else { *v });
+        let fx = |v: &f64| metric::fmt_tick(if log_x { 10f64.powf(*v) } else { *v });
+        let fy = |v: &f64| metric::fmt_tick(if log_y { 10f64.powf(*v) } else { *v });
         chart
             .configure_mesh()
             .x_desc(x_desc)

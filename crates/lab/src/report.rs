@@ -45,7 +45,7 @@ h1{margin-bottom:.2em}.q{font-size:1.15em;color:#444}.conclusion{background:#eef
 table{border-collapse:collapse;font-size:.85em;margin:1em 0}td,th{border:1px solid #ccc;padding:.25em .5em;text-align:right}\
 th{background:#f4f4f4}td.l,th.l{text-align:left}.failed{background:#fdecea}.unavailable{background:#f4f4f4;color:#777}\
 .skipped{color:#999}figure{margin:1.5em 0}figcaption{font-size:.9em;color:#555}pre{background:#f6f6f6;padding:.6em;overflow-x:auto}\
-dl.meta{display:grid;grid-template-columns:max-content auto;gap:.1em 1em;font-size:.9em}dl.meta dt{font-weight:600}";
+dl.meta{display:grid;grid-template-columns:max-content auto;gap:.1em 1em;font-size:.9em}dl.meta dt{font-weight:600}div.wide{overflow-x:auto}";
 
 /// The report's HTML text.
 pub fn render(results: &RunResults, exp: &Experiment) -> Result<String> {
@@ -162,7 +162,7 @@ fn table(h: &mut String, results: &RunResults) {
     let axes: Vec<&str> = results.points.first().map_or_else(Vec::new, |p| {
         p.vars.iter().map(|(n, _)| n.as_str()).collect()
     });
-    h.push_str("<table><thead><tr><th>#</th>");
+    h.push_str("<div class=\"wide\"><table><thead><tr><th>#</th>");
     if results.points.iter().any(|p| p.server.is_some()) {
         h.push_str("<th class=\"l\">server</th>");
     }
@@ -242,7 +242,7 @@ fn table(h: &mut String, results: &RunResults) {
         notes.extend(p.notes.iter().cloned());
         let _ = writeln!(h, "<td class=\"l\">{}</td></tr>", esc(&notes.join("; ")));
     }
-    h.push_str("</tbody></table>\n");
+    h.push_str("</tbody></table></div>\n");
 }
 
 #[cfg(test)]

@@ -155,7 +155,7 @@ pub fn run(exp: &Experiment, source: &Source, opts: &RunOptions) -> Result<PathB
         repeats,
         started_utc,
         duration_s: t0.elapsed().as_secs_f64(),
-        machine: Machine::detect(&opts.version),
+        machine: Machine::detect(&opts.version, opts.exe.parent()),
         placement: placement.describe(),
         interrupted,
         points: records,

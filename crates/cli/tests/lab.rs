@@ -1,0 +1,442 @@
+//! `servelab lab` end to end, through the binary: every built-in experiment with
+//! `--quick`, the model against its exact solution, bad experiment files, Ctrl-C,
+//! `lab report` and `lab compare`, and a headless browser opening the reports and
+//! the bundled site.
+//!
+//! The tests that start servers take a lock so that they run one at a time: they
+//! pin servers to the same CPU, and the model check must not share it with another
+//! experiment's load.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use servelab_lab::builtin::BUILTIN;
+use servelab_lab::results::{RunResults, Status};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn lock() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn servelab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_servelab"))
+        .args(args)
+        .output()
+        .expect("run servelab")
+}
+
+fn run_quick(name: &str, out: &Path) -> RunResults {
+    let o = servelab(&[
+        "lab",
+        "run",
+        name,
+        "--quick",
+        "--no-progress",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        o.status.success(),
+        "lab run {name} --quick failed: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    RunResults::read(out).unwrap()
+}
+
+/// Every point produced figures (or names the engine, flag or peer this machine
+/// lacks), and the report shows every plot.
+fn check_run(name: &str, dir: &Path, r: &RunResults) {
+    let (exp, _) = servelab_lab::builtin::load(name).unwrap();
+    assert_eq!(
+        r.points.len(),
+        exp.points(true).len(),
+        "{name}: every point is recorded"
+    );
+    for p in &r.points {
+        match p.status {
+            Status::Ok => {
+                assert!(
+                    p.summary.get("throughput").is_some_and(|s| s.median > 0.0),
+                    "{name}: point {} has no throughput",
+                    p.label()
+                );
+                if p.server.is_some() {
+                    assert_eq!(
+                        p.repeats.len() as u32,
+                        r.repeats,
+                        "{name}: {} repeats",
+                        p.label()
+                    );
+                }
+            }
+            Status::Unavailable => {
+                let why = p.reason.as_deref().unwrap_or("");
+                assert!(
+                    why.contains("not installed") || why.contains("not in this build"),
+                    "{name}: {} unavailable without a reason: {why}",
+                    p.label()
+                );
+                eprintln!("{name}: {} unavailable here: {why}", p.label());
+            }
+            other => panic!("{name}: point {} is {other:?}: {:?}", p.label(), p.reason),
+        }
+    }
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    for i in 1..=exp.plots.len() {
+        assert!(
+            html.contains(&format!("id=\"plot-{i}\"")),
+            "{name}: plot {i} missing from the report"
+        );
+    }
+    assert_eq!(
+        html.matches("<svg").count(),
+        exp.plots.len(),
+        "{name}: one inline SVG per plot"
+    );
+    assert!(
+        html.contains("Conclusion:") && html.contains(&r.command),
+        "{name}: conclusion and rerun command"
+    );
+    assert!(
+        !html.contains("src=\"http") && !html.contains("href=\"http"),
+        "{name}: the report fetches nothing"
+    );
+    let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
+    assert!(
+        csv.lines().count() > r.points.len(),
+        "{name}: a CSV row per repeat"
+    );
+}
+
+#[test]
+fn every_builtin_experiment_runs_quick_and_reports() {
+    let _g = lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let t0 = Instant::now();
+    for (name, _) in BUILTIN {
+        let dir = tmp.path().join(name);
+        let started = Instant::now();
+        let r = run_quick(name, &dir);
+        eprintln!("{name}: {:.1} s", started.elapsed().as_secs_f64());
+        check_run(name, &dir, &r);
+    }
+    eprintln!("all quick experiments: {:.1} s", t0.elapsed().as_secs_f64());
+
+    // lab report rebuilds the page from results.json alone.
+    let dir = tmp.path().join("session");
+    std::fs::remove_file(dir.join("report.html")).unwrap();
+    let o = servelab(&["lab", "report", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        std::fs::read_to_string(dir.join("report.html"))
+            .unwrap()
+            .contains("id=\"plot-1\"")
+    );
+
+    // lab compare puts two runs side by side.
+    let html = tmp.path().join("cmp.html");
+    let a = tmp.path().join("filesize");
+    let o = servelab(&[
+        "lab",
+        "compare",
+        a.to_str().unwrap(),
+        a.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && text.contains("throughput") && text.contains("1.00"),
+        "{text}"
+    );
+    assert!(std::fs::read_to_string(&html).unwrap().contains("<table>"));
+}
+
+#[test]
+fn model_measured_throughput_is_within_the_exact_models_interval() {
+    let _g = lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let r = run_quick("model", tmp.path());
+    let mut checked = 0;
+    for p in r.points.iter().filter(|p| p.status == Status::Ok) {
+        let measured = p.summary["throughput"].median;
+        let exact = p.exact["throughput"];
+        let bound = p.exact["throughput_max"];
+        // A loose, honest interval: the exact M/M/4//N value +-30%. Each quick
+        // repeat lasts 2 s (60 to 400 requests: 5 to 13% Poisson noise), requests
+        // pay a TCP connection and a debug build's overhead the model does not
+        // have, and the machine is shared.
+        assert!(
+            (measured - exact).abs() <= 0.30 * exact,
+            "{}: measured {measured:.1}/s, exact {exact:.1}/s",
+            p.label()
+        );
+        // And never meaningfully above the asymptotic bound min(N/(S+Z), c/S).
+        assert!(
+            measured <= bound * 1.15,
+            "{}: {measured:.1}/s above the bound {bound:.1}/s",
+            p.label()
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, r.points.len(), "every model point was measured");
+}
+
+#[test]
+fn a_bad_experiment_file_names_its_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("bad.toml");
+    let text = include_str!("../../../experiments/model.toml")
+        .replace("y = \"mean_ms\"", "y = \"mean_response\"");
+    std::fs::write(&path, &text).unwrap();
+    let line = text
+        .lines()
+        .position(|l| l.contains("mean_response"))
+        .unwrap()
+        + 1;
+    let o = servelab(&["lab", "run", path.to_str().unwrap(), "--quick"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("bad.toml:{line}:")) && err.contains("mean_response"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+
+    std::fs::write(&path, "name = \"x\"\ntitle = [\n").unwrap();
+    let o = servelab(&["lab", "run", path.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        o.status.code() == Some(2) && err.contains("bad.toml:"),
+        "{err}"
+    );
+
+    let o = servelab(&["lab", "run", "no-such-experiment"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("servelab lab list"));
+    let o = servelab(&["lab", "report", tmp.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+/// Whether any live process has `needle` in its command line.
+fn process_with(needle: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        let p = e.path();
+        let state = std::fs::read_to_string(p.join("stat")).unwrap_or_default();
+        let zombie = state
+            .rsplit(')')
+            .next()
+            .is_some_and(|r| r.trim_start().starts_with('Z'));
+        !zombie
+            && std::fs::read(p.join("cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle))
+    })
+}
+
+#[test]
+fn ctrl_c_stops_the_run_and_every_server_and_keeps_the_results() {
+    let _g = lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("ftp");
+    // The full fork-thread-pool experiment runs for minutes; it is interrupted.
+    let child = Command::new(env!("CARGO_BIN_EXE_servelab"))
+        .args([
+            "lab",
+            "run",
+            "fork-thread-pool",
+            "--no-progress",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let needle = format!("servelab-lab-fork-thread-pool-{}-", child.id());
+    let start = Instant::now();
+    while !process_with(&needle) && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(process_with(&needle), "no server was started");
+    std::thread::sleep(Duration::from_millis(500));
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    let start = Instant::now();
+    while process_with(&needle) && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        !process_with(&needle),
+        "a server outlived the interrupted run"
+    );
+    let r = RunResults::read(&out).unwrap();
+    assert!(r.interrupted);
+    assert!(r.points.iter().any(|p| p.status == Status::Skipped));
+    assert!(out.join("report.html").is_file());
+}
+
+fn chromium() -> Option<PathBuf> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .find_map(|b| {
+            let path = std::env::var_os("PATH")?;
+            std::env::split_paths(&path)
+                .map(|d| d.join(b))
+                .find(|p| p.is_file())
+        })
+}
+
+/// Opens `url` headless, saves a screenshot, and returns the console lines.
+fn browse(chrome: &Path, url: &str, shot: &Path, profile: &Path) -> Vec<String> {
+    let o = Command::new(chrome)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--window-size=1100,1600",
+            &format!("--user-data-dir={}", profile.display()),
+            &format!("--screenshot={}", shot.display()),
+            url,
+        ])
+        .output()
+        .expect("run chromium");
+    assert!(
+        o.status.success(),
+        "chromium failed on {url}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        std::fs::metadata(shot).is_ok_and(|m| m.len() > 1000),
+        "no screenshot of {url}"
+    );
+    String::from_utf8_lossy(&o.stderr)
+        .lines()
+        .filter(|l| l.contains("CONSOLE"))
+        .map(String::from)
+        .collect()
+}
+
+/// A `servelab serve` child with a synchronous access log, stopped when dropped.
+struct Serve(std::process::Child, u16);
+
+impl Serve {
+    fn start(root: Option<&Path>, log: &Path) -> Serve {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_servelab"));
+        cmd.args([
+            "serve",
+            "--port",
+            &port.to_string(),
+            "--log",
+            log.to_str().unwrap(),
+            "--log-mode",
+            "sync",
+        ]);
+        if let Some(r) = root {
+            cmd.args(["--root", r.to_str().unwrap()]);
+        }
+        let child = cmd
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "servelab serve did not start"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Serve(child, port)
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Every request of a combined-format access log got a 2xx or 3xx answer.
+fn all_ok(log: &Path) -> usize {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    for line in text.lines() {
+        let status = line
+            .split('"')
+            .nth(2)
+            .and_then(|r| r.split_whitespace().next())
+            .unwrap_or("");
+        assert!(
+            status.starts_with('2') || status.starts_with('3'),
+            "failed resource: {line}"
+        );
+    }
+    text.lines().count()
+}
+
+#[test]
+fn a_browser_opens_a_report_and_the_bundled_site_without_errors() {
+    let Some(chrome) = chromium() else {
+        eprintln!("skipped: chromium is not installed (.ci/install-chromium installs it)");
+        return;
+    };
+    let _g = lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let results = tmp.path().join("results");
+    let dir = results.join("model");
+    run_quick("model", &dir);
+    let profile = tmp.path().join("profile");
+
+    // The report as a file, with no network at all.
+    let console = browse(
+        &chrome,
+        &format!("file://{}", dir.join("report.html").display()),
+        &tmp.path().join("report-file.png"),
+        &profile,
+    );
+    assert!(console.is_empty(), "console messages: {console:?}");
+
+    // The report served by `servelab serve --root results`.
+    let log = tmp.path().join("results-access.log");
+    {
+        let s = Serve::start(Some(&results), &log);
+        let url = format!("http://127.0.0.1:{}/model/report.html", s.1);
+        let console = browse(&chrome, &url, &tmp.path().join("report.png"), &profile);
+        assert!(console.is_empty(), "console messages: {console:?}");
+    }
+    assert!(all_ok(&log) >= 1, "the report was not requested");
+
+    // The bundled site.
+    let log = tmp.path().join("site-access.log");
+    {
+        let s = Serve::start(None, &log);
+        let console = browse(
+            &chrome,
+            &format!("http://127.0.0.1:{}/", s.1),
+            &tmp.path().join("site.png"),
+            &profile,
+        );
+        assert!(console.is_empty(), "console messages: {console:?}");
+    }
+    assert!(
+        all_ok(&log) >= 2,
+        "the site's page and its resources were not all requested"
+    );
+    eprintln!("screenshots in {}", tmp.path().display());
+}
