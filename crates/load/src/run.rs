@@ -155,7 +155,8 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
 /// A flag that the first SIGINT or SIGTERM sets, for [`LoadSpec::stop`]: the run
 /// ends at once and still reports. A second signal exits the process (status 130).
 ///
-/// For binaries only: a library should not take over the process's signals.
+/// For binaries only (a library should not take over the process's signals), and
+/// once per process: every call registers the handlers again.
 pub fn stop_on_signals() -> Result<Arc<AtomicBool>, LoadError> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let flag = Arc::new(AtomicBool::new(false));
