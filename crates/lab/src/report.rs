@@ -72,13 +72,14 @@ pub fn render(results: &RunResults, exp: &Experiment) -> Result<String> {
         esc(&conclusion::conclude(exp, results))
     );
     let m = &results.machine;
+    let simulated = results.points.iter().all(|p| p.server.is_none());
     let seed = exp.seed.as_ref().map_or(String::new(), |s| {
         format!("<dt>seed report</dt><dd>{}</dd>", esc(s))
     });
     let _ = writeln!(
         h,
         "<dl class=\"meta\"><dt>experiment</dt><dd>{} ({})</dd>{seed}<dt>started</dt><dd>{} ({} s{})</dd>\
-         <dt>repeats</dt><dd>{} per point; figures are medians, bars span min..max</dd>\
+         <dt>repeats</dt><dd>{}</dd>\
          <dt>placement</dt><dd>{}</dd><dt>machine</dt><dd>{}, {} CPUs, Linux {}</dd>\
          <dt>servelab</dt><dd>{} (commit {})</dd></dl>",
         esc(&results.experiment),
@@ -86,7 +87,14 @@ pub fn render(results: &RunResults, exp: &Experiment) -> Result<String> {
         esc(&results.started_utc),
         metric::fmt(results.duration_s),
         if results.quick { ", --quick" } else { "" },
-        results.repeats,
+        if simulated {
+            "simulated: figures are means over replications, bars and bands are 95% confidence intervals".to_string()
+        } else {
+            format!(
+                "{} per point; figures are medians, bars span min..max",
+                results.repeats
+            )
+        },
         esc(&results.placement),
         esc(&m.cpu_model),
         m.cores,

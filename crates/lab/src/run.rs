@@ -156,7 +156,11 @@ pub fn run(exp: &Experiment, source: &Source, opts: &RunOptions) -> Result<PathB
         started_utc,
         duration_s: t0.elapsed().as_secs_f64(),
         machine: Machine::detect(&opts.version, opts.exe.parent()),
-        placement: placement.describe(),
+        placement: if exp.is_simulated() {
+            "simulation only: no server or load generator".into()
+        } else {
+            placement.describe()
+        },
         interrupted,
         points: records,
     };
