@@ -14,7 +14,8 @@
 //! passing. Atomic read-modify-write on shared memory is coherent across
 //! processes exactly as across threads. The one thing a child cannot do is finish
 //! its bookkeeping if it is killed mid-request: `open` and `in_flight` then keep
-//! its share (the `fork` parent corrects `open` for a child that died by a signal).
+//! its share (the `fork` parent corrects `open` for a child that died by a signal,
+//! never below zero).
 //!
 //! If the kernel refuses the mapping (it never does for one page short of memory
 //! exhaustion) the counters fall back to the heap and the process engines would
@@ -169,6 +170,15 @@ impl Stats {
     pub(crate) fn conn_closed(&self) {
         self.c().open.sub(1);
     }
+    /// The parent of a process that died by a signal closes its books: never
+    /// below zero, in case the child had closed them itself just before.
+    pub(crate) fn conn_lost(&self) {
+        let _ = self
+            .c()
+            .open
+            .0
+            .fetch_update(Relaxed, Relaxed, |n| n.checked_sub(1));
+    }
     pub(crate) fn dropped(&self) {
         self.c().dropped.add(1);
     }
@@ -228,6 +238,15 @@ mod tests {
         assert_eq!(snap.responses, [0, 2, 0, 1, 1]);
         assert_eq!(snap.in_flight, 0);
         assert_eq!(snap.abandoned, 1);
+    }
+
+    #[test]
+    fn lost_connection_never_goes_below_zero() {
+        let s = Stats::default();
+        s.conn_opened();
+        s.conn_lost();
+        s.conn_lost();
+        assert_eq!(s.snapshot().open, 0);
     }
 
     /// The point of the shared mapping: a child's updates are the parent's.

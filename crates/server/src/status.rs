@@ -9,12 +9,10 @@
 //! in `bytes_sent`. A test that sends a known sequence of requests and then asks
 //! for `/-/status` therefore sees exactly that sequence.
 //!
-//! The paths live under `/-/`, which no static file can shadow by accident
-//! (servelab serves no dot-less single-dash directory specially, so a site that
-//! really has a `-/status` file loses it only when `--status` is on). Without
-//! `--status` they are ordinary paths (normally 404). Only GET and HEAD reach
-//! here, like every other path; the response is never cached (`no-store` is
-//! implied by the absence of validators).
+//! The paths live under `/-/`, a prefix no ordinary site uses; with `--status`
+//! they take precedence over files of the same name, without it they are
+//! ordinary paths (normally 404). Only GET and HEAD reach here, like every other
+//! path. The responses carry no validators, so nothing caches them.
 
 use std::fmt::Write as _;
 

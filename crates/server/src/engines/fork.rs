@@ -95,7 +95,7 @@ fn account(pid: libc::pid_t, ended: Option<Ended>, site: &Site) {
         Some(how) => {
             eprintln!("servelab: connection process {pid} ended abnormally ({how:?})");
             if matches!(how, Ended::Signal(_)) {
-                site.stats.conn_closed();
+                site.stats.conn_lost();
             }
         }
     }

@@ -308,7 +308,10 @@ async fn linger_close(stream: &mut TcpStream) {
     // shutdown(SHUT_WR) for a TcpStream.
     let _ = stream.shutdown().await;
     let _ = tokio::time::timeout(LINGER, async {
-        let mut sink = [0u8; 4096];
+        // On the heap: an array here would live in every connection's
+        // future (4 KiB each, idle or not), since futures are sized for their
+        // largest state.
+        let mut sink = vec![0u8; 4096];
         let mut total = 0usize;
         while total < 256 * 1024 {
             match stream.read(&mut sink).await {
