@@ -150,7 +150,14 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
         warmup: args.warmup,
         seed: args.seed,
     };
-    // Create the output files first, so that a bad path fails before a long sweep.
+    // Check the input, then create the output files, so that a bad path fails before
+    // a long sweep and a bad flag leaves no empty file behind.
+    for m in sweep.models() {
+        m.validate()?;
+    }
+    if !args.analytic {
+        spec.validate()?;
+    }
     let create = |path: &Option<PathBuf>| -> anyhow::Result<Option<(PathBuf, File)>> {
         path.as_ref()
             .map(|p| {
