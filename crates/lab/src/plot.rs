@@ -27,6 +27,8 @@ pub struct Series {
     pub predicted: Vec<(f64, f64, f64, f64)>,
     /// Exact model (x, value).
     pub exact: Vec<(f64, f64)>,
+    /// The model's saturation population N*, when x is the number of users.
+    pub saturation: Option<f64>,
 }
 
 /// Builds the series of a plot from a run.
@@ -120,6 +122,9 @@ pub fn series(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Vec<Se
             }
             if let Some(v) = r.exact.get(metric) {
                 e.exact.push((x, *v));
+            }
+            if x_axis == "users" {
+                e.saturation = r.exact.get("saturation_users").copied();
             }
         }
     }
@@ -272,9 +277,7 @@ pub fn draw(
                         color.stroke_width(2),
                     ))?
                     .label(format!("{} (simulated, 95% band)", s.label))
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
-                    });
+                    .legend(move |(x, y)| dashes(x, y, 6, color.stroke_width(2)));
             }
             if !s.exact.is_empty() {
                 chart
@@ -285,9 +288,7 @@ pub fn draw(
                         BLACK.stroke_width(1),
                     ))?
                     .label(format!("{} (exact model)", s.label))
-                    .legend(|(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 16, y)], BLACK.stroke_width(1))
-                    });
+                    .legend(|(x, y)| dashes(x, y, 2, BLACK.stroke_width(1)));
             }
             chart
                 .draw_series(LineSeries::new(
@@ -316,18 +317,82 @@ pub fn draw(
                     .map(|p| Circle::new((tx(p.0), ty(p.1)), 3, color.filled())),
             )?;
         }
+        // N*, where the model saturates, when every series agrees on it.
+        let nstar: Vec<f64> = series.iter().filter_map(|s| s.saturation).collect();
+        if let Some(&n) = nstar.first()
+            && nstar.iter().all(|m| (m - n).abs() < 1e-9)
+            && tx(n) > x0
+            && tx(n) < x1
+        {
+            chart
+                .draw_series(DashedLineSeries::new(
+                    [(tx(n), y0), (tx(n), y1)],
+                    4,
+                    4,
+                    RGBColor(120, 120, 120).stroke_width(1),
+                ))?
+                .label(format!("saturation N* = {}", metric::fmt(n)))
+                .legend(|(x, y)| dashes(x, y, 4, RGBColor(120, 120, 120).stroke_width(1)));
+        }
         if !series.is_empty() {
+            let position = quietest_corner(series, &tx, &ty, (x0, x1), (y0, y1));
             chart
                 .configure_series_labels()
                 .background_style(WHITE.mix(0.85))
                 .border_style(RGBColor(200, 200, 200))
                 .label_font(("sans-serif", 12))
-                .position(SeriesLabelPosition::UpperRight)
+                .position(position)
                 .draw()?;
         }
         root.present()?;
     }
     Ok(out)
+}
+
+/// A legend sample of dashes `dash` pixels long.
+fn dashes(
+    x: i32,
+    y: i32,
+    dash: i32,
+    style: ShapeStyle,
+) -> plotters::element::DashedPathElement<std::vec::IntoIter<(i32, i32)>, i32> {
+    plotters::element::DashedPathElement::new(vec![(x, y), (x + 18, y)], dash, dash, style)
+}
+
+/// The corner of the plot with the fewest data points, for the legend.
+fn quietest_corner(
+    series: &[Series],
+    tx: &dyn Fn(f64) -> f64,
+    ty: &dyn Fn(f64) -> f64,
+    (x0, x1): (f64, f64),
+    (y0, y1): (f64, f64),
+) -> SeriesLabelPosition {
+    // Upper right, upper left, lower right, lower left.
+    let mut counts = [0usize; 4];
+    for s in series {
+        let pts = s
+            .points
+            .iter()
+            .map(|p| (p.0, p.1))
+            .chain(s.predicted.iter().map(|p| (p.0, p.1)));
+        for (x, y) in pts {
+            let fx = (tx(x) - x0) / (x1 - x0);
+            let fy = (ty(y) - y0) / (y1 - y0);
+            let right = fx > 0.5;
+            // The legend covers about the top or the bottom 40% of the plot.
+            if fy > 0.6 {
+                counts[if right { 0 } else { 1 }] += 1;
+            } else if fy < 0.4 {
+                counts[if right { 2 } else { 3 }] += 1;
+            }
+        }
+    }
+    match (0..4).min_by_key(|&i| (counts[i], i)).unwrap_or(0) {
+        0 => SeriesLabelPosition::UpperRight,
+        1 => SeriesLabelPosition::UpperLeft,
+        2 => SeriesLabelPosition::LowerRight,
+        _ => SeriesLabelPosition::LowerLeft,
+    }
 }
 
 fn min_max(v: &[f64]) -> Option<(f64, f64)> {
@@ -348,6 +413,7 @@ mod tests {
                 points: vec![(1.0, 10.0, 9.0, 11.0), (10.0, 20.0, 18.0, 21.0)],
                 predicted: vec![(1.0, 10.5, 10.0, 11.0), (10.0, 19.0, 18.0, 20.0)],
                 exact: vec![(1.0, 10.2), (10.0, 19.5)],
+                saturation: Some(5.0),
             },
             Series {
                 label: "serial".into(),
@@ -371,6 +437,7 @@ mod tests {
             "pool (exact model)",
             "serial",
             "pool (simulated",
+            "N* = 5.00",
         ] {
             assert!(svg.contains(needle), "missing {needle}");
         }
