@@ -148,8 +148,22 @@ fn ratio(c: &ConclusionSpec, exp: &Experiment, results: &RunResults) -> Option<S
     } else {
         format!("{}x", metric::fmt(r))
     };
+    // A ratio is only news when the repeats do not overlap.
+    let (sa, sb) = (pa.summary[m.as_str()], pb.summary[m.as_str()]);
+    let overlap = sa.min <= sb.max && sb.min <= sa.max;
+    let caveat = if overlap && results.repeats > 1 {
+        format!(
+            "; but the repeats overlap ({}..{} against {}..{}), so this machine's noise is as large as the difference",
+            metric::fmt(sa.min),
+            metric::fmt(sa.max),
+            metric::fmt(sb.min),
+            metric::fmt(sb.max)
+        )
+    } else {
+        String::new()
+    };
     Some(format!(
-        "{}{a} reached {verdict} the {} of {b} ({}{u} against {}{u}; medians of {} repeats).",
+        "{}{a} reached {verdict} the {} of {b} ({}{u} against {}{u}; medians of {} repeats{caveat}).",
         capitalise_first(&describe_at(exp, &at)),
         label(m),
         metric::fmt(va),
