@@ -32,6 +32,52 @@ pub fn rebuild(dir: &Path) -> Result<()> {
     write(dir, &results, &exp)
 }
 
+/// Writes `index.html` in a directory of runs (such as `results/`): one line per
+/// run with a link to its report and its conclusion, so that `servelab serve
+/// --root results` is browsable. Directories without a readable `results.json` are
+/// left out.
+pub fn write_index(dir: &Path) -> Result<()> {
+    let mut runs = Vec::new();
+    let entries = std::fs::read_dir(dir).map_err(|e| LabError::io(dir, e))?;
+    for e in entries.flatten() {
+        let sub = e.path();
+        if !sub.join("results.json").is_file() {
+            continue;
+        }
+        let Ok(r) = RunResults::read(&sub) else {
+            continue;
+        };
+        let conclusion = Experiment::parse(&r.source, &r.source_file)
+            .map(|exp| conclusion::conclude(&exp, &r))
+            .unwrap_or_default();
+        runs.push((e.file_name().to_string_lossy().into_owned(), r, conclusion));
+    }
+    runs.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><link rel=\"icon\" href=\"data:,\">\
+         <title>servelab lab runs</title><style>{STYLE}</style></head><body><h1>servelab lab runs</h1>\
+         <div class=\"wide\"><table><thead><tr><th class=\"l\">run</th><th class=\"l\">started</th><th>points ok</th>\
+         <th class=\"l\">conclusion</th></tr></thead><tbody>\n"
+    );
+    for (name, r, c) in &runs {
+        let ok = r.points.iter().filter(|p| p.status == Status::Ok).count();
+        let _ = writeln!(
+            h,
+            "<tr><td class=\"l\"><a href=\"{0}/report.html\">{0}</a>{1}</td><td class=\"l\">{2}</td><td>{ok}/{3}</td><td class=\"l\">{4}</td></tr>",
+            esc(name),
+            if r.quick { " (quick)" } else { "" },
+            esc(&r.started_utc),
+            r.points.len(),
+            esc(c)
+        );
+    }
+    h.push_str("</tbody></table></div></body></html>\n");
+    let path = dir.join("index.html");
+    std::fs::write(&path, h).map_err(|e| LabError::io(path, e))
+}
+
 /// Escapes text for HTML.
 pub(crate) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")

@@ -167,6 +167,10 @@ pub fn run(exp: &Experiment, source: &Source, opts: &RunOptions) -> Result<PathB
     results.write_json(&dir)?;
     results.write_csv(&dir)?;
     crate::report::write(&dir, &results, exp)?;
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        // A failure here costs only the listing, not the run.
+        let _ = crate::report::write_index(parent);
+    }
     if interrupted {
         return Err(LabError::Interrupted(dir));
     }
