@@ -109,11 +109,13 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
     config.delay = args.delay;
     config.work = args.work;
     config.seed = args.seed;
-    let workers = config.workers;
+    let (workers, max_conns) = (config.workers, config.max_conns);
     let server = Server::bind(config)?;
     let engine = server.engine();
     let workers = if engine.uses_workers() {
         format!("{workers} workers")
+    } else if matches!(engine, Engine::Thread | Engine::Fork) {
+        format!("at most {max_conns} connections at once")
     } else {
         "1 worker".to_owned()
     };
