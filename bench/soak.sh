@@ -15,14 +15,14 @@
 #   - zero unexpected errors (connect, reset, closed, timeout, malformed, I/O)
 #     and only the expected statuses;
 #   - RSS and open fds flat: the mean of the last minute within 10% of the mean
-#     of the first minute after a one-minute warm-up (fds also bounded);
+#     of the first minute after the warm-up (WARMUP seconds, default 60);
 #   - the access log holds exactly one line per response the clients received.
 # Prints a summary, appends one row to $OUT/soak.csv, keeps the samples in
 # $OUT/soak-<engine>-samples.csv; exits non-zero when a check fails.
 #
 # Usage: bench/soak.sh ENGINE [DURATION seconds (600)]
 # Env:   SERVELAB, OUT (results directory; default bench/results/<date>),
-#        SERVE_ARGS (extra flags; default for pool: --workers 128).
+#        SERVE_ARGS (extra flags; default for pool: --workers 128), WARMUP.
 set -euo pipefail
 ENGINE=${1:?usage: bench/soak.sh ENGINE [seconds]}
 DURATION=${2:-600}
@@ -100,8 +100,9 @@ for name in expected:
             bad_status[f"{name}:{s}"] = n
 lines = sum(1 for _ in open(os.path.join(work, "access.log"), "rb"))
 rows = [r for r in csv.DictReader(open(samples))]
-post = [r for r in rows if int(r["t_s"]) >= 60]
-first = [r for r in post if int(r["t_s"]) < 120] or post[:6]
+warmup = int(os.environ.get("WARMUP", "60"))
+post = [r for r in rows if int(r["t_s"]) >= warmup]
+first = [r for r in post if int(r["t_s"]) < warmup + 60] or post[:6]
 last = [r for r in post if int(r["t_s"]) > duration - 60] or post[-6:]
 mean = lambda rs, k: sum(float(r[k]) for r in rs) / max(1, len(rs))
 rss0, rss1 = mean(first, "rss_kib"), mean(last, "rss_kib")
