@@ -21,7 +21,8 @@ PEERS_PY=${PEERS_PY:-../shared/bench/peers.py}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-target}
 cargo build --release -p servelab -q
 BIN="$CARGO_TARGET_DIR/release/servelab"
-ENGINES=${ENGINES:-$("$BIN" engines | awk '{print $1}')}
+ALL_ENGINES=$("$BIN" engines | awk '{print $1}')
+ENGINES=${ENGINES:-$ALL_ENGINES}
 OUT="bench/results/$(date -u +%Y-%m-%d)"
 mkdir -p "$OUT"
 
@@ -44,7 +45,7 @@ run 1m --file 1m.bin
 # Idle connections: RSS with 10,000 open keep-alive connections, each used once.
 echo "engine,connections,rss_kib,rss_before_kib,new_request_ok" >"$OUT/engines-idle10k.csv"
 for e in epoll reactor async; do
-    "$BIN" engines | grep -q "^$e " || continue
+    grep -qx "$e" <<<"$ALL_ENGINES" || continue
     python3 bench/idle_conns.py --bin "$BIN" --engine "$e" --conns 10000 >>"$OUT/engines-idle10k.csv"
 done
 
