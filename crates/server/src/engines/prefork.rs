@@ -25,12 +25,13 @@
 //! Counters are exact across workers through the shared mapping of `stats.rs`.
 //! A worker killed in the middle of a connection leaves `open` one too high.
 //! Each worker writes the access log through its own synchronous writer (see
-//! `AccessLog::process_writer`); SIGHUP reaches a worker's writer when it is
-//! sent to that worker (`kill -HUP -<pgid>` reaches them all).
+//! `AccessLog::process_writer`); the master passes SIGHUP on to every worker,
+//! so `kill -HUP <master>` makes each reopen the log file (within a second).
 
 use std::net::TcpListener;
 use std::os::fd::OwnedFd;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags};
@@ -53,6 +54,28 @@ struct Worker {
 }
 
 pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), ServerError> {
+    // SIGHUP (reopen the access log) is sent to the master; it passes it on,
+    // since each worker has its own log descriptor. Registered before the
+    // workers start, so they inherit a handler too and a forwarded SIGHUP can
+    // never kill one.
+    let hup = Arc::new(AtomicBool::new(false));
+    let hup_id = match site.log.reopen_flag() {
+        Some(_) => signal_hook::flag::register(signal_hook::consts::SIGHUP, hup.clone()).ok(),
+        None => None,
+    };
+    let result = supervise(listener, site, &hup, hup_id.is_some());
+    if let Some(id) = hup_id {
+        signal_hook::low_level::unregister(id);
+    }
+    result
+}
+
+fn supervise(
+    listener: &TcpListener,
+    site: &Arc<Site>,
+    hup: &AtomicBool,
+    forward_hup: bool,
+) -> Result<(), ServerError> {
     let mut workers: Vec<Worker> = Vec::with_capacity(site.config.workers);
     for _ in 0..site.config.workers {
         match start(listener, site) {
@@ -74,11 +97,22 @@ pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), Server
         for w in &workers {
             fds.push(PollFd::new(&w.pidfd, PollFlags::IN));
         }
-        match rustix::event::poll(&mut fds, None) {
+        // The signal may land on another thread of the master, so the flag is
+        // looked at once a second rather than relying on EINTR.
+        let tick = rustix::time::Timespec {
+            tv_sec: 1,
+            tv_nsec: 0,
+        };
+        match rustix::event::poll(&mut fds, forward_hup.then_some(&tick)) {
             Ok(_) | Err(rustix::io::Errno::INTR) => {}
             Err(e) => {
                 eprintln!("servelab: poll in the prefork master failed: {e}; stopping");
                 break;
+            }
+        }
+        if hup.swap(false, Ordering::Relaxed) {
+            for w in &workers {
+                child::kill(w.pid, libc::SIGHUP);
             }
         }
         if !fds[0].revents().is_empty() || site.shutdown.is_requested() {
