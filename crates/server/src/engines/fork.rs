@@ -250,3 +250,64 @@ fn finish(kids: &mut Children, site: &Site) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Config;
+
+    #[test]
+    fn reported_children_are_reaped_and_killed_ones_accounted() {
+        let site = Site::new(Config::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let (done_rd, done_wr) = rustix::pipe::pipe_with(
+            rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK,
+        )
+        .unwrap();
+        let mut kids = Children {
+            live: HashSet::new(),
+            done_rd,
+            done_wr,
+            last_sweep: Instant::now(),
+        };
+        // A child that reports its end, as a connection child does. It only
+        // writes and exits: nothing that could meet another thread's lock.
+        let Some(a) = child::fork().unwrap() else {
+            let pid = std::process::id() as libc::pid_t;
+            let _ = rustix::io::write(&kids.done_wr, &pid.to_ne_bytes());
+            child::exit(0);
+        };
+        // A child killed before it could report (or close its books).
+        let Some(b) = child::fork().unwrap() else {
+            loop {
+                std::thread::sleep(Duration::from_secs(60));
+            }
+        };
+        kids.live.extend([a, b]);
+        site.stats.conn_opened(); // b's connection, counted by b
+
+        let mut fds = [PollFd::new(&kids.done_rd, PollFlags::IN)];
+        let ten_s = rustix::time::Timespec {
+            tv_sec: 10,
+            tv_nsec: 0,
+        };
+        assert_eq!(rustix::event::poll(&mut fds, Some(&ten_s)).unwrap(), 1);
+        kids.reap_reported(&site);
+        assert_eq!(kids.live.iter().copied().collect::<Vec<_>>(), [b]);
+
+        child::kill(b, libc::SIGKILL);
+        let until = Instant::now() + Duration::from_secs(10);
+        while !kids.live.is_empty() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+            kids.sweep(&site);
+        }
+        assert!(
+            kids.live.is_empty(),
+            "the killed child is reaped by the sweep"
+        );
+        assert_eq!(
+            site.stats.snapshot().open,
+            0,
+            "its connection is taken back"
+        );
+    }
+}

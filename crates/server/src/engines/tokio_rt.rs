@@ -322,3 +322,18 @@ async fn linger_close(stream: &mut TcpStream) {
     })
     .await;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spare_buffers_are_bounded() {
+        for _ in 0..SPARE_BUFFERS + 10 {
+            put_buffers(Buffers::new());
+        }
+        assert_eq!(SPARE.with(|s| s.borrow().len()), SPARE_BUFFERS);
+        let _b = take_buffers();
+        assert_eq!(SPARE.with(|s| s.borrow().len()), SPARE_BUFFERS - 1);
+    }
+}
