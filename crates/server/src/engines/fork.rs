@@ -163,7 +163,7 @@ pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), Server
             match listener.accept() {
                 Ok((stream, peer)) => {
                     backoff = Duration::ZERO;
-                    spawn(stream, peer, listener, site, &mut kids);
+                    spawn(stream, peer, site, &mut kids);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -189,13 +189,7 @@ fn is_resource_error(e: &io::Error) -> bool {
 }
 
 /// Forks a child for one connection; the parent keeps only its pid.
-fn spawn(
-    stream: TcpStream,
-    peer: SocketAddr,
-    listener: &TcpListener,
-    site: &Arc<Site>,
-    kids: &mut Children,
-) {
+fn spawn(stream: TcpStream, peer: SocketAddr, site: &Arc<Site>, kids: &mut Children) {
     match child::fork() {
         Err(e) => {
             eprintln!("servelab: cannot fork for a connection: {e}; answering 503");
@@ -209,7 +203,6 @@ fn spawn(
         Ok(None) => {
             // The child. The listener goes with the other foreign sockets: a
             // child that held it would keep the port open after the server stops.
-            let _ = listener;
             child::close_foreign_sockets(&[child::raw(&stream)]);
             child::watch_shutdown(site);
             let mut worker = site.process_worker();
