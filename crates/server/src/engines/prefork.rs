@@ -22,6 +22,11 @@
 //! with SIGKILL. Signal handlers are inherited, so SIGTERM sent to a worker (or
 //! to the process group, as Ctrl-C does) also stops the whole server gracefully.
 //!
+//! A worker whose master dies (killed, crashed) gets SIGTERM from the kernel
+//! (`PR_SET_PDEATHSIG`) and stops, so no orphan keeps accepting on the port.
+//! (The signal follows the death of the master's forking thread, which is the
+//! thread that runs the engine until it returns.)
+//!
 //! Counters are exact across workers through the shared mapping of `stats.rs`.
 //! A worker killed in the middle of a connection leaves `open` one too high.
 //! Each worker writes the access log through its own synchronous writer (see
@@ -158,9 +163,18 @@ fn supervise(
 
 /// Forks one worker.
 fn start(listener: &TcpListener, site: &Arc<Site>) -> Result<Worker, ServerError> {
+    let master = std::process::id();
     let pid = child::fork().map_err(ServerError::io("forking a prefork worker"))?;
     let Some(pid) = pid else {
-        // The worker.
+        // The worker. If the master dies without stopping it (SIGKILL, a
+        // crash), it gets SIGTERM instead of accepting on as an orphan: the
+        // inherited handler makes that a graceful stop, or the default action
+        // ends it. The check after the prctl covers a master that died first.
+        let _ =
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::TERM));
+        if rustix::process::getppid().map(|p| p.as_raw_pid() as u32) != Some(master) {
+            child::exit(1);
+        }
         child::close_foreign_sockets(&[child::raw(listener)]);
         child::watch_shutdown(site);
         let mut worker = site.process_worker();
