@@ -132,7 +132,7 @@ pub(crate) fn raw(fd: &impl AsFd) -> RawFd {
 }
 
 /// Waits for `pid` (a child of ours); returns how it ended, `None` if it is
-/// still running (with `block == false`) or already reaped.
+/// still running (with `block == false`).
 pub(crate) fn reap(pid: libc::pid_t, block: bool) -> Option<Ended> {
     let mut status = 0;
     let flags = if block { 0 } else { libc::WNOHANG };
@@ -148,10 +148,14 @@ pub(crate) fn reap(pid: libc::pid_t, block: bool) -> Option<Ended> {
                 Ended::Exit(libc::WEXITSTATUS(status))
             });
         }
-        if r == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-            continue;
+        match (r, std::io::Error::last_os_error().raw_os_error()) {
+            (-1, Some(libc::EINTR)) => continue,
+            // Not (or no longer) our child to wait for: with SIGCHLD ignored
+            // (a disposition inherited across exec) the kernel reaps children
+            // itself. Either way it is gone.
+            (-1, Some(libc::ECHILD)) => return Some(Ended::Gone),
+            _ => return None,
         }
-        return None;
     }
 }
 
@@ -160,6 +164,8 @@ pub(crate) fn reap(pid: libc::pid_t, block: bool) -> Option<Ended> {
 pub(crate) enum Ended {
     Exit(i32),
     Signal(i32),
+    /// Reaped already, by us or by the kernel (SIGCHLD ignored).
+    Gone,
 }
 
 /// Sends `sig` to our child `pid`.
@@ -181,7 +187,7 @@ mod tests {
         // lock held by another test thread.
         let Some(a) = fork().unwrap() else { exit(3) };
         assert_eq!(reap(a, true), Some(Ended::Exit(3)));
-        assert_eq!(reap(a, true), None, "already reaped");
+        assert_eq!(reap(a, true), Some(Ended::Gone), "already reaped");
         let Some(b) = fork().unwrap() else {
             loop {
                 // SAFETY: pause has no preconditions; the parent kills us.

@@ -91,7 +91,7 @@ impl Children {
 /// gauge of open connections (its connection is closed now, by the kernel).
 fn account(pid: libc::pid_t, ended: Option<Ended>, site: &Site) {
     match ended {
-        Some(Ended::Exit(0)) | None => {}
+        Some(Ended::Exit(0) | Ended::Gone) | None => {}
         Some(how) => {
             eprintln!("servelab: connection process {pid} ended abnormally ({how:?})");
             if matches!(how, Ended::Signal(_)) {

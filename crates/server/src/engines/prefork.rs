@@ -245,7 +245,7 @@ fn finish(workers: &mut Vec<Worker>, site: &Site) {
 }
 
 fn report(pid: libc::pid_t, ended: Option<Ended>) {
-    if !matches!(ended, Some(Ended::Exit(0)) | None) {
+    if !matches!(ended, Some(Ended::Exit(0) | Ended::Gone) | None) {
         eprintln!("servelab: prefork worker {pid} ended abnormally ({ended:?})");
     }
 }
