@@ -30,7 +30,16 @@
 //! loop's pool ([`Conn::detach`]), so 10,000 idle keep-alive connections cost
 //! their `Conn` and the kernel's socket, not 16 KiB of buffers each.
 //!
-//! Accept: `accept4` with `SOCK_NONBLOCK | SOCK_CLOEXEC` (no `fcntl` after).
+//! Accept: `TCP_DEFER_ACCEPT` on the listener (nginx's `listen ... deferred`),
+//! so the kernel hands a connection over only once its first bytes have
+//! arrived: the read right after `accept` then finds the request, and a
+//! `Connection: close` request costs `accept4`, `recv`, `send`, `close` and a
+//! share of an `epoll_wait`. Measured on the shared machine: 17 us instead of
+//! 28 us of server CPU per connection. The price: a client that connects and
+//! says nothing is seen by the server only when it sends, or when the kernel
+//! gives up deferring (about a second: then it is accepted as usual and the
+//! read timeout applies), so the `open` counter leaves such connections out
+//! until then. `accept4` with `SOCK_NONBLOCK | SOCK_CLOEXEC` (no `fcntl` after).
 //! On `EMFILE`/`ENFILE`/`ENOBUFS`/`ENOMEM` the listener is taken out of the
 //! epoll set for a back-off (10 ms doubling to 500 ms), so the loop neither
 //! spins on a listener that stays readable nor stops serving the connections it
@@ -110,7 +119,9 @@ pub(crate) struct EventLoop<'s> {
     timers: BinaryHeap<Reverse<(Instant, u32, u32)>>,
     pool: Vec<Buffers>,
     /// Accepting is paused (descriptors exhausted) until then.
-    accept_paused: Option<(Instant, Duration)>,
+    accept_paused: Option<Instant>,
+    /// The last pause; the next failure doubles it, a success clears it.
+    backoff: Duration,
     /// Shutdown has begun; finish by then.
     draining: Option<Instant>,
 }
@@ -134,6 +145,7 @@ impl<'s> EventLoop<'s> {
             EventFlags::IN | EventFlags::ET,
         )
         .map_err(|e| ServerError::io("watching the shutdown pipe")(e.into()))?;
+        defer_accept(listener);
         let mut ev = EventLoop {
             site,
             w: site.worker(),
@@ -148,6 +160,7 @@ impl<'s> EventLoop<'s> {
             timers: BinaryHeap::new(),
             pool: Vec::new(),
             accept_paused: None,
+            backoff: Duration::ZERO,
             draining: None,
         };
         ev.listen(true)
@@ -235,7 +248,7 @@ impl<'s> EventLoop<'s> {
 
     fn next_deadline(&mut self) -> Option<Instant> {
         let timer = self.timers.peek().map(|Reverse((t, _, _))| *t);
-        let accept = self.accept_paused.map(|(t, _)| t);
+        let accept = self.accept_paused;
         let grace = self.draining;
         [timer, accept, grace].into_iter().flatten().min()
     }
@@ -272,7 +285,7 @@ impl<'s> EventLoop<'s> {
             let flags = SocketFlags::NONBLOCK | SocketFlags::CLOEXEC;
             match rustix::net::acceptfrom_with(self.listener, flags) {
                 Ok((sock, addr)) => {
-                    self.accept_paused = None;
+                    self.backoff = Duration::ZERO;
                     let peer = addr
                         .and_then(|a| SocketAddr::try_from(a).ok())
                         .unwrap_or_else(|| SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)));
@@ -281,10 +294,9 @@ impl<'s> EventLoop<'s> {
                 Err(Errno::AGAIN) => return,
                 Err(Errno::INTR | Errno::CONNABORTED) => {}
                 Err(e) if is_resource(e) => {
-                    let backoff = self.accept_paused.map_or(Duration::ZERO, |(_, b)| b);
-                    let backoff =
-                        (backoff * 2).clamp(Duration::from_millis(10), Duration::from_millis(500));
-                    self.accept_paused = Some((Instant::now() + backoff, backoff));
+                    self.backoff = (self.backoff * 2)
+                        .clamp(Duration::from_millis(10), Duration::from_millis(500));
+                    self.accept_paused = Some(Instant::now() + self.backoff);
                     let _ = self.listen(false);
                     return;
                 }
@@ -495,14 +507,12 @@ impl<'s> EventLoop<'s> {
     /// Handles every timer entry that has come due.
     fn fire_timers(&mut self) {
         let now = Instant::now();
-        if let Some((t, _)) = self.accept_paused
+        if let Some(t) = self.accept_paused
             && now >= t
             && self.draining.is_none()
         {
-            // Keep the back-off value: the next failure doubles it.
-            self.accept_paused = self.accept_paused.map(|(_, b)| (now, b));
-            let _ = self.listen(true);
             self.accept_paused = None;
+            let _ = self.listen(true);
             self.accept();
         }
         while let Some(&Reverse((t, index, gen_))) = self.timers.peek() {
@@ -602,4 +612,24 @@ fn is_resource(e: Errno) -> bool {
         e,
         Errno::MFILE | Errno::NFILE | Errno::NOBUFS | Errno::NOMEM
     )
+}
+
+/// Sets `TCP_DEFER_ACCEPT` (one second) on the listener; best effort, since
+/// without it the loop is correct, only slower with `Connection: close`.
+#[allow(unsafe_code)] // setsockopt with an option rustix and socket2 do not wrap
+fn defer_accept(listener: &TcpListener) {
+    use std::os::fd::AsRawFd;
+    let secs: libc::c_int = 1;
+    // SAFETY: the descriptor is the open listener we borrow for the call; the
+    // option value is a live c_int on our stack and its exact size is passed,
+    // so the kernel reads only those bytes. A failure changes nothing.
+    unsafe {
+        libc::setsockopt(
+            listener.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_DEFER_ACCEPT,
+            (&secs as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
 }
