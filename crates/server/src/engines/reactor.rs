@@ -12,8 +12,14 @@
 //! busy is not woken, so new connections go to a loop that is free. With
 //! `SO_REUSEPORT` the kernel hashes each connection to a fixed listener
 //! regardless of how busy its loop is, and connections queued in the backlog
-//! of a loop that exits are reset. Accept with `EPOLLEXCLUSIVE` on one core per
-//! loop measured no difference in CPU per request (see README "How fast").
+//! of a loop that exits are reset. This is a reasoned choice, not a measured
+//! one: the benchmarks here give each server one CPU and one worker, where the
+//! two designs are the same single loop; the machine has two cores, too few to
+//! show the balance either way.
+//!
+//! Every loop sets `TCP_DEFER_ACCEPT` on the shared listener (see
+//! [`crate::evloop`]); the option belongs to the socket, so setting it again is
+//! harmless.
 
 use std::net::TcpListener;
 use std::sync::Arc;
