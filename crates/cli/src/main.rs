@@ -14,6 +14,10 @@
 //! (`servelab: error: ...`, with the cause chain joined by `: `) and exits with
 //! status 2. Flag errors are reported by clap, also with status 2.
 
+// The `///` comments on flags are clap's help text, written for a terminal
+// (`results/<name>-<timestamp>`, `http://host[:port]/path`), not rustdoc markup.
+#![allow(rustdoc::invalid_html_tags, rustdoc::broken_intra_doc_links)]
+
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
