@@ -269,9 +269,8 @@ fn scaling(c: &ConclusionSpec, exp: &Experiment, results: &RunResults) -> Option
     let axis = exp.axis(x)?;
     let d = axis.display_divisor.unwrap_or(1.0);
     let rest = describe_at(exp, &at);
-    Some(format!(
-        "{}going from {} to {} {}{}, the {} changed by {}.",
-        capitalise_first(&rest),
+    Some(capitalise_first(&format!(
+        "{rest}going from {} to {} {}{}, the {} changed by {}.",
         metric::fmt_value(x0 / d),
         metric::fmt_value(x1 / d),
         axis.label,
@@ -280,7 +279,7 @@ fn scaling(c: &ConclusionSpec, exp: &Experiment, results: &RunResults) -> Option
             .map_or(String::new(), |u| format!(" ({u})")),
         label(m),
         parts.join(", ")
-    ))
+    )))
 }
 
 fn model(c: &ConclusionSpec, results: &RunResults) -> Option<String> {
