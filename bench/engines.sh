@@ -73,6 +73,9 @@ for name, title in [("keepalive", "keep-alive, 1k.txt"), ("close", "Connection: 
 idle = os.path.join(out, "engines-idle10k.csv")
 if os.path.exists(idle):
     lines += ["## 10,000 idle keep-alive connections", "", "```", open(idle).read().strip(), "```", ""]
+lines += ["Notes: `fork` CPU per request is not comparable: peers.py sums CPU over the live process",
+          "tree, and a child that has exited is no longer in it. `serial`, `pool` and `prefork` with one",
+          "worker and 50 keep-alive connections serve one connection at a time; the others wait.", ""]
 open(os.path.join(out, "engines-summary.md"), "w").write("\n".join(lines))
 print("\n".join(lines))
 PY
