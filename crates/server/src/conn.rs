@@ -726,4 +726,71 @@ mod tests {
         push_escaped(&mut v, b"a\"b\\c\nd\xff");
         assert_eq!(v, b"a\\\"b\\\\c\\x0ad\\xff");
     }
+    /// Feeds `req` to `conn` and writes everything it offers into a Vec.
+    fn serve_one(conn: &mut Conn, req: &[u8], site: &Site, w: &mut Worker) -> Vec<u8> {
+        let space = conn.read_space();
+        space[..req.len()].copy_from_slice(req);
+        let mut interest = conn.filled(req.len(), site, w);
+        let mut out = Vec::new();
+        while interest == Interest::Write {
+            let n = match conn.next_write() {
+                Some(Chunk::Bytes(b)) => {
+                    out.extend_from_slice(b);
+                    b.len()
+                }
+                Some(Chunk::File { .. }) => panic!("small file expected inline"),
+                None => 0,
+            };
+            interest = conn.wrote(n, site, w);
+        }
+        assert_eq!(interest, Interest::Read);
+        out
+    }
+
+    #[test]
+    fn idle_connection_lends_its_buffers_back_and_busy_one_keeps_them() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "hello").unwrap();
+        let site = Site::new(crate::Config::new(dir.path())).unwrap();
+        let mut w = site.worker();
+        let mut conn = Conn::bare("127.0.0.1:1".parse().unwrap());
+        assert!(conn.detach().is_none(), "nothing to give back yet");
+        conn.attach(Buffers::new());
+        let out = serve_one(
+            &mut conn,
+            b"GET /a.txt HTTP/1.1\r\nHost: t\r\n\r\n",
+            &site,
+            &mut w,
+        );
+        assert!(out.starts_with(b"HTTP/1.1 200 OK\r\n") && out.ends_with(b"hello"));
+        let bufs = conn.detach().expect("idle: buffers come back");
+        // Half a request: not idle, the buffers stay.
+        conn.attach(bufs);
+        let space = conn.read_space();
+        space[..4].copy_from_slice(b"GET ");
+        assert_eq!(conn.filled(4, &site, &mut w), Interest::Read);
+        assert!(conn.detach().is_none(), "a half-read head keeps its buffer");
+    }
+
+    #[test]
+    fn delay_holds_the_response_until_released() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "hello").unwrap();
+        let mut config = crate::Config::new(dir.path());
+        config.delay = Some(crate::Dist::Const(Duration::from_secs(60)));
+        let site = Site::new(config).unwrap();
+        let mut w = site.worker();
+        let mut conn = Conn::new("127.0.0.1:1".parse().unwrap());
+        let req = b"GET /a.txt HTTP/1.1\r\nHost: t\r\n\r\n";
+        conn.read_space()[..req.len()].copy_from_slice(req);
+        let before = Instant::now();
+        match conn.filled(req.len(), &site, &mut w) {
+            Interest::Hold(until) => {
+                assert!(until >= before + Duration::from_secs(60));
+            }
+            other => panic!("expected a hold, got {other:?}"),
+        }
+        assert_eq!(conn.release(), Interest::Write);
+        assert!(matches!(conn.next_write(), Some(Chunk::Bytes(b)) if b.ends_with(b"hello")));
+    }
 }
