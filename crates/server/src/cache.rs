@@ -21,7 +21,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::os::unix::fs::{FileExt, MetadataExt};
+use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -96,8 +96,7 @@ impl FileCache {
         let entry = match opened {
             Opened::Dir => Entry::Dir { checked: now },
             Opened::File(f) => {
-                let meta = f.file.metadata().map_err(FileError::Io)?;
-                let ino = (meta.dev(), meta.ino());
+                let ino = f.ino;
                 if let Some(Entry::File(old)) = self.map.get_mut(rel)
                     && old.ino == ino
                     && old.len == f.len

@@ -42,6 +42,8 @@ pub(crate) struct OpenFile {
     pub(crate) file: File,
     pub(crate) len: u64,
     pub(crate) mtime: SystemTime,
+    /// Device and inode: the file cache tells a replaced file by them.
+    pub(crate) ino: (u64, u64),
 }
 
 /// Why a file cannot be served; each maps to one status.
@@ -107,6 +109,8 @@ impl Root {
                 file: File::from(fd),
                 len: st.st_size as u64,
                 mtime: mtime(st.st_mtime as i64, st.st_mtime_nsec as u32),
+                #[allow(clippy::unnecessary_cast)] // the field types differ by target
+                ino: (st.st_dev as u64, st.st_ino as u64),
             })),
             _ => Err(FileError::Forbidden),
         }
