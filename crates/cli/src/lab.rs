@@ -122,6 +122,11 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
         }
         LabCommand::Report { dir } => {
             report::rebuild(&dir)?;
+            // Refresh the listing of the directory of runs too; only the listing is
+            // lost if it cannot be written.
+            if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+                let _ = report::write_index(parent);
+            }
             println!("report: {}", dir.join("report.html").display());
             Ok(())
         }

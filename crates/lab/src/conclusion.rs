@@ -144,9 +144,9 @@ fn ratio(c: &ConclusionSpec, exp: &Experiment, results: &RunResults) -> Option<S
     }
     let r = va / vb;
     let verdict = if (0.95..=1.05).contains(&r) {
-        "about the same".to_string()
+        format!("about the same {} as", label(m))
     } else {
-        format!("{}x", metric::fmt(r))
+        format!("{}x the {} of", metric::fmt(r), label(m))
     };
     // A ratio is only news when the repeats do not overlap.
     let (sa, sb) = (pa.summary[m.as_str()], pb.summary[m.as_str()]);
@@ -163,9 +163,8 @@ fn ratio(c: &ConclusionSpec, exp: &Experiment, results: &RunResults) -> Option<S
         String::new()
     };
     Some(format!(
-        "{}{a} reached {verdict} the {} of {b} ({}{u} against {}{u}; medians of {} repeats{caveat}).",
+        "{}{a} reached {verdict} {b} ({}{u} against {}{u}; medians of {} repeats{caveat}).",
         capitalise_first(&describe_at(exp, &at)),
-        label(m),
         metric::fmt(va),
         metric::fmt(vb),
         results.repeats,
