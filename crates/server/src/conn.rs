@@ -577,8 +577,9 @@ impl Conn {
         site.stats.request_started();
         w.service.work();
         if let Some(d) = w.service.delay() {
-            // Pipelined responses leave together, after the longest hold.
-            let until = started + d;
+            // The hold starts once the work is done (service time = work +
+            // delay); pipelined responses leave together, after the longest.
+            let until = Instant::now() + d;
             self.hold = Some(self.hold.map_or(until, |h| h.max(until)));
         }
         self.requests += 1;
