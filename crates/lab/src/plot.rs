@@ -248,8 +248,20 @@ pub fn draw(
             .x_label_area_size(48)
             .y_label_area_size(72)
             .build_cartesian_2d(x0..x1, y0..y1)?;
-        let fx = |v: &f64| metric::fmt_tick(if log_x { 10f64.powf(*v) } else { *v });
-        let fy = |v: &f64| metric::fmt_tick(if log_y { 10f64.powf(*v) } else { *v });
+        let fx = |v: &f64| {
+            if log_x {
+                log_tick(*v)
+            } else {
+                metric::fmt_tick(*v)
+            }
+        };
+        let fy = |v: &f64| {
+            if log_y {
+                log_tick(*v)
+            } else {
+                metric::fmt_tick(*v)
+            }
+        };
         chart
             .configure_mesh()
             .x_desc(x_desc)
@@ -359,6 +371,22 @@ fn dashes(
     plotters::element::DashedPathElement::new(vec![(x, y), (x + 18, y)], dash, dash, style)
 }
 
+/// The label of a tick at log10 value `v` on a log axis: the value when it is
+/// near 1, 2 or 5 times a power of ten, else nothing (ticks fall at even steps of
+/// the logarithm, and 1.58 or 3.98 would only clutter the axis).
+fn log_tick(v: f64) -> String {
+    let value = 10f64.powf(v);
+    let mantissa = value / 10f64.powf(v.floor());
+    if [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .any(|m| (mantissa / m - 1.0).abs() < 0.03)
+    {
+        metric::fmt_tick(metric::fmt(value).parse().unwrap_or(value))
+    } else {
+        String::new()
+    }
+}
+
 /// The corner of the plot with the fewest data points, for the legend.
 fn quietest_corner(
     series: &[Series],
@@ -441,6 +469,15 @@ mod tests {
         ] {
             assert!(svg.contains(needle), "missing {needle}");
         }
+    }
+
+    #[test]
+    fn log_ticks_keep_only_round_values() {
+        assert_eq!(log_tick(0.0), "1");
+        assert_eq!(log_tick(2.0), "100");
+        assert_eq!(log_tick(std::f64::consts::LOG10_2), "2");
+        assert_eq!(log_tick(0.2), "");
+        assert_eq!(log_tick(5000f64.log10()), "5000");
     }
 
     #[test]
