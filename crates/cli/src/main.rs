@@ -52,6 +52,9 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if matches!(cli.command, Command::Engines | Command::Sim(_)) {
+        quiet_on_closed_pipe();
+    }
     let result = match cli.command {
         Command::Serve(args) => serve::run(args),
         Command::Engines => serve::list_engines(),
@@ -65,5 +68,21 @@ fn main() -> ExitCode {
             eprintln!("servelab: error: {err:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// Lets `servelab engines | head` end quietly, as any Unix filter does.
+///
+/// Rust ignores SIGPIPE, so writing to a closed pipe is an `EPIPE` error and
+/// `println!` panics on it. For the commands that only print (no sockets), the
+/// default disposition is right: the process ends silently when its reader has
+/// gone. `serve`, `load` and `lab` keep SIGPIPE ignored, because there a peer
+/// closing a socket must be an error to handle, not death.
+#[allow(unsafe_code)]
+fn quiet_on_closed_pipe() {
+    // SAFETY: called first thing in `main`, before any thread is started;
+    // signal(2) with SIG_DFL only resets this process's disposition of SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

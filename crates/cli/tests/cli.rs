@@ -210,3 +210,18 @@ fn curl_fetches_the_bundled_site() {
     sigterm(&child);
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }
+
+/// Regression: `servelab engines | grep -q x` used to panic on the closed pipe.
+#[test]
+fn printing_into_a_closed_pipe_is_quiet() {
+    let mut child = servelab()
+        .arg("engines")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader goes away at once
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+}
