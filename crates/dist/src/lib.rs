@@ -20,7 +20,7 @@
 //! - [`dist`]: [`Dist`], its parser, display and sampling (`f64` seconds for the
 //!   simulator, [`std::time::Duration`] for real timers)
 //! - [`duration`]: [`parse_secs`] and [`parse_duration`], one duration
-//! - [`error`]: [`DistError`]
+//! - [`error`], the error type: [`DistError`]
 //!
 //! ```
 //! use rand::SeedableRng;
