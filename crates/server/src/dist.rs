@@ -1,149 +1,27 @@
 //! Service-time distributions for `--delay` and `--work` (seeds 001 and 002).
 //!
-//! The DIST syntax is the one `servelab load` and `servelab sim` read, so that an
-//! experiment describes the server, the load and the model with the same words:
+//! The DIST syntax comes from `servelab-dist`, the one parser that `servelab load`
+//! and `servelab sim` read too, so that an experiment describes the server, the
+//! load and the model with the same words:
 //!
 //! - `40ms`, `1.5` (seconds), `250us`: a constant; `const:5ms` spells it out;
 //! - `exp:20ms`: exponential with that mean;
-//! - `uniform:10ms..30ms`: uniform between the bounds, both included.
+//! - `uniform:10ms..30ms`: uniform between the bounds;
+//! - `lognormal:20ms,2`: lognormal with that mean and coefficient of variation
+//!   (a heavy tail of slow requests);
+//! - `5ms+exp:20ms`: shifted, a constant plus any of the above.
+//!
+//! (Before the shared crate the server read only the first three forms.)
 //!
 //! Each worker draws from its own generator ([`Service`]), seeded from `--seed`
 //! and the worker's index, so draws need no lock and a run is repeatable.
 
-use std::fmt;
-use std::str::FromStr;
 use std::time::{Duration, Instant};
 
-use rand::{Rng, SeedableRng};
-use rand_distr::{Distribution, Exp1};
+use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
-/// A distribution of durations.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Dist {
-    /// Always the same duration.
-    Const(Duration),
-    /// Exponential with the given mean.
-    Exp(Duration),
-    /// Uniform between the two bounds (inclusive), `low <= high`.
-    Uniform(Duration, Duration),
-}
-
-/// A DIST that does not parse; the message says why and shows an example.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("bad distribution `{input}`: {why}")]
-pub struct BadDist {
-    /// What was given.
-    pub input: String,
-    /// What is wrong with it.
-    pub why: String,
-}
-
-impl Dist {
-    /// Draws one duration.
-    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> Duration {
-        match *self {
-            Dist::Const(d) => d,
-            Dist::Exp(mean) => {
-                let x: f64 = Exp1.sample(rng);
-                Duration::from_secs_f64(mean.as_secs_f64() * x)
-            }
-            Dist::Uniform(lo, hi) if lo == hi => lo,
-            Dist::Uniform(lo, hi) => {
-                let lo = lo.as_nanos() as u64;
-                let hi = hi.as_nanos() as u64;
-                Duration::from_nanos(rng.random_range(lo..=hi))
-            }
-        }
-    }
-
-    /// Every draw is zero (so the server can skip the timer or the loop).
-    pub fn is_zero(&self) -> bool {
-        match *self {
-            Dist::Const(d) | Dist::Exp(d) => d.is_zero(),
-            Dist::Uniform(_, hi) => hi.is_zero(),
-        }
-    }
-}
-
-impl fmt::Display for Dist {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Dist::Const(d) => write!(f, "const:{d:?}"),
-            Dist::Exp(d) => write!(f, "exp:{d:?}"),
-            Dist::Uniform(lo, hi) => write!(f, "uniform:{lo:?}..{hi:?}"),
-        }
-    }
-}
-
-impl FromStr for Dist {
-    type Err = BadDist;
-
-    fn from_str(input: &str) -> Result<Dist, BadDist> {
-        let bad = |why: String| BadDist {
-            input: input.to_owned(),
-            why,
-        };
-        let s = input.trim();
-        let (kind, rest) = s.split_once(':').unwrap_or(("const", s));
-        match kind {
-            "const" => Ok(Dist::Const(parse_duration(rest).map_err(bad)?)),
-            "exp" => Ok(Dist::Exp(parse_duration(rest).map_err(bad)?)),
-            "uniform" => {
-                let (lo, hi) = rest.split_once("..").ok_or_else(|| {
-                    bad("expected uniform:LOW..HIGH, e.g. uniform:10ms..30ms".into())
-                })?;
-                let lo = parse_duration(lo).map_err(bad)?;
-                let hi = parse_duration(hi).map_err(bad)?;
-                if lo > hi {
-                    return Err(bad("the low bound is above the high bound".into()));
-                }
-                Ok(Dist::Uniform(lo, hi))
-            }
-            other => Err(bad(format!(
-                "unknown distribution `{other}` (expected const, exp or uniform, \
-                 e.g. 40ms, exp:20ms, uniform:10ms..30ms)"
-            ))),
-        }
-    }
-}
-
-/// One duration: `40ms`, `250us`, `10ns`, `2s`, `1m`, `1h` or plain seconds
-/// (the same units as `servelab load`'s parser).
-fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    if s.is_empty() {
-        return Err("empty duration".into());
-    }
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '+'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let scale = match unit.trim() {
-        "" | "s" => 1.0,
-        "ms" => 1e-3,
-        "us" | "µs" => 1e-6,
-        "ns" => 1e-9,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        other => {
-            return Err(format!(
-                "unknown unit `{other}` (use ns, us, ms, s, m or h)"
-            ));
-        }
-    };
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("`{num}` is not a number"))?;
-    let secs = value * scale;
-    if !secs.is_finite() || secs < 0.0 {
-        return Err("a duration must be a finite, non-negative number".into());
-    }
-    if secs > 1e9 {
-        return Err("duration too large".into());
-    }
-    Ok(Duration::from_secs_f64(secs))
-}
+pub use servelab_dist::{Dist, DistError as BadDist};
 
 /// A worker's service-time model: what `--delay` and `--work` draw, from the
 /// worker's own generator.
@@ -170,7 +48,7 @@ impl Service {
     /// How long to hold the next response back, if at all.
     pub(crate) fn delay(&mut self) -> Option<Duration> {
         let d = self.delay?;
-        Some(d.sample(&mut self.rng))
+        Some(d.sample_duration(&mut self.rng))
     }
 
     /// Burns a drawn amount of CPU on the calling thread (`--work`). The loop
@@ -178,7 +56,7 @@ impl Service {
     /// sleep, which is what a compute-bound handler looks like to the scheduler.
     pub(crate) fn work(&mut self) {
         let Some(d) = self.work else { return };
-        let d = d.sample(&mut self.rng);
+        let d = d.sample_duration(&mut self.rng);
         let until = Instant::now() + d;
         let mut x = 0u64;
         while Instant::now() < until {
@@ -203,11 +81,11 @@ mod tests {
         assert_eq!("40ms".parse::<Dist>().unwrap(), Dist::Const(ms(40)));
         assert_eq!("const:5ms".parse::<Dist>().unwrap(), Dist::Const(ms(5)));
         assert_eq!("1.5".parse::<Dist>().unwrap(), Dist::Const(ms(1500)));
-        assert_eq!("exp:20ms".parse::<Dist>().unwrap(), Dist::Exp(ms(20)));
-        assert_eq!(
-            "uniform:10ms..30ms".parse::<Dist>().unwrap(),
-            Dist::Uniform(ms(10), ms(30))
-        );
+        let mean = |s: &str| s.parse::<Dist>().unwrap().mean_duration();
+        assert_eq!(mean("exp:20ms"), ms(20));
+        assert_eq!(mean("uniform:10ms..30ms"), ms(20));
+        assert_eq!(mean("5ms+exp:20ms"), ms(25));
+        assert_eq!(mean("lognormal:20ms,2"), ms(20));
     }
 
     #[test]
@@ -251,6 +129,12 @@ mod tests {
             (mean - 0.002).abs() < 5.0 * 0.002 / f64::from(n).sqrt(),
             "{mean}"
         );
+    }
+
+    #[test]
+    fn shifted_delays_never_fall_below_the_shift() {
+        let mut s = Service::new(Some("5ms+exp:1ms".parse().unwrap()), None, 3, 0);
+        assert!((0..1000).all(|_| s.delay().unwrap() >= ms(5)));
     }
 
     #[test]
