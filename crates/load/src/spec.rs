@@ -213,7 +213,7 @@ impl LoadSpec {
         if self.duration.is_some_and(|d| d.is_zero()) {
             return bad("--duration must be positive");
         }
-        if self.timeout.is_some_and(|t| t.mean().is_zero()) {
+        if self.timeout.is_some_and(|t| t.mean() <= 0.0) {
             return bad("--timeout must be positive");
         }
         match self.workload {

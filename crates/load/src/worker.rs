@@ -527,7 +527,7 @@ impl Worker {
         s.req.first_byte = None;
         match timeout {
             Some(t) => {
-                let d = t.sample(&mut s.rng);
+                let d = t.sample_duration(&mut s.rng);
                 s.timer.arm(now + d, i, &mut self.timers);
             }
             None => s.timer.disarm(),
@@ -785,7 +785,7 @@ impl Worker {
         self.rec.counts.retries += 1;
         let open = self.open();
         let s = &mut self.slots[i];
-        let wait = self.cfg.retry_wait.sample(&mut s.rng);
+        let wait = self.cfg.retry_wait.sample_duration(&mut s.rng);
         if !open {
             s.state = ConnState::RetryWait;
             s.timer.arm(now + wait, i, &mut self.timers);
@@ -844,7 +844,7 @@ impl Worker {
                 self.ready.push_back(i);
             }
         } else {
-            let d = think.sample(&mut s.rng);
+            let d = think.sample_duration(&mut s.rng);
             s.timer.arm(now + d, i, &mut self.timers);
         }
     }
