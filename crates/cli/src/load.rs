@@ -15,7 +15,12 @@ use servelab_load::{
 
 /// Flags of `servelab load`.
 #[derive(Debug, clap::Args)]
-#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    after_help = "DIST: 40ms, 1s, const:1s, exp:6s, uniform:4s..10s, lognormal:MEAN,CV, A+DIST \
+    (e.g. 50s+exp:5s); plain numbers are seconds (the same syntax as servelab sim and serve --delay)."
+)]
 pub(crate) struct Args {
     #[command(subcommand)]
     command: Option<LoadCommand>,
@@ -55,7 +60,7 @@ struct RunArgs {
     /// Without it a connection lasts the whole run.
     #[arg(long, value_name = "K")]
     session: Option<u32>,
-    /// Think time between an answer and the user's next request (DIST).
+    /// Think time between an answer and the user's next request (DIST, see below).
     #[arg(
         long,
         value_name = "DIST",

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context;
+use servelab_dist::parse_duration;
 use servelab_server::{Config, Dist, Engine, LogMode, LogTarget, Server};
 
 /// Flags of `servelab serve`.
@@ -62,7 +63,8 @@ pub(crate) struct Args {
     grace: Duration,
     /// Hold each response back for DIST without holding a CPU (threads sleep,
     /// event loops park the connection on a timer): `40ms`, `const:5ms`,
-    /// `exp:20ms`, `uniform:10ms..30ms`.
+    /// `exp:20ms`, `uniform:10ms..30ms`, `lognormal:20ms,2` (mean, CV) or shifted
+    /// `5ms+exp:20ms`; plain numbers are seconds (the DIST of `servelab sim`).
     #[arg(long, value_name = "DIST")]
     delay: Option<Dist>,
     /// Burn DIST of CPU in the handler for each request (same syntax as --delay).
@@ -162,38 +164,31 @@ fn bundled_site() -> Option<PathBuf> {
     is_site(&built).then(|| built.canonicalize().unwrap_or(built))
 }
 
-/// `3s`, `500ms`, `2m`, `1h`, `250us`, or a plain number of seconds (`1.5`).
-pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("`{s}` is not a duration (examples: 3s, 500ms, 2m, 1.5)"))?;
-    let scale = match unit {
-        "" | "s" => 1.0,
-        "ms" => 1e-3,
-        "us" | "µs" => 1e-6,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        _ => {
-            return Err(format!(
-                "`{s}`: unknown unit `{unit}` (use us, ms, s, m or h)"
-            ));
-        }
-    };
-    let secs = value * scale;
-    if !secs.is_finite() || !(0.0..=1e9).contains(&secs) {
-        return Err(format!("`{s}` is out of range"));
-    }
-    Ok(Duration::from_secs_f64(secs))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn args(line: &str) -> Result<Args, clap::Error> {
+        Cli::try_parse_from(std::iter::once("serve").chain(line.split_whitespace())).map(|c| c.args)
+    }
+
+    #[test]
+    fn delay_and_work_take_every_dist_form() {
+        let a = args("--delay 5ms+exp:20ms --work lognormal:1ms,2").unwrap();
+        assert_eq!(a.delay.unwrap().mean(), 0.025);
+        assert_eq!(a.work.unwrap().mean(), 0.001);
+        let a = args("--delay 40ms").unwrap();
+        assert_eq!(a.delay, Some(Dist::Const(Duration::from_millis(40))));
+        let err = args("--delay exp:-1ms").unwrap_err().to_string();
+        assert!(err.contains("exp:-1ms"), "{err}");
+    }
 
     #[test]
     fn durations() {
@@ -204,5 +199,7 @@ mod tests {
         assert!(parse_duration("3 parsecs").is_err());
         assert!(parse_duration("").is_err());
         assert!(parse_duration("-1s").is_err());
+        // The shared parser also reads nanoseconds, which this one once did not.
+        assert_eq!(parse_duration("10ns").unwrap(), Duration::from_nanos(10));
     }
 }

@@ -14,7 +14,7 @@ use anyhow::Context;
 use servelab_sim::{Affinity, Dist, Length, Model, Policy, RunSpec, Sweep, Warmup, report};
 
 fn dist(s: &str) -> Result<Dist, String> {
-    s.parse().map_err(|e: servelab_sim::SimError| e.to_string())
+    s.parse::<Dist>().map_err(|e| e.to_string())
 }
 
 /// A distribution or `none`. A newtype because clap reads a bare `Option<T>` field as
@@ -46,7 +46,7 @@ fn warmup(s: &str) -> Result<Warmup, String> {
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "DIST: 40ms, 1s, const:1s, exp:6s, uniform:4s..10s, lognormal:MEAN,CV, A+DIST \
-    (e.g. 50s+exp:5s); plain numbers are seconds.\n\
+    (e.g. 50s+exp:5s); plain numbers are seconds (the same syntax as serve --delay and load --think).\n\
     Example (seed 002): servelab sim --users 1..800:25 --timeout 50s+exp:5s --policy rr --context-switch 0.1"
 )]
 pub(crate) struct Args {
