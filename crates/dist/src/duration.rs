@@ -34,6 +34,11 @@ pub fn parse_secs(text: &str) -> Result<f64, DistError> {
         .find(|c: char| c.is_alphabetic() && c != 'e' && c != 'E')
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
+    if num.trim().is_empty() {
+        return Err(bad(
+            "expected a number with an optional unit, e.g. 40ms, 1s or 2.5".into(),
+        ));
+    }
     let scale = match unit.trim() {
         "" | "s" => 1.0,
         "ns" => 1e-9,
