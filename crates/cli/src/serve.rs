@@ -169,14 +169,15 @@ mod tests {
     use super::*;
     use clap::Parser;
 
-    #[derive(Debug, Parser)]
-    struct Cli {
-        #[command(flatten)]
-        args: Args,
-    }
-
+    /// `servelab serve LINE` through the binary's own parser.
     fn args(line: &str) -> Result<Args, clap::Error> {
-        Cli::try_parse_from(std::iter::once("serve").chain(line.split_whitespace())).map(|c| c.args)
+        let words = ["servelab", "serve"]
+            .into_iter()
+            .chain(line.split_whitespace());
+        match crate::Cli::try_parse_from(words)?.command {
+            crate::Command::Serve(a) => Ok(a),
+            other => panic!("parsed as {other:?}"),
+        }
     }
 
     #[test]
