@@ -225,3 +225,70 @@ fn printing_into_a_closed_pipe_is_quiet() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// Regression: the `serial` engine's only thread was busy with a kept-alive
+/// client and never saw SIGTERM, so it went on serving that client until the
+/// grace period ran out. Now the response after the signal says
+/// `Connection: close` (or the connection closes between responses).
+#[test]
+fn sigterm_ends_a_busy_keep_alive_connection_on_every_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "hello").unwrap();
+    for engine in servelab_server::Engine::ALL {
+        let (mut child, addr) = serve(&[
+            "--root",
+            dir.path().to_str().unwrap(),
+            "--engine",
+            engine.name(),
+            "--log",
+            "off",
+            "--keepalive-timeout",
+            "60s",
+            "--grace",
+            "60s",
+        ]);
+        let s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let mut writer = s.try_clone().unwrap();
+        let mut reader = BufReader::new(s);
+        // One request at a time; None when the server closed between responses.
+        let mut exchange = || -> Option<String> {
+            writer
+                .write_all(b"GET /a.txt HTTP/1.1\r\nHost: t\r\n\r\n")
+                .ok()?;
+            let mut head = String::new();
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).ok()? == 0 {
+                    assert!(head.is_empty(), "{engine}: cut inside a response: {head}");
+                    return None;
+                }
+                if line == "\r\n" {
+                    break;
+                }
+                head.push_str(&line);
+            }
+            let mut body = [0u8; 5];
+            reader.read_exact(&mut body).expect("whole body");
+            Some(head)
+        };
+        let first = exchange().expect("first response");
+        assert!(!first.contains("Connection: close"), "{engine}: {first}");
+        sigterm(&child);
+        let mut after = 0;
+        loop {
+            match exchange() {
+                None => break,
+                Some(head) if head.contains("Connection: close") => break,
+                Some(_) => after += 1,
+            }
+            // Without the fix `serial` answers forever; the signal lands within
+            // a few requests at most.
+            assert!(
+                after < 100_000,
+                "{engine}: still serving long after SIGTERM"
+            );
+        }
+        assert_eq!(child.wait().unwrap().code(), Some(0), "{engine}");
+    }
+}

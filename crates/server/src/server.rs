@@ -79,6 +79,8 @@ impl Server {
                 .map_err(ServerError::io("creating the signal pipe"))?;
             signal_hook::low_level::pipe::register(sig, fd)
                 .map_err(ServerError::io("installing a signal handler"))?;
+            signal_hook::flag::register(sig, self.site.shutdown.signal_flag())
+                .map_err(ServerError::io("installing a signal handler"))?;
         }
         let reopen = self
             .site

@@ -30,6 +30,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 #[derive(Debug)]
 pub(crate) struct Shutdown {
     requested: AtomicBool,
+    /// Set directly by the SIGINT/SIGTERM handler. The pipe alone is not enough:
+    /// it wakes loops that poll it, but the `serial` engine's only thread may be
+    /// busy with a kept-alive client and never poll it; this flag makes that
+    /// client's next response say `Connection: close`.
+    signalled: Arc<AtomicBool>,
     forced: AtomicBool,
     wake_rd: OwnedFd,
     wake_wr: OwnedFd,
@@ -43,6 +48,7 @@ impl Shutdown {
         )?;
         Ok(Shutdown {
             requested: AtomicBool::new(false),
+            signalled: Arc::new(AtomicBool::new(false)),
             forced: AtomicBool::new(false),
             wake_rd,
             wake_wr,
@@ -52,7 +58,12 @@ impl Shutdown {
 
     /// Has shutdown begun?
     pub(crate) fn is_requested(&self) -> bool {
-        self.requested.load(SeqCst)
+        self.requested.load(SeqCst) || self.signalled.load(SeqCst)
+    }
+
+    /// The flag a SIGINT/SIGTERM handler sets (next to writing the wake pipe).
+    pub(crate) fn signal_flag(&self) -> Arc<AtomicBool> {
+        self.signalled.clone()
     }
 
     /// Has the grace period run out? Then nothing more is served.
