@@ -206,29 +206,8 @@ pub fn append_location(target_path: &str, out: &mut String) {
 fn encode_uri(s: &str, out: &mut String) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     for &b in s.as_bytes() {
-        let keep = b.is_ascii_alphanumeric()
-            || matches!(
-                b,
-                b'-' | b'.'
-                    | b'_'
-                    | b'~'
-                    | b'!'
-                    | b'$'
-                    | b'&'
-                    | b'\''
-                    | b'('
-                    | b')'
-                    | b'*'
-                    | b'+'
-                    | b','
-                    | b';'
-                    | b'='
-                    | b':'
-                    | b'@'
-                    | b'/'
-                    | b'?'
-                    | b'%'
-            );
+        let keep = crate::target::is_unreserved_or_sub_delim(b)
+            || matches!(b, b':' | b'@' | b'/' | b'?' | b'%');
         if keep {
             out.push(char::from(b));
         } else {

@@ -59,6 +59,29 @@ pub(crate) fn classify_target<'a>(
     Ok((path, Some(authority)))
 }
 
+/// RFC 3986 `unreserved / sub-delims`: the bytes allowed raw in every URI
+/// component this crate checks or writes (hosts, paths, queries).
+pub(crate) fn is_unreserved_or_sub_delim(b: u8) -> bool {
+    b.is_ascii_alphanumeric()
+        || matches!(
+            b,
+            b'-' | b'.'
+                | b'_'
+                | b'~'
+                | b'!'
+                | b'$'
+                | b'&'
+                | b'\''
+                | b'('
+                | b')'
+                | b'*'
+                | b'+'
+                | b','
+                | b';'
+                | b'='
+        )
+}
+
 pub(crate) fn strip_prefix_ignore_case<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
     let head = s.get(..prefix.len())?;
     head.eq_ignore_ascii_case(prefix)
@@ -68,30 +91,9 @@ pub(crate) fn strip_prefix_ignore_case<'a>(s: &'a str, prefix: &str) -> Option<&
 /// Checks `host[:port]` against RFC 3986's authority characters (reg-name, IPv4, IP-literal),
 /// without userinfo. An empty Host is allowed (RFC 9112 3.2: for targets with no authority).
 pub(crate) fn validate_host(host: &str) -> Result<(), RequestError> {
-    let ok = host.bytes().all(|b| {
-        b.is_ascii_alphanumeric()
-            || matches!(
-                b,
-                b'-' | b'.'
-                    | b'_'
-                    | b'~'
-                    | b'!'
-                    | b'$'
-                    | b'&'
-                    | b'\''
-                    | b'('
-                    | b')'
-                    | b'*'
-                    | b'+'
-                    | b','
-                    | b';'
-                    | b'='
-                    | b'%'
-                    | b':'
-                    | b'['
-                    | b']'
-            )
-    });
+    let ok = host
+        .bytes()
+        .all(|b| is_unreserved_or_sub_delim(b) || matches!(b, b'%' | b':' | b'[' | b']'));
     if ok {
         Ok(())
     } else {
