@@ -19,7 +19,9 @@ use std::time::{Duration, Instant};
 
 use servelab_http::{ChunkedDecoder, Parse, Part, RequestHead, Status, Version};
 
-use crate::handler::{self, Body, Persist, Response};
+use crate::handler;
+use crate::log;
+use crate::response::{Body, Persist, Response};
 use crate::site::{Site, Worker};
 
 /// Read buffer to start with; grown up to the head limit when a head is larger.
@@ -62,7 +64,7 @@ pub(crate) enum Interest {
 }
 
 /// Something to write.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub(crate) enum Chunk<'a> {
     /// Bytes from the output buffer.
     Bytes(&'a [u8]),
@@ -449,12 +451,7 @@ impl Conn {
         let mut from = 0;
         for &(to, started) in &self.log_marks {
             let us = now.saturating_duration_since(started).as_micros() as u64;
-            w.line.clear();
-            w.line.extend_from_slice(&self.log_buf[from..to]);
-            w.line.push(b' ');
-            w.line
-                .extend_from_slice(itoa::Buffer::new().format(us).as_bytes());
-            w.line.push(b'\n');
+            log::line::finish(&mut w.line, &self.log_buf[from..to], us);
             w.log.line(&w.line);
             from = to;
         }
@@ -652,7 +649,7 @@ impl Conn {
         self.state = State::Writing;
     }
 
-    /// Appends a Combined Log Format line (without the service time) to `log_buf`.
+    /// Appends this request's log line, without its service time, to `log_buf`.
     fn log_request(
         &mut self,
         req: Option<&RequestHead<'_>>,
@@ -660,37 +657,8 @@ impl Conn {
         bytes: u64,
         w: &Worker,
     ) {
-        let l = &mut self.log_buf;
         let ip = self.peer.ip();
-        // Writing to a Vec cannot fail.
-        let _ = std::io::Write::write_fmt(l, format_args!("{ip} - - ["));
-        l.extend_from_slice(w.clock.clf());
-        l.extend_from_slice(b"] \"");
-        match req {
-            Some(r) => {
-                push_escaped(l, r.method_str.as_bytes());
-                l.push(b' ');
-                push_escaped(l, r.target.as_bytes());
-                l.extend_from_slice(match r.version {
-                    Version::Http10 => b" HTTP/1.0",
-                    Version::Http11 => b" HTTP/1.1",
-                });
-            }
-            None => l.push(b'-'),
-        }
-        l.extend_from_slice(b"\" ");
-        l.extend_from_slice(itoa::Buffer::new().format(status.code()).as_bytes());
-        l.push(b' ');
-        if bytes == 0 {
-            l.push(b'-');
-        } else {
-            l.extend_from_slice(itoa::Buffer::new().format(bytes).as_bytes());
-        }
-        l.extend_from_slice(b" \"");
-        push_escaped(l, req.and_then(|r| r.referer).unwrap_or("-").as_bytes());
-        l.extend_from_slice(b"\" \"");
-        push_escaped(l, req.and_then(|r| r.user_agent).unwrap_or("-").as_bytes());
-        l.push(b'"');
+        log::line::request(&mut self.log_buf, ip, w.clock.clf(), req, status, bytes);
     }
 
     fn compact_if_empty(&mut self) {
@@ -714,40 +682,10 @@ impl Conn {
     }
 }
 
-/// Copies a request field into a log line, escaping `"`, `\\` and bytes outside
-/// printable ASCII as `\xHH` (Apache does the same), so a line stays one line and
-/// a client cannot forge log entries.
-fn push_escaped(out: &mut Vec<u8>, s: &[u8]) {
-    for &b in s {
-        match b {
-            b'"' | b'\\' => {
-                out.push(b'\\');
-                out.push(b);
-            }
-            0x20..=0x7e => out.push(b),
-            _ => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                out.extend_from_slice(&[
-                    b'\\',
-                    b'x',
-                    HEX[usize::from(b >> 4)],
-                    HEX[usize::from(b & 15)],
-                ]);
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn log_escaping_keeps_one_line() {
-        let mut v = Vec::new();
-        push_escaped(&mut v, b"a\"b\\c\nd\xff");
-        assert_eq!(v, b"a\\\"b\\\\c\\x0ad\\xff");
-    }
     /// Feeds `req` to `conn` and writes everything it offers into a Vec.
     fn serve_one(conn: &mut Conn, req: &[u8], site: &Site, w: &mut Worker) -> Vec<u8> {
         let space = conn.read_space();

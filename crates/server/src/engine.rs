@@ -99,10 +99,7 @@ impl Engine {
     /// Runs the engine until shutdown; returns once in-flight work is done.
     pub(crate) fn run(self, listener: &TcpListener, site: &Arc<Site>) -> Result<(), ServerError> {
         match self {
-            Engine::Serial => {
-                engines::serial::run(listener, site);
-                Ok(())
-            }
+            Engine::Serial => engines::serial::run(listener, site),
             Engine::Thread => engines::thread::run(listener, site),
             Engine::Pool => engines::pool::run(listener, site),
             Engine::Fork => engines::fork::run(listener, site),

@@ -30,28 +30,31 @@
 //! ```
 #![deny(missing_docs)]
 
-mod blocking;
 mod cache;
+mod child;
 mod clock;
 mod config;
 mod conn;
-mod dist;
+mod driver;
 mod engine;
 mod engines;
 mod error;
-mod evloop;
 mod files;
 mod handler;
 mod log;
+mod response;
 mod server;
+mod service;
 mod shutdown;
 mod site;
 mod stats;
 mod status;
 
 pub use config::{Config, LogMode, LogTarget, default_workers};
-pub use dist::{BadDist, Dist};
 pub use engine::{Engine, UnknownEngine};
 pub use error::ServerError;
+/// The service-time distribution of [`Config::delay`] and [`Config::work`]
+/// (from `servelab-dist`, re-exported because it is part of [`Config`]).
+pub use servelab_dist::Dist;
 pub use server::{Running, Server};
 pub use stats::{Snapshot, Stats};

@@ -11,9 +11,9 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use crate::cache::FileCache;
 use crate::clock::Clock;
-use crate::dist::Service;
 use crate::files::Root;
 use crate::log::{AccessLog, LogWriter};
+use crate::service::Service;
 use crate::shutdown::Shutdown;
 use crate::{Config, ServerError, Stats};
 

@@ -16,10 +16,10 @@
 
 use std::fmt::Write as _;
 
-use servelab_http::{Connection, RequestHead, ResponseHead, Status};
+use servelab_http::{RequestHead, ResponseHead, Status};
 
 use crate::Snapshot;
-use crate::handler::{Body, Persist, Response};
+use crate::response::{Body, Persist, Response};
 use crate::site::{Site, Worker};
 
 /// The JSON endpoint.
@@ -74,12 +74,7 @@ pub(crate) fn respond(
     let mut head = ResponseHead::new(Status::OK, w.clock.http());
     head.content_type = Some(content_type);
     head.content_length = Some(body.len() as u64);
-    head.connection = if persist.keep_alive {
-        Connection::Default
-    } else {
-        Connection::Close
-    };
-    head.http10 = persist.http10;
+    persist.apply(&mut head);
     head.encode(out);
     if !head_only {
         out.extend_from_slice(body.as_bytes());

@@ -41,9 +41,10 @@ use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags};
 
-use super::child::{self, Ended};
 use crate::ServerError;
-use crate::blocking::{self, Next};
+use crate::child;
+use crate::driver::blocking::{self, Next};
+use crate::driver::policy;
 use crate::site::Site;
 
 /// A worker that ends sooner than this after its start is replaced only after
@@ -104,10 +105,7 @@ fn supervise(
         }
         // The signal may land on another thread of the master, so the flag is
         // looked at once a second rather than relying on EINTR.
-        let tick = rustix::time::Timespec {
-            tv_sec: 1,
-            tv_nsec: 0,
-        };
+        let tick = policy::timespec(Duration::from_secs(1));
         match rustix::event::poll(&mut fds, forward_hup.then_some(&tick)) {
             Ok(_) | Err(rustix::io::Errno::INTR) => {}
             Err(e) => {
@@ -212,10 +210,7 @@ fn finish(workers: &mut Vec<Worker>, site: &Site) {
         if left.is_zero() {
             break;
         }
-        let ts = rustix::time::Timespec {
-            tv_sec: left.as_secs() as _,
-            tv_nsec: left.subsec_nanos() as _,
-        };
+        let ts = policy::timespec(left);
         let mut fds: Vec<PollFd<'_>> = live
             .iter()
             .map(|w| PollFd::new(&w.pidfd, PollFlags::IN))
@@ -228,7 +223,7 @@ fn finish(workers: &mut Vec<Worker>, site: &Site) {
             let keep = !gone[i];
             i += 1;
             if !keep {
-                report(w.pid, child::reap(w.pid, true));
+                child::report("prefork worker", w.pid, child::reap(w.pid, true));
             }
             keep
         });
@@ -239,13 +234,7 @@ fn finish(workers: &mut Vec<Worker>, site: &Site) {
             child::kill(w.pid, libc::SIGKILL);
         }
         for w in live {
-            report(w.pid, child::reap(w.pid, true));
+            child::report("prefork worker", w.pid, child::reap(w.pid, true));
         }
-    }
-}
-
-fn report(pid: libc::pid_t, ended: Option<Ended>) {
-    if !matches!(ended, Some(Ended::Exit(0) | Ended::Gone) | None) {
-        eprintln!("servelab: prefork worker {pid} ended abnormally ({ended:?})");
     }
 }

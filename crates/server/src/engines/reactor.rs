@@ -18,14 +18,14 @@
 //! show the balance either way.
 //!
 //! Every loop sets `TCP_DEFER_ACCEPT` on the shared listener (see
-//! [`crate::evloop`]); the option belongs to the socket, so setting it again is
+//! [`crate::driver::evloop`]); the option belongs to the socket, so setting it again is
 //! harmless.
 
 use std::net::TcpListener;
 use std::sync::Arc;
 
 use crate::ServerError;
-use crate::evloop::EventLoop;
+use crate::driver::evloop::EventLoop;
 use crate::site::Site;
 
 pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), ServerError> {

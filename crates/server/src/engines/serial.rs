@@ -5,14 +5,17 @@
 //! length). Useful only as the denominator of a speedup.
 
 use std::net::TcpListener;
+use std::sync::Arc;
 
-use crate::blocking::{self, Next};
+use crate::ServerError;
+use crate::driver::blocking::{self, Next};
 use crate::site::Site;
 
-pub(crate) fn run(listener: &TcpListener, site: &Site) {
+pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), ServerError> {
     let mut worker = site.worker();
     blocking::accept_loop(listener, site, |stream, peer| {
         blocking::serve(stream, peer, site, &mut worker);
         Next::Continue
     });
+    Ok(())
 }

@@ -27,7 +27,8 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 
 use crate::ServerError;
-use crate::blocking::{self, Next};
+use crate::driver::blocking::{self, Next};
+use crate::driver::policy;
 use crate::site::Site;
 
 /// Stack of a connection thread. The request path keeps its buffers on the
@@ -131,7 +132,7 @@ pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), Server
     // Shutdown: idle connections were closed by the trigger; busy ones finish
     // within the grace period, then are cut.
     let handles: Vec<JoinHandle<()>> = threads.live.drain().map(|(_, h)| h).collect();
-    super::pool::finish(handles, site);
+    policy::finish_threads(handles, site);
     Ok(())
 }
 

@@ -1,5 +1,5 @@
-//! Driving many [`Conn`]s from one thread with non-blocking sockets and epoll:
-//! the shared half of the `epoll` and `reactor` engines.
+//! Driving many [`Conn`]s from one thread with non-blocking sockets and epoll,
+//! for the `epoll` and `reactor` engines.
 //!
 //! One [`EventLoop`] owns an epoll instance watching the listener (level
 //! triggered, so a connection left in the backlog is offered again), the
@@ -53,14 +53,14 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rustix::event::epoll::{self, EventData, EventFlags};
 use rustix::io::Errno;
-use rustix::net::{RecvFlags, SendFlags, SocketFlags};
+use rustix::net::{RecvFlags, SocketFlags};
 
+use super::policy::{self, Backoff, Linger, log_connection};
 use crate::ServerError;
-use crate::blocking::log_connection;
 use crate::conn::{Buffers, Chunk, Conn, Interest};
 use crate::site::{Site, Worker};
 
@@ -75,10 +75,6 @@ const EVENTS: usize = 512;
 const ACCEPT_BATCH: usize = 128;
 /// Spare buffer pairs kept for connections that become busy again.
 const POOL: usize = 256;
-/// How long a lingering close waits for the client to stop sending.
-const LINGER: Duration = Duration::from_secs(1);
-/// How much a lingering close reads and drops at most.
-const LINGER_BYTES: usize = 256 * 1024;
 
 /// One connection of the loop.
 #[derive(Debug)]
@@ -94,8 +90,8 @@ struct Slot {
     wrote_at: Instant,
     /// The earliest timer entry in the heap for this slot.
     armed: Option<Instant>,
-    /// Set once the write side is shut in a lingering close: until then.
-    linger: Option<(Instant, usize)>,
+    /// Set once the write side is shut in a lingering close.
+    linger: Option<Linger>,
     /// In the epoll set yet (see [`EventLoop::add`]).
     registered: bool,
 }
@@ -120,8 +116,8 @@ pub(crate) struct EventLoop<'s> {
     pool: Vec<Buffers>,
     /// Accepting is paused (descriptors exhausted) until then.
     accept_paused: Option<Instant>,
-    /// The last pause; the next failure doubles it, a success clears it.
-    backoff: Duration,
+    /// The pause after the next resource error.
+    backoff: Backoff,
     /// Shutdown has begun; finish by then.
     draining: Option<Instant>,
 }
@@ -160,7 +156,7 @@ impl<'s> EventLoop<'s> {
             timers: BinaryHeap::new(),
             pool: Vec::new(),
             accept_paused: None,
-            backoff: Duration::ZERO,
+            backoff: Backoff::default(),
             draining: None,
         };
         ev.listen(true)
@@ -216,13 +212,7 @@ impl<'s> EventLoop<'s> {
                 }
             }
             let next = self.next_deadline();
-            let ts = next.map(|t| {
-                let d = t.saturating_duration_since(now);
-                rustix::time::Timespec {
-                    tv_sec: d.as_secs() as _,
-                    tv_nsec: d.subsec_nanos() as _,
-                }
-            });
+            let ts = next.map(|t| policy::timespec(t.saturating_duration_since(now)));
             let n = match epoll::wait(&self.epoll, &mut events[..], ts.as_ref()) {
                 Ok(n) => n,
                 Err(Errno::INTR) => continue,
@@ -285,7 +275,7 @@ impl<'s> EventLoop<'s> {
             let flags = SocketFlags::NONBLOCK | SocketFlags::CLOEXEC;
             match rustix::net::acceptfrom_with(self.listener, flags) {
                 Ok((sock, addr)) => {
-                    self.backoff = Duration::ZERO;
+                    self.backoff.reset();
                     let peer = addr
                         .and_then(|a| SocketAddr::try_from(a).ok())
                         .unwrap_or_else(|| SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)));
@@ -293,10 +283,8 @@ impl<'s> EventLoop<'s> {
                 }
                 Err(Errno::AGAIN) => return,
                 Err(Errno::INTR | Errno::CONNABORTED) => {}
-                Err(e) if is_resource(e) => {
-                    self.backoff = (self.backoff * 2)
-                        .clamp(Duration::from_millis(10), Duration::from_millis(500));
-                    self.accept_paused = Some(Instant::now() + self.backoff);
+                Err(e) if policy::is_resource_error(e) => {
+                    self.accept_paused = Some(Instant::now() + self.backoff.next());
                     let _ = self.listen(false);
                     return;
                 }
@@ -421,19 +409,12 @@ impl<'s> EventLoop<'s> {
                     }
                     let more = slot.conn.file_follows();
                     let (result, offered) = match slot.conn.next_write() {
-                        Some(Chunk::Bytes(bytes)) => {
-                            let mut flags = SendFlags::NOSIGNAL;
-                            if more {
-                                flags |= SendFlags::MORE;
-                            }
-                            (rustix::net::send(&slot.sock, bytes, flags), bytes.len())
-                        }
-                        Some(Chunk::File { file, offset, len }) => {
-                            let mut off = offset;
-                            (
-                                rustix::fs::sendfile(&slot.sock, file, Some(&mut off), len),
-                                len,
-                            )
+                        Some(chunk) => {
+                            let offered = match chunk {
+                                Chunk::Bytes(bytes) => bytes.len(),
+                                Chunk::File { len, .. } => len,
+                            };
+                            (policy::send_chunk(&slot.sock, chunk, more), offered)
                         }
                         None => (Ok(0), 0),
                     };
@@ -469,7 +450,7 @@ impl<'s> EventLoop<'s> {
                 Interest::Close { linger: true } => {
                     if slot.linger.is_none() {
                         let _ = rustix::net::shutdown(&slot.sock, rustix::net::Shutdown::Write);
-                        slot.linger = Some((Instant::now() + LINGER, 0));
+                        slot.linger = Some(Linger::start());
                     }
                     if drain(slot) {
                         self.close(index);
@@ -495,7 +476,7 @@ impl<'s> EventLoop<'s> {
             Interest::Read => slot.conn.wait(site).deadline(),
             Interest::Write => slot.wrote_at + site.config.write_timeout,
             Interest::Hold(until) => until,
-            Interest::Close { .. } => slot.linger.map_or_else(Instant::now, |(t, _)| t),
+            Interest::Close { .. } => slot.linger.map_or_else(Instant::now, |l| l.until()),
         };
         if slot.armed.is_none_or(|a| deadline < a) {
             slot.armed = Some(deadline);
@@ -555,7 +536,7 @@ impl<'s> EventLoop<'s> {
                 }
                 Interest::Hold(_) => {}
                 Interest::Close { linger: true } => {
-                    if slot.linger.is_some_and(|(until, _)| now >= until) {
+                    if slot.linger.is_some_and(|l| now >= l.until()) {
                         slot.interest = Interest::Close { linger: false };
                     }
                 }
@@ -584,34 +565,25 @@ impl<'s> EventLoop<'s> {
     }
 }
 
-/// Reads and drops what a client still sends after our last response (nginx's
-/// lingering close); true when done: EOF, error, enough bytes, or time is up.
+/// Reads and drops what a client still sends after our last response (see
+/// [`Linger`]); true when done: EOF, error, enough bytes, or time is up.
 fn drain(slot: &mut Slot) -> bool {
-    let Some((until, mut total)) = slot.linger else {
+    let Some(linger) = &mut slot.linger else {
         return true;
     };
     let mut sink = [0u8; 4096];
-    let done = loop {
-        if Instant::now() >= until || total >= LINGER_BYTES {
-            break true;
+    loop {
+        if linger.is_over() {
+            return true;
         }
         match rustix::net::recv(&slot.sock, &mut sink, RecvFlags::empty()) {
-            Ok((0, _)) => break true,
-            Ok((n, _)) => total += n,
-            Err(Errno::AGAIN) => break false,
+            Ok((0, _)) => return true,
+            Ok((n, _)) => linger.drained(n),
+            Err(Errno::AGAIN) => return false,
             Err(Errno::INTR) => {}
-            Err(_) => break true,
+            Err(_) => return true,
         }
-    };
-    slot.linger = Some((until, total));
-    done
-}
-
-fn is_resource(e: Errno) -> bool {
-    matches!(
-        e,
-        Errno::MFILE | Errno::NFILE | Errno::NOBUFS | Errno::NOMEM
-    )
+    }
 }
 
 /// Sets `TCP_DEFER_ACCEPT` (one second) on the listener; best effort, since

@@ -1,5 +1,6 @@
-//! What a forked process of the `fork` and `prefork` engines does first, and
-//! the one way it leaves.
+//! Child processes of the `fork` and `prefork` engines: forking, what a child
+//! does first and the one way it leaves, and how the parent reaps, kills and
+//! reports them.
 //!
 //! `fork(2)` in a multithreaded process copies only the calling thread; any lock
 //! another thread held at that moment stays locked forever in the child. So a
@@ -166,6 +167,19 @@ pub(crate) enum Ended {
     Signal(i32),
     /// Reaped already, by us or by the kernel (SIGCHLD ignored).
     Gone,
+}
+
+/// Says on stderr that child `pid` (a `what`) ended abnormally, if it did: by a
+/// signal or with a non-zero status. Returns whether it did. A child that was
+/// reaped already, or is still running (`None`), is no news.
+pub(crate) fn report(what: &str, pid: libc::pid_t, ended: Option<Ended>) -> bool {
+    match ended {
+        Some(Ended::Exit(0) | Ended::Gone) | None => false,
+        Some(how) => {
+            eprintln!("servelab: {what} {pid} ended abnormally ({how:?})");
+            true
+        }
+    }
 }
 
 /// Sends `sig` to our child `pid`.
