@@ -89,6 +89,33 @@ fn port_in_use_is_a_clear_error() {
     assert!(err.contains("cannot listen on"), "{err}");
 }
 
+/// Regression: the system's words were printed twice ("...: No such file or
+/// directory (os error 2): No such file or directory (os error 2)"), once in the
+/// message and once as its source. Each case must say the OS error once.
+#[test]
+fn a_start_error_says_its_cause_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    let unopenable_log = dir.path().join("no/such/dir/x.log");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let cases: Vec<Vec<String>> = vec![
+        vec!["--root".into(), missing.display().to_string()],
+        vec!["--port".into(), port],
+        vec!["--log".into(), unopenable_log.display().to_string()],
+    ];
+    for args in cases {
+        let out = servelab().arg("serve").args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert_eq!(err.matches("(os error").count(), 1, "{args:?}: {err}");
+        let os_text = err.rsplit(": ").next().unwrap().trim();
+        assert_eq!(err.matches(os_text).count(), 1, "{args:?}: {err}");
+    }
+}
+
 #[test]
 fn engines_are_listed() {
     let out = servelab().arg("engines").output().unwrap();

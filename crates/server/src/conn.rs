@@ -22,7 +22,7 @@ use servelab_http::{ChunkedDecoder, Parse, Part, RequestHead, Status, Version};
 use crate::handler;
 use crate::log;
 use crate::response::{Body, Persist, Response};
-use crate::site::{Site, Worker};
+use crate::shared::{Local, Shared};
 
 /// Read buffer to start with; grown up to the head limit when a head is larger.
 const READ_BUF: usize = 8 * 1024;
@@ -263,7 +263,7 @@ impl Conn {
     }
 
     /// The timer that applies to the next read.
-    pub(crate) fn wait(&self, site: &Site) -> Wait {
+    pub(crate) fn wait(&self, site: &Shared) -> Wait {
         if self.is_idle() && self.requests > 0 {
             Wait::Idle(self.waiting_since + site.config.keepalive_timeout)
         } else {
@@ -298,7 +298,7 @@ impl Conn {
     }
 
     /// Reports `n` bytes read into [`Conn::read_space`]; `n == 0` is end of stream.
-    pub(crate) fn filled(&mut self, n: usize, site: &Site, w: &mut Worker) -> Interest {
+    pub(crate) fn filled(&mut self, n: usize, site: &Shared, w: &mut Local) -> Interest {
         if n == 0 {
             // The client closed its side. Whatever it had half-sent is dropped; if
             // responses are owed we still try to write them (a half-close is legal).
@@ -316,7 +316,7 @@ impl Conn {
     }
 
     /// The read deadline passed ([`Conn::wait`]).
-    pub(crate) fn timed_out(&mut self, site: &Site, w: &mut Worker) -> Interest {
+    pub(crate) fn timed_out(&mut self, site: &Shared, w: &mut Local) -> Interest {
         match self.wait(site) {
             Wait::Idle(_) => self.state = State::Closed { linger: false },
             Wait::Request(_) if self.requests == 0 && self.start == self.end => {
@@ -388,7 +388,7 @@ impl Conn {
     /// Reports `n` bytes of the last [`Conn::next_write`] chunk written. `n == 0`
     /// for a file chunk means the file ended early (truncated while being sent):
     /// the response cannot be completed, so the connection closes.
-    pub(crate) fn wrote(&mut self, n: usize, site: &Site, w: &mut Worker) -> Interest {
+    pub(crate) fn wrote(&mut self, n: usize, site: &Shared, w: &mut Local) -> Interest {
         site.stats.sent(n as u64);
         if self.out_pos < self.out.len() {
             self.out_pos += n;
@@ -434,7 +434,7 @@ impl Conn {
 
     /// The peer is gone (reset, broken pipe, write timeout) while responses were
     /// owed: count them as abandoned and close.
-    pub(crate) fn abandon(&mut self, site: &Site) {
+    pub(crate) fn abandon(&mut self, site: &Shared) {
         for _ in 0..self.pending {
             site.stats.request_finished(true);
         }
@@ -446,7 +446,7 @@ impl Conn {
     }
 
     /// Every owed response is out: log them, then go on with what is buffered.
-    fn responses_done(&mut self, site: &Site, w: &mut Worker) {
+    fn responses_done(&mut self, site: &Shared, w: &mut Local) {
         let now = Instant::now();
         let mut from = 0;
         for &(to, started) in &self.log_marks {
@@ -480,7 +480,7 @@ impl Conn {
     /// (cheap, and it spares copying the head's fields). So a malformed chunked
     /// body is answered with 400 instead of a response that was already queued,
     /// and no body byte is ever parsed as the next request.
-    fn advance(&mut self, site: &Site, w: &mut Worker) {
+    fn advance(&mut self, site: &Shared, w: &mut Local) {
         loop {
             if let State::Draining(reader) = &mut self.state {
                 let head_len = self.head_len;
@@ -548,7 +548,7 @@ impl Conn {
     /// Parses and answers the next request in `buf` (the connection's own buffer,
     /// lent out so the request can borrow it while `self` is mutated). Returns
     /// whether `advance` should go on.
-    fn parse_one(&mut self, buf: &[u8], site: &Site, w: &mut Worker) -> bool {
+    fn parse_one(&mut self, buf: &[u8], site: &Shared, w: &mut Local) -> bool {
         match servelab_http::parse_request(&buf[self.start..self.end], &site.config.limits) {
             Ok(Parse::Incomplete) => {
                 if self.pending > 0 {
@@ -589,7 +589,7 @@ impl Conn {
     }
 
     /// Produces the response to one parsed request into `out`.
-    fn answer(&mut self, req: &RequestHead<'_>, site: &Site, w: &mut Worker) {
+    fn answer(&mut self, req: &RequestHead<'_>, site: &Shared, w: &mut Local) {
         let started = Instant::now();
         w.clock.tick();
         site.stats.request_started();
@@ -630,7 +630,7 @@ impl Conn {
     }
 
     /// Answers a request that could not be parsed (or timed out) and closes.
-    fn fail(&mut self, status: Status, site: &Site, w: &mut Worker) {
+    fn fail(&mut self, status: Status, site: &Shared, w: &mut Local) {
         let started = Instant::now();
         site.stats.request_started();
         self.pending += 1;
@@ -655,7 +655,7 @@ impl Conn {
         req: Option<&RequestHead<'_>>,
         status: Status,
         bytes: u64,
-        w: &Worker,
+        w: &Local,
     ) {
         let ip = self.peer.ip();
         log::line::request(&mut self.log_buf, ip, w.clock.clf(), req, status, bytes);
@@ -687,7 +687,7 @@ mod tests {
     use super::*;
 
     /// Feeds `req` to `conn` and writes everything it offers into a Vec.
-    fn serve_one(conn: &mut Conn, req: &[u8], site: &Site, w: &mut Worker) -> Vec<u8> {
+    fn serve_one(conn: &mut Conn, req: &[u8], site: &Shared, w: &mut Local) -> Vec<u8> {
         let space = conn.read_space();
         space[..req.len()].copy_from_slice(req);
         let mut interest = conn.filled(req.len(), site, w);
@@ -711,8 +711,8 @@ mod tests {
     fn idle_connection_lends_its_buffers_back_and_busy_one_keeps_them() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.txt"), "hello").unwrap();
-        let site = Site::new(crate::Config::new(dir.path())).unwrap();
-        let mut w = site.worker();
+        let site = Shared::new(crate::Config::new(dir.path())).unwrap();
+        let mut w = site.local();
         let mut conn = Conn::bare("127.0.0.1:1".parse().unwrap());
         assert!(conn.detach().is_none(), "nothing to give back yet");
         conn.attach(Buffers::new());
@@ -738,8 +738,8 @@ mod tests {
         std::fs::write(dir.path().join("a.txt"), "hello").unwrap();
         let mut config = crate::Config::new(dir.path());
         config.delay = Some(crate::Dist::Const(Duration::from_secs(60)));
-        let site = Site::new(config).unwrap();
-        let mut w = site.worker();
+        let site = Shared::new(config).unwrap();
+        let mut w = site.local();
         let mut conn = Conn::new("127.0.0.1:1".parse().unwrap());
         let req = b"GET /a.txt HTTP/1.1\r\nHost: t\r\n\r\n";
         conn.read_space()[..req.len()].copy_from_slice(req);

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::ServerError;
 use crate::engines;
-use crate::site::Site;
+use crate::shared::Shared;
 
 /// A concurrency architecture for serving connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -97,7 +97,7 @@ impl Engine {
     }
 
     /// Runs the engine until shutdown; returns once in-flight work is done.
-    pub(crate) fn run(self, listener: &TcpListener, site: &Arc<Site>) -> Result<(), ServerError> {
+    pub(crate) fn run(self, listener: &TcpListener, site: &Arc<Shared>) -> Result<(), ServerError> {
         match self {
             Engine::Serial => engines::serial::run(listener, site),
             Engine::Thread => engines::thread::run(listener, site),

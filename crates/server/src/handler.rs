@@ -25,13 +25,13 @@ use servelab_http::{
 use crate::cache::{CachedFile, Entry};
 use crate::files::FileError;
 use crate::response::{Body, Persist, Response};
-use crate::site::{Site, Worker};
+use crate::shared::{Local, Shared};
 
 /// Answers one well-formed request.
 pub(crate) fn respond(
     req: &RequestHead<'_>,
-    site: &Site,
-    w: &mut Worker,
+    site: &Shared,
+    w: &mut Local,
     persist: Persist,
     out: &mut Vec<u8>,
 ) -> Response {
@@ -65,8 +65,8 @@ fn serve_path(
     req: &RequestHead<'_>,
     path: &str,
     kind: PathKind,
-    site: &Site,
-    w: &mut Worker,
+    site: &Shared,
+    w: &mut Local,
     persist: Persist,
     head_only: bool,
     out: &mut Vec<u8>,
@@ -253,7 +253,7 @@ fn body_of(
 fn file_error(
     e: FileError,
     path: &str,
-    w: &mut Worker,
+    w: &mut Local,
     persist: Persist,
     head_only: bool,
     out: &mut Vec<u8>,
@@ -272,7 +272,7 @@ fn file_error(
 
 fn redirect_to_dir(
     target: &str,
-    w: &mut Worker,
+    w: &mut Local,
     persist: Persist,
     head_only: bool,
     out: &mut Vec<u8>,
@@ -299,7 +299,7 @@ fn redirect_to_dir(
 /// An error page: a small HTML body, `Allow` on 405, `Retry-After` on 503.
 pub(crate) fn error(
     status: Status,
-    w: &mut Worker,
+    w: &mut Local,
     persist: Persist,
     head_only: bool,
     out: &mut Vec<u8>,

@@ -20,7 +20,7 @@ use servelab_http::{RequestHead, ResponseHead, Status};
 
 use crate::Snapshot;
 use crate::response::{Body, Persist, Response};
-use crate::site::{Site, Worker};
+use crate::shared::{Local, Shared};
 
 /// The JSON endpoint.
 pub(crate) const STATUS_PATH: &str = "/-/status";
@@ -48,8 +48,8 @@ fn endpoint(target: &str) -> Option<Endpoint> {
 pub(crate) fn respond(
     req: &RequestHead<'_>,
     head_only: bool,
-    site: &Site,
-    w: &mut Worker,
+    site: &Shared,
+    w: &mut Local,
     persist: Persist,
     out: &mut Vec<u8>,
 ) -> Option<Response> {

@@ -19,13 +19,13 @@ use rustix::io::Errno;
 
 use super::policy::{self, Backoff, LINGER, Linger, log_connection};
 use crate::conn::{Conn, Interest, Wait};
-use crate::site::{Site, Worker};
+use crate::shared::{Local, Shared};
 
 /// How far past its deadline a read may wait before the timeout fires.
 const SLACK: Duration = Duration::from_millis(100);
 
 /// Serves one connection to the end on the calling thread.
-pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Site, w: &mut Worker) {
+pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Shared, w: &mut Local) {
     site.stats.conn_opened();
     if site.shutdown.is_forced() {
         site.stats.conn_closed();
@@ -176,7 +176,7 @@ pub(crate) enum Next {
 /// that stays readable; it recovers by itself when descriptors are free again.
 pub(crate) fn accept_loop(
     listener: &TcpListener,
-    site: &Site,
+    site: &Shared,
     mut handle: impl FnMut(TcpStream, SocketAddr) -> Next,
 ) {
     let mut backoff = Backoff::default();
@@ -224,7 +224,7 @@ pub(crate) fn accept_loop(
 }
 
 /// Sleeps for `d` unless shutdown is asked for first.
-pub(crate) fn wait_or_shutdown(site: &Site, d: Duration) {
+pub(crate) fn wait_or_shutdown(site: &Shared, d: Duration) {
     let mut fds = [PollFd::from_borrowed_fd(
         site.shutdown.wake_fd(),
         PollFlags::IN,
@@ -236,7 +236,7 @@ pub(crate) fn wait_or_shutdown(site: &Site, d: Duration) {
 /// the accepting thread: the socket is fresh, so the small write does not block
 /// (and `SO_SNDTIMEO` bounds it anyway); then a short non-blocking drain of what
 /// the client already sent, so the close is less likely to become a reset.
-pub(crate) fn refuse(mut stream: TcpStream, site: &Site) {
+pub(crate) fn refuse(mut stream: TcpStream, site: &Shared) {
     site.stats.conn_opened();
     site.stats.dropped();
     site.stats.response(503);

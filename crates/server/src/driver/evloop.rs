@@ -62,7 +62,7 @@ use rustix::net::{RecvFlags, SocketFlags};
 use super::policy::{self, Backoff, Linger, log_connection};
 use crate::ServerError;
 use crate::conn::{Buffers, Chunk, Conn, Interest};
-use crate::site::{Site, Worker};
+use crate::shared::{Local, Shared};
 
 /// epoll token of the listener.
 const LISTENER: u64 = u64::MAX;
@@ -78,7 +78,7 @@ const POOL: usize = 256;
 
 /// One connection of the loop.
 #[derive(Debug)]
-struct Slot {
+struct Connection {
     sock: OwnedFd,
     conn: Conn,
     interest: Interest,
@@ -99,14 +99,14 @@ struct Slot {
 /// An epoll event loop serving connections from one listener.
 #[derive(Debug)]
 pub(crate) struct EventLoop<'s> {
-    site: &'s Site,
-    w: Worker,
+    site: &'s Shared,
+    w: Local,
     epoll: OwnedFd,
     listener: BorrowedFd<'s>,
     /// Register the listener with `EPOLLEXCLUSIVE` (several loops share it).
     exclusive: bool,
     listening: bool,
-    slots: Vec<Option<Slot>>,
+    slots: Vec<Option<Connection>>,
     /// Generation of each slot index, so a stale event or timer for a closed
     /// connection never reaches a new one in the same place.
     gens: Vec<u32>,
@@ -126,7 +126,7 @@ impl<'s> EventLoop<'s> {
     /// A loop over `listener` (non-blocking already). `exclusive` when other
     /// loops watch the same listener, so one connection wakes one loop.
     pub(crate) fn new(
-        site: &'s Site,
+        site: &'s Shared,
         listener: &'s TcpListener,
         exclusive: bool,
     ) -> Result<EventLoop<'s>, ServerError> {
@@ -144,7 +144,7 @@ impl<'s> EventLoop<'s> {
         defer_accept(listener);
         let mut ev = EventLoop {
             site,
-            w: site.worker(),
+            w: site.local(),
             epoll,
             listener: listener.as_fd(),
             exclusive,
@@ -305,7 +305,7 @@ impl<'s> EventLoop<'s> {
         };
         let conn = Conn::bare(peer);
         log_connection(self.site, &mut self.w, &conn, false);
-        self.slots[index] = Some(Slot {
+        self.slots[index] = Some(Connection {
             sock,
             conn,
             interest: Interest::Read,
@@ -567,7 +567,7 @@ impl<'s> EventLoop<'s> {
 
 /// Reads and drops what a client still sends after our last response (see
 /// [`Linger`]); true when done: EOF, error, enough bytes, or time is up.
-fn drain(slot: &mut Slot) -> bool {
+fn drain(slot: &mut Connection) -> bool {
     let Some(linger) = &mut slot.linger else {
         return true;
     };

@@ -17,7 +17,7 @@ use rustix::net::SendFlags;
 
 use crate::conn::{Chunk, Conn};
 use crate::log;
-use crate::site::{Site, Worker};
+use crate::shared::{Local, Shared};
 
 /// How long a lingering close waits for the client to stop sending.
 pub(crate) const LINGER: Duration = Duration::from_secs(1);
@@ -123,7 +123,7 @@ pub(crate) fn send_chunk(
 
 /// Writes a `--log-connections` line as a connection opens (`closed ==
 /// false`) or closes; nothing without that flag or without a log.
-pub(crate) fn log_connection(site: &Site, w: &mut Worker, conn: &Conn, closed: bool) {
+pub(crate) fn log_connection(site: &Shared, w: &mut Local, conn: &Conn, closed: bool) {
     if !site.config.log_connections || !w.log.enabled() {
         return;
     }
@@ -143,7 +143,7 @@ pub(crate) fn timespec(d: Duration) -> rustix::time::Timespec {
 
 /// Waits for `threads` within the grace period, then cuts what is left
 /// ([`crate::shutdown::Shutdown::force`]) and joins them.
-pub(crate) fn finish_threads(threads: Vec<JoinHandle<()>>, site: &Site) {
+pub(crate) fn finish_threads(threads: Vec<JoinHandle<()>>, site: &Shared) {
     let deadline = Instant::now() + site.config.grace;
     while Instant::now() < deadline && !threads.iter().all(|t| t.is_finished()) {
         std::thread::sleep(Duration::from_millis(5));

@@ -17,10 +17,10 @@
 //! its task and its tokio registration (a few hundred bytes), not 16 KiB, which
 //! is what lets 10,000 of them fit in a small RSS.
 //!
-//! The per-thread [`Worker`] (log writer, cached date, scratch) lives in a
+//! The per-thread [`Local`] (log writer, cached date, scratch) lives in a
 //! thread local of each runtime thread and is borrowed only for the synchronous
 //! calls into `Conn`, never across an `.await`, so a task that migrates to
-//! another thread simply uses that thread's worker.
+//! another thread simply uses that thread's [`Local`].
 //!
 //! Timeouts are `tokio::time` timers around the awaits: the read deadline of
 //! [`Conn::wait`], and `--write-timeout` for each write that makes no progress.
@@ -41,12 +41,12 @@ use tokio::sync::watch;
 
 use super::policy::{self, LINGER, Linger};
 use crate::conn::{Buffers, Conn, Interest};
-use crate::site::{Site, Worker};
+use crate::shared::{Local, Shared};
 
 thread_local! {
-    /// This runtime thread's worker; made on first use. A runtime belongs to one
-    /// server, so the worker of a thread always belongs to the right site.
-    static WORKER: RefCell<Option<Worker>> = const { RefCell::new(None) };
+    /// This runtime thread's [`Local`]; made on first use. A runtime belongs to one
+    /// server, so the `Local` of a thread always belongs to the right server.
+    static LOCAL: RefCell<Option<Local>> = const { RefCell::new(None) };
 }
 
 /// Spare connection buffers kept per runtime thread (beyond it they are freed).
@@ -72,18 +72,18 @@ fn put_buffers(b: Buffers) {
     });
 }
 
-/// Runs `f` with this thread's worker.
-fn with_worker<R>(site: &Site, f: impl FnOnce(&mut Worker) -> R) -> R {
-    WORKER.with(|cell| {
+/// Runs `f` with this thread's [`Local`].
+fn with_worker<R>(site: &Shared, f: impl FnOnce(&mut Local) -> R) -> R {
+    LOCAL.with(|cell| {
         let mut slot = cell.borrow_mut();
-        let w = slot.get_or_insert_with(|| site.worker());
+        let w = slot.get_or_insert_with(|| site.local());
         f(w)
     })
 }
 
 /// Counts the connection open for as long as the task lives, even when the
 /// task is aborted at the end of the grace period.
-struct OpenGuard<'a>(&'a Site);
+struct OpenGuard<'a>(&'a Shared);
 
 impl Drop for OpenGuard<'_> {
     fn drop(&mut self) {
@@ -95,7 +95,7 @@ impl Drop for OpenGuard<'_> {
 pub(crate) async fn serve(
     mut stream: TcpStream,
     peer: SocketAddr,
-    site: Arc<Site>,
+    site: Arc<Shared>,
     mut stop: watch::Receiver<bool>,
 ) {
     site.stats.conn_opened();

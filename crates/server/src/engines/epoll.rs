@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use crate::ServerError;
 use crate::driver::evloop::EventLoop;
-use crate::site::Site;
+use crate::shared::Shared;
 
-pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), ServerError> {
+pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), ServerError> {
     EventLoop::new(site, listener, false)?.run()
 }

@@ -41,7 +41,7 @@ use crate::ServerError;
 use crate::child::{self, Ended};
 use crate::driver::blocking;
 use crate::driver::policy::{self, Backoff};
-use crate::site::Site;
+use crate::shared::Shared;
 
 /// How often live children are checked for a death the pipe did not report.
 const SWEEP: Duration = Duration::from_secs(1);
@@ -56,7 +56,7 @@ struct Children {
 
 impl Children {
     /// Reaps every child that reported its end on the pipe.
-    fn reap_reported(&mut self, site: &Site) {
+    fn reap_reported(&mut self, site: &Shared) {
         let mut buf = [0u8; 4096];
         loop {
             match rustix::io::read(&self.done_rd, &mut buf) {
@@ -76,7 +76,7 @@ impl Children {
     }
 
     /// Reaps every child that has ended, reported or not.
-    fn sweep(&mut self, site: &Site) {
+    fn sweep(&mut self, site: &Shared) {
         self.last_sweep = Instant::now();
         self.live.retain(|&pid| match child::reap(pid, false) {
             Some(ended) => {
@@ -90,13 +90,13 @@ impl Children {
 
 /// A child that did not end normally did not close its books: correct the
 /// gauge of open connections (its connection is closed now, by the kernel).
-fn account(pid: libc::pid_t, ended: Option<Ended>, site: &Site) {
+fn account(pid: libc::pid_t, ended: Option<Ended>, site: &Shared) {
     if child::report("connection process", pid, ended) && matches!(ended, Some(Ended::Signal(_))) {
         site.stats.conn_lost();
     }
 }
 
-pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), ServerError> {
+pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), ServerError> {
     let (done_rd, done_wr) = rustix::pipe::pipe_with(
         rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK,
     )
@@ -172,7 +172,7 @@ pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), Server
 }
 
 /// Forks a child for one connection; the parent keeps only its pid.
-fn spawn(stream: TcpStream, peer: SocketAddr, site: &Arc<Site>, kids: &mut Children) {
+fn spawn(stream: TcpStream, peer: SocketAddr, site: &Arc<Shared>, kids: &mut Children) {
     match child::fork() {
         Err(e) => {
             eprintln!("servelab: cannot fork for a connection: {e}; answering 503");
@@ -188,7 +188,7 @@ fn spawn(stream: TcpStream, peer: SocketAddr, site: &Arc<Site>, kids: &mut Child
             // child that held it would keep the port open after the server stops.
             child::close_foreign_sockets(&[child::raw(&stream)]);
             child::watch_shutdown(site);
-            let mut worker = site.process_worker();
+            let mut worker = site.process_local();
             blocking::serve(stream, peer, site, &mut worker);
             drop(worker);
             let pid = std::process::id() as libc::pid_t;
@@ -201,7 +201,7 @@ fn spawn(stream: TcpStream, peer: SocketAddr, site: &Arc<Site>, kids: &mut Child
 }
 
 /// Waits for the children within the grace period, then kills the rest.
-fn finish(kids: &mut Children, site: &Site) {
+fn finish(kids: &mut Children, site: &Shared) {
     let deadline = Instant::now() + site.config.grace;
     while !kids.live.is_empty() && Instant::now() < deadline {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -231,7 +231,7 @@ mod tests {
 
     #[test]
     fn reported_children_are_reaped_and_killed_ones_accounted() {
-        let site = Site::new(Config::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let site = Shared::new(Config::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
         let (done_rd, done_wr) = rustix::pipe::pipe_with(
             rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK,
         )

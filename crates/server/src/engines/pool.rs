@@ -18,9 +18,9 @@ use crossbeam_channel::TrySendError;
 use crate::ServerError;
 use crate::driver::blocking::{self, Next};
 use crate::driver::policy;
-use crate::site::Site;
+use crate::shared::Shared;
 
-pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), ServerError> {
+pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), ServerError> {
     let (tx, rx) = crossbeam_channel::bounded::<(TcpStream, SocketAddr)>(site.config.queue);
     let mut workers = Vec::with_capacity(site.config.workers);
     for i in 0..site.config.workers {
@@ -29,7 +29,7 @@ pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), Server
         let handle = std::thread::Builder::new()
             .name(format!("servelab-pool-{i}"))
             .spawn(move || {
-                let mut worker = site.worker();
+                let mut worker = site.local();
                 for (stream, peer) in rx {
                     blocking::serve(stream, peer, &site, &mut worker);
                 }

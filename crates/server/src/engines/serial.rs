@@ -9,10 +9,10 @@ use std::sync::Arc;
 
 use crate::ServerError;
 use crate::driver::blocking::{self, Next};
-use crate::site::Site;
+use crate::shared::Shared;
 
-pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), ServerError> {
-    let mut worker = site.worker();
+pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), ServerError> {
+    let mut worker = site.local();
     blocking::accept_loop(listener, site, |stream, peer| {
         blocking::serve(stream, peer, site, &mut worker);
         Next::Continue

@@ -23,9 +23,9 @@ use tokio::task::JoinSet;
 use crate::ServerError;
 use crate::driver::policy::{self, Backoff};
 use crate::driver::tokio_task::serve;
-use crate::site::Site;
+use crate::shared::Shared;
 
-pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), ServerError> {
+pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), ServerError> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(site.config.workers)
         .thread_name("sl-async")
@@ -52,7 +52,7 @@ pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), Server
 async fn serve_all(
     listener: TcpListener,
     wake: std::os::fd::OwnedFd,
-    site: Arc<Site>,
+    site: Arc<Shared>,
 ) -> Result<(), ServerError> {
     let listener = tokio::net::TcpListener::from_std(listener)
         .map_err(ServerError::io("registering the listener"))?;
