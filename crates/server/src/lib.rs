@@ -30,6 +30,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod args;
 mod blocking;
 mod cache;
 mod clock;
@@ -49,6 +50,7 @@ mod site;
 mod stats;
 mod status;
 
+pub use args::ServeArgs;
 pub use config::{Config, LogMode, LogTarget, default_workers};
 pub use dist::{BadDist, Dist};
 pub use engine::{Engine, UnknownEngine};
