@@ -41,6 +41,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod args;
 mod cache;
 mod child;
 mod clock;
@@ -61,6 +62,7 @@ mod shutdown;
 mod stats;
 mod status;
 
+pub use args::ServeArgs;
 pub use config::{Config, LogMode, LogTarget, default_workers};
 pub use engine::{Engine, UnknownEngine};
 pub use error::ServerError;
