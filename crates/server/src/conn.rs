@@ -8,16 +8,18 @@
 //! epoll. So parsing, pipelining, persistence, bodies, limits, logging and
 //! counting are written once, and every engine serves identical HTTP.
 //!
-//! States ([`State`]): `Reading` a request head; `Draining` a request body
-//! (discarded: we serve no method that uses one) while its response waits;
-//! `Writing` responses; `Closed`. Pipelined requests that arrive together are
-//! answered in order, several small responses batched into one write.
+//! States ([`State`]): `Reading` a request head; `Continue`: writing
+//! `100 Continue` (after any earlier responses) to a client that waits for it
+//! before sending its body; `Draining` a request body (discarded: we serve no
+//! method that uses one) while its response waits; `Writing` responses;
+//! `Closed`. Pipelined requests that arrive together are answered in order,
+//! several small responses batched into one write.
 
 use std::fs::File;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use servelab_http::{ChunkedDecoder, Parse, Part, RequestHead, Status, Version};
+use servelab_http::{ChunkedDecoder, Method, Parse, Part, RequestHead, Status, Version};
 
 use crate::handler;
 use crate::log;
@@ -79,6 +81,9 @@ pub(crate) enum Chunk<'a> {
 #[derive(Debug)]
 enum State {
     Reading,
+    // Writing `100 Continue`, queued behind the responses owed before it, then
+    // draining the body it invites.
+    Continue(BodyReader),
     Draining(BodyReader),
     Writing,
     Closed { linger: bool },
@@ -249,7 +254,7 @@ impl Conn {
         match self.state {
             State::Closed { linger } => Interest::Close { linger },
             State::Draining(_) | State::Reading => Interest::Read,
-            State::Writing => match self.hold {
+            State::Writing | State::Continue(_) => match self.hold {
                 Some(until) => Interest::Hold(until),
                 None => Interest::Write,
             },
@@ -324,7 +329,10 @@ impl Conn {
                 // does); a 408 to a silent port scan helps nobody.
                 self.state = State::Closed { linger: false };
             }
-            Wait::Request(_) => self.fail(Status::REQUEST_TIMEOUT, site, w),
+            Wait::Request(_) => {
+                let head = servelab_http::is_head_request(&self.buf[self.start..self.end]);
+                self.fail(Status::REQUEST_TIMEOUT, head, site, w);
+            }
         }
         self.interest()
     }
@@ -467,7 +475,11 @@ impl Conn {
             };
             return;
         }
-        self.state = State::Reading;
+        self.state = match std::mem::replace(&mut self.state, State::Reading) {
+            // The 100 is out: now the body may come.
+            State::Continue(reader) => State::Draining(reader),
+            _ => State::Reading,
+        };
         self.waiting_since = now;
         self.advance(site, w);
     }
@@ -495,8 +507,10 @@ impl Conn {
                     BodyReader::Chunked(dec) => match dec.feed(input) {
                         Ok(r) => r,
                         Err(e) => {
+                            let head =
+                                servelab_http::is_head_request(&self.buf[self.start..self.end]);
                             self.start = self.end;
-                            self.fail(e.status(), site, w);
+                            self.fail(e.status(), head, site, w);
                             return;
                         }
                     },
@@ -558,8 +572,9 @@ impl Conn {
                 false
             }
             Err(e) => {
+                let head = servelab_http::is_head_request(&buf[self.start..self.end]);
                 self.start = self.end;
-                self.fail(e.status(), site, w);
+                self.fail(e.status(), head, site, w);
                 false
             }
             Ok(Parse::Complete(req)) => {
@@ -574,6 +589,26 @@ impl Conn {
                         .map(BodyReader::Length)
                 };
                 match body {
+                    // RFC 9110 10.1.1: the client may wait for a 100 before
+                    // sending the body, so never wait for the body first. A
+                    // method we do not serve is decided by the head alone: its
+                    // 405/501 goes now, and the connection closes, since we
+                    // cannot know whether the body will follow it.
+                    Some(_) if req.expect_continue && req.method == Method::Other => {
+                        let req = RequestHead {
+                            keep_alive: false,
+                            ..req
+                        };
+                        self.answer(&req, site, w);
+                        self.linger_on_close = true;
+                        self.start = self.end;
+                    }
+                    // A body already on its way needs no invitation.
+                    Some(reader) if req.expect_continue && self.end == self.start + head_len => {
+                        self.head_len = head_len;
+                        self.out.extend_from_slice(servelab_http::CONTINUE);
+                        self.state = State::Continue(reader);
+                    }
                     Some(reader) => {
                         self.head_len = head_len;
                         self.state = State::Draining(reader);
@@ -630,7 +665,8 @@ impl Conn {
     }
 
     /// Answers a request that could not be parsed (or timed out) and closes.
-    fn fail(&mut self, status: Status, site: &Shared, w: &mut Local) {
+    /// `head`: the request was a HEAD, so the answer has no content.
+    fn fail(&mut self, status: Status, head: bool, site: &Shared, w: &mut Local) {
         let started = Instant::now();
         site.stats.request_started();
         self.pending += 1;
@@ -640,7 +676,7 @@ impl Conn {
             keep_alive: false,
             http10: false,
         };
-        let resp = handler::error(status, w, persist, false, &mut self.out);
+        let resp = handler::error(status, w, persist, head, &mut self.out);
         site.stats.response(status.code());
         if w.log.enabled() {
             self.log_request(None, status, resp.body_len, w);

@@ -7,6 +7,7 @@ mod support;
 mod access_log;
 mod churn;
 mod conditional;
+mod conformance;
 mod counters;
 mod errors;
 mod event_loops;
