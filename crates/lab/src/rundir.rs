@@ -107,14 +107,21 @@ pub fn parent_of(path: &Path) -> PathBuf {
     }
 }
 
-/// Creates `dir` if it is missing, and then marks it as the lab's; returns
-/// whether it was made.
+/// Creates `dir` if it is missing, and marks it and every directory made on
+/// the way as the lab's (`results/reference/` made for a run makes `results/`
+/// a directory of runs too); returns whether `dir` was made.
 fn make_parent(dir: &Path) -> Result<bool> {
     if dir.is_dir() {
         return Ok(false);
     }
+    let missing: Vec<&Path> = dir
+        .ancestors()
+        .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+        .collect();
     std::fs::create_dir_all(dir).map_err(|e| LabError::io(dir, e))?;
-    mark(dir, RUNS_MARKER)?;
+    for made in missing {
+        mark(made, RUNS_MARKER)?;
+    }
     Ok(true)
 }
 
