@@ -159,8 +159,9 @@ impl CpuReading {
             return Err("no request completed".into());
         }
         if ticks < needed {
+            let s = if ticks == 1 { "" } else { "s" };
             return Err(format!(
-                "server CPU was {ticks} ticks of 10 ms over {requests} requests; \
+                "server CPU was {ticks} tick{s} of 10 ms over {requests} requests; \
                  at least {needed} are needed ({MIN_TICKS} per process), so the run was too short"
             ));
         }
@@ -197,7 +198,10 @@ mod tests {
     fn too_few_ticks_are_unmeasurable_never_zero() {
         let at = |ticks, processes| CpuReading { ticks, processes };
         let e = at(100, 1).per_request_us(at(101, 1), 21_000).unwrap_err();
-        assert!(e.contains("1 ticks") && e.contains("at least 10"), "{e}");
+        assert!(
+            e.contains("was 1 tick of") && e.contains("at least 10"),
+            "{e}"
+        );
         let e = at(0, 4).per_request_us(at(30, 4), 1000).unwrap_err();
         assert!(e.contains("at least 40"), "{e}");
         // 20 ticks = 0.2 s over 1000 requests: 200 us each.
