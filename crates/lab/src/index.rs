@@ -16,7 +16,7 @@ use crate::report::{STYLE, esc};
 use crate::results::{RunResults, Status};
 use crate::rundir;
 
-/// What [`write`] did.
+/// What [`write()`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Written {
     /// `index.html` was rewritten.

@@ -277,7 +277,7 @@ impl<'de> Deserialize<'de> for Metric {
     }
 }
 
-/// An axis value: whole numbers without decimals, others as [`fmt`].
+/// An axis value: whole numbers without decimals, others as [`fmt()`].
 pub fn fmt_value(v: f64) -> String {
     if v.is_finite() && v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{v:.0}")
