@@ -137,6 +137,31 @@ impl PointRecord {
         self.vars.iter().find(|(n, _)| n == name).map(|(_, v)| v)
     }
 
+    /// Median and range of every metric over the repeats; a metric that some
+    /// repeat could not measure gets no summary (see [`PointRecord::unmeasurable`]).
+    pub fn summarise(&mut self) {
+        let mut keys: Vec<Metric> = self
+            .repeats
+            .iter()
+            .flat_map(|r| r.keys().copied())
+            .collect();
+        keys.sort();
+        keys.dedup();
+        for k in keys {
+            if self.unmeasurable.contains_key(&k) {
+                continue;
+            }
+            let vals: Vec<f64> = self
+                .repeats
+                .iter()
+                .filter_map(|r| r.get(&k).copied())
+                .collect();
+            if let Some(s) = Stat::of(&vals) {
+                self.summary.insert(k, s);
+            }
+        }
+    }
+
     /// "server, axis=value, ..." for progress lines and tables.
     pub fn label(&self) -> String {
         let mut parts: Vec<String> = self.server.iter().cloned().collect();
@@ -379,6 +404,45 @@ mod tests {
         assert_eq!(json["unmeasurable"]["cpu_us"], "2 ticks");
         assert!(json["summary"].get("cpu_us").is_none());
         assert!(json["repeats"][0].get("cpu_us").is_none());
+    }
+
+    fn point(throughput: &[f64]) -> PointRecord {
+        PointRecord {
+            index: 0,
+            server: None,
+            vars: vec![],
+            status: Status::Ok,
+            reason: None,
+            command: None,
+            repeats: throughput
+                .iter()
+                .map(|v| Figures::from([(Metric::Throughput, *v), (Metric::CpuUs, 3.0)]))
+                .collect(),
+            summary: BTreeMap::new(),
+            unmeasurable: BTreeMap::new(),
+            predicted: BTreeMap::new(),
+            exact: BTreeMap::new(),
+            notes: vec![],
+        }
+    }
+
+    #[test]
+    fn summarise_takes_median_and_range_per_metric_but_not_the_unmeasurable() {
+        let mut p = point(&[1.0, 5.0, 2.0]);
+        p.summarise();
+        assert_eq!(
+            p.summary[&Metric::Throughput],
+            Stat {
+                median: 2.0,
+                min: 1.0,
+                max: 5.0
+            }
+        );
+        let mut p = point(&[1.0, 2.0]);
+        p.unmeasurable.insert(Metric::CpuUs, "too short".into());
+        p.summarise();
+        assert!(p.summary.contains_key(&Metric::Throughput));
+        assert!(!p.summary.contains_key(&Metric::CpuUs));
     }
 
     #[test]
