@@ -58,7 +58,8 @@ pub fn write(dir: &Path) -> Result<Written> {
     let _ = write!(
         h,
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><link rel=\"icon\" href=\"data:,\">\
-         <title>servelab lab runs</title><style>{STYLE}</style></head><body><h1>servelab lab runs</h1>\n"
+         {}<style>{STYLE}</style></head><body><h1>servelab lab runs</h1>\n",
+        rundir::INDEX_TITLE
     );
     if !groups.is_empty() {
         h.push_str("<p>Other directories of runs:</p><ul>\n");

@@ -6,8 +6,9 @@
 //! too). An existing `--out` is refused; with `--force` it is replaced only when
 //! it holds that marker. A directory of runs (such as `results/`) gets an
 //! `index.html` only when the lab owns it: it holds a [`RUNS_MARKER`], which the
-//! lab writes when it creates the directory, or when it claims the default
-//! `results/` that has no `index.html` of its own.
+//! lab writes when it creates the directory, or when it claims a directory whose
+//! `index.html` an earlier version of the lab wrote (its title says so), or the
+//! default `results/` while it has no `index.html` at all.
 
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -60,6 +61,9 @@ pub fn create(out: Option<&Path>, name: &str, stamp: &str, force: bool) -> Resul
             }
             let parent = parent_of(out);
             let made = make_parent(&parent)?;
+            if !made && !is_runs(&parent) && index_by_an_earlier_lab(&parent) {
+                mark(&parent, RUNS_MARKER)?;
+            }
             make_run(out)?;
             Ok(RunDir {
                 path: out.to_path_buf(),
@@ -69,7 +73,8 @@ pub fn create(out: Option<&Path>, name: &str, stamp: &str, force: bool) -> Resul
         None => {
             let runs = PathBuf::from(DEFAULT_RUNS);
             let made = make_parent(&runs)?;
-            if !made && !is_runs(&runs) && !runs.join("index.html").exists() {
+            let index = runs.join("index.html");
+            if !made && !is_runs(&runs) && (!index.exists() || index_by_an_earlier_lab(&runs)) {
                 mark(&runs, RUNS_MARKER)?;
             }
             let mut n = 1;
@@ -97,6 +102,15 @@ pub fn create(out: Option<&Path>, name: &str, stamp: &str, force: bool) -> Resul
             }
         }
     }
+}
+
+/// The title of the index the lab writes; versions before the markers wrote
+/// it too.
+pub(crate) const INDEX_TITLE: &str = "<title>servelab lab runs</title>";
+
+/// Whether `dir/index.html` is one the lab wrote before directories were marked.
+fn index_by_an_earlier_lab(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join("index.html")).is_ok_and(|t| t.contains(INDEX_TITLE))
 }
 
 /// The directory that holds `path` (`.` for a bare name).
@@ -164,6 +178,15 @@ mod tests {
         std::fs::write(run.join("old.csv"), "old").unwrap();
         create(Some(&run), "x", "s", true).unwrap();
         assert!(is_run(&run) && !run.join("old.csv").exists());
+    }
+
+    #[test]
+    fn an_index_an_earlier_lab_wrote_is_claimed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let old = format!("<!doctype html><html><head>{INDEX_TITLE}</head></html>");
+        std::fs::write(tmp.path().join("index.html"), old).unwrap();
+        let made = create(Some(&tmp.path().join("run")), "x", "s", false).unwrap();
+        assert_eq!(made.runs.as_deref(), Some(tmp.path()));
     }
 
     #[test]
