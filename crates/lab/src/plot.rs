@@ -13,7 +13,7 @@ use plotters::prelude::*;
 
 use crate::error::{LabError, Result};
 use crate::experiment::{Experiment, PlotSpec};
-use crate::metric;
+use crate::metric::{self, Metric};
 use crate::results::{PointRecord, RunResults, Status};
 
 /// One series of a plot: (x, median, min, max) sorted by x, and predictions.
@@ -38,7 +38,7 @@ pub fn series(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Vec<Se
         .axis(x_axis)
         .and_then(|a| a.display_divisor)
         .unwrap_or(1.0);
-    let metric = plot.y.get_ref();
+    let metric = *plot.y.get_ref();
     let keep = |r: &PointRecord| {
         r.status == Status::Ok
             && plot.filter.as_ref().is_none_or(|f| {
@@ -80,7 +80,7 @@ pub fn series(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Vec<Se
         let Some(x) = r.var(x_axis).and_then(|v| v.as_f64()) else {
             continue;
         };
-        let Some(s) = r.summary.get(metric) else {
+        let Some(s) = r.summary.get(&metric) else {
             continue;
         };
         let mut scale = 1.0;
@@ -94,7 +94,7 @@ pub fn series(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Vec<Se
                         && b.server.as_deref() == Some(server)
                         && b.vars == r.vars
                 })
-                .and_then(|b| b.summary.get(metric))
+                .and_then(|b| b.summary.get(&metric))
             else {
                 continue;
             };
@@ -117,14 +117,14 @@ pub fn series(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Vec<Se
         e.points
             .push((x, s.median * scale, s.min * scale, s.max * scale));
         if relative.is_none() && plot.predicted != Some(false) {
-            if let Some(p) = r.predicted.get(metric) {
+            if let Some(p) = r.predicted.get(&metric) {
                 e.predicted.push((x, p.median, p.min, p.max));
             }
-            if let Some(v) = r.exact.get(metric) {
+            if let Some(v) = r.exact.get(&metric) {
                 e.exact.push((x, *v));
             }
             if x_axis == "users" {
-                e.saturation = r.exact.get("saturation_users").copied();
+                e.saturation = r.exact.get(&Metric::SaturationUsers).copied();
             }
         }
     }
@@ -150,13 +150,10 @@ pub fn y_label(plot: &PlotSpec) -> String {
     match plot.relative_to.as_ref().map(|r| r.get_ref().as_str()) {
         Some("first") => format!(
             "{} relative to the first point (x)",
-            metric::get(plot.y.get_ref()).map_or("value", |m| m.label)
+            plot.y.get_ref().label()
         ),
-        Some(server) => format!(
-            "{} relative to {server} (x)",
-            metric::get(plot.y.get_ref()).map_or("value", |m| m.label)
-        ),
-        None => metric::axis_label(plot.y.get_ref()),
+        Some(server) => format!("{} relative to {server} (x)", plot.y.get_ref().label()),
+        None => plot.y.get_ref().axis_label(),
     }
 }
 
