@@ -63,6 +63,10 @@ pub(crate) enum Interest {
     /// side and drain briefly, so that unread request bytes do not make the kernel
     /// reset the connection before the client has read our (error) response.
     Close { linger: bool },
+    /// A complete request waits to be answered: call [`Conn::serve`] (on this
+    /// thread, or after handing the connection to a worker). Only a connection
+    /// that defers its answers ([`Conn::defer_answers`]) asks for this.
+    Dispatch,
 }
 
 /// Something to write.
@@ -85,8 +89,13 @@ enum State {
     // draining the body it invites.
     Continue(BodyReader),
     Draining(BodyReader),
+    /// A complete request (its head at `start`, `head_len` long, its body
+    /// drained) waits for [`Conn::serve`].
+    Ready,
     Writing,
-    Closed { linger: bool },
+    Closed {
+        linger: bool,
+    },
 }
 
 #[derive(Debug)]
@@ -141,6 +150,8 @@ pub(crate) struct Conn {
     /// Owed responses may not be written before this (`--delay`).
     hold: Option<Instant>,
     opened: Instant,
+    /// Stop at each complete request instead of answering it ([`State::Ready`]).
+    defer: bool,
 }
 
 impl Conn {
@@ -169,6 +180,7 @@ impl Conn {
             waiting_since: now,
             hold: None,
             opened: now,
+            defer: false,
         }
     }
 
@@ -178,6 +190,14 @@ impl Conn {
     /// keep-alive connections cost a few hundred bytes each, not 16 KiB.
     pub(crate) fn bare(peer: SocketAddr) -> Conn {
         Conn::new_with(peer, Vec::new(), Vec::new())
+    }
+
+    /// From now on, stop at each complete request ([`Interest::Dispatch`])
+    /// instead of answering it at once, so that the handler (with `--work` and
+    /// `--delay`) can run on another thread than the one that read the request:
+    /// the `event` engine's selector reads, its workers call [`Conn::serve`].
+    pub(crate) fn defer_answers(&mut self) {
+        self.defer = true;
     }
 
     /// Lends the connection a read buffer (`READ_BUF` bytes long) and an
@@ -254,6 +274,7 @@ impl Conn {
         match self.state {
             State::Closed { linger } => Interest::Close { linger },
             State::Draining(_) | State::Reading => Interest::Read,
+            State::Ready => Interest::Dispatch,
             State::Writing | State::Continue(_) => match self.hold {
                 Some(until) => Interest::Hold(until),
                 None => Interest::Write,
@@ -333,6 +354,27 @@ impl Conn {
                 let head = servelab_http::is_head_request(&self.buf[self.start..self.end]);
                 self.fail(Status::REQUEST_TIMEOUT, head, site, w);
             }
+        }
+        self.interest()
+    }
+
+    /// Answers the request that [`Interest::Dispatch`] announced, then goes on
+    /// with what is buffered (a pipelined request stops at `Dispatch` again).
+    pub(crate) fn serve(&mut self, site: &Shared, w: &mut Local) -> Interest {
+        if matches!(self.state, State::Ready) {
+            self.answer_ready(site, w);
+            self.advance(site, w);
+        }
+        self.interest()
+    }
+
+    /// Answers the waiting request with `503 Service Unavailable` (with
+    /// `Retry-After`) instead, and closes: there is no room to serve it now.
+    pub(crate) fn refuse(&mut self, site: &Shared, w: &mut Local) -> Interest {
+        if matches!(self.state, State::Ready) {
+            let head = servelab_http::is_head_request(&self.buf[self.start..self.end]);
+            self.start = self.end;
+            self.fail(Status::SERVICE_UNAVAILABLE, head, site, w);
         }
         self.interest()
     }
@@ -520,19 +562,11 @@ impl Conn {
                 if !done {
                     return;
                 }
-                self.state = State::Reading;
-                // The buffer is lent out while the request borrows from it, so
-                // that `answer` may take `&mut self` (a Vec move, no copy).
-                let buf = std::mem::take(&mut self.buf);
-                let parsed =
-                    servelab_http::parse_request(&buf[self.start..self.end], &site.config.limits);
-                if let Ok(Parse::Complete(req)) = parsed {
-                    self.answer(&req, site, w);
-                } else {
-                    unreachable!("a head that parsed once parses again");
+                self.state = State::Ready;
+                if self.defer {
+                    return;
                 }
-                self.buf = buf;
-                self.start += head_len;
+                self.answer_ready(site, w);
                 continue;
             }
             if !matches!(self.state, State::Reading) {
@@ -613,6 +647,10 @@ impl Conn {
                         self.head_len = head_len;
                         self.state = State::Draining(reader);
                     }
+                    None if self.defer => {
+                        self.head_len = head_len;
+                        self.state = State::Ready;
+                    }
                     None => {
                         self.answer(&req, site, w);
                         self.start += head_len;
@@ -621,6 +659,23 @@ impl Conn {
                 true
             }
         }
+    }
+
+    /// Answers the request of [`State::Ready`], parsing its head again (cheap,
+    /// and it spares copying the head's fields out of the buffer).
+    fn answer_ready(&mut self, site: &Shared, w: &mut Local) {
+        self.state = State::Reading;
+        // The buffer is lent out while the request borrows from it, so that
+        // `answer` may take `&mut self` (a Vec move, no copy).
+        let buf = std::mem::take(&mut self.buf);
+        let parsed = servelab_http::parse_request(&buf[self.start..self.end], &site.config.limits);
+        if let Ok(Parse::Complete(req)) = parsed {
+            self.answer(&req, site, w);
+        } else {
+            unreachable!("a head that parsed once parses again");
+        }
+        self.buf = buf;
+        self.start += self.head_len;
     }
 
     /// Produces the response to one parsed request into `out`.
@@ -766,6 +821,45 @@ mod tests {
         space[..4].copy_from_slice(b"GET ");
         assert_eq!(conn.filled(4, &site, &mut w), Interest::Read);
         assert!(conn.detach().is_none(), "a half-read head keeps its buffer");
+    }
+
+    #[test]
+    fn a_deferring_connection_stops_at_each_complete_request() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "hello").unwrap();
+        let site = Shared::new(crate::Config::new(dir.path())).unwrap();
+        let mut w = site.local();
+        let mut conn = Conn::new("127.0.0.1:1".parse().unwrap());
+        conn.defer_answers();
+        let two = b"GET /a.txt HTTP/1.1\r\nHost: t\r\n\r\nGET /a.txt HTTP/1.1\r\nHost: t\r\n\r\n";
+        conn.read_space()[..two.len()].copy_from_slice(two);
+        assert_eq!(conn.filled(two.len(), &site, &mut w), Interest::Dispatch);
+        assert_eq!(site.stats.snapshot().in_flight, 0, "nothing answered yet");
+        // Serving the first stops at the second, then both go out together.
+        assert_eq!(conn.serve(&site, &mut w), Interest::Dispatch);
+        assert_eq!(conn.serve(&site, &mut w), Interest::Write);
+        let Some(Chunk::Bytes(out)) = conn.next_write() else {
+            panic!("two small responses in the buffer")
+        };
+        assert_eq!(out.windows(5).filter(|w| *w == b"hello").count(), 2);
+        // A refused request gets 503 and the connection closes after it.
+        let mut conn = Conn::new("127.0.0.1:1".parse().unwrap());
+        conn.defer_answers();
+        conn.read_space()[..two.len() / 2].copy_from_slice(&two[..two.len() / 2]);
+        assert_eq!(
+            conn.filled(two.len() / 2, &site, &mut w),
+            Interest::Dispatch
+        );
+        assert_eq!(conn.refuse(&site, &mut w), Interest::Write);
+        let Some(Chunk::Bytes(out)) = conn.next_write() else {
+            panic!("a 503")
+        };
+        assert!(out.starts_with(b"HTTP/1.1 503 "));
+        let n = out.len();
+        assert_eq!(
+            conn.wrote(n, &site, &mut w),
+            Interest::Close { linger: true }
+        );
     }
 
     #[test]

@@ -31,6 +31,9 @@ pub enum Engine {
     /// One epoll loop per worker thread, sharing the listener (the default).
     #[default]
     Reactor,
+    /// One selector thread holds idle connections and reads heads; worker
+    /// threads take complete requests from a bounded queue (half-sync/half-async).
+    Event,
 }
 
 impl Engine {
@@ -44,6 +47,7 @@ impl Engine {
         Engine::Async,
         Engine::Epoll,
         Engine::Reactor,
+        Engine::Event,
     ];
 
     /// The name used by `--engine`.
@@ -57,6 +61,7 @@ impl Engine {
             Engine::Async => "async",
             Engine::Epoll => "epoll",
             Engine::Reactor => "reactor",
+            Engine::Event => "event",
         }
     }
 
@@ -85,6 +90,10 @@ impl Engine {
             Engine::Reactor => {
                 "--workers threads, each its own epoll loop on the shared listener (EPOLLEXCLUSIVE)"
             }
+            Engine::Event => {
+                "one epoll selector holds idle connections and reads heads; --workers threads \
+                 serve complete requests from a bounded queue (--queue); 503 when it is full"
+            }
         }
     }
 
@@ -107,6 +116,7 @@ impl Engine {
             Engine::Async => engines::tokio_rt::run(listener, site),
             Engine::Epoll => engines::epoll::run(listener, site),
             Engine::Reactor => engines::reactor::run(listener, site),
+            Engine::Event => engines::event::run(listener, site),
         }
     }
 }

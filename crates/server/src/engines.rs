@@ -8,6 +8,7 @@
 //! [`crate::driver`]; no engine uses another engine's code.
 
 pub(crate) mod epoll;
+pub(crate) mod event;
 pub(crate) mod fork;
 pub(crate) mod pool;
 pub(crate) mod prefork;

@@ -113,6 +113,7 @@ pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Shared, w: &
                     }
                 };
             }
+            Interest::Dispatch => interest = conn.serve(site, w),
             Interest::Hold(until) => {
                 // --delay: this thread has nothing else to do meanwhile.
                 std::thread::sleep(until.saturating_duration_since(Instant::now()));

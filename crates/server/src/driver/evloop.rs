@@ -55,10 +55,12 @@ use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::time::Instant;
 
+use crossbeam_channel::TrySendError;
 use rustix::event::epoll::{self, EventData, EventFlags};
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SocketFlags};
 
+use super::handoff::{Job, LoopEnd};
 use super::policy::{self, Backoff, Linger, log_connection};
 use crate::ServerError;
 use crate::conn::{Buffers, Chunk, Conn, Interest};
@@ -68,6 +70,8 @@ use crate::shared::{Local, Shared};
 const LISTENER: u64 = u64::MAX;
 /// epoll token of the shutdown pipe.
 const WAKE: u64 = u64::MAX - 1;
+/// epoll token of the eventfd that says connections came back from workers.
+const BACK: u64 = u64::MAX - 2;
 /// Events taken per `epoll_wait`.
 const EVENTS: usize = 512;
 /// Connections accepted per readiness of the listener before serving others:
@@ -76,12 +80,13 @@ const ACCEPT_BATCH: usize = 128;
 /// Spare buffer pairs kept for connections that become busy again.
 const POOL: usize = 256;
 
-/// One connection of the loop.
+/// One connection of the loop: its socket, its [`Conn`], and what the loop
+/// knows of its readiness and timer.
 #[derive(Debug)]
-struct Connection {
-    sock: OwnedFd,
-    conn: Conn,
-    interest: Interest,
+pub(crate) struct Connection {
+    pub(super) sock: OwnedFd,
+    pub(super) conn: Conn,
+    pub(super) interest: Interest,
     /// Edge-triggered readiness as last known: reading may return bytes.
     readable: bool,
     /// Writing may make progress.
@@ -94,6 +99,19 @@ struct Connection {
     linger: Option<Linger>,
     /// In the epoll set yet (see [`EventLoop::add`]).
     registered: bool,
+}
+
+impl Connection {
+    /// Back from a worker ([`super::handoff`]) wanting `interest`. Its edges
+    /// were not watched meanwhile, so it may be readable and writable; its
+    /// timer entry may have been dropped, so it is armed afresh.
+    pub(super) fn came_back(&mut self, interest: Interest) {
+        self.interest = interest;
+        self.readable = true;
+        self.writable = true;
+        self.wrote_at = Instant::now();
+        self.armed = None;
+    }
 }
 
 /// An epoll event loop serving connections from one listener.
@@ -120,6 +138,11 @@ pub(crate) struct EventLoop<'s> {
     backoff: Backoff,
     /// Shutdown has begun; finish by then.
     draining: Option<Instant>,
+    /// The grace period is over; only connections still with workers remain.
+    forced: bool,
+    /// Complete requests go to worker threads through this (the `event`
+    /// engine); without it they are answered on the loop's thread.
+    handoff: Option<LoopEnd>,
 }
 
 impl<'s> EventLoop<'s> {
@@ -158,10 +181,27 @@ impl<'s> EventLoop<'s> {
             accept_paused: None,
             backoff: Backoff::default(),
             draining: None,
+            forced: false,
+            handoff: None,
         };
         ev.listen(true)
             .map_err(|e| ServerError::io("watching the listener")(e.into()))?;
         Ok(ev)
+    }
+
+    /// Sends each complete request to the workers at the other end of
+    /// `handoff`, which give the connection back when it wants to read again.
+    pub(crate) fn with_handoff(mut self, handoff: LoopEnd) -> Result<EventLoop<'s>, ServerError> {
+        // Level triggered: the loop clears it before draining the way back.
+        epoll::add(
+            &self.epoll,
+            &*handoff.wake,
+            EventData::new_u64(BACK),
+            EventFlags::IN,
+        )
+        .map_err(|e| ServerError::io("watching the workers' wake-up")(e.into()))?;
+        self.handoff = Some(handoff);
+        Ok(self)
     }
 
     fn listen(&mut self, on: bool) -> rustix::io::Result<()> {
@@ -205,10 +245,14 @@ impl<'s> EventLoop<'s> {
                 if self.open == 0 {
                     break;
                 }
-                if now >= until {
+                if now >= until && !self.forced {
+                    self.forced = true;
                     self.site.shutdown.force();
                     self.close_all();
-                    break;
+                    // What is left is with workers, who give up at once now.
+                    if self.open == 0 {
+                        break;
+                    }
                 }
             }
             let next = self.next_deadline();
@@ -228,6 +272,7 @@ impl<'s> EventLoop<'s> {
                 match ev.data.u64() {
                     LISTENER => self.accept(),
                     WAKE => self.begin_shutdown(),
+                    BACK => self.take_back(),
                     token => self.on_event(token, flags),
                 }
             }
@@ -239,7 +284,7 @@ impl<'s> EventLoop<'s> {
     fn next_deadline(&mut self) -> Option<Instant> {
         let timer = self.timers.peek().map(|Reverse((t, _, _))| *t);
         let accept = self.accept_paused;
-        let grace = self.draining;
+        let grace = self.draining.filter(|_| !self.forced);
         [timer, accept, grace].into_iter().flatten().min()
     }
 
@@ -303,7 +348,10 @@ impl<'s> EventLoop<'s> {
                 self.slots.len() - 1
             }
         };
-        let conn = Conn::bare(peer);
+        let mut conn = Conn::bare(peer);
+        if self.handoff.is_some() {
+            conn.defer_answers();
+        }
         log_connection(self.site, &mut self.w, &conn, false);
         self.slots[index] = Some(Connection {
             sock,
@@ -436,6 +484,14 @@ impl<'s> EventLoop<'s> {
                         }
                     }
                 }
+                Interest::Dispatch => {
+                    if self.handoff.is_some() {
+                        self.dispatch(index);
+                        return;
+                    }
+                    slot.interest = slot.conn.serve(site, &mut self.w);
+                    slot.wrote_at = Instant::now();
+                }
                 Interest::Hold(until) => {
                     if Instant::now() < until {
                         break;
@@ -474,7 +530,7 @@ impl<'s> EventLoop<'s> {
         }
         let deadline = match slot.interest {
             Interest::Read => slot.conn.wait(site).deadline(),
-            Interest::Write => slot.wrote_at + site.config.write_timeout,
+            Interest::Write | Interest::Dispatch => slot.wrote_at + site.config.write_timeout,
             Interest::Hold(until) => until,
             Interest::Close { .. } => slot.linger.map_or_else(Instant::now, |l| l.until()),
         };
@@ -534,13 +590,55 @@ impl<'s> EventLoop<'s> {
                     slot.conn.abandon(site);
                     slot.interest = Interest::Close { linger: false };
                 }
-                Interest::Hold(_) => {}
+                Interest::Hold(_) | Interest::Dispatch => {}
                 Interest::Close { linger: true } => {
                     if slot.linger.is_some_and(|l| now >= l.until()) {
                         slot.interest = Interest::Close { linger: false };
                     }
                 }
                 Interest::Close { linger: false } => {}
+            }
+            self.drive(index);
+        }
+    }
+
+    /// Sends connection `index`, which holds a complete request, to a worker;
+    /// with the queue full, answers 503 (with `Retry-After`) and counts the
+    /// request dropped, as `pool` does with a connection.
+    fn dispatch(&mut self, index: usize) {
+        let (Some(handoff), Some(conn)) = (&self.handoff, self.slots[index].take()) else {
+            return;
+        };
+        let job = Job {
+            index: index as u32,
+            conn,
+        };
+        let mut back = match handoff.queue.try_send(job) {
+            Ok(()) => return,
+            Err(TrySendError::Full(job) | TrySendError::Disconnected(job)) => job.conn,
+        };
+        self.site.stats.dropped();
+        back.interest = back.conn.refuse(self.site, &mut self.w);
+        back.wrote_at = Instant::now();
+        self.slots[index] = Some(back);
+        self.drive(index);
+    }
+
+    /// Takes back the connections workers have finished with.
+    fn take_back(&mut self) {
+        let Some(handoff) = &self.handoff else {
+            return;
+        };
+        handoff.clear_wake();
+        while let Some(job) = self.handoff.as_ref().and_then(|h| h.back.try_recv().ok()) {
+            let index = job.index as usize;
+            self.slots[index] = Some(job.conn);
+            if self.forced
+                && let Some(slot) = &mut self.slots[index]
+            {
+                slot.conn.abandon(self.site);
+                self.close(index);
+                continue;
             }
             self.drive(index);
         }

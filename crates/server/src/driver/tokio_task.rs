@@ -73,7 +73,7 @@ fn put_buffers(b: Buffers) {
 }
 
 /// Runs `f` with this thread's [`Local`].
-fn with_worker<R>(site: &Shared, f: impl FnOnce(&mut Local) -> R) -> R {
+fn with_local<R>(site: &Shared, f: impl FnOnce(&mut Local) -> R) -> R {
     LOCAL.with(|cell| {
         let mut slot = cell.borrow_mut();
         let w = slot.get_or_insert_with(|| site.local());
@@ -151,14 +151,14 @@ pub(crate) async fn serve(
                     None => None,
                 };
                 interest = match read {
-                    Some(Ok(n)) => with_worker(&site, |w| conn.filled(n, &site, w)),
+                    Some(Ok(n)) => with_local(&site, |w| conn.filled(n, &site, w)),
                     Some(Err(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
                     Some(Err(_)) => {
                         conn.abandon(&site);
                         Interest::Close { linger: false }
                     }
                     None if Instant::now() >= deadline => {
-                        with_worker(&site, |w| conn.timed_out(&site, w))
+                        with_local(&site, |w| conn.timed_out(&site, w))
                     }
                     None => continue,
                 };
@@ -180,7 +180,7 @@ pub(crate) async fn serve(
                 })
                 .await;
                 interest = match wrote {
-                    Ok(Ok(n)) => with_worker(&site, |w| conn.wrote(n, &site, w)),
+                    Ok(Ok(n)) => with_local(&site, |w| conn.wrote(n, &site, w)),
                     Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
                     // Reset, broken pipe, or no progress within the write timeout.
                     Ok(Err(_)) | Err(_) => {
@@ -189,6 +189,7 @@ pub(crate) async fn serve(
                     }
                 };
             }
+            Interest::Dispatch => interest = with_local(&site, |w| conn.serve(&site, w)),
             Interest::Hold(until) => {
                 // --delay: a timer; the runtime thread serves others meanwhile.
                 tokio::time::sleep_until(until.into()).await;

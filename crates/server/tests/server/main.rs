@@ -16,6 +16,7 @@ mod faults;
 mod keep_alive;
 mod parsing;
 mod ranges;
+mod request_workers;
 mod shutdown;
 mod slow_clients;
 mod smuggling;
