@@ -9,9 +9,8 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use servelab_load::{
-    Arrival, Dist, LoadSpec, Report, Segment, Target, Workload, dist::parse_duration, read_url_file,
-};
+use servelab_dist::parse_duration;
+use servelab_load::{Arrival, Dist, LoadSpec, Report, Segment, Target, Workload, read_url_file};
 
 /// Flags of `servelab load`.
 #[derive(Debug, clap::Args)]

@@ -77,3 +77,26 @@ pub enum LoadError {
     #[error("event loop")]
     Io(#[from] std::io::Error),
 }
+
+/// A DIST or duration that does not parse is [`LoadError::Dist`]: the run does not
+/// start.
+impl From<servelab_dist::DistError> for LoadError {
+    fn from(e: servelab_dist::DistError) -> LoadError {
+        use servelab_dist::DistError;
+        let (DistError::BadDist { input, why } | DistError::BadDuration { input, why }) = e;
+        LoadError::Dist { input, why }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use servelab_dist::Dist;
+
+    #[test]
+    fn a_bad_dist_is_a_load_error_naming_the_input() {
+        let err: LoadError = "uniform:9s..1s".parse::<Dist>().unwrap_err().into();
+        assert!(err.to_string().contains("`uniform:9s..1s`"), "{err}");
+        assert!(matches!(err, LoadError::Dist { .. }));
+    }
+}

@@ -8,11 +8,14 @@
 //!
 //! Layout:
 //! - [`spec`]: [`LoadSpec`], [`Workload`], [`Arrival`], [`Segment`]: what a run does
-//! - [`dist`]: [`Dist`], the DIST syntax for think times, timeouts and waits
+//! - [`Dist`] (from `servelab-dist`): the DIST syntax for think times, timeouts
+//!   and waits, the same one that `servelab serve --delay` and `servelab sim` read
 //! - [`target`]: [`Target`] URLs, weights, URL files, prebuilt request bytes
 //! - `run`: [`run`], which splits the work over event-loop threads
-//! - `worker`, `conn`, `timer`: the epoll event loop, one slot per user or
-//!   connection, and its timer queue
+//! - `event_loop` (with `exchange`, `closed`, `open`): one epoll event loop per
+//!   thread; `client_conn`: one client connection (a closed user, or a
+//!   connection of the open pool); `timer`: the loop's timer queue;
+//!   `control`: what the threads share (request tickets, progress, stop)
 //! - `arrival`: the start times of open requests
 //! - `response`: the strict, copy-free response parser
 //! - `metrics`, [`histogram`]: what each thread records ([`Counts`], [`Errors`],
@@ -115,27 +118,27 @@
 
 #![deny(missing_docs)]
 
-pub mod dist;
 pub mod histogram;
 pub mod report;
 pub mod spec;
 pub mod target;
 
 mod arrival;
-mod conn;
+mod client_conn;
+mod control;
 mod error;
+mod event_loop;
 mod metrics;
 mod progress;
 mod response;
 mod run;
 mod timer;
-mod worker;
 
-pub use dist::Dist;
 pub use error::LoadError;
 pub use histogram::Histogram;
 pub use metrics::{Counts, Errors, Second};
 pub use report::{Report, RunInfo, SCHEMA, Throughput};
 pub use run::{run, stop_on_signals};
+pub use servelab_dist::Dist;
 pub use spec::{Arrival, LoadSpec, Segment, Workload};
 pub use target::{Method, Target, read_url_file};

@@ -12,9 +12,9 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use crate::dist::Dist;
 use crate::error::LoadError;
 use crate::target::{Method, Target};
+use servelab_dist::Dist;
 
 /// The highest `--rate` accepted, in requests per second.
 pub const MAX_RATE: f64 = 1e7;

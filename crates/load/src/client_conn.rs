@@ -1,8 +1,9 @@
-//! One slot of an event loop: a closed user, or one connection of an open pool.
+//! One client connection of an event loop: a closed user, or one connection of an
+//! open pool, with the request it is working on.
 //!
-//! A slot owns at most one socket at a time and at most one request. Its state is an
+//! A [`ClientConn`] owns at most one socket at a time and at most one request. Its state is an
 //! explicit enum, so that the loop's handlers read as a table: what an event or a
-//! timer means depends on the state alone. In the closed workload a slot is a user
+//! timer means depends on the state alone. In the closed workload it is a user
 //! and lives for the whole run; in the open workload it is a connection that
 //! requests are assigned to from the client-side queue.
 
@@ -12,9 +13,9 @@ use std::time::Instant;
 use rand_pcg::Pcg64Mcg;
 
 use crate::response::ResponseParser;
-use crate::timer::SlotTimer;
+use crate::timer::ConnTimer;
 
-/// Where a slot is in its cycle.
+/// Where a client connection is in its cycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ConnState {
     /// No request (open pool: waiting for work; the socket may be open and idle).
@@ -33,7 +34,7 @@ pub(crate) enum ConnState {
     Stopped,
 }
 
-/// The request a slot is working on.
+/// The request a client connection is working on.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Request {
     /// When the request should have started: think end (closed) or arrival (open).
@@ -62,14 +63,14 @@ impl Request {
 
 /// A user or a pooled connection.
 #[derive(Debug)]
-pub(crate) struct Slot {
+pub(crate) struct ClientConn {
     /// The connection, if open.
     pub sock: Option<OwnedFd>,
     /// Bumped for every new socket; travels in epoll's data so that an event for
     /// a socket closed earlier in the same batch is recognised and dropped.
     pub generation: u32,
     pub state: ConnState,
-    pub timer: SlotTimer,
+    pub timer: ConnTimer,
     /// This user's random stream (think times, timeouts, targets).
     pub rng: Pcg64Mcg,
     pub parser: ResponseParser,
@@ -90,13 +91,13 @@ pub(crate) struct Slot {
     pub quota: u64,
 }
 
-impl Slot {
-    pub(crate) fn new(rng: Pcg64Mcg, now: Instant) -> Slot {
-        Slot {
+impl ClientConn {
+    pub(crate) fn new(rng: Pcg64Mcg, now: Instant) -> ClientConn {
+        ClientConn {
             sock: None,
             generation: 0,
             state: ConnState::Idle,
-            timer: SlotTimer::default(),
+            timer: ConnTimer::default(),
             rng,
             parser: ResponseParser::default(),
             req: Request::new(now, 0),
@@ -110,13 +111,13 @@ impl Slot {
         }
     }
 
-    /// The epoll data word for this slot's current socket.
+    /// The epoll data word for this connection's current socket.
     #[inline]
     pub(crate) fn token(&self, index: usize) -> u64 {
         (u64::from(self.generation) << 32) | index as u64
     }
 
-    /// Splits an epoll data word into (slot index, generation).
+    /// Splits an epoll data word into (connection index, generation).
     #[inline]
     pub(crate) fn untoken(token: u64) -> (usize, u32) {
         ((token & 0xffff_ffff) as usize, (token >> 32) as u32)
@@ -130,8 +131,8 @@ mod tests {
 
     #[test]
     fn token_round_trips() {
-        let mut s = Slot::new(Pcg64Mcg::seed_from_u64(0), Instant::now());
+        let mut s = ClientConn::new(Pcg64Mcg::seed_from_u64(0), Instant::now());
         s.generation = 0xdead_beef;
-        assert_eq!(Slot::untoken(s.token(12_345)), (12_345, 0xdead_beef));
+        assert_eq!(ClientConn::untoken(s.token(12_345)), (12_345, 0xdead_beef));
     }
 }
