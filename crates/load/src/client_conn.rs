@@ -8,7 +8,7 @@
 //! requests are assigned to from the client-side queue.
 
 use std::os::fd::OwnedFd;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rand_pcg::Pcg64Mcg;
 
@@ -30,6 +30,9 @@ pub(crate) enum ConnState {
     Thinking,
     /// Closed user waiting before retrying a timed-out attempt (socket closed).
     RetryWait,
+    /// Every address refused the connect (or could not be reached): waiting out
+    /// the backoff before connecting again for the same request.
+    Backoff,
     /// The user is done for this run (no more requests allowed).
     Stopped,
 }
@@ -83,6 +86,12 @@ pub(crate) struct ClientConn {
     pub session_left: u32,
     /// When the current connect started.
     pub connect_start: Instant,
+    /// The address (index into the target's) being connected to or connected.
+    pub addr_index: usize,
+    /// Addresses tried in the current connect round.
+    pub addr_tries: usize,
+    /// The backoff after the last failed connect (zero once a connect succeeds).
+    pub backoff: Duration,
     /// Whether the connection already carried a complete response.
     pub reused: bool,
     /// The target the connection was opened for (its address is the connection's).
@@ -105,10 +114,27 @@ impl ClientConn {
             closing: false,
             session_left: u32::MAX,
             connect_start: now,
+            addr_index: 0,
+            addr_tries: 0,
+            backoff: Duration::ZERO,
             reused: false,
             conn_target: 0,
             quota: u64::MAX,
         }
+    }
+
+    /// Whether a request is under way: sent or being sent, waiting for its
+    /// answer, a retry (closed users) or a reconnect.
+    #[inline]
+    pub(crate) fn has_request(&self) -> bool {
+        matches!(
+            self.state,
+            ConnState::Connecting
+                | ConnState::Writing
+                | ConnState::Reading
+                | ConnState::RetryWait
+                | ConnState::Backoff
+        )
     }
 
     /// The epoll data word for this connection's current socket.

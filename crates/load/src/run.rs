@@ -122,12 +122,14 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
     }
     let mut total = Recorder::new(start);
     let mut cpu = Duration::ZERO;
+    let mut unreachable = false;
     let mut first_err = None;
     for h in handles {
         match h.join() {
             Ok(Ok(r)) => {
                 total.absorb(&r.recorder);
                 cpu += r.cpu;
+                unreachable |= r.gave_up;
             }
             Ok(Err(e)) => first_err = first_err.or(Some(LoadError::Io(e))),
             Err(_) => {
@@ -143,14 +145,9 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
     // The real length, also for a timed run (the threads stop within a
     // millisecond or so of the deadline), as wrk reports it.
     let elapsed = start.elapsed();
-    Ok(Report::build(
-        spec,
-        &total,
-        threads,
-        started_unix_ms,
-        elapsed,
-        cpu,
-    ))
+    let mut report = Report::build(spec, &total, threads, started_unix_ms, elapsed, cpu);
+    report.unreachable = unreachable;
+    Ok(report)
 }
 
 /// A flag that the first SIGINT or SIGTERM sets, for [`LoadSpec::stop`]: the run

@@ -21,6 +21,7 @@ impl ClientLoop {
             self.active -= 1;
             return;
         }
+        self.rec.counts.sent += 1;
         let s = &mut self.conns[i];
         s.quota = s.quota.saturating_sub(u64::from(s.quota != u64::MAX));
         let target = self.cfg.picker.pick(&mut s.rng);

@@ -7,7 +7,9 @@
 //! ([`after`](ClientLoop::after)): a closed user thinks or goes on, an open pool
 //! connection takes the next queued request.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use rand::Rng;
 
 use rustix::event::epoll;
 use rustix::io::Errno;
@@ -17,6 +19,23 @@ use super::ClientLoop;
 use crate::client_conn::ConnState;
 use crate::metrics::ErrorClass;
 use crate::response::Feed;
+
+/// The first backoff after a failed connect.
+const BACKOFF_FIRST: Duration = Duration::from_millis(10);
+/// The longest backoff: a server that comes back is found within about a second.
+const BACKOFF_CAP: Duration = Duration::from_secs(1);
+
+/// The backoff after another failed connect: 10 ms, then doubling, at most 1 s.
+/// A refused connect on loopback fails in microseconds; without a backoff a
+/// connection would spin through a hundred thousand of them a second and
+/// report them as if they were a benchmark result.
+fn next_backoff(previous: Duration) -> Duration {
+    if previous.is_zero() {
+        BACKOFF_FIRST
+    } else {
+        (previous * 2).min(BACKOFF_CAP)
+    }
+}
 
 fn connect_class(e: Errno) -> ErrorClass {
     if e == Errno::CONNREFUSED {
@@ -35,12 +54,20 @@ fn io_class(e: Errno) -> ErrorClass {
 }
 
 impl ClientLoop {
-    /// Starts an attempt of the slot's request: on its connection, or a new one.
+    /// Starts an attempt of the connection's request: on its connection, or a
+    /// new one.
     pub(super) fn attempt(&mut self, i: usize, now: Instant) {
         self.rec.counts.attempts += 1;
+        self.conns[i].req.attempts += 1;
+        self.begin(i, now);
+    }
+
+    /// Arms the attempt's timeout and sends on the open connection, or connects.
+    /// A reconnect after a backoff begins here too: it is the same attempt, so it
+    /// counts no new one, but it gets a timeout of its own.
+    pub(super) fn begin(&mut self, i: usize, now: Instant) {
         let timeout = self.cfg.timeout;
         let s = &mut self.conns[i];
-        s.req.attempts += 1;
         s.req.first_byte = None;
         match timeout {
             Some(t) => {
@@ -50,35 +77,59 @@ impl ClientLoop {
             None => s.timer.disarm(),
         }
         // Targets may live on different servers: a connection only serves
-        // requests for the address it was opened to.
+        // requests for the server it was opened to.
         if s.sock.is_some()
-            && self.cfg.targets[s.conn_target].addr != self.cfg.targets[s.req.target].addr
+            && self.cfg.targets[s.conn_target].server != self.cfg.targets[s.req.target].server
         {
             s.sock = None;
         }
         if s.sock.is_some() {
             self.send(i, now);
         } else {
-            self.connect(i, now);
+            self.conns[i].addr_tries = 0;
+            self.connect_next(i, now, ErrorClass::ConnectOther);
         }
     }
 
-    pub(super) fn connect(&mut self, i: usize, now: Instant) {
-        let addr = self.cfg.targets[self.conns[i].req.target].addr;
+    /// Connects to the next address of the target not tried in this round,
+    /// starting from the one that last worked; when every address has failed,
+    /// the connect failed with the class of the last failure (`last`).
+    pub(super) fn connect_next(&mut self, i: usize, now: Instant, mut last: ErrorClass) {
+        let target = self.conns[i].req.target;
+        let n = self.cfg.targets[target].addrs.len();
+        loop {
+            let tries = self.conns[i].addr_tries;
+            if tries >= n {
+                return self.connect_failed(i, now, last);
+            }
+            let k = (self.preferred[target] + tries) % n;
+            self.conns[i].addr_tries += 1;
+            self.conns[i].addr_index = k;
+            match self.open_socket(i, k, now) {
+                Ok(true) => return self.on_connected(i, now),
+                Ok(false) => return, // in progress: EPOLLOUT says how it ended
+                Err(class) => last = class,
+            }
+        }
+    }
+
+    /// Opens a socket to address `k` of the connection's target and starts the
+    /// non-blocking connect: `Ok(true)` connected at once, `Ok(false)` in
+    /// progress, `Err` failed (the socket is closed).
+    fn open_socket(&mut self, i: usize, k: usize, now: Instant) -> Result<bool, ErrorClass> {
+        let addr = self.cfg.targets[self.conns[i].req.target].addrs[k];
         let family = if addr.is_ipv4() {
             AddressFamily::INET
         } else {
             AddressFamily::INET6
         };
-        let sock = match rustix::net::socket_with(
+        let sock = rustix::net::socket_with(
             family,
             SocketType::STREAM,
             SocketFlags::NONBLOCK | SocketFlags::CLOEXEC,
             None,
-        ) {
-            Ok(s) => s,
-            Err(e) => return self.fail(i, now, connect_class(e)),
-        };
+        )
+        .map_err(connect_class)?;
         // Requests are small and answered at once: Nagle would only add delay.
         let _ = rustix::net::sockopt::set_tcp_nodelay(&sock, true);
         let s = &mut self.conns[i];
@@ -87,32 +138,61 @@ impl ClientLoop {
             | epoll::EventFlags::OUT
             | epoll::EventFlags::RDHUP
             | epoll::EventFlags::ET;
-        if let Err(e) = epoll::add(
+        epoll::add(
             &self.epoll,
             &sock,
             epoll::EventData::new_u64(s.token(i)),
             flags,
-        ) {
-            return self.fail(i, now, connect_class(e));
-        }
+        )
+        .map_err(connect_class)?;
         s.connect_start = now;
         s.conn_target = s.req.target;
         s.reused = false;
         s.session_left = self.cfg.session.unwrap_or(u32::MAX);
         s.state = ConnState::Connecting;
-        let result = rustix::net::connect(&sock, &addr);
-        s.sock = Some(sock);
-        match result {
-            Ok(()) => self.on_connected(i, now),
-            Err(Errno::INPROGRESS) | Err(Errno::INTR) => {}
-            Err(e) => self.fail(i, now, connect_class(e)),
+        match rustix::net::connect(&sock, &addr) {
+            Ok(()) => {
+                s.sock = Some(sock);
+                Ok(true)
+            }
+            Err(Errno::INPROGRESS) | Err(Errno::INTR) => {
+                s.sock = Some(sock);
+                Ok(false)
+            }
+            Err(e) => Err(connect_class(e)), // dropping the socket closes it
         }
     }
 
     pub(super) fn on_connected(&mut self, i: usize, now: Instant) {
-        let took = now.saturating_duration_since(self.conns[i].connect_start);
+        let s = &mut self.conns[i];
+        let took = now.saturating_duration_since(s.connect_start);
+        s.backoff = Duration::ZERO;
+        self.preferred[s.req.target] = s.addr_index;
+        self.last_connected = now;
         self.rec.connected(took);
         self.send(i, now);
+    }
+
+    /// No address of the target accepted the connection: one error, not a
+    /// finished request. The connection keeps its request, waits out a growing
+    /// backoff and connects again (see [`next_backoff`]).
+    fn connect_failed(&mut self, i: usize, now: Instant, class: ErrorClass) {
+        self.close_sock(i);
+        self.rec.connect_error(now, class);
+        let s = &mut self.conns[i];
+        s.backoff = next_backoff(s.backoff);
+        // Jitter, so that connections refused together do not all come back
+        // together: a uniform draw in [backoff/2, backoff).
+        let wait = s.backoff.mul_f64(0.5 + 0.5 * s.rng.random::<f64>());
+        s.state = ConnState::Backoff;
+        s.timer.arm(now + wait, i, &mut self.timers);
+        self.backing_off += 1;
+    }
+
+    /// A backoff ended: connect again for the same request.
+    pub(super) fn reconnect(&mut self, i: usize, now: Instant) {
+        self.backing_off -= 1;
+        self.begin(i, now);
     }
 
     /// Writes the request from the start.
@@ -176,7 +256,11 @@ impl ClientLoop {
                             self.on_readable(i, now, flags);
                         }
                     }
-                    Some(e) => self.fail(i, now, connect_class(e)),
+                    Some(e) => {
+                        // This address refused: try the target's next one.
+                        self.close_sock(i);
+                        self.connect_next(i, now, connect_class(e));
+                    }
                 }
             }
             ConnState::Writing => {
@@ -206,7 +290,7 @@ impl ClientLoop {
                     }
                 }
             }
-            ConnState::RetryWait | ConnState::Stopped => {}
+            ConnState::RetryWait | ConnState::Backoff | ConnState::Stopped => {}
         }
     }
 

@@ -1,4 +1,10 @@
 //! The open workload: arrivals on a schedule, given to a pool of connections.
+//!
+//! A request counts as sent when a connection takes it. Until then it is only a
+//! start time the schedule has not handed out yet: the backlog of a saturated
+//! target is the distance between the schedule and the clock, and costs no
+//! memory. Only requests that were sent and timed out wait in memory (the retry
+//! table, then `pending`), at most one per connection per timeout.
 
 use std::time::Instant;
 
@@ -15,38 +21,40 @@ pub(super) struct Pending {
 }
 
 impl ClientLoop {
-    pub(super) fn arrivals(&mut self, now: Instant) {
-        while !self.arrivals_done {
-            if self.schedule.next() > now {
-                break;
-            }
-            if !self.control.take_ticket() {
-                self.arrivals_done = true;
-                break;
-            }
-            let Some(intended) = self.schedule.take_due(now, &mut self.arrival_rng) else {
-                break;
-            };
-            let target = self.cfg.picker.pick(&mut self.arrival_rng);
-            self.pending.push_back(Pending {
-                intended,
-                attempts: 0,
-                target,
-            });
-        }
+    /// Whether a connection could take an arrival now (so the loop must wake
+    /// for the next one).
+    pub(super) fn arrival_can_start(&self) -> bool {
+        self.open() && !self.arrivals_done && !(self.idle.is_empty() && self.free.is_empty())
     }
 
-    /// Open workload: gives queued requests to idle connections, then to free conns.
+    /// Gives waiting retries, then arrivals that are due, to idle connections
+    /// first, then to connections without a socket.
+    ///
+    /// An arrival is taken from the schedule only when a connection takes it:
+    /// until then it is a time in the past that the schedule has not passed
+    /// yet, and its latency already runs from it.
     pub(super) fn dispatch(&mut self, now: Instant) {
-        while let Some(&p) = self.pending.front() {
-            let i = if let Some(i) = self.idle.pop() {
-                i
-            } else if let Some(i) = self.free.pop() {
-                i
+        while !(self.idle.is_empty() && self.free.is_empty()) {
+            let p = if let Some(p) = self.pending.pop_front() {
+                p
+            } else if self.arrivals_done || self.schedule.next() > now {
+                return;
+            } else if !self.control.take_ticket() {
+                self.arrivals_done = true;
+                return;
+            } else if let Some(intended) = self.schedule.take_due(now, &mut self.arrival_rng) {
+                self.rec.counts.sent += 1;
+                Pending {
+                    intended,
+                    attempts: 0,
+                    target: self.cfg.picker.pick(&mut self.arrival_rng),
+                }
             } else {
-                break;
+                return; // not due after all (checked above)
             };
-            self.pending.pop_front();
+            let Some(i) = self.idle.pop().or_else(|| self.free.pop()) else {
+                return; // not reached: the loop condition holds one
+            };
             self.in_flight += 1;
             let s = &mut self.conns[i];
             s.req = Request::new(p.intended, p.target);
@@ -63,9 +71,8 @@ impl ClientLoop {
         self.in_flight -= 1;
         if s.sock.is_some() {
             self.idle.push(i);
-            if !self.pending.is_empty() {
-                self.dispatch(now);
-            }
+            // A backlog (retries, or arrivals already due) goes out at once.
+            self.dispatch(now);
         } else {
             self.free.push(i);
         }
