@@ -45,6 +45,15 @@ pub enum LoadError {
         /// The resolver's answer.
         why: String,
     },
+    /// A threshold (`--fail-if`) or share (`--max-error-rate`) does not parse,
+    /// or could never decide anything; the run does not start.
+    #[error("bad threshold `{input}`: {why}")]
+    Threshold {
+        /// What the user wrote.
+        input: String,
+        /// What is wrong with it.
+        why: String,
+    },
     /// A header given with `--header` is not `Name: value`.
     #[error("bad header `{0}`: expected `Name: value`")]
     Header(String),

@@ -21,6 +21,7 @@
 //! - `metrics`, [`histogram`]: what each thread records ([`Counts`], [`Errors`],
 //!   [`Second`], HdrHistograms)
 //! - [`report`]: [`Report`], its JSON schema, its summary, and [`Report::merge`]
+//! - [`threshold`]: [`Threshold`], k6-like pass/fail checks (`p99>200ms`, `errors>1%`)
 //! - `progress`: the terminal progress bar
 //!
 //! # Example
@@ -122,6 +123,7 @@ pub mod histogram;
 pub mod report;
 pub mod spec;
 pub mod target;
+pub mod threshold;
 
 mod arrival;
 mod client_conn;
@@ -142,3 +144,4 @@ pub use run::{run, stop_on_signals};
 pub use servelab_dist::Dist;
 pub use spec::{Arrival, LoadSpec, Segment, Workload};
 pub use target::{Method, Target, read_url_file};
+pub use threshold::{Threshold, Verdict};
