@@ -235,8 +235,8 @@ const EXIT_ERRORS: u8 = 3;
 const EXIT_THRESHOLD: u8 = 4;
 
 fn checks_of(a: &RunArgs) -> anyhow::Result<Checks> {
-    let max_error_rate = parse_share(&a.max_error_rate)
-        .map_err(|why| anyhow::anyhow!("--max-error-rate: {why}"))?;
+    let max_error_rate =
+        parse_share(&a.max_error_rate).map_err(|why| anyhow::anyhow!("--max-error-rate: {why}"))?;
     if !(0.0..=1.0).contains(&max_error_rate) {
         anyhow::bail!(
             "--max-error-rate `{}`: a share between 0% and 100%",

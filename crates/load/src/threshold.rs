@@ -335,7 +335,11 @@ mod tests {
     #[test]
     fn parses_the_k6_like_forms() {
         assert_eq!(
-            (t("p99>200ms").metric, t("p99>200ms").op, t("p99>200ms").value),
+            (
+                t("p99>200ms").metric,
+                t("p99>200ms").op,
+                t("p99>200ms").value
+            ),
             (Metric::P99, Op::Above, 200_000.0)
         );
         assert_eq!(t("errors>1%").value, 0.01);
@@ -351,19 +355,40 @@ mod tests {
     #[test]
     fn unparseable_and_impossible_thresholds_say_why() {
         assert!(err("p99").contains("METRIC OP VALUE"), "{}", err("p99"));
-        assert!(err("p98>1s").contains("unknown metric `p98`"), "{}", err("p98>1s"));
+        assert!(
+            err("p98>1s").contains("unknown metric `p98`"),
+            "{}",
+            err("p98>1s")
+        );
         assert!(err("p98>1s").contains("p99.9"), "lists the metrics");
         assert!(err("p99>fast").contains("fast"), "{}", err("p99>fast"));
-        assert!(err("p99>-1ms").contains("never negative"), "{}", err("p99>-1ms"));
+        assert!(
+            err("p99>-1ms").contains("never negative"),
+            "{}",
+            err("p99>-1ms")
+        );
         assert!(err("errors>1ms").contains("share"), "{}", err("errors>1ms"));
-        assert!(err("errors>150%").contains("can never be"), "{}", err("errors>150%"));
+        assert!(
+            err("errors>150%").contains("can never be"),
+            "{}",
+            err("errors>150%")
+        );
         assert!(err("errors>100%").contains("can never be"));
-        assert!(err("p99<0ms").contains("can never be"), "{}", err("p99<0ms"));
+        assert!(
+            err("p99<0ms").contains("can never be"),
+            "{}",
+            err("p99<0ms")
+        );
         assert!(err("errors>=0%").contains("could never hold"));
         assert!(err("errors<=100%").contains("could never hold"));
         assert!(err("rps>=0").contains("could never hold"));
         // The input is named once, in the message.
-        assert_eq!(err("p98>1s").matches("p98>1s").count(), 1, "{}", err("p98>1s"));
+        assert_eq!(
+            err("p98>1s").matches("p98>1s").count(),
+            1,
+            "{}",
+            err("p98>1s")
+        );
     }
 
     fn report(latencies_ms: &[u64], failures: u64) -> Report {
