@@ -435,36 +435,21 @@ impl Report {
                 "  stopped      early: no connect succeeded for 10 s (the target is unreachable)"
             );
         }
-        let mut line = |name: &str, h: &Histogram| {
-            if h.count > 0 {
-                let _ = writeln!(
-                    s,
-                    "  {name:<12} min {}  mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
-                    fmt_us(h.min as f64),
-                    fmt_us(h.mean),
-                    fmt_us(h.p50 as f64),
-                    fmt_us(h.p90 as f64),
-                    fmt_us(h.p99 as f64),
-                    fmt_us(h.p999 as f64),
-                    fmt_us(h.max as f64)
-                );
-            }
-        };
-        line("latency", &self.latency);
-        if r.workload == "open" || self.latency.p99 != self.latency_uncorrected.p99 {
-            line("uncorrected", &self.latency_uncorrected);
-        }
-        line("first byte", &self.ttfb);
-        line("connect", &self.connect);
+        hist_line(&mut s, "latency", &self.latency);
         let unfinished = c.in_flight + c.never_sent;
         if unfinished > 0 {
             let _ = writeln!(
                 s,
-                "  unfinished   {unfinished} of the {} latencies count to the end of the run: \
+                "  unfinished   {unfinished} of these {} latencies count to the end of the run: \
                  a lower bound",
                 self.latency.count
             );
         }
+        if r.workload == "open" || self.latency.p99 != self.latency_uncorrected.p99 {
+            hist_line(&mut s, "uncorrected", &self.latency_uncorrected);
+        }
+        hist_line(&mut s, "first byte", &self.ttfb);
+        hist_line(&mut s, "connect", &self.connect);
         let _ = writeln!(
             s,
             "  connections  {} opened, {} idle ones closed by the server",
@@ -517,6 +502,23 @@ impl Report {
             }
         }
         s
+    }
+}
+
+/// One summary line for a histogram, or none when it is empty.
+fn hist_line(s: &mut String, name: &str, h: &Histogram) {
+    if h.count > 0 {
+        let _ = writeln!(
+            s,
+            "  {name:<12} min {}  mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+            fmt_us(h.min as f64),
+            fmt_us(h.mean),
+            fmt_us(h.p50 as f64),
+            fmt_us(h.p90 as f64),
+            fmt_us(h.p99 as f64),
+            fmt_us(h.p999 as f64),
+            fmt_us(h.max as f64)
+        );
     }
 }
 
