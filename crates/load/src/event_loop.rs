@@ -12,9 +12,11 @@
 //! this module has no `unsafe`.
 //!
 //! Layout (one [`ClientLoop`], its methods split by noun):
-//! - this file: the loop itself (wait, events, timers, the arrival timerfd);
-//! - [`exchange`]: the life of one request on a connection (connect, send,
-//!   read, complete, fail, time out);
+//! - this file: the loop itself (wait, events, timers, the arrival timerfd),
+//!   and the count of the requests unfinished when it ends;
+//! - [`exchange`]: the life of one request on a connection (connect to each
+//!   address in turn, back off after a failed connect, send, read, complete,
+//!   fail, time out);
 //! - [`closed`]: closed users (quotas, think time, the ready queue);
 //! - [`open`]: the open workload (arrivals, the pool of connections, retries).
 
@@ -378,36 +380,6 @@ impl ClientLoop {
         Ok(())
     }
 
-    /// Arms the arrival timerfd to fire after `wait` (a zero wait needs no timer).
-    fn arm_arrival_timer(&self, wait: Duration) -> std::io::Result<()> {
-        let Some(t) = &self.arrival_timer else {
-            return Ok(());
-        };
-        if wait.is_zero() {
-            return Ok(());
-        }
-        let spec = rustix::time::Itimerspec {
-            it_interval: rustix::time::Timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            },
-            it_value: rustix::time::Timespec {
-                tv_sec: wait.as_secs() as i64,
-                tv_nsec: i64::from(wait.subsec_nanos()),
-            },
-        };
-        rustix::time::timerfd_settime(t, rustix::time::TimerfdTimerFlags::empty(), &spec)?;
-        Ok(())
-    }
-
-    /// Reads the expiry count so that the level-triggered timerfd stops reporting.
-    fn clear_arrival_timer(&self) {
-        if let Some(t) = &self.arrival_timer {
-            let mut buf = [0u8; 8];
-            let _ = rustix::io::read(t, &mut buf);
-        }
-    }
-
     fn fire_timers(&mut self, now: Instant) {
         while let Some((at, kind)) = self.timers.pop_due(now) {
             match kind {
@@ -438,9 +410,7 @@ impl ClientLoop {
             ConnState::Idle | ConnState::Stopped => {}
         }
     }
-}
 
-impl ClientLoop {
     /// At the end of the run, counts every request that was started (closed) or
     /// scheduled (open) but not finished, into the corrected latency with
     /// `end - intended start`: a lower bound of what its latency would have been.
@@ -464,20 +434,6 @@ impl ClientLoop {
             self.count_never_sent(end);
         }
         self.rec.close();
-    }
-
-    /// Open workload: the arrivals due before the end that no connection took.
-    fn count_never_sent(&mut self, end: Instant) {
-        // Arrivals up to the end of the run, but none past its time limit.
-        let until = self.cfg.deadline.map_or(end, |d| d.min(end));
-        while !self.arrivals_done && self.schedule.next() <= until {
-            if !self.control.take_ticket() {
-                break;
-            }
-            if let Some(intended) = self.schedule.take_due(until, &mut self.arrival_rng) {
-                self.rec.unfinished(end, intended, false);
-            }
-        }
     }
 }
 

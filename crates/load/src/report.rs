@@ -432,7 +432,8 @@ impl Report {
         if self.unreachable {
             let _ = writeln!(
                 s,
-                "  stopped      early: no connect succeeded for 10 s (the target is unreachable)"
+                "  stopped      early: no connect succeeded for {} s (the target is unreachable)",
+                crate::event_loop::UNREACHABLE.as_secs()
             );
         }
         hist_line(&mut s, "latency", &self.latency);

@@ -20,7 +20,7 @@ pub(crate) enum Kind {
     Conn(usize),
     /// An open-workload request waiting to be retried; no client connection holds it meanwhile.
     Retry {
-        /// Index into the worker's table of waiting retries.
+        /// Index into the event loop's table of waiting retries.
         id: usize,
     },
 }

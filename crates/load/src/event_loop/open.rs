@@ -6,7 +6,7 @@
 //! memory. Only requests that were sent and timed out wait in memory (the retry
 //! table, then `pending`), at most one per connection per timeout.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::ClientLoop;
 use crate::client_conn::{ConnState, Request};
@@ -97,5 +97,49 @@ impl ClientLoop {
         self.retrying[id] = Some(p);
         self.waiting_retries += 1;
         self.timers.push(at, Kind::Retry { id });
+    }
+
+    /// Arms the arrival timerfd to fire after `wait` (a zero wait needs no timer).
+    pub(super) fn arm_arrival_timer(&self, wait: Duration) -> std::io::Result<()> {
+        let Some(t) = &self.arrival_timer else {
+            return Ok(());
+        };
+        if wait.is_zero() {
+            return Ok(());
+        }
+        let spec = rustix::time::Itimerspec {
+            it_interval: rustix::time::Timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: rustix::time::Timespec {
+                tv_sec: wait.as_secs() as i64,
+                tv_nsec: i64::from(wait.subsec_nanos()),
+            },
+        };
+        rustix::time::timerfd_settime(t, rustix::time::TimerfdTimerFlags::empty(), &spec)?;
+        Ok(())
+    }
+
+    /// Reads the expiry count so that the level-triggered timerfd stops reporting.
+    pub(super) fn clear_arrival_timer(&self) {
+        if let Some(t) = &self.arrival_timer {
+            let mut buf = [0u8; 8];
+            let _ = rustix::io::read(t, &mut buf);
+        }
+    }
+
+    /// Open workload: the arrivals due before the end that no connection took.
+    pub(super) fn count_never_sent(&mut self, end: Instant) {
+        // Arrivals up to the end of the run, but none past its time limit.
+        let until = self.cfg.deadline.map_or(end, |d| d.min(end));
+        while !self.arrivals_done && self.schedule.next() <= until {
+            if !self.control.take_ticket() {
+                break;
+            }
+            if let Some(intended) = self.schedule.take_due(until, &mut self.arrival_rng) {
+                self.rec.unfinished(end, intended, false);
+            }
+        }
     }
 }
