@@ -81,8 +81,9 @@
 //! - The end of a run: requests sent but not finished (`in_flight`) and open
 //!   arrivals due before the end that no connection took (`never_sent`) are
 //!   unfinished. Each enters the corrected `latency` as `end - intended start`,
-//!   a lower bound, so the percentiles cover every request the run was asked to
-//!   make; the summary says how many were unfinished.
+//!   a lower bound; a failed request enters it with the time to its error. So
+//!   the percentiles cover every request the run was asked to make; the summary
+//!   says how many were unfinished.
 //! - Several targets: a request picks one by weight; a connection carries only
 //!   requests for the server it was opened to.
 //! - Segments: `segment = I/N` runs the I-th of N equal shares of the users (or of
@@ -103,7 +104,9 @@
 //! - `sent == completed + in_flight`;
 //! - `completed == ok + failed`;
 //! - `errors == failed + connect_refused + connect_other == errors.total()`;
-//! - `latency.count == ok + non_2xx + in_flight + never_sent`.
+//! - `latency.count == scheduled`: one corrected latency per request, from its
+//!   intended start to its response, to the error that ended it, or (unfinished)
+//!   to the end of the run.
 //!
 //! The error rate ([`Report::error_rate`]) is `errors / (ok + errors)`. An open
 //! run whose achieved rate (`completed` per second) is below 0.95 of its offered
@@ -117,7 +120,7 @@
 //! All durations in histograms are integer microseconds. Version 2 (from 1):
 //! `counts` gained `scheduled`, `sent`, `failed`, `in_flight`, `never_sent`;
 //! `errors` counts failed connects, which no longer finish a request; `latency`
-//! holds the unfinished requests; `throughput` gained `offered_per_s`, and
+//! holds every scheduled request (failed and unfinished ones too); `throughput` gained `offered_per_s`, and
 //! `cpu_us_per_request` is `null` when nothing completed; `unreachable` is new.
 //!
 //! ```text
@@ -141,8 +144,8 @@
 //!   "throughput": { "offered_per_s": null|R,  // open: scheduled per second
 //!                   "requests_per_s", "ok_per_s", "bytes_per_s",
 //!                   "cpu_us_per_request": null|us },
-//!   "latency":             HISTOGRAM,  // intended start -> response end (corrected),
-//!                                      // and -> end of run for the unfinished
+//!   "latency":             HISTOGRAM,  // intended start -> outcome (corrected): the
+//!                                      // response, the error, or the end of the run
 //!   "latency_uncorrected": HISTOGRAM,  // last send -> response end
 //!   "ttfb":                HISTOGRAM,  // send -> first response byte
 //!   "connect":             HISTOGRAM,  // TCP connect

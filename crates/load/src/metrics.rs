@@ -15,7 +15,8 @@
 //! Every request the run was asked to make is counted: `scheduled = sent +
 //! never_sent` (open arrivals no connection took before the end) and
 //! `sent = completed + in_flight` (sent, not finished at the end). The
-//! unfinished ones enter the corrected latency with `end - intended start`.
+//! corrected latency holds one value per scheduled request: to its response,
+//! to its error, or, unfinished, to the end of the run (a lower bound).
 
 use std::time::{Duration, Instant};
 
@@ -196,8 +197,9 @@ pub(crate) const STATUS_SLOTS: usize = 601;
 /// One thread's measurements.
 #[derive(Debug)]
 pub(crate) struct Recorder {
-    /// From intended start to complete response (coordinated omission
-    /// corrected), and to the end of the run for unfinished requests.
+    /// From intended start to the request's outcome (coordinated omission
+    /// corrected): its complete response, the error that ended it, or the end
+    /// of the run for an unfinished request. One value per scheduled request.
     pub latency: Hdr<u64>,
     /// From the last attempt's send to complete response.
     pub latency_uncorrected: Hdr<u64>,
@@ -279,8 +281,11 @@ impl Recorder {
         }
     }
 
-    /// A request that ended in an error other than a non-2xx status.
-    pub(crate) fn failure(&mut self, now: Instant, class: ErrorClass) {
+    /// A request that ended in an error other than a non-2xx status; its
+    /// corrected latency runs to the error.
+    pub(crate) fn failure(&mut self, now: Instant, intended: Instant, class: ErrorClass) {
+        self.latency
+            .saturating_record(us(now.saturating_duration_since(intended)));
         self.counts.completed += 1;
         self.counts.failed += 1;
         self.counts.errors += 1;
@@ -360,9 +365,9 @@ mod tests {
         let later = t0 + Duration::from_millis(3);
         r.response(later, t0, t0, later, 200);
         r.response(later, t0, t0, later, 404);
-        r.failure(later, ErrorClass::Malformed);
+        r.failure(later, t0, ErrorClass::Malformed);
         r.timed_out(later);
-        r.failure(later, ErrorClass::Timeout);
+        r.failure(later, t0, ErrorClass::Timeout);
         r.connect_error(later, ErrorClass::ConnectRefused);
         assert_eq!(r.counts.completed, 4);
         assert_eq!(r.counts.ok, 1);
@@ -375,7 +380,7 @@ mod tests {
         );
         assert_eq!(r.errors.non_2xx, 1);
         assert_eq!(r.status[404], 1);
-        assert_eq!(r.latency.len(), 2);
+        assert_eq!(r.latency.len(), 4, "one per finished request, failures too");
         assert_eq!(r.series[0].completed, 4);
         assert_eq!(r.series[0].errors, 4);
     }
@@ -394,7 +399,7 @@ mod tests {
         assert_eq!((r.counts.in_flight, r.counts.never_sent), (2, 1));
         assert_eq!(r.counts.scheduled, 4);
         assert_eq!(r.counts.sent, r.counts.completed + r.counts.in_flight);
-        assert_eq!(r.latency.len(), 4);
+        assert_eq!(r.latency.len(), r.counts.scheduled);
         // end - intended: 1.5 s for the oldest, 100 ms for the newest.
         assert!(r.latency.max() >= 1_499_000 && r.latency.max() <= 1_501_000);
         assert_eq!(
@@ -408,7 +413,7 @@ mod tests {
     fn series_grows_by_the_second_and_adds() {
         let t0 = Instant::now();
         let mut a = Recorder::new(t0);
-        a.failure(t0 + Duration::from_millis(2500), ErrorClass::Reset);
+        a.failure(t0 + Duration::from_millis(2500), t0, ErrorClass::Reset);
         assert_eq!(a.series.len(), 3);
         assert_eq!(a.series[2].errors, 1);
         let mut b = Recorder::new(t0);

@@ -159,11 +159,11 @@ pub struct Report {
     pub status: BTreeMap<String, u64>,
     /// Rates.
     pub throughput: Throughput,
-    /// Latency from the intended start to the complete response (corrected for
-    /// coordinated omission), us. It also holds every request unfinished at the
-    /// end (`counts.in_flight + counts.never_sent`) with `end - intended start`,
-    /// a lower bound, so it covers every request the run was asked to make
-    /// except those that failed.
+    /// Latency from the intended start to the request's outcome (corrected for
+    /// coordinated omission), us: to the complete response (any status), to the
+    /// error that ended it, or, for a request unfinished at the end
+    /// (`counts.in_flight + counts.never_sent`), to the end of the run, a lower
+    /// bound. One value per scheduled request: `count == counts.scheduled`.
     pub latency: Histogram,
     /// Latency from the last attempt's send to the complete response, us.
     pub latency_uncorrected: Histogram,
@@ -560,7 +560,7 @@ mod tests {
             let end = t0 + Duration::from_millis(ms);
             rec.response(end, t0, t0, end, 200);
         }
-        rec.failure(t0, ErrorClass::Reset);
+        rec.failure(t0, t0, ErrorClass::Reset);
         Report::build(
             &spec,
             &rec,
@@ -598,11 +598,13 @@ mod tests {
         assert_eq!(m.counts.completed, 7);
         assert_eq!(m.counts.ok, 5);
         assert_eq!(m.errors.reset, 2);
-        assert_eq!(m.latency.count, 5);
+        // Five answers and two failures (each report's reset, at 0 ms).
+        assert_eq!(m.latency.count, 7);
         assert_eq!(m.status["200"], 5);
         assert_eq!(m.segments, vec!["1/2", "2/2"]);
-        // The merged median is the middle of all five values, not an average of medians.
-        assert_eq!(m.latency.p50, a.latency.max);
+        // The merged median is the middle of all seven values (0, 0, 1, 2, 3, 100,
+        // 200 ms), not an average of the two medians (1 and 100 ms).
+        assert_eq!(m.latency.p50 / 1000, 2, "{}", m.latency.p50);
         assert!(Report::merge(&[a.clone(), a]).is_err());
     }
 

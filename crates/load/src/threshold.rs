@@ -5,7 +5,7 @@
 //!
 //! | name | what | value |
 //! |------|------|-------|
-//! | `p50`, `p90`, `p99`, `p99.9`, `max`, `mean` | corrected latency (intended start to answer; unfinished requests to the end of the run) | a duration: `200ms`, `1.5s`, `250us` |
+//! | `p50`, `p90`, `p99`, `p99.9`, `max`, `mean` | corrected latency (intended start to the outcome; unfinished requests to the end of the run) | a duration: `200ms`, `1.5s`, `250us` |
 //! | `errors` | error rate: `errors / (ok + errors)`, failed connects included | a share: `1%` or `0.01` |
 //! | `unfinished` | requests unfinished at the end (in flight or never sent) per scheduled request | a share |
 //! | `rps` | completed requests per second (the achieved rate) | a number |
@@ -403,7 +403,7 @@ mod tests {
             rec.response(end, t0, t0, end, 200);
         }
         for _ in 0..failures {
-            rec.failure(t0, ErrorClass::Reset);
+            rec.failure(t0, t0, ErrorClass::Reset);
         }
         rec.close();
         let spec = LoadSpec::new(vec![Target::new("http://127.0.0.1:1/")]);

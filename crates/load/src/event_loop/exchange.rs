@@ -367,7 +367,7 @@ impl ClientLoop {
     pub(super) fn fail(&mut self, i: usize, now: Instant, class: ErrorClass) {
         self.close_sock(i);
         self.conns[i].timer.disarm();
-        self.rec.failure(now, class);
+        self.rec.failure(now, self.conns[i].req.intended, class);
         self.after(i, now);
     }
 
@@ -380,7 +380,8 @@ impl ClientLoop {
             .retries
             .is_none_or(|r| self.conns[i].req.attempts <= r);
         if !retry {
-            self.rec.failure(now, ErrorClass::Timeout);
+            self.rec
+                .failure(now, self.conns[i].req.intended, ErrorClass::Timeout);
             return self.after(i, now);
         }
         self.rec.counts.retries += 1;
