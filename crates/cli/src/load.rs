@@ -101,7 +101,8 @@ struct RunArgs {
     /// Stop after this many requests have finished (whole run, all segments).
     #[arg(long, short = 'n', value_name = "N")]
     requests: Option<u64>,
-    /// Stop after this long (e.g. 30s, 2m) [default: 10s unless --requests].
+    /// Stop after this long (e.g. 30s, 2m); requests not finished then are counted as
+    /// unfinished [default: 10s unless --requests].
     #[arg(long, short = 'd', value_name = "TIME")]
     duration: Option<String>,
 
@@ -137,8 +138,8 @@ struct RunArgs {
     /// 100% turns the check off.
     #[arg(long, value_name = "SHARE", default_value = "1%")]
     max_error_rate: String,
-    /// Fail (exit 4) when the report crosses THRESHOLD, e.g. `p99>200ms` or
-    /// `errors>0.5%` (repeatable; see below).
+    /// Fail (exit 4) when the report crosses THRESHOLD, e.g. 'p99>200ms' or
+    /// 'errors>0.5%', quoted for the shell (repeatable; see below).
     #[arg(long = "fail-if", value_name = "THRESHOLD")]
     fail_if: Vec<String>,
 
