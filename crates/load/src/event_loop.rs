@@ -100,6 +100,10 @@ pub(crate) struct LoopConfig {
 #[derive(Debug)]
 pub(crate) struct LoopResult {
     pub recorder: Recorder,
+    /// When the loop stopped, before the unfinished requests were counted (at
+    /// a very high rate, drawing the never-sent arrivals takes a while, and it
+    /// is not part of the run).
+    pub ended: Instant,
     /// The thread stopped early: its target was unreachable (see [`UNREACHABLE`]).
     pub gave_up: bool,
     /// CPU time (user + system) this thread used.
@@ -162,8 +166,11 @@ fn thread_cpu() -> Duration {
 pub(crate) fn run(cfg: LoopConfig, control: Arc<RunControl>) -> std::io::Result<LoopResult> {
     let cpu0 = thread_cpu();
     let mut w = ClientLoop::new(cfg, control)?;
-    w.run()?;
+    let ended = w.run()?;
+    w.count_unfinished(ended);
+    w.control.progress[w.cfg.index].store(w.rec.counts.completed, Ordering::Relaxed);
     Ok(LoopResult {
+        ended,
         gave_up: w.gave_up,
         recorder: w.rec,
         cpu: thread_cpu().saturating_sub(cpu0),
@@ -287,7 +294,8 @@ impl ClientLoop {
         }
     }
 
-    fn run(&mut self) -> std::io::Result<()> {
+    /// Runs the loop until the run ends; returns when it ended.
+    fn run(&mut self) -> std::io::Result<Instant> {
         let mut events = vec![
             epoll::Event {
                 flags: epoll::EventFlags::empty(),
@@ -375,9 +383,7 @@ impl ClientLoop {
                 self.on_event(i, ev.flags, Instant::now());
             }
         }
-        self.count_unfinished(Instant::now());
-        self.control.progress[self.cfg.index].store(self.rec.counts.completed, Ordering::Relaxed);
-        Ok(())
+        Ok(Instant::now())
     }
 
     fn fire_timers(&mut self, now: Instant) {

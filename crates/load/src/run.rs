@@ -123,6 +123,7 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
     let mut total = Recorder::new(start);
     let mut cpu = Duration::ZERO;
     let mut unreachable = false;
+    let mut ended = start;
     let mut first_err = None;
     for h in handles {
         match h.join() {
@@ -130,6 +131,7 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
                 total.absorb(&r.recorder);
                 cpu += r.cpu;
                 unreachable |= r.gave_up;
+                ended = ended.max(r.ended);
             }
             Ok(Err(e)) => first_err = first_err.or(Some(LoadError::Io(e))),
             Err(_) => {
@@ -143,8 +145,9 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
         return Err(e);
     }
     // The real length, also for a timed run (the threads stop within a
-    // millisecond or so of the deadline), as wrk reports it.
-    let elapsed = start.elapsed();
+    // millisecond or so of the deadline), as wrk reports it: to the last loop's
+    // end, not counting the count of unfinished requests after it.
+    let elapsed = ended.saturating_duration_since(start);
     let mut report = Report::build(spec, &total, threads, started_unix_ms, elapsed, cpu);
     report.unreachable = unreachable;
     Ok(report)
