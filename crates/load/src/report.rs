@@ -413,10 +413,15 @@ impl Report {
             );
         }
         if let Some(offered) = t.offered_per_s {
+            // A segment's report offers its share of the rate set for the run.
+            let set = match (r.rate, self.segments.as_slice()) {
+                (Some(x), [one]) if one == "1/1" => format!("{x} set"),
+                (Some(x), _) => format!("{x} set for the whole run"),
+                (None, _) => "rate not recorded".to_string(),
+            };
             let _ = writeln!(
                 s,
-                "  rate         offered {offered:.1} req/s ({} set), achieved {:.1} req/s ({:.2} of offered)",
-                r.rate.map_or("?".to_string(), |x| format!("{x}")),
+                "  rate         offered {offered:.1} req/s ({set}), achieved {:.1} req/s ({:.2} of offered)",
                 t.requests_per_s,
                 t.requests_per_s / offered.max(1e-9)
             );
