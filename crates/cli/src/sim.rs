@@ -31,7 +31,7 @@ fn optional_dist(s: &str) -> Result<MaybeDist, String> {
 }
 
 fn duration(s: &str) -> Result<f64, String> {
-    servelab_sim::dist::parse_duration(s).map_err(|e| e.to_string())
+    servelab_dist::parse_secs_f64(s).map_err(|e| e.to_string())
 }
 
 fn warmup(s: &str) -> Result<Warmup, String> {

@@ -599,8 +599,7 @@ impl Experiment {
         };
         let dur = |t: &Template, what: &str| -> Result<f64, FieldError> {
             let text = expand(t, vars)?;
-            servelab_sim::dist::parse_duration(&text)
-                .map_err(|e| (t.span(), format!("{what}: {e}")))
+            servelab_dist::parse_secs_f64(&text).map_err(|e| (t.span(), format!("{what}: {e}")))
         };
         let mut m = servelab_sim::Model {
             users: parse_num(&spec.users, vars, "users")?,

@@ -541,8 +541,9 @@ pub(crate) fn run_replication<T: Tracer>(
 
 #[cfg(test)]
 mod tests {
+    use servelab_dist::Dist;
+
     use super::*;
-    use crate::dist::Dist;
     use crate::trace::{NoTrace, TextTrace};
 
     fn spec(requests: u64) -> RunSpec {

@@ -139,7 +139,7 @@ pub fn solve(m: &Model) -> Option<Exact> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dist::Dist;
+    use servelab_dist::Dist;
 
     fn model(users: u32, cores: u32, s: f64, z: f64) -> Model {
         Model {

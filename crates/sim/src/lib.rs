@@ -11,7 +11,8 @@
 //! end; the lab calls this library directly.
 //!
 //! Layout:
-//! - [`dist`]: distributions and their text syntax (`exp:0.2s`, `50s+exp:5s`, ...)
+//! - [`Dist`]: distributions and their text syntax (`exp:0.2s`, `50s+exp:5s`, ...),
+//!   re-exported from `servelab-dist`, the one parser shared with `serve` and `load`
 //! - [`model`]: the model ([`Model`], [`Policy`], [`Affinity`])
 //! - [`spec`]: how to run it ([`RunSpec`]: replications, length, warm-up, seed)
 //! - `queue`, `engine`, `window`: the event list, one replication's event loop, and
@@ -46,7 +47,6 @@
 #![deny(missing_docs)]
 
 pub mod bounds;
-pub mod dist;
 mod engine;
 mod error;
 pub mod exact;
@@ -61,11 +61,11 @@ pub mod trace;
 mod window;
 
 pub use bounds::Bounds;
-pub use dist::Dist;
 pub use error::{Result, SimError};
 pub use exact::Exact;
 pub use model::{Affinity, Model, Policy};
 pub use result::{Diff, Metrics, PointResult, WarmupUsed};
+pub use servelab_dist::Dist;
 pub use spec::{Length, RunSpec, Warmup};
 pub use stats::Estimate;
 pub use sweep::{Sweep, parse_users, run_models, run_models_on, run_point, trace_replication};

@@ -26,8 +26,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::Serialize;
+use servelab_dist::Dist;
 
-use crate::dist::Dist;
 use crate::error::{Result, SimError};
 
 /// How a core shares itself among the threads ready to run on it.
