@@ -450,9 +450,9 @@ fn sim_metrics(r: &servelab_sim::PointResult) -> (BTreeMap<String, Stat>, BTreeM
         };
         put("throughput", &s.throughput, 1.0);
         put("goodput", &s.goodput, 1.0);
-        put("mean_ms", &s.response_time, 1000.0);
-        put("p50_ms", &s.response_p50, 1000.0);
-        put("p99_ms", &s.response_p99, 1000.0);
+        put("mean_ms", &s.attempt_response_time, 1000.0);
+        put("p50_ms", &s.attempt_p50, 1000.0);
+        put("p99_ms", &s.attempt_p99, 1000.0);
         put("utilisation", &s.utilisation, 100.0);
         put("drop_rate", &s.drop_rate, 1.0);
         put("timeout_rate", &s.timeout_rate, 1.0);

@@ -34,11 +34,11 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
 use crate::error::{Result, SimError};
-use crate::model::{Affinity, Model, Policy};
+use crate::model::{Affinity, Model, OnAbandon, OnFull, Policy};
 use crate::queue::{Event, EventQueue};
 use crate::spec::{Length, RunSpec, Warmup};
 use crate::trace::{TraceLine, Tracer};
-use crate::window::{Cum, Obs, RepOutput, Window};
+use crate::window::{Cum, Obs, Replication, Window};
 
 const NONE: u32 = u32::MAX;
 /// Events allowed between two completions before the run is declared stuck.
@@ -74,6 +74,9 @@ struct User {
     token: u32,
     live: u32,
     retries: u32,
+    /// When the current request began for the user: the end of its think time (the
+    /// start of R_user, which retries do not reset).
+    since: f64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -182,16 +185,11 @@ impl<T: Tracer> Sim<'_, T> {
         let u = &mut self.users[user as usize];
         u.token = u.token.wrapping_add(1);
         let token = u.token;
-        if let Some(timeout) = &self.m.timeout {
-            let t = self.now + timeout.sample(&mut self.rng);
-            self.q.push(t, Event::Timeout { user, token });
+        let first = u.retries == 0;
+        if first {
+            u.since = self.now;
         }
-        let event = if self.users[user as usize].retries > 0 {
-            "retry"
-        } else {
-            "send"
-        };
-        self.trace(event, user, NONE, NONE)?;
+        self.trace(if first { "send" } else { "retry" }, user, NONE, NONE)?;
         // A free thread: on the least-loaded core when pinned (ties to the lowest index).
         let pool = match self.m.affinity {
             Affinity::Shared => (!self.free_threads[0].is_empty()).then_some(0),
@@ -207,12 +205,25 @@ impl<T: Tracer> Sim<'_, T> {
                 best
             }
         };
-        if pool.is_none() && self.buffer.len() >= self.m.buffer as usize {
+        let full = pool.is_none() && self.buffer.len() >= self.m.buffer as usize;
+        if full && self.m.on_full == OnFull::Reject {
+            // Answered at once: no timeout to wait for.
+            self.cum.drops += 1;
+            self.users[user as usize].live = NONE;
+            self.trace("reject", user, NONE, NONE)?;
+            return self.retry_or_give_up(user, false);
+        }
+        if let Some(timeout) = &self.m.timeout {
+            let t = self.now + timeout.sample(&mut self.rng);
+            self.q.push(t, Event::Timeout { user, token });
+        }
+        if full {
             self.cum.drops += 1;
             self.users[user as usize].live = NONE;
             self.trace("drop", user, NONE, NONE)?;
             if self.m.timeout.is_none() {
                 // A blocked arrival returns to thinking (the exact model's convention).
+                self.users[user as usize].retries = 0;
                 self.think(user);
             }
             return Ok(());
@@ -403,6 +414,7 @@ impl<T: Tracer> Sim<'_, T> {
         if good {
             self.cum.good += 1;
             self.cum.good_rt += rt;
+            self.cum.good_user_rt += self.now - self.users[r.user as usize].since;
             let u = &mut self.users[r.user as usize];
             u.token = u.token.wrapping_add(1); // cancels the pending timeout
             u.live = NONE;
@@ -413,15 +425,91 @@ impl<T: Tracer> Sim<'_, T> {
             self.cum.bad += 1;
             self.trace("badput", r.user, core, r.thread)?;
         }
-        let pool = self.pool_of(core);
-        self.free_threads[pool].push(r.thread);
+        self.release_thread(r.thread, Some(core))?;
+        Ok(Obs::new(rt, good))
+    }
+
+    /// Returns a request's thread to its pool: the oldest buffered request takes it,
+    /// and `core`, when the request was on one (now idle), runs the next ready thread.
+    fn release_thread(&mut self, thread: u32, core: Option<u32>) -> Result<()> {
+        let pool = match self.m.affinity {
+            Affinity::Pinned => (thread / self.m.threads_per_core) as usize,
+            Affinity::Shared => 0,
+        };
+        self.free_threads[pool].push(thread);
         if let Some(next) = self.buffer.pop_front() {
             self.give_thread(next, pool)?;
         }
-        if self.cores[core as usize].state == CoreState::Idle {
-            self.dispatch(core)?;
+        if let Some(core) = core {
+            if self.cores[core as usize].state == CoreState::Idle {
+                self.dispatch(core)?;
+            }
         }
-        Ok(Obs::new(rt, good))
+        Ok(())
+    }
+
+    /// `--on-abandon cancel`: request `id`'s user has gone, so the server drops it
+    /// wherever it is: in the buffer, ready for a core, or on one (running, or being
+    /// switched to; the switch stops too).
+    fn cancel(&mut self, id: u32) -> Result<()> {
+        let r = self.reqs[id as usize];
+        self.cum.cancelled += 1;
+        self.in_system -= 1;
+        self.free_reqs.push(id);
+        if r.thread == NONE {
+            let at = self.buffer.iter().position(|&b| b == id);
+            self.buffer
+                .remove(at.expect("a request without a thread waits in the buffer"));
+            return self.trace("cancel", r.user, NONE, NONE);
+        }
+        let pool = match self.m.affinity {
+            Affinity::Pinned => (r.thread / self.m.threads_per_core) as usize,
+            Affinity::Shared => 0,
+        };
+        if let Some(at) = self.ready[pool].iter().position(|&q| q == id) {
+            self.ready[pool].remove(at);
+            self.trace("cancel", r.user, NONE, r.thread)?;
+            return self.release_thread(r.thread, None);
+        }
+        let core = match self.m.affinity {
+            Affinity::Pinned => pool,
+            Affinity::Shared => self
+                .cores
+                .iter()
+                .position(|c| c.state != CoreState::Idle && c.req == id)
+                .expect("a request with a thread that is not ready is on a core"),
+        };
+        match self.cores[core].state {
+            CoreState::Running => self.running -= 1,
+            CoreState::Switching => self.switching -= 1,
+            CoreState::Idle => unreachable!("the request is on this core"),
+        }
+        self.cores[core].state = CoreState::Idle;
+        self.q.clear_core(core as u32);
+        self.trace("cancel", r.user, core as u32, r.thread)?;
+        self.release_thread(r.thread, Some(core as u32))
+    }
+
+    /// After a timeout or a rejection: retry after `retry_wait`, or give up and think
+    /// again once the retries are used up. `at_once` sends a zero-wait retry now
+    /// rather than through the event list (a timeout's retry always did).
+    fn retry_or_give_up(&mut self, user: u32, at_once: bool) -> Result<()> {
+        let u = self.users[user as usize];
+        if self.m.retries.is_none_or(|max| u.retries < max) {
+            self.users[user as usize].retries += 1;
+            if at_once && self.m.retry_wait.is_zero() {
+                return self.send(user);
+            }
+            let t = self.now + self.m.retry_wait.sample(&mut self.rng);
+            self.q.push(t, Event::Send { user });
+            Ok(())
+        } else {
+            self.cum.gave_up += 1;
+            self.users[user as usize].retries = 0;
+            self.trace("give_up", user, NONE, NONE)?;
+            self.think(user);
+            Ok(())
+        }
     }
 
     fn timeout(&mut self, user: u32, token: u32) -> Result<()> {
@@ -430,22 +518,16 @@ impl<T: Tracer> Sim<'_, T> {
             return Ok(()); // answered or re-sent since
         }
         self.cum.timeouts += 1;
-        if u.live != NONE {
-            // The server does not know: the request still runs, as badput.
-            self.reqs[u.live as usize].abandoned = true;
-        }
         self.users[user as usize].live = NONE;
         self.trace("timeout", user, NONE, NONE)?;
-        if self.m.retries.is_none_or(|max| u.retries < max) {
-            self.users[user as usize].retries += 1;
-            self.send(user)
-        } else {
-            self.cum.gave_up += 1;
-            self.users[user as usize].retries = 0;
-            self.trace("give_up", user, NONE, NONE)?;
-            self.think(user);
-            Ok(())
+        if u.live != NONE {
+            match self.m.on_abandon {
+                // The server does not know: the request still runs, as badput.
+                OnAbandon::Finish => self.reqs[u.live as usize].abandoned = true,
+                OnAbandon::Cancel => self.cancel(u.live)?,
+            }
         }
+        self.retry_or_give_up(user, true)
     }
 }
 
@@ -456,7 +538,7 @@ pub(crate) fn run_replication<T: Tracer>(
     point: usize,
     rep: u32,
     tracer: &mut T,
-) -> Result<RepOutput> {
+) -> Result<Replication> {
     model.validate()?;
     spec.validate()?;
     let c = model.cores as usize;
@@ -492,7 +574,8 @@ pub(crate) fn run_replication<T: Tracer>(
             User {
                 token: 0,
                 live: NONE,
-                retries: 0
+                retries: 0,
+                since: 0.0,
             };
             n
         ],
@@ -572,7 +655,7 @@ pub(crate) fn run_replication<T: Tracer>(
             });
         }
     }
-    Ok(window.close(sim.cum, spec.warmup, model.cores, events))
+    Ok(window.finish(sim.cum, model.cores, events))
 }
 
 #[cfg(test)]
@@ -581,6 +664,19 @@ mod tests {
 
     use super::*;
     use crate::trace::{NoTrace, TextTrace};
+    use crate::window::RepOutput;
+
+    /// One replication, cut on its own.
+    fn run_replication(
+        m: &Model,
+        s: &RunSpec,
+        point: usize,
+        rep: u32,
+        t: &mut impl Tracer,
+    ) -> Result<RepOutput> {
+        let r = super::run_replication(m, s, point, rep, t)?;
+        Ok(crate::warmup::close_point(vec![r], s.warmup).remove(0))
+    }
 
     fn spec(requests: u64) -> RunSpec {
         RunSpec {
@@ -603,12 +699,12 @@ mod tests {
         };
         let out = run_replication(&m, &spec(50_000), 0, 0, &mut NoTrace).unwrap();
         let r = out.metrics;
-        let little = r.throughput * r.response_time;
+        let little = r.throughput * r.attempt_response_time;
         assert!(
             (little - r.mean_in_system).abs() / r.mean_in_system < 0.02,
             "{r:?}"
         );
-        let n = r.throughput * (r.response_time + 1.0);
+        let n = r.throughput * (r.attempt_response_time + 1.0);
         assert!((n - 40.0).abs() < 1.0, "{n}");
         assert!(
             (r.utilisation - r.throughput * 0.1 / 4.0).abs() < 0.02,
@@ -627,9 +723,15 @@ mod tests {
         let a = run_replication(&m, &spec(2000), 0, 0, &mut NoTrace).unwrap();
         let b = run_replication(&m, &spec(2000), 0, 0, &mut NoTrace).unwrap();
         let c = run_replication(&m, &spec(2000), 0, 1, &mut NoTrace).unwrap();
-        assert_eq!(a.metrics.response_time, b.metrics.response_time);
+        assert_eq!(
+            a.metrics.attempt_response_time,
+            b.metrics.attempt_response_time
+        );
         assert_eq!(a.events, b.events);
-        assert_ne!(a.metrics.response_time, c.metrics.response_time);
+        assert_ne!(
+            a.metrics.attempt_response_time,
+            c.metrics.attempt_response_time
+        );
     }
 
     #[test]

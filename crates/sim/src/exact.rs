@@ -51,7 +51,7 @@
 
 use serde::Serialize;
 
-use crate::model::{Affinity, Model, Policy};
+use crate::model::{Affinity, Model, OnFull, Policy};
 
 /// The exact stationary metrics of a product-form configuration. Rates per second.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -80,6 +80,8 @@ pub fn not_exact_because(m: &Model) -> Option<&'static str> {
         Some("service is not exponential")
     } else if m.timeout.is_some() {
         Some("timeouts are on")
+    } else if m.on_full == OnFull::Reject {
+        Some("a full buffer rejects and users retry")
     } else if m.threads_per_core > 1 && m.affinity == Affinity::Pinned {
         Some("pinned threads with k > 1 are not work-conserving")
     } else if m.policy == Policy::RoundRobin && m.context_switch > 0.0 && m.threads_per_core > 1 {

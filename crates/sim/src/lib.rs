@@ -13,10 +13,12 @@
 //! Layout:
 //! - [`Dist`]: distributions and their text syntax (`exp:0.2s`, `50s+exp:5s`, ...),
 //!   re-exported from `servelab-dist`, the one parser shared with `serve` and `load`
-//! - [`model`]: the model ([`Model`], [`Policy`], [`Affinity`])
+//! - [`model`]: the model ([`Model`], [`Policy`], [`Affinity`], [`OnFull`],
+//!   [`OnAbandon`]) and what its words mean
 //! - [`spec`]: how to run it ([`RunSpec`]: replications, length, warm-up, seed)
 //! - `queue`, `engine`, `window`: the event list, one replication's event loop, and
-//!   its kept window (warm-up cut, metrics)
+//!   its kept window (completions, snapshots, metrics)
+//! - `warmup`: the warm-up cut, chosen over all replications of a point
 //! - [`stats`]: t intervals, MSER-5, quantiles
 //! - [`exact`]: the exact solution and when it applies
 //! - [`bounds`]: asymptotic bounds and the saturation point
@@ -58,12 +60,13 @@ pub mod spec;
 pub mod stats;
 pub mod sweep;
 pub mod trace;
+mod warmup;
 mod window;
 
 pub use bounds::Bounds;
 pub use error::{Result, SimError};
 pub use exact::Exact;
-pub use model::{Affinity, Model, Policy};
+pub use model::{Affinity, Model, OnAbandon, OnFull, Policy};
 pub use result::{Diff, Metrics, PointResult, WarmupUsed};
 pub use servelab_dist::Dist;
 pub use spec::{Length, RunSpec, Warmup};

@@ -27,12 +27,17 @@ pub enum Length {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Warmup {
-    /// MSER-5: delete the prefix of batches of 5 completions that minimises the
-    /// standard error of the rest (searched over the first half of the run), computed
-    /// on two series, response times and the time-average number on the server per
-    /// batch; the later cut wins. Response times alone miss transients that a full
-    /// buffer hides from them (drops, occupancy).
+    /// MSER-5 on the replication average (the default): delete the prefix of batches
+    /// of 5 completions that minimises the standard error of the rest (searched over
+    /// the first half of the run), computed on the batch-by-batch average over the
+    /// point's replications of two series, response times and the time-average number
+    /// on the server per batch; the later cut wins, and every replication is cut
+    /// there. Response times alone miss transients that a full buffer hides from them
+    /// (drops, occupancy). Why pooled: see the `warmup` module.
     Mser5,
+    /// MSER-5 on each replication alone (the default before schema 2): deletes too
+    /// little near the knee once there are many replications. Kept for comparison.
+    Mser5Each,
     /// Delete everything before this simulated time, in seconds; the run length counts
     /// from there.
     Fixed(f64),

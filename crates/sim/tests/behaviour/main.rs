@@ -16,6 +16,7 @@ mod determinism;
 mod exact_agreement;
 mod scheduling;
 mod timeouts;
+mod warmup;
 
 use servelab_sim::{Dist, Estimate, Length, Model, RunSpec, Warmup};
 

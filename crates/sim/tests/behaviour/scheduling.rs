@@ -31,7 +31,11 @@ fn round_robin_with_tiny_quantum_and_free_switches_equals_fcfs_and_exact() {
     let points = run_models(&[fcfs, rr], &spec(10, 20_000, 21)).unwrap();
     for (name, p) in ["fcfs", "rr"].iter().zip(&points) {
         let s = p.sim.as_ref().unwrap();
-        family.covers(&format!("{name} R"), &s.response_time, e.response_time);
+        family.covers(
+            &format!("{name} R"),
+            &s.attempt_response_time,
+            e.response_time,
+        );
         family.covers(&format!("{name} X"), &s.throughput, e.throughput);
         assert_eq!(s.switch_fraction.mean, 0.0);
     }
@@ -39,10 +43,10 @@ fn round_robin_with_tiny_quantum_and_free_switches_equals_fcfs_and_exact() {
     // (a short request no longer waits behind a long one, a long one is slowed by all).
     let (f, r) = (points[0].sim.unwrap(), points[1].sim.unwrap());
     assert!(
-        r.response_p50.mean < f.response_p50.mean,
+        r.attempt_p50.mean < f.attempt_p50.mean,
         "{:?} {:?}",
-        r.response_p50,
-        f.response_p50
+        r.attempt_p50,
+        f.attempt_p50
     );
 }
 
@@ -73,7 +77,7 @@ fn context_switch_cost_lowers_throughput_and_utilisation() {
         );
         assert!(w[1].utilisation.hi() < w[0].utilisation.lo());
         assert!(w[1].switch_fraction.mean > w[0].switch_fraction.mean);
-        assert!(w[1].response_time.mean > w[0].response_time.mean);
+        assert!(w[1].attempt_response_time.mean > w[0].attempt_response_time.mean);
     }
     // Utilisation plus switching still fills the cores: switching is busy, not useful.
     let last = sims[2];
@@ -98,8 +102,8 @@ fn pinned_round_robin_and_fcfs_share_the_mean_response_time() {
     };
     let p = run_models(&[base, rr], &spec(10, 20_000, 23)).unwrap();
     let (a, b) = (
-        p[0].sim.unwrap().response_time,
-        p[1].sim.unwrap().response_time,
+        p[0].sim.unwrap().attempt_response_time,
+        p[1].sim.unwrap().attempt_response_time,
     );
     assert!(a.lo() < b.hi() && b.lo() < a.hi(), "fcfs {a:?} rr {b:?}");
 }
@@ -123,7 +127,7 @@ fn round_robin_with_one_thread_per_core_never_switches() {
     let (f, r) = (f.sim.unwrap(), r.sim.unwrap());
     assert_eq!(r.switch_fraction.mean, 0.0);
     assert_eq!(f.throughput, r.throughput);
-    assert_eq!(f.response_time, r.response_time);
+    assert_eq!(f.attempt_response_time, r.attempt_response_time);
 }
 
 #[test]
