@@ -10,7 +10,10 @@
 //!
 //! - Service is exponential (a memoryless service makes the order of service and
 //!   any preemption irrelevant to *how many* leave).
-//! - There are no timeouts (abandonment and badput break the birth-death structure).
+//! - There are no timeouts (abandonment and badput break the birth-death structure),
+//!   and a full buffer drops silently: a blocked user goes back to thinking, which
+//!   the insensitive think stage absorbs. A rejected user who waits `retry_wait`
+//!   and retries (`OnFull::Reject`) spends that wait in a different state.
 //! - The server is work-conserving over cores: some core is busy whenever fewer than
 //!   `c` requests hold threads that could run. This is true with one thread per core
 //!   (`k = 1`: the n threads sit on n different cores, since a new request takes a free

@@ -2,10 +2,14 @@
 //! exact queueing solution beside it wherever one exists.
 //!
 //! This is seed 002's model done properly: a closed population of users (think,
-//! request, wait or time out and retry) in front of a server with `c` cores, `k`
-//! threads per core, thread-to-core affinity, a shared bounded buffer, and FCFS or
-//! round-robin scheduling with a context-switch cost. Each configuration is run as
-//! independent replications with MSER-5 warm-up deletion and Student-t intervals;
+//! request, wait or time out, wait and retry) in front of a server with `c` cores, `k`
+//! threads per core, thread-to-core affinity, a shared bounded buffer that rejects or
+//! drops, abandoned requests finished or cancelled, and FCFS or round-robin scheduling
+//! with a context-switch cost. Its words mean what `servelab load` and `servelab
+//! serve` mean by them (see [`model`]): the user's response time R_user counts the
+//! timeouts and retries, as `load` does, beside the per-attempt R_attempt. Each
+//! configuration is run as independent replications, with a warm-up cut chosen by
+//! MSER-5 on their average (see `warmup`) and Student-t intervals;
 //! product-form configurations are also solved exactly (a birth-death chain in log
 //! space), and the asymptotic bounds are always given. `servelab sim` is a thin front
 //! end; the lab calls this library directly.
