@@ -122,7 +122,7 @@ pub(crate) struct Args {
     /// Master seed; same seed, same output, whatever --jobs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Worker threads for the sweep (0: one per CPU).
+    /// Parallel simulation jobs, one OS thread each (0: one per CPU).
     #[arg(long, default_value_t = 0)]
     jobs: usize,
     /// Print only the exact solution and bounds (no simulation).
@@ -277,6 +277,26 @@ mod tests {
             (a.policy, a.context_switch, a.warmup),
             (Policy::RoundRobin, 0.01, Warmup::Fixed(30.0))
         );
+    }
+
+    #[test]
+    fn semantics_flags_reach_the_model() {
+        let a = args(
+            "--users 30 --reps 2 --requests 500 --timeout 1s --retry-wait exp:0.1s \
+             --on-full reject --on-abandon cancel",
+        )
+        .unwrap();
+        assert_eq!(
+            (a.on_full, a.on_abandon, a.retry_wait.mean()),
+            (OnFull::Reject, OnAbandon::Cancel, 0.1)
+        );
+        run(a).unwrap();
+        let d = args("").unwrap();
+        assert_eq!(
+            (d.on_full, d.on_abandon),
+            (OnFull::Silent, OnAbandon::Finish)
+        );
+        assert!(d.retry_wait.is_zero());
     }
 
     #[test]

@@ -827,6 +827,73 @@ mod tests {
         assert_eq!(out.warmup_deleted, 0);
     }
 
+    /// Checks the server's bookkeeping at every event, and counts where cancelled
+    /// requests were found.
+    struct Invariants {
+        cores: u32,
+        threads: usize,
+        buffer: usize,
+        /// Cancels in the buffer, in a run queue, on a core.
+        cancels: [u64; 3],
+    }
+
+    impl Tracer for Invariants {
+        fn record(&mut self, l: &TraceLine) -> std::io::Result<()> {
+            let holding = l.in_system - l.buffer;
+            assert!(l.cores_running <= self.cores, "{l:?}");
+            assert!(l.buffer <= self.buffer, "{l:?}");
+            assert!(holding <= self.threads, "{l:?}");
+            // Nobody waits in the buffer while a thread is free (checked after the
+            // events that free a thread are done: they are traced before the
+            // buffered request takes it).
+            let frees = matches!(l.event, "done" | "badput" | "cancel");
+            assert!(frees || l.buffer == 0 || holding == self.threads, "{l:?}");
+            if l.event == "cancel" {
+                let at = match (l.thread, l.core) {
+                    (None, _) => 0,
+                    (Some(_), None) => 1,
+                    (Some(_), Some(_)) => 2,
+                };
+                self.cancels[at] += 1;
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn cancelling_keeps_the_books_wherever_the_request_is() {
+        for affinity in [Affinity::Pinned, Affinity::Shared] {
+            let m = Model {
+                users: 300,
+                threads_per_core: 4,
+                affinity,
+                buffer: 30,
+                policy: Policy::RoundRobin,
+                quantum: 0.05,
+                context_switch: 0.01,
+                think: Dist::exp(3.0),
+                service: Dist::exp(0.2),
+                timeout: Some(Dist::exp(0.5).shifted(0.5)),
+                retry_wait: Dist::exp(0.2),
+                on_full: OnFull::Reject,
+                on_abandon: OnAbandon::Cancel,
+                ..Model::default()
+            };
+            let mut t = Invariants {
+                cores: m.cores,
+                threads: m.threads() as usize,
+                buffer: m.buffer as usize,
+                cancels: [0; 3],
+            };
+            run_replication(&m, &spec(5000), 0, 0, &mut t).unwrap();
+            assert!(
+                t.cancels.iter().all(|&n| n > 0),
+                "{affinity}: cancels in buffer, run queue, on a core: {:?}",
+                t.cancels
+            );
+        }
+    }
+
     #[test]
     fn trace_has_a_line_per_event_kind() {
         let m = Model {

@@ -18,6 +18,17 @@ pub enum SimError {
         /// What is wrong with it, and what is expected instead.
         reason: String,
     },
+    /// A name (policy, affinity, on-full or on-abandon choice) is not one of the
+    /// known ones; nothing was run.
+    #[error("unknown {what} {input:?} (use {expected})")]
+    UnknownName {
+        /// What was being named.
+        what: &'static str,
+        /// The text as given.
+        input: String,
+        /// The names accepted.
+        expected: &'static str,
+    },
     /// A user-count list or range (`1..800:25`, `1,50,144`) did not parse; nothing was run.
     #[error("bad user list {input:?}: {reason}")]
     BadUsers {

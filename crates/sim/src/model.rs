@@ -60,9 +60,11 @@ impl FromStr for Policy {
         match s {
             "fcfs" => Ok(Policy::Fcfs),
             "rr" | "round-robin" => Ok(Policy::RoundRobin),
-            _ => Err(SimError::InvalidModel(format!(
-                "unknown policy {s:?} (use fcfs or rr)"
-            ))),
+            _ => Err(SimError::UnknownName {
+                what: "policy",
+                input: s.to_string(),
+                expected: "fcfs or rr",
+            }),
         }
     }
 }
@@ -93,9 +95,11 @@ impl FromStr for Affinity {
         match s {
             "pinned" => Ok(Affinity::Pinned),
             "shared" => Ok(Affinity::Shared),
-            _ => Err(SimError::InvalidModel(format!(
-                "unknown affinity {s:?} (use pinned or shared)"
-            ))),
+            _ => Err(SimError::UnknownName {
+                what: "affinity",
+                input: s.to_string(),
+                expected: "pinned or shared",
+            }),
         }
     }
 }
@@ -126,9 +130,11 @@ impl FromStr for OnFull {
         match s {
             "reject" => Ok(OnFull::Reject),
             "silent" => Ok(OnFull::Silent),
-            _ => Err(SimError::InvalidModel(format!(
-                "unknown on-full policy {s:?} (use reject or silent)"
-            ))),
+            _ => Err(SimError::UnknownName {
+                what: "on-full policy",
+                input: s.to_string(),
+                expected: "reject or silent",
+            }),
         }
     }
 }
@@ -158,9 +164,11 @@ impl FromStr for OnAbandon {
         match s {
             "finish" => Ok(OnAbandon::Finish),
             "cancel" => Ok(OnAbandon::Cancel),
-            _ => Err(SimError::InvalidModel(format!(
-                "unknown on-abandon policy {s:?} (use finish or cancel)"
-            ))),
+            _ => Err(SimError::UnknownName {
+                what: "on-abandon policy",
+                input: s.to_string(),
+                expected: "finish or cancel",
+            }),
         }
     }
 }

@@ -108,13 +108,15 @@ pub fn run_models(models: &[Model], spec: &RunSpec) -> Result<Vec<PointResult>> 
         .collect()
 }
 
-/// [`run_models`] on a dedicated pool of `threads` worker threads (0: one per CPU), so
+/// [`run_models`] on a dedicated pool of `jobs` OS threads (0: one per CPU), so
 /// a caller can measure scaling or leave cores free. Results do not depend on it.
-pub fn run_models_on(models: &[Model], spec: &RunSpec, threads: usize) -> Result<Vec<PointResult>> {
+///
+/// (Jobs, not threads: a model's threads are the simulated server's, `threads_per_core`.)
+pub fn run_models_on(models: &[Model], spec: &RunSpec, jobs: usize) -> Result<Vec<PointResult>> {
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
+        .num_threads(jobs)
         .build()
-        .map_err(|e| SimError::InvalidRun(format!("cannot start {threads} worker threads: {e}")))?;
+        .map_err(|e| SimError::InvalidRun(format!("cannot start {jobs} simulation jobs: {e}")))?;
     pool.install(|| run_models(models, spec))
 }
 
