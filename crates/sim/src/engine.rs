@@ -121,9 +121,11 @@ struct Sim<'a, T: Tracer> {
     users: Vec<User>,
     reqs: Vec<Request>,
     free_reqs: Vec<u32>,
-    /// Free thread ids per pool: one pool per core when pinned, one pool when shared.
+    /// Free thread ids per core group: a group is the cores that share their threads
+    /// and one run queue, each core alone when pinned, all cores when shared. (Not
+    /// "pool": that is an engine of `servelab serve`.)
     free_threads: Vec<Vec<u32>>,
-    /// Ready threads (by request id) per run queue, same indexing as the pools.
+    /// Ready threads (by request id) per run queue, same indexing as the groups.
     ready: Vec<VecDeque<u32>>,
     buffer: VecDeque<u32>,
     cores: Vec<Core>,
@@ -136,9 +138,18 @@ struct Sim<'a, T: Tracer> {
 
 impl<T: Tracer> Sim<'_, T> {
     #[inline]
-    fn pool_of(&self, core: u32) -> usize {
+    fn group_of(&self, core: u32) -> usize {
         match self.m.affinity {
             Affinity::Pinned => core as usize,
+            Affinity::Shared => 0,
+        }
+    }
+
+    /// The group of thread `thread` (threads are numbered core by core).
+    #[inline]
+    fn group_of_thread(&self, thread: u32) -> usize {
+        match self.m.affinity {
+            Affinity::Pinned => (thread / self.m.threads_per_core) as usize,
             Affinity::Shared => 0,
         }
     }
@@ -191,7 +202,7 @@ impl<T: Tracer> Sim<'_, T> {
         }
         self.trace(if first { "send" } else { "retry" }, user, NONE, NONE)?;
         // A free thread: on the least-loaded core when pinned (ties to the lowest index).
-        let pool = match self.m.affinity {
+        let group = match self.m.affinity {
             Affinity::Shared => (!self.free_threads[0].is_empty()).then_some(0),
             Affinity::Pinned => {
                 let mut best = None;
@@ -205,7 +216,7 @@ impl<T: Tracer> Sim<'_, T> {
                 best
             }
         };
-        let full = pool.is_none() && self.buffer.len() >= self.m.buffer as usize;
+        let full = group.is_none() && self.buffer.len() >= self.m.buffer as usize;
         if full && self.m.on_full == OnFull::Reject {
             // Answered at once: no timeout to wait for.
             self.cum.drops += 1;
@@ -248,8 +259,8 @@ impl<T: Tracer> Sim<'_, T> {
         };
         self.users[user as usize].live = id;
         self.in_system += 1;
-        match pool {
-            Some(pool) => self.give_thread(id, pool),
+        match group {
+            Some(group) => self.give_thread(id, group),
             None => {
                 self.buffer.push_back(id);
                 self.trace("buffer", user, NONE, NONE)
@@ -257,24 +268,24 @@ impl<T: Tracer> Sim<'_, T> {
         }
     }
 
-    /// Gives request `id` a free thread from `pool` and makes it ready.
-    fn give_thread(&mut self, id: u32, pool: usize) -> Result<()> {
-        let thread = self.free_threads[pool]
+    /// Gives request `id` a free thread from `group` and makes it ready.
+    fn give_thread(&mut self, id: u32, group: usize) -> Result<()> {
+        let thread = self.free_threads[group]
             .pop()
             .expect("caller checked for a free thread");
         self.reqs[id as usize].thread = thread;
-        let was_empty = self.ready[pool].is_empty();
-        self.ready[pool].push_back(id);
+        let was_empty = self.ready[group].is_empty();
+        self.ready[group].push_back(id);
         let user = self.reqs[id as usize].user;
         let core_hint = if self.m.affinity == Affinity::Pinned {
-            pool as u32
+            group as u32
         } else {
             NONE
         };
         self.trace("ready", user, core_hint, thread)?;
         // An idle core of this run queue takes it at once.
         let idle = match self.m.affinity {
-            Affinity::Pinned => (self.cores[pool].state == CoreState::Idle).then_some(pool),
+            Affinity::Pinned => (self.cores[group].state == CoreState::Idle).then_some(group),
             Affinity::Shared => self.cores.iter().position(|c| c.state == CoreState::Idle),
         };
         if let Some(core) = idle {
@@ -284,7 +295,7 @@ impl<T: Tracer> Sim<'_, T> {
             // Somebody now waits: cores running unbounded slices must stop at their next
             // quantum boundary.
             let range = match self.m.affinity {
-                Affinity::Pinned => pool..pool + 1,
+                Affinity::Pinned => group..group + 1,
                 Affinity::Shared => 0..self.cores.len(),
             };
             for core in range {
@@ -317,8 +328,8 @@ impl<T: Tracer> Sim<'_, T> {
 
     /// Core `core` (idle) takes the next ready thread of its run queue, if any.
     fn dispatch(&mut self, core: u32) -> Result<()> {
-        let pool = self.pool_of(core);
-        match self.ready[pool].pop_front() {
+        let group = self.group_of(core);
+        match self.ready[group].pop_front() {
             Some(id) => {
                 self.running += 1;
                 self.start_slice(core, id)
@@ -332,10 +343,10 @@ impl<T: Tracer> Sim<'_, T> {
 
     /// Starts (or resumes) request `id` on core `core`, already counted as running.
     fn start_slice(&mut self, core: u32, id: u32) -> Result<()> {
-        let pool = self.pool_of(core);
+        let group = self.group_of(core);
         let qn = self.m.quantum;
         let remaining = self.reqs[id as usize].remaining(qn);
-        let bounded = self.m.policy == Policy::RoundRobin && !self.ready[pool].is_empty();
+        let bounded = self.m.policy == Policy::RoundRobin && !self.ready[group].is_empty();
         let (len, completes) = if bounded && remaining > (1.0 + FIT) * qn {
             (qn, false)
         } else {
@@ -371,15 +382,15 @@ impl<T: Tracer> Sim<'_, T> {
         // A slice that does not complete runs whole quanta, and leaves more than FIT
         // of one (checked when it was set).
         self.reqs[id as usize].quanta += c.quanta;
-        let pool = self.pool_of(core);
-        if self.ready[pool].is_empty() {
+        let group = self.group_of(core);
+        if self.ready[group].is_empty() {
             // Nobody waits: keep the core, no switch.
             return self.start_slice(core, id).map(|_| None);
         }
-        self.ready[pool].push_back(id);
+        self.ready[group].push_back(id);
         let (user, thread) = (self.reqs[id as usize].user, self.reqs[id as usize].thread);
         self.trace("preempt", user, core, thread)?;
-        let next = self.ready[pool].pop_front().expect("checked non-empty");
+        let next = self.ready[group].pop_front().expect("checked non-empty");
         if self.m.context_switch > 0.0 {
             let c = &mut self.cores[core as usize];
             c.state = CoreState::Switching;
@@ -429,16 +440,13 @@ impl<T: Tracer> Sim<'_, T> {
         Ok(Obs::new(rt, good))
     }
 
-    /// Returns a request's thread to its pool: the oldest buffered request takes it,
+    /// Returns a request's thread to its group: the oldest buffered request takes it,
     /// and `core`, when the request was on one (now idle), runs the next ready thread.
     fn release_thread(&mut self, thread: u32, core: Option<u32>) -> Result<()> {
-        let pool = match self.m.affinity {
-            Affinity::Pinned => (thread / self.m.threads_per_core) as usize,
-            Affinity::Shared => 0,
-        };
-        self.free_threads[pool].push(thread);
+        let group = self.group_of_thread(thread);
+        self.free_threads[group].push(thread);
         if let Some(next) = self.buffer.pop_front() {
-            self.give_thread(next, pool)?;
+            self.give_thread(next, group)?;
         }
         if let Some(core) = core {
             if self.cores[core as usize].state == CoreState::Idle {
@@ -462,17 +470,14 @@ impl<T: Tracer> Sim<'_, T> {
                 .remove(at.expect("a request without a thread waits in the buffer"));
             return self.trace("cancel", r.user, NONE, NONE);
         }
-        let pool = match self.m.affinity {
-            Affinity::Pinned => (r.thread / self.m.threads_per_core) as usize,
-            Affinity::Shared => 0,
-        };
-        if let Some(at) = self.ready[pool].iter().position(|&q| q == id) {
-            self.ready[pool].remove(at);
+        let group = self.group_of_thread(r.thread);
+        if let Some(at) = self.ready[group].iter().position(|&q| q == id) {
+            self.ready[group].remove(at);
             self.trace("cancel", r.user, NONE, r.thread)?;
             return self.release_thread(r.thread, None);
         }
         let core = match self.m.affinity {
-            Affinity::Pinned => pool,
+            Affinity::Pinned => group,
             Affinity::Shared => self
                 .cores
                 .iter()
