@@ -4,6 +4,10 @@ use serde::Serialize;
 
 use crate::error::{Result, SimError};
 
+/// Most completions one point may hold at once with the pooled warm-up cut (about
+/// 1 GB).
+pub const MAX_POINT_KEPT: u64 = 40_000_000;
+
 /// How long one replication runs (after its warm-up when the warm-up is fixed).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -93,6 +97,20 @@ impl RunSpec {
             }
             _ => {}
         }
+        if let (Warmup::Mser5, Length::Requests(r)) = (self.warmup, self.length) {
+            // The pooled cut needs every replication of a point at once (about 25
+            // bytes a completion); one at a time, the other cuts need only the
+            // replications running.
+            if u64::from(self.reps).saturating_mul(r) > MAX_POINT_KEPT {
+                return Err(SimError::InvalidRun(format!(
+                    "{} replications x {r} requests is more than {MAX_POINT_KEPT} completions \
+                     per point, held at once to choose the warm-up cut on their average \
+                     (about 25 bytes each); use fewer, or --warmup mser5-each or a fixed \
+                     warm-up",
+                    self.reps
+                )));
+            }
+        }
         if let Warmup::Fixed(w) = self.warmup {
             if !(w >= 0.0 && w.is_finite()) {
                 return bad("the warm-up must be finite and non-negative");
@@ -109,6 +127,14 @@ mod tests {
     #[test]
     fn default_is_valid_and_nonsense_is_not() {
         RunSpec::default().validate().unwrap();
+        RunSpec {
+            reps: 10,
+            length: Length::Requests(10_000_000),
+            warmup: Warmup::Mser5Each,
+            ..RunSpec::default()
+        }
+        .validate()
+        .unwrap();
         let bad = [
             RunSpec {
                 reps: 0,
@@ -136,6 +162,11 @@ mod tests {
             },
             RunSpec {
                 warmup: Warmup::Fixed(-1.0),
+                ..RunSpec::default()
+            },
+            RunSpec {
+                reps: 10,
+                length: Length::Requests(10_000_000),
                 ..RunSpec::default()
             },
         ];
