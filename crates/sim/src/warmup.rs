@@ -79,6 +79,9 @@ fn cut(s: &Series) -> usize {
 /// The MSER cut of the replication average, over the batches every replication has
 /// (with a horizon, replications end after different numbers of completions).
 fn pooled_cut(reps: &[Replication]) -> usize {
+    if let [one] = reps {
+        return cut(&one.series());
+    }
     let Some(m) = reps.iter().map(Replication::batches).min() else {
         return 0;
     };

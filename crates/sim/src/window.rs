@@ -7,8 +7,24 @@
 //! cut, in batches of 5, selects a snapshot and every metric is the difference of two
 //! snapshots over the time between them; no second pass over the run is needed.
 
+use std::sync::Mutex;
+
 use crate::error::{Result, SimError};
 use crate::stats::quantiles;
+
+/// Buffers of closed replications, for the next ones to reuse. A point holds all its
+/// replications until its warm-up cut is chosen, then frees them together, and the
+/// allocator gave that memory back to the kernel: fresh buffers for the next point
+/// cost page faults, 5% of a seed-002 sweep's CPU time. Reuse keeps the pages.
+/// Contents are cleared, so results do not depend on it.
+static SPARE: Mutex<Vec<(Vec<Obs>, Vec<Cum>)>> = Mutex::new(Vec::new());
+
+/// Most bytes [`SPARE`] keeps after a run.
+const SPARE_BYTES: usize = 64 << 20;
+
+fn bytes(obs: &Vec<Obs>, snaps: &Vec<Cum>) -> usize {
+    obs.capacity() * size_of::<Obs>() + snaps.capacity() * size_of::<Cum>()
+}
 
 /// Most completions one replication keeps (every one is stored for MSER-5 and the
 /// percentiles, plus a snapshot per 5: about 25 bytes each, so 0.5 GB here).
@@ -106,16 +122,33 @@ pub(crate) struct Window {
     target: u64,
 }
 
+impl Drop for Window {
+    fn drop(&mut self) {
+        let (obs, snaps) = (
+            std::mem::take(&mut self.obs),
+            std::mem::take(&mut self.snaps),
+        );
+        if let Ok(mut spare) = SPARE.lock() {
+            let held: usize = spare.iter().map(|(o, s)| bytes(o, s)).sum();
+            if held + bytes(&obs, &snaps) <= SPARE_BYTES {
+                spare.push((obs, snaps));
+            }
+        }
+    }
+}
+
 impl Window {
     /// A window that will be full after `target` completions (`u64::MAX`: never).
     pub(crate) fn new(target: u64) -> Window {
         // Reserve for the run, but never more than 1M entries up front.
         let reserve = target.min(1 << 20) as usize;
-        Window {
-            obs: Vec::with_capacity(reserve),
-            snaps: Vec::with_capacity(reserve / 5 + 2),
-            target,
-        }
+        let spare = SPARE.lock().ok().and_then(|mut s| s.pop());
+        let (mut obs, mut snaps) = spare.unwrap_or_default();
+        obs.clear();
+        snaps.clear();
+        obs.reserve(reserve);
+        snaps.reserve(reserve / 5 + 2);
+        Window { obs, snaps, target }
     }
 
     /// Starts recording with the counters as they are now.
