@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context;
-use servelab_sim::{Affinity, Dist, Length, Model, Policy, RunSpec, Sweep, Warmup, report};
+use servelab_sim::{
+    Affinity, Dist, Length, Model, OnAbandon, OnFull, Policy, RunSpec, Sweep, Warmup, report,
+};
 
 fn dist(s: &str) -> Result<Dist, String> {
     s.parse::<Dist>().map_err(|e| e.to_string())
@@ -31,12 +33,14 @@ fn optional_dist(s: &str) -> Result<MaybeDist, String> {
 }
 
 fn duration(s: &str) -> Result<f64, String> {
-    servelab_sim::dist::parse_duration(s).map_err(|e| e.to_string())
+    servelab_dist::parse_secs_f64(s).map_err(|e| e.to_string())
 }
 
 fn warmup(s: &str) -> Result<Warmup, String> {
     if s == "mser5" || s == "mser-5" {
         Ok(Warmup::Mser5)
+    } else if s == "mser5-each" {
+        Ok(Warmup::Mser5Each)
     } else {
         duration(s).map(Warmup::Fixed)
     }
@@ -59,13 +63,27 @@ pub(crate) struct Args {
     /// Service demand of a request on one core.
     #[arg(long, value_name = "DIST", value_parser = dist, default_value = "exp:0.2s")]
     service: Dist,
-    /// Client timeout, or `none`; after a timeout the user retries and the abandoned
-    /// request still runs (badput). Seed 002: 50s+exp:5s.
+    /// Client timeout, or `none`; after a timeout the user waits --retry-wait and
+    /// retries, and the abandoned request is handled as --on-abandon says. Seed 002:
+    /// 50s+exp:5s.
     #[arg(long, value_name = "DIST|none", value_parser = optional_dist, default_value = "none")]
     timeout: MaybeDist,
-    /// Retries after timeouts before the user gives up and thinks again [default: unbounded].
+    /// Retries after timeouts and rejections before the user gives up and thinks
+    /// again [default: unbounded].
     #[arg(long, value_name = "N")]
     retries: Option<u32>,
+    /// Wait between a timeout (or a rejection) and the retry, as `load --retry-wait`.
+    #[arg(long, value_name = "DIST", value_parser = dist, default_value = "0")]
+    retry_wait: Dist,
+    /// A full buffer: reject (answer at once, like the pool's 503; the user waits
+    /// --retry-wait and retries) or silent (the user learns at its timeout; with no
+    /// timeout it thinks again, as in the exact model).
+    #[arg(long, value_name = "reject|silent", value_parser = |s: &str| s.parse::<OnFull>().map_err(|e| e.to_string()), default_value = "silent")]
+    on_full: OnFull,
+    /// A request whose user timed out: finish (served anyway, badput, seed 002) or
+    /// cancel (removed from the buffer or stopped on its core, as `serve --on-abandon cancel`).
+    #[arg(long, value_name = "finish|cancel", value_parser = |s: &str| s.parse::<OnAbandon>().map_err(|e| e.to_string()), default_value = "finish")]
+    on_abandon: OnAbandon,
     /// Number of cores c.
     #[arg(long, default_value_t = 4)]
     cores: u32,
@@ -96,19 +114,21 @@ pub(crate) struct Args {
     /// Simulated time per replication instead of a request count.
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     horizon: Option<f64>,
-    /// Warm-up deletion: mser5, or a fixed simulated duration to discard.
-    #[arg(long, value_name = "mser5|DURATION", value_parser = warmup, default_value = "mser5")]
+    /// Warm-up deletion: mser5 (MSER-5 on the average of the replications, one cut for
+    /// all), mser5-each (MSER-5 per replication, the old default), or a fixed
+    /// simulated duration to discard.
+    #[arg(long, value_name = "mser5|mser5-each|DURATION", value_parser = warmup, default_value = "mser5")]
     warmup: Warmup,
     /// Master seed; same seed, same output, whatever --jobs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Worker threads for the sweep (0: one per CPU).
+    /// Parallel simulation jobs, one OS thread each (0: one per CPU).
     #[arg(long, default_value_t = 0)]
     jobs: usize,
     /// Print only the exact solution and bounds (no simulation).
     #[arg(long)]
     analytic: bool,
-    /// Write every metric with its interval, per point, as JSON (schema servelab-sim/1).
+    /// Write every metric with its interval, per point, as JSON (schema servelab-sim/2).
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
     /// Write every metric with its interval, one row per point, as CSV.
@@ -133,6 +153,9 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
         service: args.service,
         timeout: args.timeout.0,
         retries: args.retries,
+        retry_wait: args.retry_wait,
+        on_full: args.on_full,
+        on_abandon: args.on_abandon,
         cores: args.cores,
         threads_per_core: args.threads_per_core,
         buffer: args.buffer,
@@ -257,6 +280,26 @@ mod tests {
     }
 
     #[test]
+    fn semantics_flags_reach_the_model() {
+        let a = args(
+            "--users 30 --reps 2 --requests 500 --timeout 1s --retry-wait exp:0.1s \
+             --on-full reject --on-abandon cancel",
+        )
+        .unwrap();
+        assert_eq!(
+            (a.on_full, a.on_abandon, a.retry_wait.mean()),
+            (OnFull::Reject, OnAbandon::Cancel, 0.1)
+        );
+        run(a).unwrap();
+        let d = args("").unwrap();
+        assert_eq!(
+            (d.on_full, d.on_abandon),
+            (OnFull::Silent, OnAbandon::Finish)
+        );
+        assert!(d.retry_wait.is_zero());
+    }
+
+    #[test]
     fn bad_flags_are_errors_not_panics() {
         for line in [
             "--service weibull:1",
@@ -264,6 +307,9 @@ mod tests {
             "--policy lifo",
             "--requests 5 --horizon 1s",
             "--quantum x",
+            "--on-abandon maybe",
+            "--on-full drop",
+            "--retry-wait soon",
         ] {
             assert!(args(line).is_err(), "{line}");
         }
@@ -273,6 +319,7 @@ mod tests {
             "--cores 0",
             "--policy rr --quantum 0",
             "--users 1..9:0",
+            "--on-full reject",
         ] {
             assert!(run(args(line).unwrap()).is_err(), "{line}");
         }
@@ -290,7 +337,7 @@ mod tests {
         );
         run(args(&line).unwrap()).unwrap();
         let json = std::fs::read_to_string(p("out.json")).unwrap();
-        assert!(json.contains("\"schema\": \"servelab-sim/1\""));
+        assert!(json.contains("\"schema\": \"servelab-sim/2\""));
         assert_eq!(
             std::fs::read_to_string(p("out.csv"))
                 .unwrap()

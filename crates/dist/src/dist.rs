@@ -18,7 +18,7 @@ use rand::Rng;
 use rand_distr::{Distribution, Exp1, StandardNormal};
 use serde::{Serialize, Serializer};
 
-use crate::duration::parse_secs;
+use crate::duration::parse_secs_f64;
 use crate::error::DistError;
 
 /// A distribution of non-negative durations, parsed from the DIST syntax.
@@ -291,16 +291,16 @@ impl FromStr for Dist {
         // Shifted form "A+DIST". A '+' may also sit inside an exponent ("1e+3"), so try
         // every '+' whose left side is a plain duration.
         for (i, _) in t.match_indices('+') {
-            if let Ok(shift) = parse_secs(&t[..i]) {
+            if let Ok(shift) = parse_secs_f64(&t[..i]) {
                 let rest: Dist = t[i + 1..].parse().map_err(|e: DistError| bad(e.why()))?;
                 return Ok(rest.shifted(shift));
             }
         }
         // Report a bad number inside a form against the whole text, not the fragment.
         let secs =
-            |part: &str| parse_secs(part).map_err(|e| bad(&format!("`{part}`: {}", e.why())));
+            |part: &str| parse_secs_f64(part).map_err(|e| bad(&format!("`{part}`: {}", e.why())));
         let Some((kind, args)) = t.split_once(':') else {
-            return parse_secs(t).map(Dist::constant).map_err(|e| {
+            return parse_secs_f64(t).map(Dist::constant).map_err(|e| {
                 if t.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
                     bad(e.why())
                 } else {

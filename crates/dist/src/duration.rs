@@ -5,7 +5,7 @@
 //! `--timeout`, `--warmup`, the parts of a DIST), so that `1e-3s` or `250µs` means
 //! the same thing to the server, the load generator and the simulator.
 //!
-//! [`parse_secs`] returns `f64` seconds computed as `number * unit` (the simulator's
+//! [`parse_secs_f64`] returns `f64` seconds computed as `number * unit` (the simulator's
 //! arithmetic, which its seeded results depend on); [`parse_duration`] is the same
 //! value as a [`Duration`].
 
@@ -19,7 +19,7 @@ pub const MAX_SECS: f64 = 1e9;
 
 /// Parses a duration: a non-negative number with an optional unit (`ns`, `us` or
 /// `µs`, `ms`, `s`, `m` or `min`, `h`); a plain number is seconds. Returns seconds.
-pub fn parse_secs(text: &str) -> Result<f64, DistError> {
+pub fn parse_secs_f64(text: &str) -> Result<f64, DistError> {
     let t = text.trim();
     let bad = |why: String| DistError::BadDuration {
         input: text.to_string(),
@@ -68,10 +68,10 @@ pub fn parse_secs(text: &str) -> Result<f64, DistError> {
     Ok(secs)
 }
 
-/// Parses a duration like [`parse_secs`] and returns it as a [`Duration`] (rounded
+/// Parses a duration like [`parse_secs_f64`] and returns it as a [`Duration`] (rounded
 /// to the nanosecond).
 pub fn parse_duration(text: &str) -> Result<Duration, DistError> {
-    parse_secs(text).map(Duration::from_secs_f64)
+    parse_secs_f64(text).map(Duration::from_secs_f64)
 }
 
 #[cfg(test)]
@@ -80,15 +80,15 @@ mod tests {
 
     #[test]
     fn durations_and_units() {
-        assert_eq!(parse_secs("40ms").unwrap(), 0.04);
-        assert_eq!(parse_secs("1s").unwrap(), 1.0);
-        assert_eq!(parse_secs("2.5").unwrap(), 2.5);
-        assert_eq!(parse_secs("2m").unwrap(), 120.0);
-        assert_eq!(parse_secs("2min").unwrap(), 120.0);
-        assert_eq!(parse_secs("1h").unwrap(), 3600.0);
-        assert_eq!(parse_secs("1e-3s").unwrap(), 1e-3);
-        assert_eq!(parse_secs("1e+3").unwrap(), 1e3);
-        assert_eq!(parse_secs(" 5 ms ").unwrap(), 5.0 * 1e-3);
+        assert_eq!(parse_secs_f64("40ms").unwrap(), 0.04);
+        assert_eq!(parse_secs_f64("1s").unwrap(), 1.0);
+        assert_eq!(parse_secs_f64("2.5").unwrap(), 2.5);
+        assert_eq!(parse_secs_f64("2m").unwrap(), 120.0);
+        assert_eq!(parse_secs_f64("2min").unwrap(), 120.0);
+        assert_eq!(parse_secs_f64("1h").unwrap(), 3600.0);
+        assert_eq!(parse_secs_f64("1e-3s").unwrap(), 1e-3);
+        assert_eq!(parse_secs_f64("1e+3").unwrap(), 1e3);
+        assert_eq!(parse_secs_f64(" 5 ms ").unwrap(), 5.0 * 1e-3);
         assert_eq!(parse_duration("250us").unwrap(), Duration::from_micros(250));
         assert_eq!(parse_duration("250µs").unwrap(), Duration::from_micros(250));
         assert_eq!(parse_duration("10ns").unwrap(), Duration::from_nanos(10));
@@ -110,7 +110,7 @@ mod tests {
             "2e9",
             "3 parsecs",
         ] {
-            let err = parse_secs(s).unwrap_err();
+            let err = parse_secs_f64(s).unwrap_err();
             assert!(matches!(err, DistError::BadDuration { .. }), "{s}: {err}");
             assert!(err.to_string().contains(&format!("`{s}`")), "{err}");
         }

@@ -19,7 +19,7 @@
 //! Layout:
 //! - [`dist`]: [`Dist`], its parser, display and sampling (`f64` seconds for the
 //!   simulator, [`std::time::Duration`] for real timers)
-//! - [`duration`]: [`parse_secs`] and [`parse_duration`], one duration
+//! - [`duration`]: [`parse_secs_f64`] and [`parse_duration`], one duration
 //! - [`error`], the error type: [`DistError`]
 //!
 //! ```
@@ -40,5 +40,5 @@ pub mod duration;
 pub mod error;
 
 pub use dist::{Dist, Random};
-pub use duration::{MAX_SECS, parse_duration, parse_secs};
+pub use duration::{MAX_SECS, parse_duration, parse_secs_f64};
 pub use error::DistError;

@@ -1,7 +1,7 @@
 //! The two speed figures of issue 5.
 //!
 //! - `closed_n50_one_thread`: the SimPy comparison model (N = 50, c = 4, S = 0.1 s exp,
-//!   Z = 1 s exp, FCFS), one replication of 200,000 requests on one worker thread.
+//!   Z = 1 s exp, FCFS), one replication of 200,000 requests on one OS thread (`--jobs 1`).
 //!   Criterion reports requests/s; SimPy 4.1 does about 94,000 on this machine, the
 //!   target is 50x that (4.7 M/s). The time includes MSER-5, percentiles and metrics.
 //! - `seed_002_sweep_all_cores`: 33 user counts (1..800:25) x 10 replications x 20,000

@@ -50,7 +50,7 @@ pub fn bounds(m: &Model) -> Bounds {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dist::Dist;
+    use servelab_dist::Dist;
 
     #[test]
     fn seed_002_knee_is_144_not_124() {

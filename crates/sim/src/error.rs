@@ -4,6 +4,7 @@
 //! model, running a replication, writing a trace) returns [`SimError`]. None of them
 //! panics on bad input: a command-line front end prints the message and exits.
 
+use servelab_dist::DistError;
 use thiserror::Error;
 
 /// Everything that can go wrong while describing or running a simulation.
@@ -16,6 +17,17 @@ pub enum SimError {
         input: String,
         /// What is wrong with it, and what is expected instead.
         reason: String,
+    },
+    /// A name (policy, affinity, on-full or on-abandon choice) is not one of the
+    /// known ones; nothing was run.
+    #[error("unknown {what} {input:?} (use {expected})")]
+    UnknownName {
+        /// What was being named.
+        what: &'static str,
+        /// The text as given.
+        input: String,
+        /// The names accepted.
+        expected: &'static str,
     },
     /// A user-count list or range (`1..800:25`, `1,50,144`) did not parse; nothing was run.
     #[error("bad user list {input:?}: {reason}")]
@@ -57,3 +69,30 @@ pub enum SimError {
 
 /// Shorthand used throughout the crate.
 pub type Result<T> = std::result::Result<T, SimError>;
+
+/// A DIST or duration that does not parse is the simulator's [`SimError::BadDist`],
+/// so `text.parse::<Dist>()?` works in code that returns [`Result`].
+impl From<DistError> for SimError {
+    fn from(e: DistError) -> SimError {
+        let (DistError::BadDist { input, why } | DistError::BadDuration { input, why }) = e;
+        SimError::BadDist { input, reason: why }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use servelab_dist::{Dist, parse_secs_f64};
+
+    use super::*;
+
+    #[test]
+    fn a_bad_dist_is_a_sim_error_naming_the_input() {
+        let err: SimError = "exp:-2s".parse::<Dist>().unwrap_err().into();
+        assert!(
+            matches!(&err, SimError::BadDist { input, .. } if input == "exp:-2s"),
+            "{err}"
+        );
+        let err: SimError = parse_secs_f64("1parsec").unwrap_err().into();
+        assert!(err.to_string().contains("unknown unit"), "{err}");
+    }
+}

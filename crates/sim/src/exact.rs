@@ -10,7 +10,10 @@
 //!
 //! - Service is exponential (a memoryless service makes the order of service and
 //!   any preemption irrelevant to *how many* leave).
-//! - There are no timeouts (abandonment and badput break the birth-death structure).
+//! - There are no timeouts (abandonment and badput break the birth-death structure),
+//!   and a full buffer drops silently: a blocked user goes back to thinking, which
+//!   the insensitive think stage absorbs. A rejected user who waits `retry_wait`
+//!   and retries (`OnFull::Reject`) spends that wait in a different state.
 //! - The server is work-conserving over cores: some core is busy whenever fewer than
 //!   `c` requests hold threads that could run. This is true with one thread per core
 //!   (`k = 1`: the n threads sit on n different cores, since a new request takes a free
@@ -51,7 +54,7 @@
 
 use serde::Serialize;
 
-use crate::model::{Affinity, Model, Policy};
+use crate::model::{Affinity, Model, OnFull, Policy};
 
 /// The exact stationary metrics of a product-form configuration. Rates per second.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -80,6 +83,8 @@ pub fn not_exact_because(m: &Model) -> Option<&'static str> {
         Some("service is not exponential")
     } else if m.timeout.is_some() {
         Some("timeouts are on")
+    } else if m.on_full == OnFull::Reject {
+        Some("a full buffer rejects and users retry")
     } else if m.threads_per_core > 1 && m.affinity == Affinity::Pinned {
         Some("pinned threads with k > 1 are not work-conserving")
     } else if m.policy == Policy::RoundRobin && m.context_switch > 0.0 && m.threads_per_core > 1 {
@@ -139,7 +144,7 @@ pub fn solve(m: &Model) -> Option<Exact> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dist::Dist;
+    use servelab_dist::Dist;
 
     fn model(users: u32, cores: u32, s: f64, z: f64) -> Model {
         Model {

@@ -2,20 +2,27 @@
 //! exact queueing solution beside it wherever one exists.
 //!
 //! This is seed 002's model done properly: a closed population of users (think,
-//! request, wait or time out and retry) in front of a server with `c` cores, `k`
-//! threads per core, thread-to-core affinity, a shared bounded buffer, and FCFS or
-//! round-robin scheduling with a context-switch cost. Each configuration is run as
-//! independent replications with MSER-5 warm-up deletion and Student-t intervals;
+//! request, wait or time out, wait and retry) in front of a server with `c` cores, `k`
+//! threads per core, thread-to-core affinity, a shared bounded buffer that rejects or
+//! drops, abandoned requests finished or cancelled, and FCFS or round-robin scheduling
+//! with a context-switch cost. Its words mean what `servelab load` and `servelab
+//! serve` mean by them (see [`model`]): the user's response time R_user counts the
+//! timeouts and retries, as `load` does, beside the per-attempt R_attempt. Each
+//! configuration is run as independent replications, with a warm-up cut chosen by
+//! MSER-5 on their average (see `warmup`) and Student-t intervals;
 //! product-form configurations are also solved exactly (a birth-death chain in log
 //! space), and the asymptotic bounds are always given. `servelab sim` is a thin front
 //! end; the lab calls this library directly.
 //!
 //! Layout:
-//! - [`dist`]: distributions and their text syntax (`exp:0.2s`, `50s+exp:5s`, ...)
-//! - [`model`]: the model ([`Model`], [`Policy`], [`Affinity`])
+//! - [`Dist`]: distributions and their text syntax (`exp:0.2s`, `50s+exp:5s`, ...),
+//!   re-exported from `servelab-dist`, the one parser shared with `serve` and `load`
+//! - [`model`]: the model ([`Model`], [`Policy`], [`Affinity`], [`OnFull`],
+//!   [`OnAbandon`]) and what its words mean
 //! - [`spec`]: how to run it ([`RunSpec`]: replications, length, warm-up, seed)
 //! - `queue`, `engine`, `window`: the event list, one replication's event loop, and
-//!   its kept window (warm-up cut, metrics)
+//!   its kept window (completions, snapshots, metrics)
+//! - `warmup`: the warm-up cut, chosen over all replications of a point
 //! - [`stats`]: t intervals, MSER-5, quantiles
 //! - [`exact`]: the exact solution and when it applies
 //! - [`bounds`]: asymptotic bounds and the saturation point
@@ -46,7 +53,6 @@
 #![deny(missing_docs)]
 
 pub mod bounds;
-pub mod dist;
 mod engine;
 mod error;
 pub mod exact;
@@ -58,14 +64,15 @@ pub mod spec;
 pub mod stats;
 pub mod sweep;
 pub mod trace;
+mod warmup;
 mod window;
 
 pub use bounds::Bounds;
-pub use dist::Dist;
 pub use error::{Result, SimError};
 pub use exact::Exact;
-pub use model::{Affinity, Model, Policy};
+pub use model::{Affinity, Model, OnAbandon, OnFull, Policy};
 pub use result::{Diff, Metrics, PointResult, WarmupUsed};
+pub use servelab_dist::Dist;
 pub use spec::{Length, RunSpec, Warmup};
 pub use stats::Estimate;
 pub use sweep::{Sweep, parse_users, run_models, run_models_on, run_point, trace_replication};

@@ -3,10 +3,23 @@
 //! Users think, send one request, and wait for the answer or for their timeout. The
 //! server has `cores` cores, `threads_per_core` threads on each (a thread serves one
 //! request at a time: thread per request), and one shared buffer of `buffer` waiting
-//! requests. A request that finds every thread taken waits in the buffer; one that
-//! finds the buffer full is dropped, and its user only learns of it at the timeout (or,
-//! with no timeout, goes straight back to thinking: a blocked arrival, as in the exact
-//! model).
+//! requests. A request that finds every thread taken waits in the buffer.
+//!
+//! The words mean what they mean to `servelab serve` and `servelab load`:
+//! - A request that finds the buffer full is *dropped*. [`OnFull::Silent`]: its user
+//!   only learns of it at the timeout (or, with no timeout, goes straight back to
+//!   thinking: a blocked arrival, as in the exact model). [`OnFull::Reject`]: the
+//!   server answers at once, as the real pool answers 503, and the user waits
+//!   `retry_wait` and retries.
+//! - A user whose timeout fires *abandons* its attempt, waits `retry_wait` and
+//!   retries (up to `retries` times, then thinks again). [`OnAbandon::Finish`]: the
+//!   server does not notice and serves the abandoned request anyway (badput).
+//!   [`OnAbandon::Cancel`]: the server notices and removes it from the buffer, or
+//!   stops it on its core, as `serve --on-abandon cancel` does.
+//! - A user's *response time* (R_user) runs from the end of its think time to the
+//!   answer, timeouts, rejections, retry waits and retries included, as `load`
+//!   measures it; an *attempt's* response time (R_attempt) runs from the send of the
+//!   attempt that got the answer.
 //!
 //! Which core runs a thread is the [`Affinity`]: `Pinned` is seed 002's thread-to-core
 //! affinity (a new request takes a free thread on the least-loaded core, ties to the
@@ -26,8 +39,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::Serialize;
+use servelab_dist::Dist;
 
-use crate::dist::Dist;
 use crate::error::{Result, SimError};
 
 /// How a core shares itself among the threads ready to run on it.
@@ -47,9 +60,11 @@ impl FromStr for Policy {
         match s {
             "fcfs" => Ok(Policy::Fcfs),
             "rr" | "round-robin" => Ok(Policy::RoundRobin),
-            _ => Err(SimError::InvalidModel(format!(
-                "unknown policy {s:?} (use fcfs or rr)"
-            ))),
+            _ => Err(SimError::UnknownName {
+                what: "policy",
+                input: s.to_string(),
+                expected: "fcfs or rr",
+            }),
         }
     }
 }
@@ -80,9 +95,11 @@ impl FromStr for Affinity {
         match s {
             "pinned" => Ok(Affinity::Pinned),
             "shared" => Ok(Affinity::Shared),
-            _ => Err(SimError::InvalidModel(format!(
-                "unknown affinity {s:?} (use pinned or shared)"
-            ))),
+            _ => Err(SimError::UnknownName {
+                what: "affinity",
+                input: s.to_string(),
+                expected: "pinned or shared",
+            }),
         }
     }
 }
@@ -92,6 +109,75 @@ impl fmt::Display for Affinity {
         f.write_str(match self {
             Affinity::Pinned => "pinned",
             Affinity::Shared => "shared",
+        })
+    }
+}
+
+/// What a full buffer does to a request that does not fit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnFull {
+    /// Answers at once (a real pool's 503): the user waits `retry_wait` and retries.
+    Reject,
+    /// Says nothing: the user learns of it at its timeout, or with no timeout goes
+    /// back to thinking (the exact model's blocked arrival).
+    Silent,
+}
+
+impl FromStr for OnFull {
+    type Err = SimError;
+    fn from_str(s: &str) -> Result<OnFull> {
+        match s {
+            "reject" => Ok(OnFull::Reject),
+            "silent" => Ok(OnFull::Silent),
+            _ => Err(SimError::UnknownName {
+                what: "on-full policy",
+                input: s.to_string(),
+                expected: "reject or silent",
+            }),
+        }
+    }
+}
+
+impl fmt::Display for OnFull {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            OnFull::Reject => "reject",
+            OnFull::Silent => "silent",
+        })
+    }
+}
+
+/// What the server does with a request whose user has timed out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnAbandon {
+    /// Serves it to the end anyway: the work is badput (seed 002).
+    Finish,
+    /// Removes it from the buffer, or stops it on its core and frees its thread.
+    Cancel,
+}
+
+impl FromStr for OnAbandon {
+    type Err = SimError;
+    fn from_str(s: &str) -> Result<OnAbandon> {
+        match s {
+            "finish" => Ok(OnAbandon::Finish),
+            "cancel" => Ok(OnAbandon::Cancel),
+            _ => Err(SimError::UnknownName {
+                what: "on-abandon policy",
+                input: s.to_string(),
+                expected: "finish or cancel",
+            }),
+        }
+    }
+}
+
+impl fmt::Display for OnAbandon {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            OnAbandon::Finish => "finish",
+            OnAbandon::Cancel => "cancel",
         })
     }
 }
@@ -110,9 +196,15 @@ pub struct Model {
     pub service: Dist,
     /// Time a user waits for an answer before giving up and retrying; `None`: forever.
     pub timeout: Option<Dist>,
-    /// Retries after a timeout before the user gives up and thinks again; `None`:
-    /// unbounded (seed 002).
+    /// Retries after a timeout or a rejection before the user gives up and thinks
+    /// again; `None`: unbounded (seed 002).
     pub retries: Option<u32>,
+    /// Wait between a timeout or a rejection and the retry (`load --retry-wait`).
+    pub retry_wait: Dist,
+    /// What a full buffer does to a request that does not fit.
+    pub on_full: OnFull,
+    /// What the server does with a request whose user has timed out.
+    pub on_abandon: OnAbandon,
     /// Number of cores c.
     pub cores: u32,
     /// Threads per core k.
@@ -139,6 +231,9 @@ impl Default for Model {
             service: Dist::exp(0.2),
             timeout: None,
             retries: None,
+            retry_wait: Dist::ZERO,
+            on_full: OnFull::Silent,
+            on_abandon: OnAbandon::Finish,
             cores: 4,
             threads_per_core: 1,
             buffer: 500,
@@ -197,11 +292,21 @@ impl Model {
         if !(self.context_switch >= 0.0 && self.context_switch.is_finite()) {
             return bad("the context-switch time must be finite and non-negative".into());
         }
+        if self.on_full == OnFull::Reject && self.retry_wait.is_zero() && self.retries.is_none() {
+            return bad(
+                "on-full reject with a zero retry wait and unbounded retries: a \
+                 rejected user would retry forever at the same instant; give --retry-wait"
+                    .into(),
+            );
+        }
         if let Some(t) = &self.timeout {
             if t.is_zero() {
                 return bad("a zero timeout would retry forever at the same instant".into());
             }
-        } else if self.think.is_zero() && u64::from(self.users) > self.capacity() {
+        } else if self.on_full == OnFull::Silent
+            && self.think.is_zero()
+            && u64::from(self.users) > self.capacity()
+        {
             return bad(format!(
                 "zero think time with {} users, capacity {} and no timeout: dropped users \
                  would retry forever at the same instant",
@@ -279,7 +384,34 @@ mod tests {
     }
 
     #[test]
+    fn rejecting_needs_a_retry_wait_or_a_retry_limit() {
+        let reject = Model {
+            on_full: OnFull::Reject,
+            ..Model::default()
+        };
+        assert!(reject.validate().is_err());
+        Model {
+            retry_wait: Dist::exp(1.0),
+            ..reject.clone()
+        }
+        .validate()
+        .unwrap();
+        Model {
+            retries: Some(3),
+            ..reject
+        }
+        .validate()
+        .unwrap();
+    }
+
+    #[test]
     fn names_parse() {
+        assert_eq!("reject".parse::<OnFull>().unwrap(), OnFull::Reject);
+        assert_eq!("silent".parse::<OnFull>().unwrap(), OnFull::Silent);
+        assert!("drop".parse::<OnFull>().is_err());
+        assert_eq!("cancel".parse::<OnAbandon>().unwrap(), OnAbandon::Cancel);
+        assert_eq!("finish".parse::<OnAbandon>().unwrap(), OnAbandon::Finish);
+        assert!("maybe".parse::<OnAbandon>().is_err());
         assert_eq!("rr".parse::<Policy>().unwrap(), Policy::RoundRobin);
         assert_eq!("fcfs".parse::<Policy>().unwrap(), Policy::Fcfs);
         assert!("lifo".parse::<Policy>().is_err());

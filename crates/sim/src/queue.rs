@@ -120,6 +120,11 @@ impl EventQueue {
         self.set_leaf(core, key(time, self.seq));
     }
 
+    /// Removes core `core`'s pending event, if any (the core goes idle).
+    pub(crate) fn clear_core(&mut self, core: u32) {
+        self.set_leaf(core, NEVER);
+    }
+
     #[inline]
     fn set_leaf(&mut self, core: u32, k: Key) {
         let mut i = self.leaves + core as usize;

@@ -3,7 +3,7 @@
 //! # JSON schema (`--json FILE`)
 //!
 //! ```text
-//! { "schema": "servelab-sim/1",
+//! { "schema": "servelab-sim/2",
 //!   "run": RunSpec | null,          // null for --analytic
 //!   "points": [PointResult, ...] }  // one per sweep point, in sweep order
 //! ```
@@ -12,6 +12,14 @@
 //! completions, window), `sim` (each metric as `{mean, half_width, std_dev, n}`),
 //! `exact` (or null) and `not_exact_because`, `bounds`, `diff`. Non-finite numbers
 //! (an interval from one replication) are `null`.
+//!
+//! Schema 2 (from 1): `sim.response_time` became `sim.attempt_response_time`
+//! (R_attempt, unchanged in meaning) beside the new `sim.user_response_time` (R_user:
+//! from the end of thinking to the answer, timeouts and retries included), the
+//! percentiles `response_pNN` became `attempt_pNN`, `sim.cancel_rate` is new, the
+//! model gained `retry_wait`, `on_full` and `on_abandon`, and warm-up `mser5` now
+//! means MSER-5 on the replication average (`mser5_each` is the old per-replication
+//! cut).
 //!
 //! # CSV (`--csv FILE`)
 //!
@@ -23,12 +31,13 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::model::{OnAbandon, OnFull};
 use crate::result::{Metrics, PointResult};
 use crate::spec::{Length, RunSpec, Warmup};
 use crate::stats::Estimate;
 
 /// Identifies the JSON layout; bumped on incompatible change.
-pub const SCHEMA: &str = "servelab-sim/1";
+pub const SCHEMA: &str = "servelab-sim/2";
 
 #[derive(Serialize)]
 struct Document<'a> {
@@ -49,20 +58,22 @@ pub fn to_json(points: &[PointResult], spec: Option<&RunSpec>) -> String {
 
 type Getter = fn(&Metrics) -> Estimate;
 
-const SIM_COLUMNS: [(&str, Getter); 15] = [
+const SIM_COLUMNS: [(&str, Getter); 17] = [
     ("throughput", |m| m.throughput),
     ("goodput", |m| m.goodput),
     ("badput", |m| m.badput),
-    ("response_time", |m| m.response_time),
-    ("response_p50", |m| m.response_p50),
-    ("response_p90", |m| m.response_p90),
-    ("response_p99", |m| m.response_p99),
+    ("attempt_response_time", |m| m.attempt_response_time),
+    ("user_response_time", |m| m.user_response_time),
+    ("attempt_p50", |m| m.attempt_p50),
+    ("attempt_p90", |m| m.attempt_p90),
+    ("attempt_p99", |m| m.attempt_p99),
     ("utilisation", |m| m.utilisation),
     ("switch_fraction", |m| m.switch_fraction),
     ("drop_rate", |m| m.drop_rate),
     ("drop_fraction", |m| m.drop_fraction),
     ("timeout_rate", |m| m.timeout_rate),
     ("give_up_rate", |m| m.give_up_rate),
+    ("cancel_rate", |m| m.cancel_rate),
     ("mean_buffer", |m| m.mean_buffer),
     ("mean_in_system", |m| m.mean_in_system),
 ];
@@ -165,7 +176,8 @@ pub fn header(points: &[PointResult], spec: Option<&RunSpec>) -> String {
     let m = &first.model;
     let mut out = format!(
         "model: c={} cores, k={} threads/core ({}), buffer B={} (K=c*k+B={}), policy {}{}\n\
-         service {}, think {}, timeout {}{}\n",
+         service {}, think {}, timeout {}{}\n\
+         full buffer: {}; abandoned requests: {}{}\n",
         m.cores,
         m.threads_per_core,
         m.affinity,
@@ -190,6 +202,19 @@ pub fn header(points: &[PointResult], spec: Option<&RunSpec>) -> String {
             (Some(_), None) => ", unbounded retries".to_string(),
             _ => String::new(),
         },
+        match m.on_full {
+            OnFull::Reject => "reject at once (503)",
+            OnFull::Silent => "drop silently",
+        },
+        match m.on_abandon {
+            OnAbandon::Finish => "finished (badput)",
+            OnAbandon::Cancel => "cancelled",
+        },
+        if m.timeout.is_some() || m.on_full == OnFull::Reject {
+            format!("; retry wait {}", m.retry_wait)
+        } else {
+            String::new()
+        },
     );
     if let Some(s) = spec {
         let length = match s.length {
@@ -208,7 +233,12 @@ pub fn header(points: &[PointResult], spec: Option<&RunSpec>) -> String {
             0.0
         };
         let warm = match s.warmup {
-            Warmup::Mser5 => format!("MSER-5 (deleted {share:.1}% of completions on average)"),
+            Warmup::Mser5 => {
+                format!("MSER-5 on the replication average (deleted {share:.1}% of completions)")
+            }
+            Warmup::Mser5Each => {
+                format!("MSER-5 per replication (deleted {share:.1}% of completions on average)")
+            }
             Warmup::Fixed(w) => format!("fixed, first {w} s deleted"),
         };
         let _ = writeln!(
@@ -219,7 +249,9 @@ pub fn header(points: &[PointResult], spec: Option<&RunSpec>) -> String {
     }
     let _ = writeln!(
         out,
-        "bounds: X <= min(N/(S+Z), c/S), R >= max(S, N*S/c - Z); saturation N* = c(S+Z)/S = {:.1}",
+        "R_att: from the send of the attempt that got the answer; R_user: from the end of \
+         thinking to the answer, timeouts and retries included\n\
+         bounds: X <= min(N/(S+Z), c/S), R >= max(S, N*S/c - Z); saturation N* = c(S+Z)/S = {:.1}",
         first.bounds.saturation_users
     );
     match &first.not_exact_because {
@@ -258,38 +290,60 @@ fn render(rows: &[Vec<String>]) -> String {
 
 /// The comparison table: one row per point, simulation beside exact and bounds.
 pub fn table(points: &[PointResult], spec: Option<&RunSpec>) -> String {
-    let mut rows = vec![
-        [
-            "N", "X sim/s", "X exact", "dX", "X max", "R sim s", "R exact", "dR", "R min", "U sim",
-            "U exact", "drop/s", "tmo/s", "good/s", "bad/s", "p99 s",
-        ]
-        .map(String::from)
-        .to_vec(),
-    ];
+    let cancels = points
+        .iter()
+        .any(|p| p.model.on_abandon == OnAbandon::Cancel);
+    let mut head = [
+        "N",
+        "X sim/s",
+        "X exact",
+        "dX",
+        "X max",
+        "R_att s",
+        "R exact",
+        "dR",
+        "R min",
+        "R_user s",
+        "U sim",
+        "U exact",
+        "drop/s",
+        "tmo/s",
+        "good/s",
+        "bad/s",
+        "p99_att s",
+    ]
+    .map(String::from)
+    .to_vec();
+    if cancels {
+        head.insert(16, "cancel/s".into());
+    }
+    let mut rows = vec![head];
     for p in points {
         let e = p.exact;
         let opt = |v: Option<f64>| v.map_or("-".to_string(), num);
-        let row = match &p.sim {
-            Some(s) => vec![
-                p.users.to_string(),
-                pm(&s.throughput),
-                opt(e.map(|e| e.throughput)),
-                pct(p.diff.map(|d| d.throughput_rel)),
-                num(p.bounds.throughput_max),
-                pm(&s.response_time),
-                opt(e.map(|e| e.response_time)),
-                pct(p.diff.map(|d| d.response_time_rel)),
-                num(p.bounds.response_time_min),
-                pm(&s.utilisation),
-                opt(e.map(|e| e.utilisation)),
-                num(s.drop_rate.mean),
-                num(s.timeout_rate.mean),
-                num(s.goodput.mean),
-                num(s.badput.mean),
-                num(s.response_p99.mean),
-            ],
-            None => continue,
-        };
+        let Some(s) = &p.sim else { continue };
+        let mut row = vec![
+            p.users.to_string(),
+            pm(&s.throughput),
+            opt(e.map(|e| e.throughput)),
+            pct(p.diff.map(|d| d.throughput_rel)),
+            num(p.bounds.throughput_max),
+            pm(&s.attempt_response_time),
+            opt(e.map(|e| e.response_time)),
+            pct(p.diff.map(|d| d.response_time_rel)),
+            num(p.bounds.response_time_min),
+            pm(&s.user_response_time),
+            pm(&s.utilisation),
+            opt(e.map(|e| e.utilisation)),
+            num(s.drop_rate.mean),
+            num(s.timeout_rate.mean),
+            num(s.goodput.mean),
+            num(s.badput.mean),
+            num(s.attempt_p99.mean),
+        ];
+        if cancels {
+            row.insert(16, num(s.cancel_rate.mean));
+        }
         rows.push(row);
     }
     let mut out = header(points, spec);

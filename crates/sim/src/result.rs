@@ -24,29 +24,38 @@ pub struct Metrics {
     pub throughput: Estimate,
     /// Completions whose user was still waiting, per second.
     pub goodput: Estimate,
-    /// Completions of abandoned (timed-out) requests, per second: wasted work.
+    /// Completions of abandoned (timed-out) requests, per second: wasted work. Zero
+    /// with `OnAbandon::Cancel`, which stops them instead (see `cancel_rate`).
     pub badput: Estimate,
-    /// Mean response time of good completions, from the send of the attempt that got
-    /// the answer.
-    pub response_time: Estimate,
-    /// Median response time of good completions.
-    pub response_p50: Estimate,
-    /// 90th percentile of response time of good completions.
-    pub response_p90: Estimate,
-    /// 99th percentile of response time of good completions.
-    pub response_p99: Estimate,
+    /// R_attempt: mean response time of an attempt that got its answer, from its send
+    /// to the answer. What the server sees; what the exact model predicts.
+    pub attempt_response_time: Estimate,
+    /// R_user: mean response time of a user, from the end of its think time to the
+    /// answer, with the timeouts, rejections, retry waits and retries before it. What
+    /// `servelab load` measures. Equal to R_attempt when nobody retries.
+    pub user_response_time: Estimate,
+    /// Median of R_attempt.
+    pub attempt_p50: Estimate,
+    /// 90th percentile of R_attempt.
+    pub attempt_p90: Estimate,
+    /// 99th percentile of R_attempt.
+    pub attempt_p99: Estimate,
     /// Fraction of core time doing service (context switches excluded).
     pub utilisation: Estimate,
     /// Fraction of core time spent switching context (busy but useless).
     pub switch_fraction: Estimate,
-    /// Requests dropped at a full buffer, per second.
+    /// Attempts that found the buffer full, per second: rejected at once
+    /// (`OnFull::Reject`, the real pool's 503s) or dropped silently.
     pub drop_rate: Estimate,
-    /// Fraction of requests sent that were dropped.
+    /// Fraction of attempts sent that were dropped.
     pub drop_fraction: Estimate,
     /// Timeouts per second.
     pub timeout_rate: Estimate,
     /// Users giving up after their last retry, per second.
     pub give_up_rate: Estimate,
+    /// Abandoned requests stopped by the server (`OnAbandon::Cancel`), per second:
+    /// neither goodput nor badput.
+    pub cancel_rate: Estimate,
     /// Time-average number of requests in the buffer.
     pub mean_buffer: Estimate,
     /// Time-average number of requests on the server.
@@ -62,16 +71,18 @@ impl Metrics {
             throughput: e(|r| r.throughput),
             goodput: e(|r| r.goodput),
             badput: e(|r| r.badput),
-            response_time: e(|r| r.response_time),
-            response_p50: e(|r| r.p50),
-            response_p90: e(|r| r.p90),
-            response_p99: e(|r| r.p99),
+            attempt_response_time: e(|r| r.attempt_response_time),
+            user_response_time: e(|r| r.user_response_time),
+            attempt_p50: e(|r| r.p50),
+            attempt_p90: e(|r| r.p90),
+            attempt_p99: e(|r| r.p99),
             utilisation: e(|r| r.utilisation),
             switch_fraction: e(|r| r.switch_fraction),
             drop_rate: e(|r| r.drop_rate),
             drop_fraction: e(|r| r.drop_fraction),
             timeout_rate: e(|r| r.timeout_rate),
             give_up_rate: e(|r| r.give_up_rate),
+            cancel_rate: e(|r| r.cancel_rate),
             mean_buffer: e(|r| r.mean_buffer),
             mean_in_system: e(|r| r.mean_in_system),
         }
@@ -98,7 +109,8 @@ pub struct WarmupUsed {
 pub struct Diff {
     /// (X_sim - X_exact) / X_exact.
     pub throughput_rel: f64,
-    /// (R_sim - R_exact) / R_exact.
+    /// (R_attempt_sim - R_exact) / R_exact (the exact model has no retries: its R is
+    /// per attempt).
     pub response_time_rel: f64,
     /// U_sim - U_exact.
     pub utilisation_abs: f64,
@@ -157,10 +169,11 @@ impl PointResult {
         let diff = match (&sim, &exact) {
             (Some(s), Some(e)) => Some(Diff {
                 throughput_rel: (s.throughput.mean - e.throughput) / e.throughput,
-                response_time_rel: (s.response_time.mean - e.response_time) / e.response_time,
+                response_time_rel: (s.attempt_response_time.mean - e.response_time)
+                    / e.response_time,
                 utilisation_abs: s.utilisation.mean - e.utilisation,
                 covered: s.throughput.covers(e.throughput)
-                    && s.response_time.covers(e.response_time),
+                    && s.attempt_response_time.covers(e.response_time),
             }),
             _ => None,
         };

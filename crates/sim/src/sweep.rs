@@ -16,7 +16,7 @@
 //! assert_eq!(points.len(), 2);
 //! assert!(points.iter().all(|p| p.exact.is_some() && p.sim.is_some()));
 //! let json = report::to_json(&points, Some(&spec)); // what `--json` writes
-//! assert!(json.contains("servelab-sim/1"));
+//! assert!(json.contains("servelab-sim/2"));
 //! print!("{}", report::table(&points, Some(&spec))); // what `servelab sim` prints
 //! # Ok::<(), servelab_sim::SimError>(())
 //! ```
@@ -31,6 +31,7 @@ use crate::model::Model;
 use crate::result::PointResult;
 use crate::spec::RunSpec;
 use crate::trace::{NoTrace, TextTrace};
+use crate::warmup::close_point;
 
 /// A base model and the user counts to run it at.
 #[derive(Clone, Debug, PartialEq)]
@@ -90,27 +91,32 @@ pub fn run_models(models: &[Model], spec: &RunSpec) -> Result<Vec<PointResult>> 
             models.len()
         )));
     }
-    let tasks: Vec<(usize, u32)> = (0..models.len())
-        .flat_map(|p| (0..spec.reps).map(move |r| (p, r)))
-        .collect();
-    let outs = tasks
+    // Points in parallel, and the replications of each point in parallel inside it: a
+    // point is closed (its warm-up cut chosen over all its replications) as soon as
+    // its replications are done, so only the points in progress hold their runs.
+    models
         .par_iter()
-        .map(|&(p, r)| run_replication(&models[p], spec, p, r, &mut NoTrace))
-        .collect::<Result<Vec<_>>>()?;
-    Ok(models
-        .iter()
         .enumerate()
-        .map(|(i, m)| PointResult::new(i, m, Some(spec), &outs[i * reps..(i + 1) * reps]))
-        .collect())
+        .map(|(p, m)| {
+            let runs = (0..spec.reps)
+                .into_par_iter()
+                .map(|r| run_replication(m, spec, p, r, &mut NoTrace))
+                .collect::<Result<Vec<_>>>()?;
+            let outs = close_point(runs, spec.warmup);
+            Ok(PointResult::new(p, m, Some(spec), &outs))
+        })
+        .collect()
 }
 
-/// [`run_models`] on a dedicated pool of `threads` worker threads (0: one per CPU), so
+/// [`run_models`] on a dedicated pool of `jobs` OS threads (0: one per CPU), so
 /// a caller can measure scaling or leave cores free. Results do not depend on it.
-pub fn run_models_on(models: &[Model], spec: &RunSpec, threads: usize) -> Result<Vec<PointResult>> {
+///
+/// (Jobs, not threads: a model's threads are the simulated server's, `threads_per_core`.)
+pub fn run_models_on(models: &[Model], spec: &RunSpec, jobs: usize) -> Result<Vec<PointResult>> {
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
+        .num_threads(jobs)
         .build()
-        .map_err(|e| SimError::InvalidRun(format!("cannot start {threads} worker threads: {e}")))?;
+        .map_err(|e| SimError::InvalidRun(format!("cannot start {jobs} simulation jobs: {e}")))?;
     pool.install(|| run_models(models, spec))
 }
 

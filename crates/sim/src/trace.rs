@@ -6,10 +6,12 @@
 //!
 //! Format: tab-separated, with a header line:
 //! `time event user core thread buffer in_system cores_running`, where `-` marks a
-//! field that does not apply (a drop has no core). Events: `send`, `retry`, `drop`,
-//! `buffer` (waits for a thread), `ready` (has a thread, waits for its core), `run`
-//! (starts or resumes on a core), `preempt`, `switch_end`, `done` (goodput), `badput`
-//! (an abandoned request finished), `timeout`, `give_up`, `warmup_end`.
+//! field that does not apply (a drop has no core). Events: `send`, `retry`, `drop`
+//! (a full buffer, silently), `reject` (a full buffer, answered at once), `buffer`
+//! (waits for a thread), `ready` (has a thread, waits for its core), `run` (starts or
+//! resumes on a core), `preempt`, `switch_end`, `done` (goodput), `badput` (an
+//! abandoned request finished), `timeout`, `cancel` (an abandoned request stopped),
+//! `give_up`, `warmup_end`.
 
 use std::io::{self, Write};
 

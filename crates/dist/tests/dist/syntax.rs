@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use servelab_dist::{Dist, DistError, parse_duration, parse_secs};
+use servelab_dist::{Dist, DistError, parse_duration, parse_secs_f64};
 
 #[test]
 fn every_documented_form_parses_and_round_trips() {
@@ -28,7 +28,7 @@ fn every_documented_form_parses_and_round_trips() {
 #[test]
 fn durations_agree_in_seconds_and_as_duration() {
     for text in ["40ms", "250us", "250µs", "10ns", "1.5", "2m", "1h", "1e-3s"] {
-        let secs = parse_secs(text).unwrap();
+        let secs = parse_secs_f64(text).unwrap();
         assert_eq!(
             parse_duration(text).unwrap(),
             Duration::from_secs_f64(secs),

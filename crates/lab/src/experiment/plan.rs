@@ -318,9 +318,8 @@ impl Experiment {
     ) -> Result<Model, FieldError> {
         let sim_dist =
             |t: &Template, what: &str| parse_with(t, vars, what, str::parse::<servelab_sim::Dist>);
-        let dur = |t: &Template, what: &str| {
-            parse_with(t, vars, what, servelab_sim::dist::parse_duration)
-        };
+        let dur =
+            |t: &Template, what: &str| parse_with(t, vars, what, servelab_dist::parse_secs_f64);
         let mut m = servelab_sim::Model {
             users: parse_num(&spec.users, vars, "users")?,
             service: sim_dist(&spec.service, "service")?,

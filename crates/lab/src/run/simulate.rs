@@ -50,9 +50,9 @@ fn sim_metrics(r: &servelab_sim::PointResult) -> (BTreeMap<Metric, Stat>, BTreeM
         };
         put(Metric::Throughput, &s.throughput, 1.0);
         put(Metric::Goodput, &s.goodput, 1.0);
-        put(Metric::MeanMs, &s.response_time, 1000.0);
-        put(Metric::P50Ms, &s.response_p50, 1000.0);
-        put(Metric::P99Ms, &s.response_p99, 1000.0);
+        put(Metric::MeanMs, &s.attempt_response_time, 1000.0);
+        put(Metric::P50Ms, &s.attempt_p50, 1000.0);
+        put(Metric::P99Ms, &s.attempt_p99, 1000.0);
         put(Metric::Utilisation, &s.utilisation, 100.0);
         put(Metric::DropRate, &s.drop_rate, 1.0);
         put(Metric::TimeoutRate, &s.timeout_rate, 1.0);

@@ -1,4 +1,4 @@
-//! Same seed, same output, whatever the number of worker threads.
+//! Same seed, same output, whatever the number of parallel jobs (OS threads).
 
 use servelab_sim::{Dist, Model, Sweep, report, run_models_on};
 

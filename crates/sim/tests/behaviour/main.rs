@@ -14,8 +14,10 @@
 mod bounds_hold;
 mod determinism;
 mod exact_agreement;
+mod retries;
 mod scheduling;
 mod timeouts;
+mod warmup;
 
 use servelab_sim::{Dist, Estimate, Length, Model, RunSpec, Warmup};
 

@@ -1,9 +1,9 @@
 //! Round robin against FCFS, and the cost of context switches (seed 002's second
 //! curiosity experiment).
 
-use servelab_sim::{Affinity, Dist, Model, Policy, exact, run_models};
+use servelab_sim::{Affinity, Dist, Length, Model, Policy, RunSpec, Warmup, exact, run_models};
 
-use crate::{Family, seed_model, spec};
+use crate::{Family, seed_model, seed_offset, spec};
 
 #[test]
 fn round_robin_with_tiny_quantum_and_free_switches_equals_fcfs_and_exact() {
@@ -31,7 +31,11 @@ fn round_robin_with_tiny_quantum_and_free_switches_equals_fcfs_and_exact() {
     let points = run_models(&[fcfs, rr], &spec(10, 20_000, 21)).unwrap();
     for (name, p) in ["fcfs", "rr"].iter().zip(&points) {
         let s = p.sim.as_ref().unwrap();
-        family.covers(&format!("{name} R"), &s.response_time, e.response_time);
+        family.covers(
+            &format!("{name} R"),
+            &s.attempt_response_time,
+            e.response_time,
+        );
         family.covers(&format!("{name} X"), &s.throughput, e.throughput);
         assert_eq!(s.switch_fraction.mean, 0.0);
     }
@@ -39,10 +43,10 @@ fn round_robin_with_tiny_quantum_and_free_switches_equals_fcfs_and_exact() {
     // (a short request no longer waits behind a long one, a long one is slowed by all).
     let (f, r) = (points[0].sim.unwrap(), points[1].sim.unwrap());
     assert!(
-        r.response_p50.mean < f.response_p50.mean,
+        r.attempt_p50.mean < f.attempt_p50.mean,
         "{:?} {:?}",
-        r.response_p50,
-        f.response_p50
+        r.attempt_p50,
+        f.attempt_p50
     );
 }
 
@@ -73,7 +77,7 @@ fn context_switch_cost_lowers_throughput_and_utilisation() {
         );
         assert!(w[1].utilisation.hi() < w[0].utilisation.lo());
         assert!(w[1].switch_fraction.mean > w[0].switch_fraction.mean);
-        assert!(w[1].response_time.mean > w[0].response_time.mean);
+        assert!(w[1].attempt_response_time.mean > w[0].attempt_response_time.mean);
     }
     // Utilisation plus switching still fills the cores: switching is busy, not useful.
     let last = sims[2];
@@ -98,8 +102,8 @@ fn pinned_round_robin_and_fcfs_share_the_mean_response_time() {
     };
     let p = run_models(&[base, rr], &spec(10, 20_000, 23)).unwrap();
     let (a, b) = (
-        p[0].sim.unwrap().response_time,
-        p[1].sim.unwrap().response_time,
+        p[0].sim.unwrap().attempt_response_time,
+        p[1].sim.unwrap().attempt_response_time,
     );
     assert!(a.lo() < b.hi() && b.lo() < a.hi(), "fcfs {a:?} rr {b:?}");
 }
@@ -123,5 +127,58 @@ fn round_robin_with_one_thread_per_core_never_switches() {
     let (f, r) = (f.sim.unwrap(), r.sim.unwrap());
     assert_eq!(r.switch_fraction.mean, 0.0);
     assert_eq!(f.throughput, r.throughput);
-    assert_eq!(f.response_time, r.response_time);
+    assert_eq!(f.attempt_response_time, r.attempt_response_time);
+}
+
+#[test]
+fn round_robin_charges_no_switch_for_a_float_residue() {
+    // Regression: the remaining work of a slice was a running difference of clock
+    // readings, so a constant demand cut into quanta left a float residue (1e-13 s, or
+    // `1.1 - 10 * 0.1` = 1e-16 s above a quantum) that paid one more context switch.
+    // The case (4 cores x 4 threads, S = 1 s, q = 0.1 s, switch 0.01 s) gave
+    // X = 3.644/s where 9 preemptions a request give c / (S + 9 * 0.01) = 3.670/s.
+    // Saturated cores with constant demand: every request is preempted exactly
+    // S/q - 1 times, so X = c / (S + (S/q - 1) cs) and U = S / (S + (S/q - 1) cs),
+    // up to the edges of the window. Checked at several time scales and ratios.
+    for (demand, quantum, switch) in [
+        (1.0, 0.1, 0.01),
+        (1.1, 0.1, 0.01),
+        (0.7, 0.1, 0.02),
+        (3e-3, 3e-4, 1e-5),
+        (2100.0, 300.0, 7.0),
+    ] {
+        let m = Model {
+            users: 60,
+            cores: 4,
+            threads_per_core: 4,
+            buffer: 50,
+            policy: Policy::RoundRobin,
+            quantum,
+            context_switch: switch,
+            service: Dist::constant(demand),
+            think: Dist::exp(2.0 * demand),
+            ..Model::default()
+        };
+        let run = RunSpec {
+            reps: 2,
+            length: Length::Horizon(2000.0 * demand),
+            warmup: Warmup::Fixed(200.0 * demand),
+            seed: 25 + seed_offset(),
+        };
+        let s = servelab_sim::run_point(&m, &run).unwrap().sim.unwrap();
+        let preemptions = (demand / quantum).round() - 1.0;
+        let cycle = demand + preemptions * switch;
+        let (x, u) = (4.0 / cycle, demand / cycle);
+        let what = format!("S={demand} q={quantum} cs={switch}");
+        assert!(
+            (s.throughput.mean - x).abs() < 2e-3 * x,
+            "{what}: X {:?}, {preemptions} preemptions a request give {x}",
+            s.throughput
+        );
+        assert!(
+            (s.utilisation.mean - u).abs() < 2e-3 * u,
+            "{what}: U {:?}, {preemptions} preemptions a request give {u}",
+            s.utilisation
+        );
+    }
 }
