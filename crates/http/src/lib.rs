@@ -13,6 +13,7 @@
 //! - [`body`]: chunked request bodies, validated and discarded.
 //! - [`conditional`]: ETag, If-Match, If-Unmodified-Since, If-None-Match, If-Modified-Since,
 //!   If-Range, each on its own; [`precondition`]: the RFC 9110 13.2.2 order (412, 304).
+//! - [`dotfile`]: which paths are hidden (404) unless dotfiles are served.
 //! - [`encoding`]: `Accept-Encoding` against the precompressed files that exist.
 //! - [`fields`]: request fields the parser does not keep, from a second scan of the head.
 //! - [`header`]: operator-given response fields (`--header`), checked once.
@@ -32,6 +33,7 @@
 pub mod body;
 pub mod conditional;
 pub mod date;
+pub mod dotfile;
 pub mod encoding;
 pub mod error;
 pub mod fields;
