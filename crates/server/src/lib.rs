@@ -60,7 +60,6 @@ mod log;
 mod response;
 mod server;
 mod service;
-#[allow(dead_code)] // wired into the counters with the server restructure
 mod service_time;
 mod shared;
 mod shutdown;
