@@ -40,8 +40,7 @@ impl<'a> ExtraFields<'a> {
         // Line starts are found with memchr (SIMD), so most of a browser's 600-byte head is
         // never looked at byte by byte: only the first byte of each line is. The first line
         // found is the request line (or an empty line before it), which never matches.
-        let mut starts = memchr::memchr_iter(b'\n', head).map(|i| i + 1);
-        while let Some(at) = starts.next() {
+        for at in memchr::memchr_iter(b'\n', head).map(|i| i + 1) {
             let Some(&first) = head.get(at) else { break };
             if !matches!(first, b'a' | b'A' | b'i' | b'I') {
                 if first == b'\r' || first == b'\n' {
