@@ -14,8 +14,7 @@
 //!   contradict the computed one.
 //!
 //! Everything else (`Cache-Control`, `Access-Control-*`, `Content-Security-Policy`, `Vary`,
-//! ...) is added as given. [`insert_fields`] puts the encoded block into a head that
-//! `ResponseHead::encode` has already written, just before its final empty line.
+//! ...) is added as given; the server encodes them once and copies the bytes into each head.
 //!
 //! ```
 //! use servelab_http::header::ExtraHeader;
@@ -132,22 +131,6 @@ fn is_tchar(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }
 
-/// Inserts `fields` (complete `Name: value\r\n` lines) into the response head that ends `out`,
-/// before its final empty line. `out` must end with the `\r\n\r\n` that `ResponseHead::encode`
-/// writes; otherwise nothing is inserted and false is returned.
-pub fn insert_fields(out: &mut Vec<u8>, fields: &[u8]) -> bool {
-    if fields.is_empty() {
-        return true;
-    }
-    if !out.ends_with(b"\r\n\r\n") {
-        return false;
-    }
-    out.truncate(out.len() - 2);
-    out.extend_from_slice(fields);
-    out.extend_from_slice(b"\r\n");
-    true
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,19 +190,5 @@ mod tests {
                 Err(HeaderError::ServerSet(name.into()))
             );
         }
-    }
-
-    #[test]
-    fn inserts_before_the_empty_line() {
-        let mut out = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n".to_vec();
-        assert!(insert_fields(&mut out, b"X-A: 1\r\nX-B: 2\r\n"));
-        assert_eq!(
-            out,
-            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-A: 1\r\nX-B: 2\r\n\r\n"
-        );
-        let mut body = b"HTTP/1.1 200 OK\r\n\r\nhi".to_vec();
-        assert!(!insert_fields(&mut body, b"X-A: 1\r\n"));
-        assert_eq!(body, b"HTTP/1.1 200 OK\r\n\r\nhi");
-        assert!(insert_fields(&mut body, b""));
     }
 }

@@ -112,7 +112,6 @@ impl CachedFile {
 
     /// The representation for `coding`: this file for identity, else the
     /// sibling (which must be in `available`).
-    #[allow(dead_code)] // TEMP: used by the handler once negotiation is wired in
     pub(crate) fn representation(&self, coding: Coding) -> Option<&CachedFile> {
         match Coding::ENCODED.iter().position(|&c| c == coding) {
             None => Some(self),

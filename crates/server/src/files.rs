@@ -117,7 +117,6 @@ impl Root {
 }
 
 /// A directory's entries as a listing shows them.
-#[allow(dead_code)] // TEMP: used by the handler once --autoindex is wired in
 #[derive(Debug, Default)]
 pub(crate) struct Listed {
     /// At most the `max` asked for.
@@ -131,7 +130,6 @@ impl Root {
     /// directory), at most `max` of them. Left out: `.` and `..`, names that are
     /// not UTF-8 (no request could name them), dotfiles unless `dotfiles`, special
     /// files, and symlinks that lead outside the root or nowhere.
-    #[allow(dead_code)] // TEMP: used by the handler once --autoindex is wired in
     pub(crate) fn list(&self, rel: &str, max: usize, dotfiles: bool) -> Result<Listed, FileError> {
         let dir_rel = if rel.is_empty() { "." } else { rel };
         let fd = rustix::fs::openat2(

@@ -43,6 +43,7 @@
 
 mod addr;
 mod args;
+mod autoindex;
 mod cache;
 mod child;
 mod clock;
@@ -54,8 +55,6 @@ mod engines;
 mod error;
 mod files;
 mod handler;
-#[allow(dead_code)] // wired in when the access log moves into its module
-mod json_line;
 mod log;
 mod response;
 mod server;
@@ -68,7 +67,7 @@ mod status;
 
 pub use addr::{AddrError, ListenAddr};
 pub use args::ServeArgs;
-pub use config::{Config, LogMode, LogTarget, default_workers};
+pub use config::{Config, Dotfiles, LogFormat, LogMode, LogTarget, default_workers};
 pub use engine::{Engine, UnknownEngine};
 pub use error::ServerError;
 /// The service-time distribution of [`Config::delay`] and [`Config::work`]

@@ -207,7 +207,6 @@ impl Stats {
         self.c().bytes_sent.add(bytes);
     }
     /// A response was completely written `d` after its request was parsed.
-    #[allow(dead_code)] // TEMP: called by the connection once wired in
     pub(crate) fn served(&self, d: Duration) {
         self.c().service[service_time::bucket(d)].add(1);
         self.c().service_sum_ns.add(service_time::nanos(d));

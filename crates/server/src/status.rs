@@ -76,6 +76,7 @@ pub(crate) fn respond(
     head.content_length = Some(body.len() as u64);
     persist.apply(&mut head);
     head.encode(out);
+    crate::handler::add_fields(out, site, None, false);
     if !head_only {
         out.extend_from_slice(body.as_bytes());
     }

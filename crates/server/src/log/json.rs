@@ -16,24 +16,57 @@
 //! `"` and `\` with a backslash, control characters as `\u00XX`. Every field comes from a
 //! `&str` (the parser hands out UTF-8 only), so the line is valid UTF-8 and one line.
 //!
-//! Like the combined line, it is written in two steps: [`head`] when the response is
-//! decided, [`tail`] with the service time once it is completely written.
+//! Like the combined line (`line.rs`), it is written in two steps: [`request`] when the
+//! response is decided, [`finish`] with the service time once it is completely written.
 
 use std::io::Write as _;
 use std::net::IpAddr;
 
+use servelab_http::{RequestHead, Status, Version};
+
 /// The request part of a line; `None` for a request that could not be parsed.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Request<'a> {
-    pub(crate) method: &'a str,
-    pub(crate) target: &'a str,
-    pub(crate) protocol: &'static str,
-    pub(crate) referer: Option<&'a str>,
-    pub(crate) user_agent: Option<&'a str>,
+struct Request<'a> {
+    method: &'a str,
+    target: &'a str,
+    protocol: &'static str,
+    referer: Option<&'a str>,
+    user_agent: Option<&'a str>,
 }
 
-/// Appends everything up to the service time: `{"time":...,"bytes":N`.
-pub(crate) fn head(
+/// Appends a JSON line without its service time (`{"time":...,"user_agent":...`);
+/// `req` is `None` for a request that could not be parsed.
+pub(crate) fn request(
+    out: &mut Vec<u8>,
+    ip: IpAddr,
+    clf: &[u8; 26],
+    req: Option<&RequestHead<'_>>,
+    status: Status,
+    bytes: u64,
+) {
+    let req = req.map(|r| Request {
+        method: r.method_str,
+        target: r.target,
+        protocol: match r.version {
+            Version::Http10 => "HTTP/1.0",
+            Version::Http11 => "HTTP/1.1",
+        },
+        referer: r.referer,
+        user_agent: r.user_agent,
+    });
+    head(out, ip, clf, req, status.code(), bytes);
+}
+
+/// Makes `line` the complete line: `start` (from [`request`]), the service time
+/// in microseconds, the closing brace and the newline.
+pub(crate) fn finish(line: &mut Vec<u8>, start: &[u8], micros: u64) {
+    line.clear();
+    line.extend_from_slice(start);
+    tail(line, micros);
+}
+
+/// Appends everything up to the service time.
+fn head(
     out: &mut Vec<u8>,
     ip: IpAddr,
     clf_date: &[u8; 26],
@@ -61,7 +94,7 @@ pub(crate) fn head(
 }
 
 /// Appends the service time and ends the line.
-pub(crate) fn tail(out: &mut Vec<u8>, service_us: u64) {
+fn tail(out: &mut Vec<u8>, service_us: u64) {
     out.extend_from_slice(b",\"service_us\":");
     out.extend_from_slice(itoa::Buffer::new().format(service_us).as_bytes());
     out.extend_from_slice(b"}\n");
