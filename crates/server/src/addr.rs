@@ -16,20 +16,21 @@ use std::fmt;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 use std::str::FromStr;
 
-/// Why an `--addr` value is refused; the server does not start.
+/// Why an `--addr` value is refused; the server does not start. The messages
+/// do not repeat the value: clap's error line already quotes it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AddrError {
     /// No `:PORT` at the end.
-    #[error("{0:?}: expected HOST:PORT, [IPV6]:PORT or :PORT")]
+    #[error("expected HOST:PORT, [IPV6]:PORT or :PORT")]
     NoPort(String),
     /// The port is not a number from 0 to 65535.
-    #[error("{0:?}: the port must be a number from 0 to 65535")]
+    #[error("the port must be a number from 0 to 65535")]
     BadPort(String),
     /// The host is empty inside brackets, or an unterminated or invalid IPv6 literal.
-    #[error("{0:?}: invalid IPv6 address")]
+    #[error("invalid IPv6 address (write it in brackets: [::1]:8080)")]
     BadIpv6(String),
     /// The resolver found no address for the host name (the cause is its message).
-    #[error("{addr:?}: cannot resolve host name: {reason}")]
+    #[error("cannot resolve the host name: {reason}")]
     Unresolved {
         /// The value as given.
         addr: String,
