@@ -143,8 +143,11 @@ pub(crate) struct Conn {
     requests: u64,
     /// Responses produced but not yet completely written.
     pending: u32,
-    /// Log lines of pending responses, each missing its final ` <µs>\n`.
+    /// Log lines of pending responses, each missing its service time (empty
+    /// without a log).
     log_buf: Vec<u8>,
+    /// Per pending response: where its line ends in `log_buf`, and when it
+    /// started (kept without a log too, for the service-time histogram).
     log_marks: Vec<(usize, Instant)>,
     /// When the connection started waiting for the current request (or opened).
     waiting_since: Instant,

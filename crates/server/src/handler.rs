@@ -9,7 +9,6 @@
 //! 1. method: GET and HEAD are served; other registered methods get 405 with
 //!    `Allow`, unknown ones 501;
 //! 2. path: percent-decoded and normalised by `servelab_http::path`, 400 when it
-//!    is unsafe; opened beneath the root (see [`crate::files`]);
 //!    is unsafe; a dotfile is 404 unless `--dotfiles serve` (`/.well-known/`
 //!    excepted, see `servelab_http::dotfile`); opened beneath the root (see
 //!    [`crate::files`]);
