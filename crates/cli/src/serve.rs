@@ -29,10 +29,15 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
     } else {
         "1 worker".to_owned()
     };
+    let addrs: Vec<String> = server
+        .local_addrs()
+        .iter()
+        .map(|a| format!("http://{a}"))
+        .collect();
     eprintln!(
-        "servelab: serving {} on http://{} (engine {engine}, {workers})",
+        "servelab: serving {} on {} (engine {engine}, {workers})",
         server.root().display(),
-        server.local_addr(),
+        addrs.join(" and "),
     );
     server.run_until_signal()?;
     Ok(())

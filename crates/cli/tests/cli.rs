@@ -402,3 +402,69 @@ fn load_thresholds_give_exit_4_when_crossed_and_0_when_held() {
     sigterm(&child);
     let _ = child.wait();
 }
+
+/// `servelab serve DIR` (as with miniserve), several `--addr`, and the flags
+/// of the static-file features refusing bad values with status 2.
+#[test]
+fn directory_argument_addresses_and_feature_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("here.txt"), "positional").unwrap();
+    let root = dir.path().to_str().unwrap();
+    let mut child = servelab()
+        .args(["serve", "--port", "0", "--log", "off"])
+        .args(["--addr", "127.0.0.1:0", "--addr", "[::1]:0", root])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    // servelab: serving ROOT on http://A and http://B (engine E, ...)
+    let addrs: Vec<SocketAddr> = line
+        .split("http://")
+        .skip(1)
+        .map(|s| s.split(' ').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(addrs.len(), 2, "{line}");
+    assert!(addrs[0].is_ipv4() && addrs[1].is_ipv6(), "{line}");
+    for addr in addrs {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s.write_all(b"GET /here.txt HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        assert!(out.starts_with("HTTP/1.1 200 OK\r\n"), "{addr}: {out}");
+        assert!(out.ends_with("positional"), "{addr}: {out}");
+    }
+    sigterm(&child);
+    assert!(child.wait().unwrap().success());
+
+    for (args, says) in [
+        (vec!["serve", root, "--root", root], "cannot be used with"),
+        (
+            vec!["serve", "--header", "Content-Length: 5"],
+            "Content-Length frames the message",
+        ),
+        (vec!["serve", "--header", "X-Bad"], "expected 'Name: value'"),
+        (vec!["serve", "--addr", "localhost"], "expected HOST:PORT"),
+        (
+            vec!["serve", "--dotfiles", "show"],
+            "expected hide or serve",
+        ),
+        (
+            vec!["serve", "--log-format", "xml"],
+            "expected combined or json",
+        ),
+    ] {
+        let out = servelab().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let first = err.lines().next().unwrap_or_default();
+        assert!(
+            first.starts_with("error: ") && first.contains(says),
+            "{args:?}: {err}"
+        );
+    }
+}

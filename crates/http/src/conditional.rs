@@ -1,19 +1,24 @@
 //! Validators and conditional requests (RFC 9110 8.8 and 13): the `ETag` we send and the
-//! `If-None-Match`, `If-Modified-Since` and `If-Range` checks.
+//! `If-Match`, `If-Unmodified-Since`, `If-None-Match`, `If-Modified-Since` and `If-Range`
+//! checks, each on its own. The order in which they apply is `crate::precondition`'s.
 //!
 //! The ETag is built from the file's size and modification time in nanoseconds, like nginx's
 //! (`"<hex len>-<hex mtime ns>"`), so it needs no read of the content and changes whenever
 //! either changes. It is strong: a file with the same size and mtime to the nanosecond is
 //! assumed to have the same bytes. It lives in an inline array: no heap.
 //!
-//! The server applies RFC 9110 13.2.2 precedence: `If-None-Match` when present (and then
-//! `If-Modified-Since` is ignored), else `If-Modified-Since`; both only for GET and HEAD. A
-//! header we cannot parse is treated as absent (send 200), the safe failure.
+//! A cache validator we cannot parse (`If-None-Match`, `If-Modified-Since`) is treated as
+//! absent (send 200), the safe failure. `If-Match` is a precondition the client relies on, so a
+//! list we cannot parse fails it (412); an `If-Unmodified-Since` that is not a date is ignored,
+//! as RFC 9110 13.1.4 requires.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Longest ETag: two quotes, 16 hex digits of length, a dash, 32 hex digits of nanoseconds.
-const ETAG_CAP: usize = 51;
+/// Longest ETag: two quotes, 16 hex digits of length, a dash, 32 hex digits of nanoseconds,
+/// and a coding suffix of at most five bytes (`-zstd`).
+const ETAG_CAP: usize = 56;
+/// Longest coding suffix [`ETag::encoded`] accepts.
+const SUFFIX_CAP: usize = 5;
 
 /// A strong entity tag from size and mtime, quotes included.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -34,6 +39,21 @@ impl ETag {
         tag.push_hex(u128::from(len));
         tag.push(b'-');
         tag.push_hex(ns);
+        tag.push(b'"');
+        tag
+    }
+
+    /// The tag of a precompressed representation: [`ETag::new`] of the encoded file with the
+    /// coding appended (`"1a2-17a2b3c4d5e6f00-gzip"`), so that it can never equal the plain
+    /// file's tag even if both files share a size and a modification time. Codings longer
+    /// than four bytes are cut to four.
+    pub fn encoded(len: u64, mtime: SystemTime, coding: &str) -> ETag {
+        let mut tag = ETag::new(len, mtime);
+        tag.len -= 1; // the closing quote
+        tag.push(b'-');
+        for &b in coding.as_bytes().iter().take(SUFFIX_CAP - 1) {
+            tag.push(b);
+        }
         tag.push(b'"');
         tag
     }
@@ -125,6 +145,34 @@ pub fn if_none_match(header: &str, etag: &ETag) -> bool {
     false
 }
 
+/// `If-Match` (RFC 9110 13.1.1): true when the header is `*` (we only evaluate it for a
+/// representation that exists) or lists `etag` by strong comparison (a weak tag on either side
+/// never matches). False means: answer 412. A malformed list is false from the malformed
+/// element on.
+pub fn if_match(header: &str, etag: &ETag) -> bool {
+    let header = header.trim_matches([' ', '\t']);
+    if header == "*" {
+        return true;
+    }
+    let ours = etag.as_str();
+    for item in entity_tags(header) {
+        match item {
+            Some((false, opaque)) if opaque == ours => return true,
+            Some(_) => {}
+            None => return false,
+        }
+    }
+    false
+}
+
+/// `If-Unmodified-Since` (RFC 9110 13.1.4): `Some(false)` when the file was modified after
+/// the given date (answer 412), `Some(true)` when not, `None` when the value is not one valid
+/// HTTP-date and must be ignored. One-second granularity, as for `If-Modified-Since`.
+pub fn unmodified_since(header: &str, mtime: SystemTime) -> Option<bool> {
+    let since = httpdate::parse_http_date(header.trim_matches([' ', '\t'])).ok()?;
+    Some(secs(mtime) <= secs(since))
+}
+
 /// `If-Modified-Since` (RFC 9110 13.1.3): true when the file has not been modified since the
 /// given HTTP-date, compared at one-second granularity (HTTP dates have no fractions). An
 /// invalid date gives false (serve the file).
@@ -205,6 +253,29 @@ mod tests {
     }
 
     #[test]
+    fn encoded_tags_differ_from_the_plain_one() {
+        let plain = ETag::new(1024, mtime());
+        let gz = ETag::encoded(1024, mtime(), "gzip");
+        assert_eq!(
+            gz.as_str(),
+            format!("{}-gzip\"", &plain.as_str()[..plain.as_str().len() - 1])
+        );
+        assert_ne!(gz, plain);
+        assert_ne!(gz, ETag::encoded(1024, mtime(), "br"));
+        let big = ETag::encoded(
+            u64::MAX,
+            UNIX_EPOCH + Duration::new(i64::MAX as u64, 999_999_999),
+            "zstd-and-more",
+        );
+        assert!(big.as_str().ends_with("-zstd\""));
+        assert!(big.as_str().len() <= ETAG_CAP);
+        // They round-trip through the validators like any strong tag.
+        assert!(if_none_match(gz.as_str(), &gz));
+        assert!(if_match(gz.as_str(), &gz));
+        assert!(!if_match(gz.as_str(), &plain));
+    }
+
+    #[test]
     fn if_none_match_uses_weak_comparison() {
         let t = ETag::new(1024, mtime());
         let s = t.as_str();
@@ -221,6 +292,50 @@ mod tests {
         assert!(!if_none_match(&format!("\"x\" junk, {s}"), &t));
         assert!(!if_none_match("\"unterminated", &t));
         assert!(!if_none_match("*, \"x\"", &t));
+    }
+
+    #[test]
+    fn if_match_uses_strong_comparison() {
+        let t = ETag::new(1024, mtime());
+        let s = t.as_str();
+        assert!(if_match(s, &t));
+        assert!(if_match(" * ", &t));
+        assert!(if_match(&format!("\"x\", {s}"), &t));
+        assert!(!if_match(&format!("W/{s}"), &t));
+        assert!(!if_match("\"x\"", &t));
+        assert!(!if_match("", &t));
+        assert!(!if_match(&s[1..s.len() - 1], &t)); // unquoted
+        assert!(!if_match(&format!("junk, {s}"), &t));
+        assert!(!if_match("*, \"x\"", &t));
+    }
+
+    #[test]
+    fn if_unmodified_since_is_ignored_unless_one_date() {
+        let m = mtime();
+        assert_eq!(
+            unmodified_since("Sun, 06 Nov 1994 08:49:37 GMT", m),
+            Some(true)
+        );
+        assert_eq!(
+            unmodified_since("Sun, 06 Nov 1994 08:49:38 GMT", m),
+            Some(true)
+        );
+        assert_eq!(
+            unmodified_since("Sun, 06 Nov 1994 08:49:36 GMT", m),
+            Some(false)
+        );
+        assert_eq!(
+            unmodified_since("Sunday, 06-Nov-94 08:49:36 GMT", m),
+            Some(false)
+        );
+        assert_eq!(unmodified_since("yesterday", m), None);
+        assert_eq!(
+            unmodified_since(
+                "Sun, 06 Nov 1994 08:49:36 GMT, Sun, 06 Nov 1994 08:49:38 GMT",
+                m
+            ),
+            None
+        );
     }
 
     #[test]

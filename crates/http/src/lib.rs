@@ -11,7 +11,13 @@
 //! - [`request`]: incremental request-head parser and limits; with the private `framing`
 //!   (Content-Length, Transfer-Encoding) and `target` (request-target forms, Host) checks.
 //! - [`body`]: chunked request bodies, validated and discarded.
-//! - [`conditional`]: ETag, If-None-Match, If-Modified-Since, If-Range.
+//! - [`conditional`]: ETag, If-Match, If-Unmodified-Since, If-None-Match, If-Modified-Since,
+//!   If-Range, each on its own; [`precondition`]: the RFC 9110 13.2.2 order (412, 304).
+//! - [`dotfile`]: which paths are hidden (404) unless dotfiles are served.
+//! - [`encoding`]: `Accept-Encoding` against the precompressed files that exist.
+//! - [`fields`]: request fields the parser does not keep, from a second scan of the head.
+//! - [`header`]: operator-given response fields (`--header`), checked once.
+//! - [`listing`]: directory listing HTML from a list of entries.
 //! - [`date`]: IMF-fixdate and log dates, with a once-a-second cache.
 //! - [`error`]: why a request is refused, and the status for it.
 //! - [`status`]: status codes, reason phrases, error pages.
@@ -27,12 +33,18 @@
 pub mod body;
 pub mod conditional;
 pub mod date;
+pub mod dotfile;
+pub mod encoding;
 pub mod error;
+pub mod fields;
 mod framing;
+pub mod header;
+pub mod listing;
 pub mod method;
 pub mod mime;
 pub mod multipart;
 pub mod path;
+pub mod precondition;
 pub mod range;
 pub mod request;
 pub mod response;
@@ -44,11 +56,15 @@ pub use conditional::{
     ETag, if_none_match, if_range_matches, not_modified_since, not_modified_since_at,
 };
 pub use date::{HttpDate, fmt_clf_date, fmt_http_date};
+pub use encoding::{Available, Coding, Negotiated, negotiate};
 pub use error::RequestError;
+pub use fields::ExtraFields;
+pub use header::{ExtraHeader, HeaderError};
 pub use method::{ALLOW, Method, is_head_request, is_registered_method};
 pub use mime::{OCTET_STREAM, content_type};
 pub use multipart::{Multipart, Part};
 pub use path::{PathError, PathKind, append_location, resolve_target};
+pub use precondition::{Outcome, Preconditions};
 pub use range::{ByteRange, MAX_RANGES, RangeSet, Ranges, parse_range};
 pub use request::{Limits, Parse, RequestHead, Version, parse_request};
 pub use response::{CONTINUE, Connection, ContentRange, ResponseHead};

@@ -12,25 +12,30 @@
 //! parsing it back gives an equal value (tested below).
 
 use std::ffi::OsString;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
 use servelab_dist::parse_duration;
+use servelab_http::ExtraHeader;
 
-use crate::{Config, Dist, Engine, LogMode, LogTarget};
+use crate::{Config, Dist, Dotfiles, Engine, ListenAddr, LogFormat, LogMode, LogTarget};
 
 /// Flags of `servelab serve`.
 #[derive(Debug, Clone, PartialEq, clap::Args)]
 pub struct ServeArgs {
+    /// Directory to serve (the same as --root) [default: the bundled site `www/`].
+    #[arg(value_name = "DIR", conflicts_with = "root")]
+    pub dir: Option<PathBuf>,
     /// Directory to serve [default: the bundled site `www/` of this repository].
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
-    /// Address to listen on.
-    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
-    pub addr: SocketAddr,
-    /// Port to listen on (shorthand that replaces the port of --addr; 0 picks a free one).
+    /// Address to listen on: `HOST:PORT` (a name such as `localhost` binds
+    /// every address it resolves to), `[IPV6]:PORT`, or `:PORT` for every
+    /// interface. Repeat it to listen on several; every engine serves them all.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    pub addr: Vec<ListenAddr>,
+    /// Port to listen on (replaces the port of every --addr; 0 picks a free one).
     #[arg(long, short = 'p', value_name = "N")]
     pub port: Option<u16>,
     /// Concurrency engine (`servelab engines` lists them).
@@ -56,6 +61,10 @@ pub struct ServeArgs {
     /// (per-worker buffers flushed at least once a second).
     #[arg(long, value_name = "MODE", default_value = "buffered")]
     pub log_mode: LogMode,
+    /// Access-log lines: `combined` (Apache's format with the service time
+    /// in microseconds appended) or `json` (one object per line, same fields).
+    #[arg(long, value_name = "FORMAT", default_value = "combined")]
+    pub log_format: LogFormat,
     /// Also log each connection's accept and close.
     #[arg(long)]
     pub log_connections: bool,
@@ -86,6 +95,18 @@ pub struct ServeArgs {
     /// Seed of the --delay and --work draws (each worker has its own stream).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub seed: u64,
+    /// List directories that have no index.html (sorted, dotfiles left out).
+    #[arg(long)]
+    pub autoindex: bool,
+    /// Files and directories whose name starts with `.`: `hide` (404, except
+    /// /.well-known/) or `serve`.
+    #[arg(long, value_name = "hide|serve", default_value = "hide")]
+    pub dotfiles: Dotfiles,
+    /// Add this field to every successful response (repeatable), e.g.
+    /// 'Cache-Control: max-age=60'. Framing fields and those the server sets
+    /// itself are refused.
+    #[arg(long, value_name = "NAME: VALUE")]
+    pub header: Vec<ExtraHeader>,
 }
 
 /// `servelab serve` alone, for parsing flags outside the binary.
@@ -121,14 +142,23 @@ impl ServeArgs {
         self,
         default_root: impl FnOnce() -> Result<PathBuf, E>,
     ) -> Result<Config, E> {
-        let root = match self.root {
+        let root = match self.root.or(self.dir) {
             Some(root) => root,
             None => default_root()?,
         };
         let mut config = Config::new(root);
-        config.addr = self.addr;
+        config.addrs = self.addr.iter().flat_map(|a| a.addrs()).copied().collect();
         if let Some(port) = self.port {
-            config.addr.set_port(port);
+            for a in &mut config.addrs {
+                a.set_port(port);
+            }
+            // `localhost:1` and `127.0.0.1:2` may now be the same address.
+            let mut seen = Vec::with_capacity(config.addrs.len());
+            config.addrs.retain(|a| {
+                let new = !seen.contains(a);
+                seen.push(*a);
+                new
+            });
         }
         config.engine = self.engine;
         if let Some(workers) = self.workers {
@@ -139,6 +169,7 @@ impl ServeArgs {
         config.status = self.status;
         config.log = self.log.unwrap_or(LogTarget::Stdout);
         config.log_mode = self.log_mode;
+        config.log_format = self.log_format;
         config.log_connections = self.log_connections;
         config.read_timeout = self.read_timeout;
         config.keepalive_timeout = self.keepalive_timeout;
@@ -148,6 +179,9 @@ impl ServeArgs {
         config.delay = self.delay;
         config.work = self.work;
         config.seed = self.seed;
+        config.autoindex = self.autoindex;
+        config.dotfiles = self.dotfiles;
+        config.headers = self.header;
         Ok(config)
     }
 
@@ -160,7 +194,9 @@ impl ServeArgs {
             out.flag("--root", root.as_os_str());
         }
         if self.addr != d.addr {
-            out.flag("--addr", self.addr.to_string());
+            for a in &self.addr {
+                out.flag("--addr", a.to_string());
+            }
         }
         if let Some(port) = self.port {
             out.flag("--port", port.to_string());
@@ -185,6 +221,9 @@ impl ServeArgs {
         }
         if self.log_mode != d.log_mode {
             out.flag("--log-mode", log_mode_text(self.log_mode));
+        }
+        if self.log_format != d.log_format {
+            out.flag("--log-format", self.log_format.name());
         }
         if self.log_connections {
             out.switch("--log-connections");
@@ -217,6 +256,20 @@ impl ServeArgs {
         if self.seed != d.seed {
             out.flag("--seed", self.seed.to_string());
         }
+        if self.autoindex {
+            out.switch("--autoindex");
+        }
+        if self.dotfiles != d.dotfiles {
+            out.flag("--dotfiles", self.dotfiles.name());
+        }
+        for h in &self.header {
+            out.flag("--header", format!("{}: {}", h.name(), h.value()));
+        }
+        // Last, after `--`, so that a directory named like a flag stays a directory.
+        if let Some(dir) = &self.dir {
+            out.switch("--");
+            out.switch_os(dir.as_os_str());
+        }
         out.0
     }
 }
@@ -233,6 +286,10 @@ impl Words {
 
     fn switch(&mut self, name: &str) {
         self.0.push(name.into());
+    }
+
+    fn switch_os(&mut self, word: &std::ffi::OsStr) {
+        self.0.push(word.to_owned());
     }
 }
 
@@ -314,8 +371,12 @@ mod tests {
     #[test]
     fn every_field_set_round_trips() {
         let a = ServeArgs {
+            dir: None,
             root: Some("/srv/site dir".into()),
-            addr: "[::1]:9000".parse().unwrap(),
+            addr: vec![
+                "[::1]:9000".parse().unwrap(),
+                "127.0.0.1:1".parse().unwrap(),
+            ],
             port: Some(0),
             engine: Engine::Prefork,
             workers: Some(3),
@@ -324,6 +385,7 @@ mod tests {
             status: true,
             log: Some(LogTarget::File("/tmp/a b.log".into())),
             log_mode: LogMode::Sync,
+            log_format: LogFormat::Json,
             log_connections: true,
             read_timeout: Duration::from_millis(1500),
             keepalive_timeout: Duration::from_micros(250),
@@ -333,8 +395,19 @@ mod tests {
             delay: Some("5ms+exp:20ms".parse().unwrap()),
             work: Some("lognormal:1ms,2".parse().unwrap()),
             seed: 42,
+            autoindex: true,
+            dotfiles: Dotfiles::Serve,
+            header: vec![
+                "Cache-Control: max-age=60".parse().unwrap(),
+                "X-A: b: c".parse().unwrap(),
+            ],
         };
         round_trips(&a);
+        round_trips(&ServeArgs {
+            dir: Some("--odd dir".into()),
+            root: None,
+            ..a.clone()
+        });
         for engine in Engine::ALL {
             round_trips(&ServeArgs {
                 engine: *engine,
@@ -372,6 +445,61 @@ mod tests {
     }
 
     #[test]
+    fn directory_as_positional_argument() {
+        let c = parse("site --autoindex")
+            .unwrap()
+            .into_config(|| -> Result<PathBuf, ()> { panic!("a directory was given") })
+            .unwrap();
+        assert_eq!(c.root, PathBuf::from("site"));
+        assert!(c.autoindex);
+        let err = parse("site --root other").unwrap_err();
+        assert_eq!(err.kind(), clap::error::ErrorKind::ArgumentConflict);
+        let err = err.to_string();
+        assert!(err.contains("--root") && err.contains("[DIR]"), "{err}");
+    }
+
+    #[test]
+    fn addresses_repeat_and_port_replaces_every_one() {
+        let c = parse("--addr 127.0.0.1:1 --addr [::1]:2 --port 0")
+            .unwrap()
+            .into_config(|| Ok::<_, ()>("www".into()))
+            .unwrap();
+        assert_eq!(
+            c.addrs,
+            ["127.0.0.1:0".parse().unwrap(), "[::1]:0".parse().unwrap()]
+        );
+        let c = parse("--addr :8080")
+            .unwrap()
+            .into_config(|| Ok::<_, ()>("w".into()))
+            .unwrap();
+        assert_eq!(c.addrs, ["[::]:8080".parse().unwrap()]);
+        let err = parse("--addr localhost").unwrap_err().to_string();
+        assert!(err.contains("expected HOST:PORT"), "{err}");
+    }
+
+    #[test]
+    fn headers_and_formats() {
+        let a = parse(
+            "--header X-A:1 --header Cache-Control:no-store --log-format json --dotfiles serve",
+        )
+        .unwrap();
+        assert_eq!(a.header.len(), 2);
+        assert_eq!(
+            (a.log_format, a.dotfiles),
+            (LogFormat::Json, Dotfiles::Serve)
+        );
+        let err = parse("--header Content-Length:5").unwrap_err();
+        assert_eq!(err.kind(), clap::error::ErrorKind::ValueValidation);
+        assert!(
+            err.to_string()
+                .contains("Content-Length frames the message"),
+            "{err}"
+        );
+        assert!(parse("--log-format xml").is_err());
+        assert!(parse("--dotfiles show").is_err());
+    }
+
+    #[test]
     fn bad_flags_are_named() {
         let err = parse("--delay exp:zz").unwrap_err().to_string();
         assert!(err.contains("exp:zz"), "{err}");
@@ -390,7 +518,7 @@ mod tests {
             .into_config(|| -> Result<PathBuf, ()> { panic!("root was given") })
             .unwrap();
         assert_eq!(c.root, PathBuf::from("/srv"));
-        assert_eq!(c.addr, "127.0.0.1:0".parse().unwrap());
+        assert_eq!(c.addrs, ["127.0.0.1:0".parse().unwrap()]);
         assert_eq!(
             (c.engine, c.workers, c.log),
             (Engine::Pool, 2, LogTarget::Off)

@@ -14,6 +14,15 @@
 //! window is the simpler honest bound. Permissions are rechecked at the same
 //! moment (the reopen fails with 403 then).
 //!
+//! Precompressed siblings (`X.br`, `X.zst`, `X.gz`, see `servelab_http::encoding`)
+//! are looked for when `X` itself is opened or revalidated, and kept inside
+//! `X`'s entry with their own descriptor, validators and small body. So a file
+//! without siblings costs nothing more per request once cached (the three
+//! failed `openat2` happen at most once per [`REVALIDATE`] per file, never per
+//! request), and one with siblings costs no extra lookup either: the handler
+//! picks the representation from the entry it already holds. A sibling that
+//! appears, changes or disappears is noticed at `X`'s next revalidation.
+//!
 //! The cache belongs to one worker (no lock, no sharing). It holds at most
 //! [`MAX_ENTRIES`] descriptors and is simply emptied when full: the working set
 //! of a static site is small, and a scan over a huge tree should not pin
@@ -26,8 +35,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use servelab_http::conditional::ETag;
+use servelab_http::encoding::{Available, Coding};
 
-use crate::files::{FileError, Opened, Root};
+use crate::files::{FileError, OpenFile, Opened, Root};
 
 /// How long an entry is served without looking at the file system again.
 pub(crate) const REVALIDATE: Duration = Duration::from_secs(1);
@@ -58,8 +68,87 @@ pub(crate) struct CachedFile {
     pub(crate) last_modified: [u8; 29],
     /// The whole body when it is at most [`INLINE_BODY`] bytes.
     pub(crate) bytes: Option<Box<[u8]>>,
+    /// The precompressed siblings that exist, in `Coding::ENCODED` order
+    /// (always empty for a sibling itself).
+    pub(crate) encoded: [Option<Box<CachedFile>>; 3],
+    /// Which of `encoded` are present, for `servelab_http::negotiate`.
+    pub(crate) available: Available,
     ino: (u64, u64),
     checked: Instant,
+}
+
+impl CachedFile {
+    fn new(f: OpenFile, coding: Coding, now: Instant) -> CachedFile {
+        let bytes = if f.len <= INLINE_BODY {
+            let mut buf = vec![0; f.len as usize].into_boxed_slice();
+            // A file that shrank under us is read again at the next
+            // check; until then it is served by sendfile, which comes
+            // up short and closes the connection (as without a cache).
+            f.file.read_exact_at(&mut buf, 0).ok().map(|()| buf)
+        } else {
+            None
+        };
+        CachedFile {
+            etag: match coding.token() {
+                None => ETag::new(f.len, f.mtime),
+                Some(token) => ETag::encoded(f.len, f.mtime, token),
+            },
+            last_modified: servelab_http::date::fmt_http_date(f.mtime),
+            file: Arc::new(f.file),
+            len: f.len,
+            mtime: f.mtime,
+            bytes,
+            encoded: Default::default(),
+            available: Available::NONE,
+            ino: f.ino,
+            checked: now,
+        }
+    }
+
+    /// Same file, same size, same time to the nanosecond: keep what we have.
+    fn unchanged(&self, f: &OpenFile) -> bool {
+        self.ino == f.ino && self.len == f.len && self.mtime == f.mtime
+    }
+
+    /// The representation for `coding`: this file for identity, else the
+    /// sibling (which must be in `available`).
+    pub(crate) fn representation(&self, coding: Coding) -> Option<&CachedFile> {
+        match Coding::ENCODED.iter().position(|&c| c == coding) {
+            None => Some(self),
+            Some(i) => self.encoded[i].as_deref(),
+        }
+    }
+}
+
+/// Looks for `rel`'s precompressed siblings, keeping the unchanged ones of `old`.
+fn probe_encoded(
+    root: &Root,
+    rel: &str,
+    mut old: [Option<Box<CachedFile>>; 3],
+    now: Instant,
+) -> ([Option<Box<CachedFile>>; 3], Available) {
+    let mut out: [Option<Box<CachedFile>>; 3] = Default::default();
+    let mut available = Available::NONE;
+    let mut name = String::with_capacity(rel.len() + 4);
+    for (i, coding) in Coding::ENCODED.into_iter().enumerate() {
+        name.clear();
+        name.push_str(rel);
+        name.push_str(coding.suffix());
+        // Anything but a readable regular file (missing, a directory, no
+        // permission) means: no such representation.
+        let Ok(Opened::File(f)) = root.open_path(&name) else {
+            continue;
+        };
+        out[i] = Some(match old[i].take() {
+            Some(mut kept) if kept.unchanged(&f) => {
+                kept.checked = now;
+                kept
+            }
+            _ => Box::new(CachedFile::new(f, coding, now)),
+        });
+        available = available.with(coding);
+    }
+    (out, available)
 }
 
 /// A worker's open-file cache.
@@ -96,35 +185,28 @@ impl FileCache {
         let entry = match opened {
             Opened::Dir => Entry::Dir { checked: now },
             Opened::File(f) => {
-                let ino = f.ino;
-                if let Some(Entry::File(old)) = self.map.get_mut(rel)
-                    && old.ino == ino
-                    && old.len == f.len
-                    && old.mtime == f.mtime
+                let mut old = match self.map.get_mut(rel) {
+                    Some(Entry::File(old)) => Some(old),
+                    _ => None,
+                };
+                let old_encoded = old
+                    .as_mut()
+                    .map(|o| std::mem::take(&mut o.encoded))
+                    .unwrap_or_default();
+                let (encoded, available) = probe_encoded(root, rel, old_encoded, now);
+                if let Some(old) = old
+                    && old.unchanged(&f)
                 {
                     // Unchanged: keep the old descriptor and bytes, drop the new one.
                     old.checked = now;
+                    old.encoded = encoded;
+                    old.available = available;
                     return Ok(());
                 }
-                let bytes = if f.len <= INLINE_BODY {
-                    let mut buf = vec![0; f.len as usize].into_boxed_slice();
-                    // A file that shrank under us is read again at the next
-                    // check; until then it is served by sendfile, which comes
-                    // up short and closes the connection (as without a cache).
-                    f.file.read_exact_at(&mut buf, 0).ok().map(|()| buf)
-                } else {
-                    None
-                };
-                Entry::File(CachedFile {
-                    etag: ETag::new(f.len, f.mtime),
-                    last_modified: servelab_http::date::fmt_http_date(f.mtime),
-                    file: Arc::new(f.file),
-                    len: f.len,
-                    mtime: f.mtime,
-                    bytes,
-                    ino,
-                    checked: now,
-                })
+                let mut file = CachedFile::new(f, Coding::Identity, now);
+                file.encoded = encoded;
+                file.available = available;
+                Entry::File(file)
             }
         };
         if self.map.len() >= MAX_ENTRIES && !self.map.contains_key(rel) {
@@ -214,6 +296,50 @@ mod tests {
         cache.expire();
         let again = &file(cache.open(&root, "big").unwrap()).file;
         assert!(Arc::ptr_eq(&first, again));
+    }
+
+    #[test]
+    fn precompressed_siblings_are_found_kept_and_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        std::fs::write(p.join("app.js"), "plain").unwrap();
+        std::fs::write(p.join("app.js.gz"), "gzipped").unwrap();
+        std::fs::create_dir(p.join("app.js.br")).unwrap(); // not a file: ignored
+        std::fs::write(p.join("solo.txt"), "x").unwrap();
+        let root = Root::open(p).unwrap();
+        let mut cache = FileCache::default();
+
+        let solo = file(cache.open(&root, "solo.txt").unwrap());
+        assert!(solo.available.is_empty());
+        assert!(solo.representation(Coding::Gzip).is_none());
+
+        let f = file(cache.open(&root, "app.js").unwrap());
+        assert_eq!(f.available, Available::NONE.with(Coding::Gzip));
+        let gz = f.representation(Coding::Gzip).unwrap();
+        assert_eq!(gz.bytes.as_deref(), Some(&b"gzipped"[..]));
+        assert!(gz.etag.as_str().ends_with("-gzip\""));
+        assert_ne!(gz.etag, f.etag);
+        assert!(std::ptr::eq(f.representation(Coding::Identity).unwrap(), f));
+        let gz_fd = Arc::clone(&gz.file);
+
+        // A new sibling shows at the next check; the unchanged one is kept.
+        std::fs::write(p.join("app.js.zst"), "zstd!").unwrap();
+        cache.expire();
+        let f = file(cache.open(&root, "app.js").unwrap());
+        assert!(f.available.has(Coding::Zstd) && f.available.has(Coding::Gzip));
+        assert!(Arc::ptr_eq(
+            &gz_fd,
+            &f.representation(Coding::Gzip).unwrap().file
+        ));
+
+        // Removed siblings go, also when the plain file changes.
+        std::fs::remove_file(p.join("app.js.gz")).unwrap();
+        std::fs::write(p.join("app.js"), "plain, longer").unwrap();
+        cache.expire();
+        let f = file(cache.open(&root, "app.js").unwrap());
+        assert_eq!(f.available, Available::NONE.with(Coding::Zstd));
+        assert_eq!(f.len, 13);
+        assert!(f.representation(Coding::Gzip).is_none());
     }
 
     #[test]

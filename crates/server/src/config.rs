@@ -9,6 +9,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use servelab_http::ExtraHeader;
+
 use crate::Engine;
 
 /// Where access-log lines go.
@@ -47,13 +49,80 @@ impl std::str::FromStr for LogMode {
     }
 }
 
+/// The format of access-log lines (`--log-format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LogFormat {
+    /// Apache's Combined Log Format with the service time in microseconds appended.
+    #[default]
+    Combined,
+    /// One JSON object per line with the same fields (see `log/json.rs`).
+    Json,
+}
+
+impl LogFormat {
+    /// The flag's word for this format.
+    pub fn name(self) -> &'static str {
+        match self {
+            LogFormat::Combined => "combined",
+            LogFormat::Json => "json",
+        }
+    }
+}
+
+impl std::str::FromStr for LogFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "combined" => Ok(LogFormat::Combined),
+            "json" => Ok(LogFormat::Json),
+            other => Err(format!(
+                "unknown log format `{other}` (expected combined or json)"
+            )),
+        }
+    }
+}
+
+/// What to do with dotfiles (`--dotfiles`; see `servelab_http::dotfile`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dotfiles {
+    /// Answer 404 for any path with a segment starting with `.`, except the
+    /// top-level `/.well-known/` (RFC 8615); leave them out of listings.
+    #[default]
+    Hide,
+    /// Serve and list them like any other file.
+    Serve,
+}
+
+impl Dotfiles {
+    /// The flag's word for this choice.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dotfiles::Hide => "hide",
+            Dotfiles::Serve => "serve",
+        }
+    }
+}
+
+impl std::str::FromStr for Dotfiles {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "hide" => Ok(Dotfiles::Hide),
+            "serve" => Ok(Dotfiles::Serve),
+            other => Err(format!("unknown value `{other}` (expected hide or serve)")),
+        }
+    }
+}
+
 /// Everything a [`crate::Server`] needs to know.
 #[derive(Debug, Clone)]
 pub struct Config {
     /// The directory served; nothing outside it is ever served.
     pub root: PathBuf,
-    /// Address to listen on; port 0 picks a free port (see [`crate::Server::local_addr`]).
-    pub addr: SocketAddr,
+    /// Addresses to listen on (at least one), each served by every engine; port 0
+    /// picks a free port (see [`crate::Server::local_addrs`]). An unspecified IPv6
+    /// address (`[::]`) takes IPv4 connections too.
+    pub addrs: Vec<SocketAddr>,
     /// The concurrency engine.
     pub engine: Engine,
     /// Worker threads (pool) or processes (prefork) or event loops (reactor).
@@ -66,6 +135,8 @@ pub struct Config {
     pub log: LogTarget,
     /// Access-log write strategy.
     pub log_mode: LogMode,
+    /// Access-log line format.
+    pub log_format: LogFormat,
     /// Also log each connection's accept and close with its request count.
     pub log_connections: bool,
     /// A request head must arrive completely within this time of its first byte
@@ -90,6 +161,12 @@ pub struct Config {
     pub work: Option<crate::Dist>,
     /// `--seed`: the draws of `delay` and `work` repeat under the same seed.
     pub seed: u64,
+    /// `--autoindex`: list a directory that has no `index.html` (else 404).
+    pub autoindex: bool,
+    /// `--dotfiles`: hide (404) or serve names starting with `.`.
+    pub dotfiles: Dotfiles,
+    /// `--header`: fields added to every successful (2xx, 3xx) response.
+    pub headers: Vec<ExtraHeader>,
 }
 
 impl Config {
@@ -98,13 +175,14 @@ impl Config {
     pub fn new(root: impl Into<PathBuf>) -> Config {
         Config {
             root: root.into(),
-            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            addrs: vec![SocketAddr::from(([127, 0, 0, 1], 0))],
             engine: Engine::default(),
             workers: default_workers(),
             queue: 1024,
             max_conns: 1024,
             log: LogTarget::Off,
             log_mode: LogMode::default(),
+            log_format: LogFormat::default(),
             log_connections: false,
             read_timeout: Duration::from_secs(3),
             keepalive_timeout: Duration::from_secs(5),
@@ -116,6 +194,9 @@ impl Config {
             delay: None,
             work: None,
             seed: 0,
+            autoindex: false,
+            dotfiles: Dotfiles::default(),
+            headers: Vec::new(),
         }
     }
 }

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use servelab_http::{ChunkedDecoder, Method, Parse, Part, RequestHead, Status, Version};
 
+use crate::LogFormat;
 use crate::handler;
 use crate::log;
 use crate::response::{Body, Persist, Response};
@@ -142,8 +143,11 @@ pub(crate) struct Conn {
     requests: u64,
     /// Responses produced but not yet completely written.
     pending: u32,
-    /// Log lines of pending responses, each missing its final ` <µs>\n`.
+    /// Log lines of pending responses, each missing its service time (empty
+    /// without a log).
     log_buf: Vec<u8>,
+    /// Per pending response: where its line ends in `log_buf`, and when it
+    /// started (kept without a log too, for the service-time histogram).
     log_marks: Vec<(usize, Instant)>,
     /// When the connection started waiting for the current request (or opened).
     waiting_since: Instant,
@@ -499,10 +503,20 @@ impl Conn {
     fn responses_done(&mut self, site: &Shared, w: &mut Local) {
         let now = Instant::now();
         let mut from = 0;
+        let logging = w.log.enabled();
         for &(to, started) in &self.log_marks {
-            let us = now.saturating_duration_since(started).as_micros() as u64;
-            log::line::finish(&mut w.line, &self.log_buf[from..to], us);
-            w.log.line(&w.line);
+            let took = now.saturating_duration_since(started);
+            site.stats.served(took);
+            if logging {
+                let us = took.as_micros() as u64;
+                match site.config.log_format {
+                    LogFormat::Combined => {
+                        log::line::finish(&mut w.line, &self.log_buf[from..to], us);
+                    }
+                    LogFormat::Json => log::json::finish(&mut w.line, &self.log_buf[from..to], us),
+                }
+                w.log.line(&w.line);
+            }
             from = to;
         }
         self.log_buf.clear();
@@ -633,7 +647,7 @@ impl Conn {
                             keep_alive: false,
                             ..req
                         };
-                        self.answer(&req, site, w);
+                        self.answer(&req, &buf[self.start..self.start + head_len], site, w);
                         self.linger_on_close = true;
                         self.start = self.end;
                     }
@@ -652,7 +666,7 @@ impl Conn {
                         self.state = State::Ready;
                     }
                     None => {
-                        self.answer(&req, site, w);
+                        self.answer(&req, &buf[self.start..self.start + head_len], site, w);
                         self.start += head_len;
                     }
                 }
@@ -670,7 +684,8 @@ impl Conn {
         let buf = std::mem::take(&mut self.buf);
         let parsed = servelab_http::parse_request(&buf[self.start..self.end], &site.config.limits);
         if let Ok(Parse::Complete(req)) = parsed {
-            self.answer(&req, site, w);
+            let head = &buf[self.start..self.start + req.head_len];
+            self.answer(&req, head, site, w);
         } else {
             unreachable!("a head that parsed once parses again");
         }
@@ -678,8 +693,8 @@ impl Conn {
         self.start += self.head_len;
     }
 
-    /// Produces the response to one parsed request into `out`.
-    fn answer(&mut self, req: &RequestHead<'_>, site: &Shared, w: &mut Local) {
+    /// Produces the response to one parsed request (`head`: its bytes) into `out`.
+    fn answer(&mut self, req: &RequestHead<'_>, head: &[u8], site: &Shared, w: &mut Local) {
         let started = Instant::now();
         w.clock.tick();
         site.stats.request_started();
@@ -710,13 +725,14 @@ impl Conn {
             status,
             body_len,
             body,
-        } = handler::respond(req, site, w, persist, &mut self.out);
+        } = handler::respond(req, head, site, w, persist, &mut self.out);
         self.body = body;
         site.stats.response(status.code());
         if w.log.enabled() {
-            self.log_request(Some(req), status, body_len, w);
-            self.log_marks.push((self.log_buf.len(), started));
+            self.log_request(Some(req), status, body_len, site, w);
         }
+        // Also without a log: the service-time histogram needs the start.
+        self.log_marks.push((self.log_buf.len(), started));
     }
 
     /// Answers a request that could not be parsed (or timed out) and closes.
@@ -734,9 +750,9 @@ impl Conn {
         let resp = handler::error(status, w, persist, head, &mut self.out);
         site.stats.response(status.code());
         if w.log.enabled() {
-            self.log_request(None, status, resp.body_len, w);
-            self.log_marks.push((self.log_buf.len(), started));
+            self.log_request(None, status, resp.body_len, site, w);
         }
+        self.log_marks.push((self.log_buf.len(), started));
         self.state = State::Writing;
     }
 
@@ -746,10 +762,18 @@ impl Conn {
         req: Option<&RequestHead<'_>>,
         status: Status,
         bytes: u64,
+        site: &Shared,
         w: &Local,
     ) {
         let ip = self.peer.ip();
-        log::line::request(&mut self.log_buf, ip, w.clock.clf(), req, status, bytes);
+        match site.config.log_format {
+            LogFormat::Combined => {
+                log::line::request(&mut self.log_buf, ip, w.clock.clf(), req, status, bytes);
+            }
+            LogFormat::Json => {
+                log::json::request(&mut self.log_buf, ip, w.clock.clf(), req, status, bytes);
+            }
+        }
     }
 
     fn compact_if_empty(&mut self) {

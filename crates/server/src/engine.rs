@@ -106,17 +106,21 @@ impl Engine {
     }
 
     /// Runs the engine until shutdown; returns once in-flight work is done.
-    pub(crate) fn run(self, listener: &TcpListener, site: &Arc<Shared>) -> Result<(), ServerError> {
+    pub(crate) fn run(
+        self,
+        listeners: &[TcpListener],
+        site: &Arc<Shared>,
+    ) -> Result<(), ServerError> {
         match self {
-            Engine::Serial => engines::serial::run(listener, site),
-            Engine::Thread => engines::thread::run(listener, site),
-            Engine::Pool => engines::pool::run(listener, site),
-            Engine::Fork => engines::fork::run(listener, site),
-            Engine::Prefork => engines::prefork::run(listener, site),
-            Engine::Async => engines::tokio_rt::run(listener, site),
-            Engine::Epoll => engines::epoll::run(listener, site),
-            Engine::Reactor => engines::reactor::run(listener, site),
-            Engine::Event => engines::event::run(listener, site),
+            Engine::Serial => engines::serial::run(listeners, site),
+            Engine::Thread => engines::thread::run(listeners, site),
+            Engine::Pool => engines::pool::run(listeners, site),
+            Engine::Fork => engines::fork::run(listeners, site),
+            Engine::Prefork => engines::prefork::run(listeners, site),
+            Engine::Async => engines::tokio_rt::run(listeners, site),
+            Engine::Epoll => engines::epoll::run(listeners, site),
+            Engine::Reactor => engines::reactor::run(listeners, site),
+            Engine::Event => engines::event::run(listeners, site),
         }
     }
 }

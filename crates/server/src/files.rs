@@ -9,6 +9,12 @@
 //!
 //! Files are opened `O_NONBLOCK` so that a FIFO planted in the tree cannot block
 //! a worker in `open`; anything but a regular file or a directory is refused.
+//!
+//! Directory listings (`--autoindex`) read the directory through a descriptor
+//! opened the same way, and look at a symlinked entry only through
+//! `openat2(RESOLVE_BENEATH)` from the root: an entry that points outside the
+//! root is left out, as a request for it would get 404, and its target's size
+//! and time are never read.
 
 use std::fs::File;
 use std::io;
@@ -16,7 +22,8 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rustix::fs::{FileType, Mode, OFlags, ResolveFlags};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags};
+use servelab_http::listing;
 
 use crate::ServerError;
 
@@ -93,15 +100,7 @@ impl Root {
             Mode::empty(),
             ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
         )
-        .map_err(|e| match e {
-            rustix::io::Errno::NOENT
-            | rustix::io::Errno::NOTDIR
-            | rustix::io::Errno::XDEV
-            | rustix::io::Errno::LOOP
-            | rustix::io::Errno::NAMETOOLONG => FileError::NotFound,
-            rustix::io::Errno::ACCESS | rustix::io::Errno::PERM => FileError::Forbidden,
-            other => FileError::Io(other.into()),
-        })?;
+        .map_err(open_error)?;
         let st = rustix::fs::fstat(&fd).map_err(|e| FileError::Io(e.into()))?;
         match FileType::from_raw_mode(st.st_mode) {
             FileType::Directory => Ok(Opened::Dir),
@@ -114,6 +113,94 @@ impl Root {
             })),
             _ => Err(FileError::Forbidden),
         }
+    }
+}
+
+/// A directory's entries as a listing shows them.
+#[derive(Debug, Default)]
+pub(crate) struct Listed {
+    /// At most the `max` asked for.
+    pub(crate) entries: Vec<listing::Entry>,
+    /// Entries beyond `max`, not read further.
+    pub(crate) omitted: usize,
+}
+
+impl Root {
+    /// The regular files and directories in `rel` (a checked relative path of a
+    /// directory), at most `max` of them. Left out: `.` and `..`, names that are
+    /// not UTF-8 (no request could name them), dotfiles unless `dotfiles`, special
+    /// files, and symlinks that lead outside the root or nowhere.
+    pub(crate) fn list(&self, rel: &str, max: usize, dotfiles: bool) -> Result<Listed, FileError> {
+        let dir_rel = if rel.is_empty() { "." } else { rel };
+        let fd = rustix::fs::openat2(
+            &self.dir,
+            dir_rel,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NONBLOCK,
+            Mode::empty(),
+            ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
+        )
+        .map_err(open_error)?;
+        let mut dir = rustix::fs::Dir::read_from(&fd).map_err(|e| FileError::Io(e.into()))?;
+        let mut listed = Listed::default();
+        let mut joined = String::with_capacity(rel.len() + 64);
+        while let Some(entry) = dir.read() {
+            let entry = entry.map_err(|e| FileError::Io(e.into()))?;
+            let Ok(name) = entry.file_name().to_str() else {
+                continue;
+            };
+            if name == "." || name == ".." || (!dotfiles && name.starts_with('.')) {
+                continue;
+            }
+            if listed.entries.len() == max {
+                listed.omitted += 1;
+                continue;
+            }
+            let st = if entry.file_type() == FileType::Symlink {
+                // Follow it only beneath the root, as a request would.
+                joined.clear();
+                if !rel.is_empty() {
+                    joined.push_str(rel);
+                    joined.push('/');
+                }
+                joined.push_str(name);
+                rustix::fs::openat2(
+                    &self.dir,
+                    joined.as_str(),
+                    OFlags::PATH | OFlags::CLOEXEC,
+                    Mode::empty(),
+                    ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
+                )
+                .and_then(rustix::fs::fstat)
+            } else {
+                rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW)
+            };
+            let Ok(st) = st else { continue };
+            let is_dir = match FileType::from_raw_mode(st.st_mode) {
+                FileType::Directory => true,
+                FileType::RegularFile => false,
+                _ => continue,
+            };
+            #[allow(clippy::unnecessary_cast)] // the field types differ by target
+            listed.entries.push(listing::Entry {
+                name: name.to_owned(),
+                is_dir,
+                len: st.st_size as u64,
+                mtime: mtime(st.st_mtime as i64, st.st_mtime_nsec as u32),
+            });
+        }
+        Ok(listed)
+    }
+}
+
+fn open_error(e: rustix::io::Errno) -> FileError {
+    match e {
+        rustix::io::Errno::NOENT
+        | rustix::io::Errno::NOTDIR
+        | rustix::io::Errno::XDEV
+        | rustix::io::Errno::LOOP
+        | rustix::io::Errno::NAMETOOLONG => FileError::NotFound,
+        rustix::io::Errno::ACCESS | rustix::io::Errno::PERM => FileError::Forbidden,
+        other => FileError::Io(other.into()),
     }
 }
 
@@ -157,6 +244,53 @@ mod tests {
             Err(FileError::NotFound)
         ));
         assert!(matches!(root.open_path("a.txt/"), Err(FileError::NotFound)));
+    }
+
+    #[test]
+    fn lists_inside_only() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "sssss").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        std::fs::create_dir(p.join("d")).unwrap();
+        std::fs::write(p.join("d/a.txt"), "hello").unwrap();
+        std::fs::write(p.join("d/.env"), "x").unwrap();
+        std::fs::create_dir(p.join("d/sub")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret"), p.join("d/out")).unwrap();
+        std::os::unix::fs::symlink("a.txt", p.join("d/in")).unwrap();
+        std::os::unix::fs::symlink("missing", p.join("d/dangling")).unwrap();
+        std::os::unix::fs::symlink("../..", p.join("d/up")).unwrap();
+        let root = Root::open(p).unwrap();
+        let names = |l: &Listed| {
+            let mut n: Vec<_> = l.entries.iter().map(|e| e.name.clone()).collect();
+            n.sort();
+            n
+        };
+        let l = root.list("d", 100, false).unwrap();
+        assert_eq!(names(&l), ["a.txt", "in", "sub"]);
+        assert_eq!(l.omitted, 0);
+        let a = l.entries.iter().find(|e| e.name == "in").unwrap();
+        assert_eq!((a.is_dir, a.len), (false, 5));
+        assert!(l.entries.iter().find(|e| e.name == "sub").unwrap().is_dir);
+        assert_eq!(
+            names(&root.list("d", 100, true).unwrap()),
+            [".env", "a.txt", "in", "sub"]
+        );
+        let l = root.list("d", 2, false).unwrap();
+        assert_eq!((l.entries.len(), l.omitted), (2, 1));
+        assert_eq!(names(&root.list("", 100, false).unwrap()), ["d"]);
+        assert!(matches!(
+            root.list("d/a.txt", 9, false),
+            Err(FileError::NotFound)
+        ));
+        assert!(matches!(
+            root.list("d/up", 9, false),
+            Err(FileError::NotFound)
+        ));
+        assert!(matches!(
+            root.list("nope", 9, false),
+            Err(FileError::NotFound)
+        ));
     }
 
     #[test]

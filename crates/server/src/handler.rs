@@ -9,27 +9,53 @@
 //! 1. method: GET and HEAD are served; other registered methods get 405 with
 //!    `Allow`, unknown ones 501;
 //! 2. path: percent-decoded and normalised by `servelab_http::path`, 400 when it
-//!    is unsafe; opened beneath the root (see [`crate::files`]);
-//! 3. directories: with a trailing slash their `index.html`, without it a 301;
-//! 4. conditionals (13.2.2): `If-None-Match`, else `If-Modified-Since`, give 304;
-//! 5. ranges (GET only, 14.2): `If-Range`, then one range (206), several
-//!    (multipart 206), or unsatisfiable (416).
+//!    is unsafe; a dotfile is 404 unless `--dotfiles serve` (`/.well-known/`
+//!    excepted, see `servelab_http::dotfile`); opened beneath the root (see
+//!    [`crate::files`]);
+//! 3. directories: with a trailing slash their `index.html` (or, with
+//!    `--autoindex` and no `index.html`, a listing: [`crate::autoindex`]),
+//!    without it a 301;
+//! 4. representation (12.5.3): `Accept-Encoding` against the precompressed
+//!    siblings the file cache found (`X.br`, `X.zst`, `X.gz`); 406 only when the
+//!    client excludes the plain file and accepts none of them. Everything below
+//!    applies to the representation chosen: its ETag, its time, its length;
+//! 5. preconditions (13.2.2): `If-Match`, else `If-Unmodified-Since`, give 412;
+//!    then `If-None-Match`, else `If-Modified-Since`, give 304;
+//! 6. ranges (GET only, 14.2): `If-Range`, then one range (206), several
+//!    (multipart 206; on an encoded file the whole file instead, since a
+//!    `Content-Encoding` would wrongly cover the multipart body), or
+//!    unsatisfiable (416).
+//!
+//! Successful responses (2xx, 3xx) carry the `--header` fields; a file with
+//! precompressed siblings says `Vary: Accept-Encoding` whichever one is sent.
 
 use std::sync::Arc;
+use std::time::SystemTime;
 
+use servelab_http::encoding::{Coding, Negotiated};
+use servelab_http::precondition::{Outcome, PRECONDITION_FAILED, Preconditions};
 use servelab_http::{
-    ContentRange, Method, Multipart, PathKind, RangeSet, RequestHead, ResponseHead, Status,
-    conditional, mime,
+    ContentRange, ExtraFields, Method, Multipart, PathKind, RangeSet, RequestHead, ResponseHead,
+    Status, dotfile, mime,
 };
 
+use crate::Dotfiles;
 use crate::cache::{CachedFile, Entry};
 use crate::files::FileError;
 use crate::response::{Body, Persist, Response};
 use crate::shared::{Local, Shared};
 
-/// Answers one well-formed request.
+/// 406 Not Acceptable (RFC 9110 15.5.7).
+const NOT_ACCEPTABLE: Status = match Status::new(406) {
+    Some(s) => s,
+    None => unreachable!(),
+};
+
+/// Answers one well-formed request; `head` is its bytes (for the fields the
+/// parser does not keep, see `servelab_http::fields`).
 pub(crate) fn respond(
     req: &RequestHead<'_>,
+    head: &[u8],
     site: &Shared,
     w: &mut Local,
     persist: Persist,
@@ -54,23 +80,39 @@ pub(crate) fn respond(
     path.clear();
     let resp = match servelab_http::resolve_target(req.target, &mut path) {
         Err(_) => error(Status::BAD_REQUEST, w, persist, head_only, out),
-        Ok(kind) => serve_path(req, &path, kind, site, w, persist, head_only, out),
+        Ok(_) if site.config.dotfiles == Dotfiles::Hide && dotfile::is_hidden(&path) => {
+            error(Status::NOT_FOUND, w, persist, head_only, out)
+        }
+        Ok(kind) => {
+            let ask = Ask {
+                req,
+                extra: ExtraFields::scan(head),
+                head_only,
+            };
+            serve_path(&ask, &path, kind, site, w, persist, out)
+        }
     };
     w.path = path;
     resp
 }
 
-#[allow(clippy::too_many_arguments)] // one call site; a struct would only rename them
+/// What the client asked for a file.
+struct Ask<'r, 'a> {
+    req: &'r RequestHead<'a>,
+    extra: ExtraFields<'a>,
+    head_only: bool,
+}
+
 fn serve_path(
-    req: &RequestHead<'_>,
+    ask: &Ask<'_, '_>,
     path: &str,
     kind: PathKind,
     site: &Shared,
     w: &mut Local,
     persist: Persist,
-    head_only: bool,
     out: &mut Vec<u8>,
 ) -> Response {
+    let (req, head_only) = (ask.req, ask.head_only);
     let is_dir = match w.files.open(&site.root, path) {
         Ok(Entry::Dir { .. }) => true,
         Ok(Entry::File(_)) => false,
@@ -88,25 +130,25 @@ fn serve_path(
             }
             index.push_str("index.html");
             return match w.files.open(&site.root, &index) {
-                Ok(Entry::File(f)) => send_file(
-                    req,
-                    f,
-                    "index.html",
-                    w.clock.http(),
-                    persist,
-                    head_only,
-                    out,
-                ),
+                Ok(Entry::File(f)) => {
+                    send_file(ask, f, "index.html", site, w.clock.http(), persist, out)
+                }
                 Ok(Entry::Dir { .. }) => error(Status::NOT_FOUND, w, persist, head_only, out),
+                Err(FileError::NotFound) if site.config.autoindex => {
+                    match crate::autoindex::respond(path, site, w, persist, head_only, out) {
+                        Ok(resp) => resp,
+                        Err(e) => file_error(e, path, w, persist, head_only, out),
+                    }
+                }
                 Err(e) => file_error(e, &index, w, persist, head_only, out),
             };
         }
         (true, PathKind::File) => {
-            return redirect_to_dir(req.target, w, persist, head_only, out);
+            return redirect_to_dir(req.target, site, w, persist, head_only, out);
         }
     }
     match w.files.open(&site.root, path) {
-        Ok(Entry::File(f)) => send_file(req, f, path, w.clock.http(), persist, head_only, out),
+        Ok(Entry::File(f)) => send_file(ask, f, path, site, w.clock.http(), persist, out),
         // Changed between the two lookups of this request: answer as if it had
         // been found so a moment ago, which is what the first lookup saw.
         _ => error(Status::NOT_FOUND, w, persist, head_only, out),
@@ -114,56 +156,82 @@ fn serve_path(
 }
 
 fn send_file(
-    req: &RequestHead<'_>,
-    f: &CachedFile,
+    ask: &Ask<'_, '_>,
+    file: &CachedFile,
     name: &str,
+    site: &Shared,
     date: &[u8; 29],
     persist: Persist,
-    head_only: bool,
     out: &mut Vec<u8>,
 ) -> Response {
+    let (req, head_only) = (ask.req, ask.head_only);
+    // No extra lookup for the representation: the siblings are in the entry.
+    let coding = match servelab_http::negotiate(ask.extra.accept_encoding, file.available) {
+        Negotiated::Send(c) => c,
+        Negotiated::NotAcceptable => {
+            return error_at(NOT_ACCEPTABLE, date, persist, head_only, out);
+        }
+    };
+    let f = file.representation(coding).unwrap_or(file);
+    let vary = !file.available.is_empty();
+    let encoding = coding.token();
     let etag = &f.etag;
-    let not_modified = match (req.if_none_match, req.if_modified_since) {
-        (Some(inm), _) => conditional::if_none_match(inm, etag),
-        (None, Some(ims)) => conditional::not_modified_since(ims, f.mtime),
-        (None, None) => false,
+    let pre = Preconditions {
+        if_match: ask.extra.if_match,
+        if_unmodified_since: ask.extra.if_unmodified_since,
+        if_none_match: req.if_none_match,
+        if_modified_since: req.if_modified_since,
+        if_range: req.if_range,
+    };
+    let outcome = if pre.is_empty() {
+        Outcome::Serve { ranges: true }
+    } else {
+        servelab_http::precondition::evaluate(&pre, true, etag, f.mtime, SystemTime::now())
+    };
+    let ranges_apply = match outcome {
+        Outcome::Serve { ranges } => ranges,
+        Outcome::PreconditionFailed => {
+            return error_at(PRECONDITION_FAILED, date, persist, head_only, out);
+        }
+        Outcome::NotModified => {
+            // RFC 9110 15.4.5: a 304 carries the validators (and `Vary`, and
+            // the operator's fields) but no body and no Content-Length.
+            let mut head = ResponseHead::new(Status::NOT_MODIFIED, date);
+            head.etag = Some(etag.as_str());
+            head.last_modified = Some(&f.last_modified);
+            persist.apply(&mut head);
+            head.encode(out);
+            add_fields(out, site, None, vary);
+            return Response {
+                status: Status::NOT_MODIFIED,
+                body_len: 0,
+                body: Body::Empty,
+            };
+        }
     };
     let mut head = ResponseHead::new(Status::OK, date);
     head.etag = Some(etag.as_str());
     head.last_modified = Some(&f.last_modified);
     persist.apply(&mut head);
-    if not_modified {
-        // RFC 9110 15.4.5: a 304 carries the validators but no body and no
-        // Content-Length describing a body.
-        head.status = Status::NOT_MODIFIED;
-        head.encode(out);
-        return Response {
-            status: Status::NOT_MODIFIED,
-            body_len: 0,
-            body: Body::Empty,
-        };
-    }
     let content_type = mime::content_type(name);
     head.content_type = Some(content_type);
     head.accept_ranges = true;
 
     let ranges = match (req.range, head_only) {
-        (Some(range), false) => {
-            let applies = req
-                .if_range
-                .is_none_or(|ir| conditional::if_range_matches(ir, etag, f.mtime));
-            if applies {
-                servelab_http::parse_range(range, f.len)
-            } else {
+        (Some(range), false) if ranges_apply => match servelab_http::parse_range(range, f.len) {
+            // See the module docs: no multipart body for an encoded file.
+            RangeSet::Ranges(r) if r.as_slice().len() > 1 && coding != Coding::Identity => {
                 RangeSet::Whole
             }
-        }
+            other => other,
+        },
         _ => RangeSet::Whole,
     };
     match ranges {
         RangeSet::Whole => {
             head.content_length = Some(f.len);
             head.encode(out);
+            add_fields(out, site, encoding, vary);
             body_of(f, 0, f.len, head_only, Status::OK, out)
         }
         RangeSet::Unsatisfiable => {
@@ -172,6 +240,8 @@ fn send_file(
             head.content_type = None;
             head.content_length = Some(0);
             head.encode(out);
+            // A client error: no operator fields, but the choice still varied.
+            add_vary(out, vary);
             Response {
                 status: Status::RANGE_NOT_SATISFIABLE,
                 body_len: 0,
@@ -188,6 +258,7 @@ fn send_file(
             });
             head.content_length = Some(r.len());
             head.encode(out);
+            add_fields(out, site, encoding, vary);
             body_of(f, r.start, r.len(), false, Status::PARTIAL_CONTENT, out)
         }
         RangeSet::Ranges(ranges) => {
@@ -200,6 +271,7 @@ fn send_file(
             head.content_type = Some(&ctype);
             head.content_length = Some(plan.content_length());
             head.encode(out);
+            add_fields(out, site, None, vary);
             Response {
                 status: Status::PARTIAL_CONTENT,
                 body_len: plan.content_length(),
@@ -272,6 +344,7 @@ fn file_error(
 
 fn redirect_to_dir(
     target: &str,
+    site: &Shared,
     w: &mut Local,
     persist: Persist,
     head_only: bool,
@@ -286,6 +359,7 @@ fn redirect_to_dir(
     head.content_length = Some(body.len() as u64);
     persist.apply(&mut head);
     head.encode(out);
+    add_fields(out, site, None, false);
     if !head_only {
         out.extend_from_slice(body.as_bytes());
     }
@@ -293,6 +367,37 @@ fn redirect_to_dir(
         status: Status::MOVED_PERMANENTLY,
         body_len: if head_only { 0 } else { body.len() as u64 },
         body: Body::Empty,
+    }
+}
+
+/// Adds to the head that ends `out` (just encoded, no body yet) what
+/// `ResponseHead` has no field for: `Content-Encoding` of a precompressed file,
+/// `Vary: Accept-Encoding` when the file has siblings, and the `--header`
+/// fields (this is only called for successful responses). Nothing to add, the
+/// common case, costs one comparison.
+pub(crate) fn add_fields(out: &mut Vec<u8>, site: &Shared, encoding: Option<&str>, vary: bool) {
+    if encoding.is_none() && !vary && site.extra_headers.is_empty() {
+        return;
+    }
+    debug_assert!(out.ends_with(b"\r\n\r\n"), "called right after encode");
+    out.truncate(out.len() - 2);
+    if let Some(e) = encoding {
+        out.extend_from_slice(b"Content-Encoding: ");
+        out.extend_from_slice(e.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    if vary {
+        out.extend_from_slice(b"Vary: Accept-Encoding\r\n");
+    }
+    out.extend_from_slice(&site.extra_headers);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// `Vary` alone, for an error that still depended on `Accept-Encoding` (416).
+fn add_vary(out: &mut Vec<u8>, vary: bool) {
+    if vary {
+        out.truncate(out.len() - 2);
+        out.extend_from_slice(b"Vary: Accept-Encoding\r\n\r\n");
     }
 }
 

@@ -19,14 +19,19 @@
 //! - HTTP on one connection (pipelining, bodies, timeouts, persistence):
 //!   `conn.rs`, a state machine with no I/O; the protocol rules themselves are
 //!   in `servelab-http`
-//! - what a request gets: `handler.rs` (static files), `status.rs`
-//!   (`/-/status`, `/-/metrics`), both producing `response.rs`; `files.rs`
-//!   opens beneath the root with `openat2(RESOLVE_BENEATH)`, `cache.rs` keeps
-//!   open files
-//! - the access log: `log.rs` (writers, sync and buffered) and `log/line.rs`
-//!   (what a line says)
+//! - what a request gets: `handler.rs` (static files: dotfiles, precompressed
+//!   siblings, preconditions, ranges, `--header`), `autoindex.rs`
+//!   (`--autoindex` listings), `status.rs` (`/-/status`, `/-/metrics`), all
+//!   producing `response.rs`; `files.rs` opens beneath the root with
+//!   `openat2(RESOLVE_BENEATH)`, `cache.rs` keeps open files and their
+//!   precompressed siblings
+//! - the access log: `log.rs` (writers, sync and buffered), `log/line.rs` and
+//!   `log/json.rs` (what a line says, combined or JSON)
+//! - the flags: [`ServeArgs`] (`args.rs`), with [`ListenAddr`] (`addr.rs`) for
+//!   the forms of `--addr`
 //! - shared and per-thread state: `shared.rs`; `--delay`/`--work`:
-//!   `service.rs`; counters: [`Stats`] (`stats.rs`); graceful stop:
+//!   `service.rs`; counters: [`Stats`] (`stats.rs`) with the service-time
+//!   histogram ([`ServiceTimes`], `service_time.rs`); graceful stop:
 //!   `shutdown.rs`; forked children: `child.rs`
 //!
 //! ```no_run
@@ -41,7 +46,9 @@
 //! ```
 #![deny(missing_docs)]
 
+mod addr;
 mod args;
+mod autoindex;
 mod cache;
 mod child;
 mod clock;
@@ -57,17 +64,20 @@ mod log;
 mod response;
 mod server;
 mod service;
+mod service_time;
 mod shared;
 mod shutdown;
 mod stats;
 mod status;
 
+pub use addr::{AddrError, ListenAddr};
 pub use args::ServeArgs;
-pub use config::{Config, LogMode, LogTarget, default_workers};
+pub use config::{Config, Dotfiles, LogFormat, LogMode, LogTarget, default_workers};
 pub use engine::{Engine, UnknownEngine};
 pub use error::ServerError;
 /// The service-time distribution of [`Config::delay`] and [`Config::work`]
 /// (from `servelab-dist`, re-exported because it is part of [`Config`]).
 pub use servelab_dist::Dist;
 pub use server::{Running, Server};
+pub use service_time::ServiceTimes;
 pub use stats::{Snapshot, Stats};

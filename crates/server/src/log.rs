@@ -1,4 +1,5 @@
-//! The access log: one Combined Log Format line per request, never lost or torn.
+//! The access log: one line per request (Combined Log Format, `line.rs`, or
+//! JSON with `--log-format json`, `json.rs`), never lost or torn.
 //!
 //! Seed 000 found that a logger shared by every connection serialised the whole
 //! server. Both designs are here so experiments can show the difference:
@@ -29,6 +30,7 @@ use std::time::Duration;
 
 use crate::{LogMode, LogTarget, ServerError};
 
+pub(crate) mod json;
 pub(crate) mod line;
 
 /// A worker's buffer that the flusher writes out once it holds this much.

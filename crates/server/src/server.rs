@@ -22,26 +22,49 @@ const BACKLOG: i32 = 4096;
 #[derive(Debug)]
 pub struct Server {
     site: Arc<Shared>,
-    listener: TcpListener,
+    /// One per address of `Config::addrs`, in that order; every engine serves all.
+    listeners: Vec<TcpListener>,
+    addrs: Vec<SocketAddr>,
 }
 
 impl Server {
-    /// Checks the configuration, opens the root and the log, and binds the address.
+    /// Checks the configuration, opens the root and the log, and binds every address.
     pub fn bind(config: Config) -> Result<Server, ServerError> {
-        let addr = config.addr;
+        if config.addrs.is_empty() {
+            return Err(ServerError::Config("no address to listen on".into()));
+        }
+        if config.addrs.len() as u64 > crate::driver::evloop::MAX_LISTENERS {
+            return Err(ServerError::Config(format!(
+                "at most {} addresses",
+                crate::driver::evloop::MAX_LISTENERS
+            )));
+        }
+        let wanted = config.addrs.clone();
         let site = Shared::new(config)?;
-        let listener = listen(addr, &site).map_err(|source| ServerError::Bind { addr, source })?;
+        let mut listeners = Vec::with_capacity(wanted.len());
+        let mut addrs = Vec::with_capacity(wanted.len());
+        for addr in wanted {
+            let listener =
+                listen(addr, &site).map_err(|source| ServerError::Bind { addr, source })?;
+            addrs.push(listener.local_addr().unwrap_or(addr));
+            listeners.push(listener);
+        }
         Ok(Server {
             site: Arc::new(site),
-            listener,
+            listeners,
+            addrs,
         })
     }
 
-    /// The address actually bound (the port is known here when 0 was asked for).
+    /// The first address actually bound (the port is known here when 0 was
+    /// asked for); see [`Server::local_addrs`] for all of them.
     pub fn local_addr(&self) -> SocketAddr {
-        self.listener
-            .local_addr()
-            .expect("a bound listener has an address")
+        self.addrs[0]
+    }
+
+    /// Every address bound, in the order of `Config::addrs`.
+    pub fn local_addrs(&self) -> &[SocketAddr] {
+        &self.addrs
     }
 
     /// The root being served, as an absolute path.
@@ -61,8 +84,8 @@ impl Server {
 
     /// Runs on the calling thread until [`Running::shutdown`]-style wake-up.
     pub fn run(self) -> Result<(), ServerError> {
-        let result = self.site.config.engine.run(&self.listener, &self.site);
-        drop(self.listener);
+        let result = self.site.config.engine.run(&self.listeners, &self.site);
+        drop(self.listeners);
         self.site.log.close();
         result
     }
@@ -94,28 +117,37 @@ impl Server {
 
     /// Runs on a background thread.
     pub fn spawn(self) -> Running {
-        let addr = self.local_addr();
+        let addrs = self.addrs.clone();
         let site = self.site.clone();
         let thread = std::thread::Builder::new()
             .name("servelab-server".into())
             .spawn(move || self.run())
             .expect("spawning the server thread");
-        Running { addr, site, thread }
+        Running {
+            addrs,
+            site,
+            thread,
+        }
     }
 }
 
 /// A server running on a background thread.
 #[derive(Debug)]
 pub struct Running {
-    addr: SocketAddr,
+    addrs: Vec<SocketAddr>,
     site: Arc<Shared>,
     thread: JoinHandle<Result<(), ServerError>>,
 }
 
 impl Running {
-    /// The address the server listens on.
+    /// The (first) address the server listens on.
     pub fn local_addr(&self) -> SocketAddr {
-        self.addr
+        self.addrs[0]
+    }
+
+    /// Every address the server listens on.
+    pub fn local_addrs(&self) -> &[SocketAddr] {
+        &self.addrs
     }
 
     /// The live counters.
@@ -139,6 +171,13 @@ fn listen(addr: SocketAddr, site: &Shared) -> std::io::Result<TcpListener> {
         Some(Protocol::TCP),
     )?;
     socket.set_reuse_address(true)?;
+    if let SocketAddr::V6(v6) = addr
+        && v6.ip().is_unspecified()
+    {
+        // `[::]` and `:PORT` mean every interface, IPv4 included, whatever
+        // the system's `net.ipv6.bindv6only` default.
+        socket.set_only_v6(false)?;
+    }
     // Accepted sockets inherit these from the listener, which saves three
     // setsockopt calls per connection (see blocking.rs).
     socket.set_tcp_nodelay(true)?;

@@ -27,6 +27,8 @@ pub(crate) struct Shared {
     pub(crate) log: AccessLog,
     pub(crate) stats: Arc<Stats>,
     pub(crate) shutdown: Shutdown,
+    /// The `--header` fields, encoded once (`Name: value\r\n` each).
+    pub(crate) extra_headers: Vec<u8>,
     /// [`Local`]s created so far: each gets its own random stream.
     locals_made: AtomicU64,
 }
@@ -45,7 +47,12 @@ impl Shared {
         let root = Root::open(&config.root)?;
         let log = AccessLog::open(&config.log, config.log_mode)?;
         let shutdown = Shutdown::new().map_err(ServerError::io("creating the wake-up pipe"))?;
+        let mut extra_headers = Vec::new();
+        for h in &config.headers {
+            h.encode(&mut extra_headers);
+        }
         Ok(Shared {
+            extra_headers,
             config,
             root,
             log,

@@ -24,7 +24,9 @@
 
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use crate::service_time::{self, BUCKETS, ServiceTimes};
 
 /// One counter on its own cache line.
 #[derive(Debug, Default)]
@@ -56,6 +58,10 @@ struct Block {
     bytes_sent: Counter,
     /// Responses by status class: index 1..=5 for 1xx..5xx, 0 unused.
     by_class: [Counter; 6],
+    /// Completely written responses per service-time bucket (see `service_time.rs`).
+    service: [Counter; BUCKETS],
+    /// Sum of their service times in nanoseconds.
+    service_sum_ns: Counter,
 }
 
 /// Where the [`Block`] lives.
@@ -148,6 +154,8 @@ pub struct Snapshot {
     pub bytes_sent: u64,
     /// Responses by status class: `[1xx, 2xx, 3xx, 4xx, 5xx]`.
     pub responses: [u64; 5],
+    /// Service times of the responses completely written.
+    pub service: ServiceTimes,
 }
 
 impl Default for Stats {
@@ -198,6 +206,11 @@ impl Stats {
     pub(crate) fn sent(&self, bytes: u64) {
         self.c().bytes_sent.add(bytes);
     }
+    /// A response was completely written `d` after its request was parsed.
+    pub(crate) fn served(&self, d: Duration) {
+        self.c().service[service_time::bucket(d)].add(1);
+        self.c().service_sum_ns.add(service_time::nanos(d));
+    }
 
     /// The counters now.
     pub fn snapshot(&self) -> Snapshot {
@@ -212,6 +225,10 @@ impl Stats {
             abandoned: c.abandoned.get(),
             bytes_sent: c.bytes_sent.get(),
             responses: [1, 2, 3, 4, 5].map(|i| c.by_class[i].get()),
+            service: ServiceTimes {
+                buckets: std::array::from_fn(|i| c.service[i].get()),
+                sum_ns: c.service_sum_ns.get(),
+            },
         }
     }
 }
@@ -263,6 +280,7 @@ mod tests {
         if pid == 0 {
             s.sent(7);
             s.response(200);
+            s.served(Duration::from_millis(3));
             // SAFETY: leaves the child without running the parent's destructors.
             unsafe { libc::_exit(0) };
         }
@@ -273,5 +291,11 @@ mod tests {
         let snap = s.snapshot();
         assert_eq!(snap.bytes_sent, 12);
         assert_eq!(snap.responses[1], 1);
+        assert_eq!(snap.service.count(), 1);
+        assert_eq!(snap.service.sum_ns, 3_000_000);
+        assert_eq!(
+            snap.service.buckets[service_time::bucket(Duration::from_millis(3))],
+            1
+        );
     }
 }

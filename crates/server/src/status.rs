@@ -76,6 +76,7 @@ pub(crate) fn respond(
     head.content_length = Some(body.len() as u64);
     persist.apply(&mut head);
     head.encode(out);
+    crate::handler::add_fields(out, site, None, false);
     if !head_only {
         out.extend_from_slice(body.as_bytes());
     }
@@ -193,6 +194,7 @@ pub(crate) fn prometheus(s: &Snapshot, engine: &str, workers: usize) -> String {
          servelab_uptime_seconds {:.3}",
         s.uptime.as_secs_f64()
     );
+    s.service.render(&mut o);
     o
 }
 
@@ -212,6 +214,7 @@ mod tests {
             abandoned: 3,
             bytes_sent: 12345,
             responses: [0, 5, 1, 2, 2],
+            service: crate::ServiceTimes::default(),
         }
     }
 
@@ -254,7 +257,9 @@ mod tests {
             assert!(name.starts_with("servelab_"), "{line}");
             assert!(value.parse::<f64>().is_ok(), "{line}");
         }
-        assert_eq!(types, 9);
+        assert_eq!(types, 10);
+        assert!(p.contains("# TYPE servelab_service_seconds histogram\n"));
+        assert!(p.ends_with("servelab_service_seconds_count 0\n"));
         assert!(p.contains("servelab_info{engine=\"prefork\",workers=\"2\"} 1\n"));
         assert!(p.contains("servelab_responses_total{class=\"4xx\"} 2\n"));
         assert!(p.contains("servelab_bytes_sent_total 12345\n"));

@@ -430,7 +430,11 @@ fn resolve_server(spec: &ServerSpec, vars: &Vars<'_>, root: &Path) -> Result<Ser
         (span, format!("args: {message}"))
     })?;
     let defaults = ServeArgs::default();
-    if args.root.is_some() || args.port.is_some() || args.addr != defaults.addr {
+    if args.root.is_some()
+        || args.dir.is_some()
+        || args.port.is_some()
+        || args.addr != defaults.addr
+    {
         let span = spec.args.first().map_or(spec.label.span(), |a| a.span());
         return Err((span, format!("args: the lab sets {LAB_SETS} itself")));
     }

@@ -55,6 +55,10 @@ fn server_args_are_read_by_the_parser_of_servelab_serve() {
         e.contains("the lab sets --root, --addr, --port and --engine itself"),
         "{e}"
     );
+    // The directory as `servelab serve DIR` is the root too.
+    let (text, _) = model_with("\"--delay\", \"exp:20ms\"", "\"some/dir\"");
+    let e = check(&text).unwrap_err();
+    assert!(e.contains("the lab sets --root"), "{e}");
 }
 
 #[test]

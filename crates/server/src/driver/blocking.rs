@@ -171,21 +171,25 @@ pub(crate) enum Next {
 
 /// Accepts until shutdown is asked for, handing each connection to `handle`.
 ///
-/// The listener is non-blocking and polled together with the shutdown pipe, so
-/// a signal wakes the loop at once. On `EMFILE`/`ENFILE`/`ENOBUFS`/`ENOMEM` the
+/// The listeners (every `--addr`) are non-blocking and polled together with
+/// the shutdown pipe, so a signal wakes the loop at once. On `EMFILE`/`ENFILE`/`ENOBUFS`/`ENOMEM` the
 /// loop backs off (10 ms, doubling to 500 ms) instead of spinning on a listener
 /// that stays readable; it recovers by itself when descriptors are free again.
 pub(crate) fn accept_loop(
-    listener: &TcpListener,
+    listeners: &[TcpListener],
     site: &Shared,
     mut handle: impl FnMut(TcpStream, SocketAddr) -> Next,
 ) {
     let mut backoff = Backoff::default();
+    // Made once; refilled for each poll (the revents are per call).
+    let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(listeners.len() + 1);
     loop {
-        let mut fds = [
-            PollFd::new(listener, PollFlags::IN),
-            PollFd::from_borrowed_fd(site.shutdown.wake_fd(), PollFlags::IN),
-        ];
+        fds.clear();
+        fds.extend(listeners.iter().map(|l| PollFd::new(l, PollFlags::IN)));
+        fds.push(PollFd::from_borrowed_fd(
+            site.shutdown.wake_fd(),
+            PollFlags::IN,
+        ));
         match rustix::event::poll(&mut fds, None) {
             Ok(_) => {}
             Err(rustix::io::Errno::INTR) => continue,
@@ -195,30 +199,35 @@ pub(crate) fn accept_loop(
                 return;
             }
         }
-        if !fds[1].revents().is_empty() || site.shutdown.is_requested() {
+        if !fds[listeners.len()].revents().is_empty() || site.shutdown.is_requested() {
             site.shutdown.trigger();
             return;
         }
-        // Take every connection that is ready, then poll again.
-        loop {
-            match listener.accept() {
-                Ok((stream, peer)) => {
-                    backoff.reset();
-                    if handle(stream, peer) == Next::Stop {
-                        return;
+        // Take every connection that is ready on each ready listener, then poll again.
+        for (listener, fd) in listeners.iter().zip(&fds) {
+            if fd.revents().is_empty() {
+                continue;
+            }
+            loop {
+                match listener.accept() {
+                    Ok((stream, peer)) => {
+                        backoff.reset();
+                        if handle(stream, peer) == Next::Stop {
+                            return;
+                        }
+                        if site.shutdown.is_requested() {
+                            return;
+                        }
                     }
-                    if site.shutdown.is_requested() {
-                        return;
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) if policy::is_resource_io_error(&e) => {
+                        wait_or_shutdown(site, backoff.next());
+                        break;
                     }
+                    // ECONNABORTED and friends: that one client is gone; go on.
+                    Err(_) => break,
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) if policy::is_resource_io_error(&e) => {
-                    wait_or_shutdown(site, backoff.next());
-                    break;
-                }
-                // ECONNABORTED and friends: that one client is gone; go on.
-                Err(_) => break,
             }
         }
     }

@@ -66,8 +66,11 @@ use crate::ServerError;
 use crate::conn::{Buffers, Chunk, Conn, Interest};
 use crate::shared::{Local, Shared};
 
-/// epoll token of the listener.
-const LISTENER: u64 = u64::MAX;
+/// epoll token of the first listener; listener `i` has `LISTENERS + i`, below
+/// [`BACK`].
+const LISTENERS: u64 = u64::MAX - 2 - MAX_LISTENERS;
+/// Most listeners one loop watches (`--addr` given this many times).
+pub(crate) const MAX_LISTENERS: u64 = 1024;
 /// epoll token of the shutdown pipe.
 const WAKE: u64 = u64::MAX - 1;
 /// epoll token of the eventfd that says connections came back from workers.
@@ -114,14 +117,14 @@ impl Connection {
     }
 }
 
-/// An epoll event loop serving connections from one listener.
+/// An epoll event loop serving connections from its listeners.
 #[derive(Debug)]
 pub(crate) struct EventLoop<'s> {
     site: &'s Shared,
     w: Local,
     epoll: OwnedFd,
-    listener: BorrowedFd<'s>,
-    /// Register the listener with `EPOLLEXCLUSIVE` (several loops share it).
+    listeners: Vec<BorrowedFd<'s>>,
+    /// Register the listeners with `EPOLLEXCLUSIVE` (several loops share them).
     exclusive: bool,
     listening: bool,
     slots: Vec<Option<Connection>>,
@@ -146,11 +149,11 @@ pub(crate) struct EventLoop<'s> {
 }
 
 impl<'s> EventLoop<'s> {
-    /// A loop over `listener` (non-blocking already). `exclusive` when other
-    /// loops watch the same listener, so one connection wakes one loop.
+    /// A loop over `listeners` (non-blocking already). `exclusive` when other
+    /// loops watch the same listeners, so one connection wakes one loop.
     pub(crate) fn new(
         site: &'s Shared,
-        listener: &'s TcpListener,
+        listeners: &'s [TcpListener],
         exclusive: bool,
     ) -> Result<EventLoop<'s>, ServerError> {
         let epoll = epoll::create(epoll::CreateFlags::CLOEXEC)
@@ -164,12 +167,14 @@ impl<'s> EventLoop<'s> {
             EventFlags::IN | EventFlags::ET,
         )
         .map_err(|e| ServerError::io("watching the shutdown pipe")(e.into()))?;
-        defer_accept(listener);
+        for l in listeners {
+            defer_accept(l);
+        }
         let mut ev = EventLoop {
             site,
             w: site.local(),
             epoll,
-            listener: listener.as_fd(),
+            listeners: listeners.iter().map(|l| l.as_fd()).collect(),
             exclusive,
             listening: false,
             slots: Vec::new(),
@@ -213,14 +218,18 @@ impl<'s> EventLoop<'s> {
             if self.exclusive {
                 flags |= EventFlags::EXCLUSIVE;
             }
-            epoll::add(
-                &self.epoll,
-                self.listener,
-                EventData::new_u64(LISTENER),
-                flags,
-            )?;
+            for (i, &l) in self.listeners.iter().enumerate() {
+                epoll::add(
+                    &self.epoll,
+                    l,
+                    EventData::new_u64(LISTENERS + i as u64),
+                    flags,
+                )?;
+            }
         } else {
-            epoll::delete(&self.epoll, self.listener)?;
+            for &l in &self.listeners {
+                epoll::delete(&self.epoll, l)?;
+            }
         }
         self.listening = on;
         Ok(())
@@ -270,9 +279,9 @@ impl<'s> EventLoop<'s> {
             for ev in &events[..n] {
                 let flags = ev.flags;
                 match ev.data.u64() {
-                    LISTENER => self.accept(),
                     WAKE => self.begin_shutdown(),
                     BACK => self.take_back(),
+                    t if (LISTENERS..BACK).contains(&t) => self.accept((t - LISTENERS) as usize),
                     token => self.on_event(token, flags),
                 }
             }
@@ -311,14 +320,17 @@ impl<'s> EventLoop<'s> {
         }
     }
 
-    /// Accepts what is waiting (up to a batch).
-    fn accept(&mut self) {
-        if self.draining.is_some() {
+    /// Accepts what is waiting on listener `which` (up to a batch).
+    fn accept(&mut self, which: usize) {
+        if self.draining.is_some() || self.accept_paused.is_some() {
             return;
         }
+        let Some(&listener) = self.listeners.get(which) else {
+            return;
+        };
         for _ in 0..ACCEPT_BATCH {
             let flags = SocketFlags::NONBLOCK | SocketFlags::CLOEXEC;
-            match rustix::net::acceptfrom_with(self.listener, flags) {
+            match rustix::net::acceptfrom_with(listener, flags) {
                 Ok((sock, addr)) => {
                     self.backoff.reset();
                     let peer = addr
@@ -550,7 +562,9 @@ impl<'s> EventLoop<'s> {
         {
             self.accept_paused = None;
             let _ = self.listen(true);
-            self.accept();
+            for i in 0..self.listeners.len() {
+                self.accept(i);
+            }
         }
         while let Some(&Reverse((t, index, gen_))) = self.timers.peek() {
             if t > now {

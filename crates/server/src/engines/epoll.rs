@@ -14,6 +14,6 @@ use crate::ServerError;
 use crate::driver::evloop::EventLoop;
 use crate::shared::Shared;
 
-pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), ServerError> {
-    EventLoop::new(site, listener, false)?.run()
+pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), ServerError> {
+    EventLoop::new(site, listeners, false)?.run()
 }

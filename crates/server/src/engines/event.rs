@@ -36,7 +36,7 @@ use crate::driver::handoff;
 use crate::driver::policy;
 use crate::shared::Shared;
 
-pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), ServerError> {
+pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), ServerError> {
     let (selector_end, workers_end) =
         handoff::channel(site.config.queue).map_err(ServerError::io("creating the eventfd"))?;
     let mut workers = Vec::with_capacity(site.config.workers);
@@ -54,7 +54,7 @@ pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), Serv
         }
     }
     drop(workers_end);
-    let result = EventLoop::new(site, listener, false)
+    let result = EventLoop::new(site, listeners, false)
         .and_then(|l| l.with_handoff(selector_end))
         .and_then(|l| l.run());
     if result.is_err() {

@@ -96,7 +96,7 @@ fn account(pid: libc::pid_t, ended: Option<Ended>, site: &Shared) {
     }
 }
 
-pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), ServerError> {
+pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), ServerError> {
     let (done_rd, done_wr) = rustix::pipe::pipe_with(
         rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK,
     )
@@ -114,19 +114,20 @@ pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), Serv
     loop {
         let at_cap = kids.live.len() >= site.config.max_conns;
         let timeout = policy::timespec(SWEEP);
-        let mut fds = [
-            PollFd::from_borrowed_fd(site.shutdown.wake_fd(), PollFlags::IN),
-            PollFd::new(&kids.done_rd, PollFlags::IN),
-            // At the cap the listener is left out: clients wait in the backlog.
-            PollFd::new(
-                listener,
-                if at_cap {
-                    PollFlags::empty()
-                } else {
-                    PollFlags::IN
-                },
-            ),
-        ];
+        // Made per poll (a fork per connection dwarfs it); it borrows `kids`.
+        let mut fds = Vec::with_capacity(listeners.len() + 2);
+        fds.push(PollFd::from_borrowed_fd(
+            site.shutdown.wake_fd(),
+            PollFlags::IN,
+        ));
+        fds.push(PollFd::new(&kids.done_rd, PollFlags::IN));
+        // At the cap the listeners are left out: clients wait in the backlog.
+        let want = if at_cap {
+            PollFlags::empty()
+        } else {
+            PollFlags::IN
+        };
+        fds.extend(listeners.iter().map(|l| PollFd::new(l, want)));
         match rustix::event::poll(&mut fds, Some(&timeout)) {
             Ok(_) | Err(rustix::io::Errno::INTR) => {}
             Err(e) => {
@@ -137,7 +138,8 @@ pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), Serv
         }
         let wake = !fds[0].revents().is_empty();
         let reported = !fds[1].revents().is_empty();
-        let ready = !fds[2].revents().is_empty();
+        let ready: Vec<bool> = fds[2..].iter().map(|f| !f.revents().is_empty()).collect();
+        drop(fds);
         if wake || site.shutdown.is_requested() {
             site.shutdown.trigger();
             break;
@@ -148,22 +150,21 @@ pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), Serv
         if kids.last_sweep.elapsed() >= SWEEP {
             kids.sweep(site);
         }
-        if !ready {
-            continue;
-        }
-        while kids.live.len() < site.config.max_conns {
-            match listener.accept() {
-                Ok((stream, peer)) => {
-                    backoff.reset();
-                    spawn(stream, peer, site, &mut kids);
+        for (listener, _) in listeners.iter().zip(ready).filter(|(_, r)| *r) {
+            while kids.live.len() < site.config.max_conns {
+                match listener.accept() {
+                    Ok((stream, peer)) => {
+                        backoff.reset();
+                        spawn(stream, peer, site, &mut kids);
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) if policy::is_resource_io_error(&e) => {
+                        blocking::wait_or_shutdown(site, backoff.next());
+                        break;
+                    }
+                    Err(_) => break,
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) if policy::is_resource_io_error(&e) => {
-                    blocking::wait_or_shutdown(site, backoff.next());
-                    break;
-                }
-                Err(_) => break,
             }
         }
     }

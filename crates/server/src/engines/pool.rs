@@ -20,7 +20,7 @@ use crate::driver::blocking::{self, Next};
 use crate::driver::policy;
 use crate::shared::Shared;
 
-pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), ServerError> {
+pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), ServerError> {
     let (tx, rx) = crossbeam_channel::bounded::<(TcpStream, SocketAddr)>(site.config.queue);
     let mut workers = Vec::with_capacity(site.config.workers);
     for i in 0..site.config.workers {
@@ -38,7 +38,7 @@ pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), Serv
         workers.push(handle);
     }
     drop(rx);
-    blocking::accept_loop(listener, site, |stream, peer| {
+    blocking::accept_loop(listeners, site, |stream, peer| {
         match tx.try_send((stream, peer)) {
             Ok(()) => {}
             Err(TrySendError::Full((stream, _))) => blocking::refuse(stream, site),

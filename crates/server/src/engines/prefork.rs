@@ -59,7 +59,7 @@ struct WorkerProcess {
     started: Instant,
 }
 
-pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), ServerError> {
+pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), ServerError> {
     // SIGHUP (reopen the access log) is sent to the master; it passes it on,
     // since each worker has its own log descriptor. Registered before the
     // workers start, so they inherit a handler too and a forwarded SIGHUP can
@@ -69,7 +69,7 @@ pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), Serv
         Some(_) => signal_hook::flag::register(signal_hook::consts::SIGHUP, hup.clone()).ok(),
         None => None,
     };
-    let result = supervise(listener, site, &hup, hup_id.is_some());
+    let result = supervise(listeners, site, &hup, hup_id.is_some());
     if let Some(id) = hup_id {
         signal_hook::low_level::unregister(id);
     }
@@ -77,14 +77,14 @@ pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), Serv
 }
 
 fn supervise(
-    listener: &TcpListener,
+    listeners: &[TcpListener],
     site: &Arc<Shared>,
     hup: &AtomicBool,
     forward_hup: bool,
 ) -> Result<(), ServerError> {
     let mut workers: Vec<WorkerProcess> = Vec::with_capacity(site.config.workers);
     for _ in 0..site.config.workers {
-        match start(listener, site) {
+        match start(listeners, site) {
             Ok(w) => workers.push(w),
             Err(e) => {
                 // Could not start them all: stop those that did start.
@@ -143,7 +143,7 @@ fn supervise(
             if site.shutdown.is_requested() {
                 break;
             }
-            match start(listener, site) {
+            match start(listeners, site) {
                 Ok(w) => workers.push(w),
                 // Try again when the next worker ends or on the next loop.
                 Err(e) => eprintln!(
@@ -163,7 +163,7 @@ fn supervise(
 }
 
 /// Forks one worker.
-fn start(listener: &TcpListener, site: &Arc<Shared>) -> Result<WorkerProcess, ServerError> {
+fn start(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<WorkerProcess, ServerError> {
     let master = std::process::id();
     let pid = child::fork().map_err(ServerError::io("forking a prefork worker"))?;
     let Some(pid) = pid else {
@@ -176,10 +176,11 @@ fn start(listener: &TcpListener, site: &Arc<Shared>) -> Result<WorkerProcess, Se
         if rustix::process::getppid().map(|p| p.as_raw_pid() as u32) != Some(master) {
             child::exit(1);
         }
-        child::close_foreign_sockets(&[child::raw(listener)]);
+        let keep: Vec<_> = listeners.iter().map(child::raw).collect();
+        child::close_foreign_sockets(&keep);
         child::watch_shutdown(site);
         let mut worker = site.process_local();
-        blocking::accept_loop(listener, site, |stream, peer| {
+        blocking::accept_loop(listeners, site, |stream, peer| {
             blocking::serve(stream, peer, site, &mut worker);
             Next::Continue
         });

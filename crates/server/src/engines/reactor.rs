@@ -28,10 +28,10 @@ use crate::ServerError;
 use crate::driver::evloop::EventLoop;
 use crate::shared::Shared;
 
-pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), ServerError> {
+pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), ServerError> {
     let workers = site.config.workers;
     if workers == 1 {
-        return EventLoop::new(site, listener, false)?.run();
+        return EventLoop::new(site, listeners, false)?.run();
     }
     std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(workers - 1);
@@ -39,7 +39,7 @@ pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), Serv
             let site: &Shared = site;
             let handle = std::thread::Builder::new()
                 .name(format!("servelab-reactor-{i}"))
-                .spawn_scoped(scope, move || EventLoop::new(site, listener, true)?.run())
+                .spawn_scoped(scope, move || EventLoop::new(site, listeners, true)?.run())
                 .map_err(ServerError::io("starting a reactor thread"));
             match handle {
                 Ok(h) => handles.push(h),
@@ -49,7 +49,7 @@ pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), Serv
                 }
             }
         }
-        let mine = EventLoop::new(site, listener, true).and_then(|l| l.run());
+        let mine = EventLoop::new(site, listeners, true).and_then(|l| l.run());
         if mine.is_err() {
             site.shutdown.trigger();
         }

@@ -11,9 +11,9 @@ use crate::ServerError;
 use crate::driver::blocking::{self, Next};
 use crate::shared::Shared;
 
-pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), ServerError> {
+pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), ServerError> {
     let mut worker = site.local();
-    blocking::accept_loop(listener, site, |stream, peer| {
+    blocking::accept_loop(listeners, site, |stream, peer| {
         blocking::serve(stream, peer, site, &mut worker);
         Next::Continue
     });

@@ -76,8 +76,11 @@ impl Threads {
     }
 }
 
-pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), ServerError> {
-    let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), ServerError> {
+    let port = listeners
+        .first()
+        .and_then(|l| l.local_addr().ok())
+        .map_or(0, |a| a.port());
     let name = format!("sl-conn-{port}");
     let (done_tx, done_rx) = crossbeam_channel::unbounded::<u64>();
     let mut threads = Threads {
@@ -85,7 +88,7 @@ pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), Serv
         done: done_rx,
     };
     let mut next_id = 0u64;
-    blocking::accept_loop(listener, site, |stream, peer| {
+    blocking::accept_loop(listeners, site, |stream, peer| {
         threads.reap(false, site);
         let id = next_id;
         next_id += 1;

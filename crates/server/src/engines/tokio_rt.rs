@@ -25,7 +25,7 @@ use crate::driver::policy::{self, Backoff};
 use crate::driver::tokio_task::serve;
 use crate::shared::Shared;
 
-pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), ServerError> {
+pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), ServerError> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(site.config.workers)
         .thread_name("sl-async")
@@ -33,29 +33,55 @@ pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), Serv
         .enable_time()
         .build()
         .map_err(ServerError::io("starting the tokio runtime"))?;
-    // The runtime takes its own descriptor of the listener; the server keeps
-    // (and closes) the original.
-    let std_listener = listener
-        .try_clone()
+    // The runtime takes its own descriptors of the listeners; the server keeps
+    // (and closes) the originals.
+    let std_listeners = listeners
+        .iter()
+        .map(TcpListener::try_clone)
+        .collect::<Result<Vec<_>, _>>()
         .map_err(ServerError::io("duplicating the listener"))?;
     let wake = site
         .shutdown
         .wake_fd()
         .try_clone_to_owned()
         .map_err(ServerError::io("duplicating the wake-up pipe"))?;
-    let result = rt.block_on(serve_all(std_listener, wake, site.clone()));
+    let result = rt.block_on(serve_all(std_listeners, wake, site.clone()));
     // Every task has ended or been aborted; nothing is left to wait for.
     rt.shutdown_timeout(Duration::from_secs(1));
     result
 }
 
+/// The next connection from any of `listeners`, starting the search at a
+/// rotating index so that a flood on one listener cannot starve the others.
+async fn accept_any(
+    listeners: &[tokio::net::TcpListener],
+    next: &mut usize,
+) -> std::io::Result<(tokio::net::TcpStream, std::net::SocketAddr)> {
+    std::future::poll_fn(|cx| {
+        let n = listeners.len();
+        for k in 0..n {
+            let i = (*next + k) % n;
+            if let std::task::Poll::Ready(r) = listeners[i].poll_accept(cx) {
+                *next = (i + 1) % n;
+                return std::task::Poll::Ready(r);
+            }
+        }
+        std::task::Poll::Pending
+    })
+    .await
+}
+
 async fn serve_all(
-    listener: TcpListener,
+    listeners: Vec<TcpListener>,
     wake: std::os::fd::OwnedFd,
     site: Arc<Shared>,
 ) -> Result<(), ServerError> {
-    let listener = tokio::net::TcpListener::from_std(listener)
+    let listeners = listeners
+        .into_iter()
+        .map(tokio::net::TcpListener::from_std)
+        .collect::<Result<Vec<_>, _>>()
         .map_err(ServerError::io("registering the listener"))?;
+    let mut next = 0;
     // SAFETY: `wake` is an OwnedFd moved into the AsyncFd, so the descriptor
     // stays open and names the same pipe until the AsyncFd is dropped, and
     // OwnedFd::as_raw_fd always returns that descriptor.
@@ -69,7 +95,7 @@ async fn serve_all(
             // The pipe is never drained, so readiness means shutdown for good.
             _ = wake.readable() => break,
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
-            accepted = listener.accept() => match accepted {
+            accepted = accept_any(&listeners, &mut next) => match accepted {
                 Ok((stream, peer)) => {
                     backoff.reset();
                     tasks.spawn(serve(stream, peer, site.clone(), stop_rx.clone()));
@@ -87,7 +113,7 @@ async fn serve_all(
         }
     }
     site.shutdown.trigger();
-    drop(listener);
+    drop(listeners);
     let _ = stop_tx.send(true);
     let drained = tokio::time::timeout(site.config.grace, async {
         while tasks.join_next().await.is_some() {}

@@ -5,18 +5,26 @@
 mod support;
 
 mod access_log;
+mod addresses;
 mod churn;
 mod conditional;
 mod conformance;
 mod counters;
+mod dotfiles;
 mod errors;
 mod event_loops;
 mod exhaustion;
 mod faults;
+mod headers;
+mod json_log;
 mod keep_alive;
+mod listing;
 mod parsing;
+mod precompressed;
+mod preconditions;
 mod ranges;
 mod request_workers;
+mod service_histogram;
 mod shutdown;
 mod slow_clients;
 mod smuggling;

@@ -1,0 +1,425 @@
+//! Content codings and `Accept-Encoding` negotiation (RFC 9110 8.4 and 12.5.3), for serving
+//! precompressed files (`X.br`, `X.zst`, `X.gz` beside `X`) as nginx's `gzip_static` and
+//! Caddy's `precompressed` do. The server never compresses: it chooses among files that exist.
+//!
+//! # The rules, and the choices RFC 9110 leaves to us
+//! - Each element is a coding with an optional weight, `br;q=0.8`. A weight is `0` to `1` with
+//!   at most three decimals (12.4.2); `q=0` means "not acceptable". Codings compare
+//!   case-insensitively, and `x-gzip` is `gzip` (8.4.1.3). An element we cannot parse (a bad
+//!   weight, stray bytes) is skipped: the other elements still say what the client wants, and
+//!   the plain file stays available, so skipping can never make a response worse.
+//! - `*` gives its weight to every coding not listed by name, `identity` included.
+//! - No `Accept-Encoding` field at all: RFC 9110 says any coding is acceptable, but many
+//!   clients (curl, scripts) then do not decode, so like nginx and Caddy we send the plain
+//!   file. An empty field means "no coding, please": also the plain file.
+//! - `identity` (the plain file) is acceptable unless the field says `identity;q=0`, or
+//!   `*;q=0` without naming `identity`. When it is named, its weight competes with the others;
+//!   when it is not, it is the fallback, chosen only when no encoded file is acceptable.
+//! - Equal weights are broken by server preference: `br`, then `zstd`, then `gzip` (smallest
+//!   output first for text), then `identity`.
+//! - When the plain file is excluded and no acceptable encoded file exists, RFC 9110 12.5.3
+//!   lets the server either ignore the field or refuse; we refuse with 406 Not Acceptable
+//!   ([`Negotiated::NotAcceptable`]), since the client said in so many words that it cannot
+//!   use the only thing we have. A client gets there only by asking for it.
+//!
+//! ```
+//! use servelab_http::encoding::{Available, Coding, Negotiated, negotiate};
+//! let on_disk = Available::NONE.with(Coding::Gzip).with(Coding::Br);
+//! assert_eq!(negotiate(Some("gzip, br;q=0.5"), on_disk), Negotiated::Send(Coding::Gzip));
+//! assert_eq!(negotiate(Some("gzip;q=0"), on_disk), Negotiated::Send(Coding::Identity));
+//! assert_eq!(negotiate(None, on_disk), Negotiated::Send(Coding::Identity));
+//! ```
+
+/// A content coding the server can send: the plain file or one precompressed sibling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Coding {
+    /// No coding: the file itself.
+    Identity,
+    /// Brotli, from `X.br`.
+    Br,
+    /// Zstandard, from `X.zst`.
+    Zstd,
+    /// gzip, from `X.gz`.
+    Gzip,
+}
+
+impl Coding {
+    /// The encoded codings in server preference order (best first).
+    pub const ENCODED: [Coding; 3] = [Coding::Br, Coding::Zstd, Coding::Gzip];
+
+    /// The `Content-Encoding` token; `None` for identity, which is never sent.
+    pub const fn token(self) -> Option<&'static str> {
+        match self {
+            Coding::Identity => None,
+            Coding::Br => Some("br"),
+            Coding::Zstd => Some("zstd"),
+            Coding::Gzip => Some("gzip"),
+        }
+    }
+
+    /// The file-name suffix of the precompressed sibling (`.br`, `.zst`, `.gz`); empty for
+    /// identity.
+    pub const fn suffix(self) -> &'static str {
+        match self {
+            Coding::Identity => "",
+            Coding::Br => ".br",
+            Coding::Zstd => ".zst",
+            Coding::Gzip => ".gz",
+        }
+    }
+
+    /// Server preference among equal weights: lower is better.
+    const fn rank(self) -> u8 {
+        match self {
+            Coding::Br => 0,
+            Coding::Zstd => 1,
+            Coding::Gzip => 2,
+            Coding::Identity => 3,
+        }
+    }
+
+    const fn bit(self) -> u8 {
+        1 << self.rank()
+    }
+
+    fn from_token(token: &str) -> Option<Coding> {
+        let is = |s: &str| token.eq_ignore_ascii_case(s);
+        if is("br") {
+            Some(Coding::Br)
+        } else if is("zstd") {
+            Some(Coding::Zstd)
+        } else if is("gzip") || is("x-gzip") {
+            Some(Coding::Gzip)
+        } else if is("identity") {
+            Some(Coding::Identity)
+        } else {
+            None
+        }
+    }
+}
+
+/// The set of precompressed siblings that exist for one file (identity is always there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Available(u8);
+
+impl Available {
+    /// No precompressed sibling: negotiation always gives identity (or 406).
+    pub const NONE: Available = Available(0);
+
+    /// This set plus `coding` (adding identity changes nothing).
+    #[must_use]
+    pub const fn with(self, coding: Coding) -> Available {
+        match coding {
+            Coding::Identity => self,
+            c => Available(self.0 | c.bit()),
+        }
+    }
+
+    /// Whether `coding` can be sent (identity always can).
+    pub const fn has(self, coding: Coding) -> bool {
+        matches!(coding, Coding::Identity) || self.0 & coding.bit() != 0
+    }
+
+    /// True when there is no precompressed sibling.
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+}
+
+/// The outcome of negotiation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Negotiated {
+    /// Send this representation.
+    Send(Coding),
+    /// The client excluded the plain file and accepts none of the encoded ones that exist:
+    /// answer 406 Not Acceptable.
+    NotAcceptable,
+}
+
+/// A weight in thousandths, 0 to 1000.
+type Weight = u16;
+
+/// What one `Accept-Encoding` value says about each coding.
+#[derive(Debug, Default)]
+struct Prefs {
+    /// Weight given by name to br, zstd, gzip, identity (indexed by rank).
+    named: [Option<Weight>; 4],
+    /// Weight of `*`.
+    star: Option<Weight>,
+}
+
+impl Prefs {
+    fn parse(header: &str) -> Prefs {
+        let mut prefs = Prefs::default();
+        for element in header.split(',') {
+            let mut params = element.split(';');
+            let token = params.next().unwrap_or("").trim_matches([' ', '\t']);
+            if token.is_empty() {
+                continue;
+            }
+            let Some(weight) = weight_of(params) else {
+                continue;
+            };
+            let slot = if token == "*" {
+                &mut prefs.star
+            } else if let Some(c) = Coding::from_token(token) {
+                &mut prefs.named[usize::from(c.rank())]
+            } else {
+                continue; // deflate, compress, ...: we have no such files
+            };
+            // A coding listed twice keeps its first weight, like the other header lists here.
+            slot.get_or_insert(weight);
+        }
+        prefs
+    }
+
+    /// The weight for `coding`: by name, else through `*`; `None` when neither mentions it.
+    fn weight(&self, coding: Coding) -> Option<Weight> {
+        self.named[usize::from(coding.rank())].or(self.star)
+    }
+}
+
+/// The weight from the parameters after the coding token: 1000 without `q`, `None` when a
+/// parameter is malformed. Parameters other than `q` are ignored (none are defined).
+fn weight_of<'a>(params: impl Iterator<Item = &'a str>) -> Option<Weight> {
+    let mut weight = 1000;
+    for p in params {
+        let p = p.trim_matches([' ', '\t']);
+        let (name, value) = p.split_once('=')?;
+        if name.trim_end_matches([' ', '\t']).eq_ignore_ascii_case("q") {
+            weight = parse_qvalue(value.trim_start_matches([' ', '\t']))?;
+        }
+    }
+    Some(weight)
+}
+
+/// `qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] )` (RFC 9110 12.4.2), in
+/// thousandths.
+fn parse_qvalue(v: &str) -> Option<Weight> {
+    let (int, frac) = match v.split_once('.') {
+        Some((i, f)) => (i, f),
+        None => (v, ""),
+    };
+    if frac.len() > 3 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let mut thousandths: Weight = 0;
+    for (i, b) in frac.bytes().enumerate() {
+        thousandths += Weight::from(b - b'0') * [100, 10, 1][i];
+    }
+    match int {
+        "0" => Some(thousandths),
+        "1" if thousandths == 0 => Some(1000),
+        _ => None,
+    }
+}
+
+/// Chooses the representation to send from the `Accept-Encoding` value (`None` when the
+/// request has no such field) and the precompressed siblings on disk. See the module docs for
+/// the rules.
+pub fn negotiate(accept_encoding: Option<&str>, available: Available) -> Negotiated {
+    let Some(header) = accept_encoding else {
+        return Negotiated::Send(Coding::Identity);
+    };
+    // Fast path for a file without siblings (the common case): only a weight can exclude
+    // identity, and a weight needs a `;`.
+    if available.is_empty() && !header.contains(';') {
+        return Negotiated::Send(Coding::Identity);
+    }
+    let prefs = Prefs::parse(header);
+    // The best acceptable encoded file: highest weight, then server preference.
+    let mut best: Option<(Weight, Coding)> = None;
+    for c in Coding::ENCODED {
+        if !available.has(c) {
+            continue;
+        }
+        match prefs.weight(c) {
+            Some(w) if w > 0 && best.is_none_or(|(bw, _)| w > bw) => best = Some((w, c)),
+            _ => {}
+        }
+    }
+    match (prefs.weight(Coding::Identity), best) {
+        // Excluded by `identity;q=0`, or by `*;q=0` with identity not named.
+        (Some(0), None) => Negotiated::NotAcceptable,
+        (Some(0), Some((_, c))) => Negotiated::Send(c),
+        // Named (or covered by `*`): its weight competes; on a tie an encoded file wins.
+        (Some(iw), Some((bw, c))) => {
+            if iw > bw {
+                Negotiated::Send(Coding::Identity)
+            } else {
+                Negotiated::Send(c)
+            }
+        }
+        // Not mentioned at all: identity is the fallback.
+        (None, Some((_, c))) => Negotiated::Send(c),
+        (_, None) => Negotiated::Send(Coding::Identity),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL: Available = Available::NONE
+        .with(Coding::Br)
+        .with(Coding::Zstd)
+        .with(Coding::Gzip);
+
+    fn send(c: Coding) -> Negotiated {
+        Negotiated::Send(c)
+    }
+
+    #[test]
+    fn qvalues_parse_per_rfc() {
+        assert_eq!(parse_qvalue("0"), Some(0));
+        assert_eq!(parse_qvalue("0."), Some(0));
+        assert_eq!(parse_qvalue("0.5"), Some(500));
+        assert_eq!(parse_qvalue("0.05"), Some(50));
+        assert_eq!(parse_qvalue("0.001"), Some(1));
+        assert_eq!(parse_qvalue("1"), Some(1000));
+        assert_eq!(parse_qvalue("1.000"), Some(1000));
+        for bad in [
+            "", "1.5", "2", "0.0001", "-0", "0.a", ".5", "01", "1.001", " 0.5",
+        ] {
+            assert_eq!(parse_qvalue(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn no_field_or_empty_field_gives_the_plain_file() {
+        assert_eq!(negotiate(None, ALL), send(Coding::Identity));
+        assert_eq!(negotiate(Some(""), ALL), send(Coding::Identity));
+        assert_eq!(negotiate(Some(" , "), ALL), send(Coding::Identity));
+        assert_eq!(
+            negotiate(Some("gzip, br"), Available::NONE),
+            send(Coding::Identity)
+        );
+    }
+
+    #[test]
+    fn server_preference_breaks_ties() {
+        assert_eq!(
+            negotiate(Some("gzip, deflate, br, zstd"), ALL),
+            send(Coding::Br)
+        );
+        assert_eq!(negotiate(Some("gzip, zstd"), ALL), send(Coding::Zstd));
+        assert_eq!(negotiate(Some("*"), ALL), send(Coding::Br));
+        let gz = Available::NONE.with(Coding::Gzip);
+        assert_eq!(negotiate(Some("gzip, deflate, br"), gz), send(Coding::Gzip));
+        assert_eq!(negotiate(Some("deflate, br"), gz), send(Coding::Identity));
+    }
+
+    #[test]
+    fn weights_beat_server_preference() {
+        assert_eq!(negotiate(Some("br;q=0.5, gzip"), ALL), send(Coding::Gzip));
+        assert_eq!(
+            negotiate(Some("br;q=0.5, gzip;q=0.6"), ALL),
+            send(Coding::Gzip)
+        );
+        assert_eq!(
+            negotiate(Some("br;q=0.9, gzip;q=0.6"), ALL),
+            send(Coding::Br)
+        );
+        assert_eq!(negotiate(Some("gzip;q=1.0, br;q=1"), ALL), send(Coding::Br));
+        // Whitespace around the parameter and an upper-case Q.
+        assert_eq!(
+            negotiate(Some("br ; Q = 0.1,gzip"), ALL),
+            send(Coding::Gzip)
+        );
+        // Named identity with the higher weight wins over the files.
+        assert_eq!(
+            negotiate(Some("identity, gzip;q=0.5"), ALL),
+            send(Coding::Identity)
+        );
+        assert_eq!(
+            negotiate(Some("identity;q=0.5, gzip"), ALL),
+            send(Coding::Gzip)
+        );
+        // On a tie the encoded file wins.
+        assert_eq!(negotiate(Some("identity, gzip"), ALL), send(Coding::Gzip));
+        // `*` covers identity too.
+        assert_eq!(negotiate(Some("*, br;q=0.5"), ALL), send(Coding::Zstd));
+        let br = Available::NONE.with(Coding::Br);
+        assert_eq!(negotiate(Some("*, br;q=0.5"), br), send(Coding::Identity));
+    }
+
+    #[test]
+    fn q_zero_excludes() {
+        assert_eq!(negotiate(Some("br;q=0, gzip"), ALL), send(Coding::Gzip));
+        assert_eq!(negotiate(Some("gzip;q=0"), ALL), send(Coding::Identity));
+        assert_eq!(negotiate(Some("*;q=0, gzip"), ALL), send(Coding::Gzip));
+        assert_eq!(negotiate(Some("br, *;q=0"), ALL), send(Coding::Br));
+        // A name beats `*` whichever comes first.
+        assert_eq!(negotiate(Some("*;q=0, br;q=0.1"), ALL), send(Coding::Br));
+        assert_eq!(negotiate(Some("br;q=0, *"), ALL), send(Coding::Zstd));
+        // Identity excluded but a file acceptable: the file.
+        assert_eq!(
+            negotiate(Some("identity;q=0, gzip"), ALL),
+            send(Coding::Gzip)
+        );
+    }
+
+    #[test]
+    fn identity_excluded_and_nothing_else_is_406() {
+        let none = Available::NONE;
+        assert_eq!(
+            negotiate(Some("identity;q=0"), none),
+            Negotiated::NotAcceptable
+        );
+        assert_eq!(negotiate(Some("*;q=0"), none), Negotiated::NotAcceptable);
+        assert_eq!(
+            negotiate(Some("gzip, *;q=0"), none),
+            Negotiated::NotAcceptable
+        );
+        assert_eq!(
+            negotiate(Some("identity;q=0, gzip;q=0"), ALL),
+            Negotiated::NotAcceptable
+        );
+        let gz = Available::NONE.with(Coding::Gzip);
+        assert_eq!(
+            negotiate(Some("br, identity;q=0"), gz),
+            Negotiated::NotAcceptable
+        );
+        // `*;q=0` with identity named keeps identity.
+        assert_eq!(
+            negotiate(Some("*;q=0, identity"), none),
+            send(Coding::Identity)
+        );
+        assert_eq!(
+            negotiate(Some("identity;q=0.001, *;q=0"), none),
+            send(Coding::Identity)
+        );
+    }
+
+    #[test]
+    fn aliases_case_and_malformed_elements() {
+        assert_eq!(negotiate(Some("X-GZIP"), ALL), send(Coding::Gzip));
+        assert_eq!(negotiate(Some("Br"), ALL), send(Coding::Br));
+        // A bad weight skips only its element.
+        assert_eq!(negotiate(Some("br;q=2, gzip"), ALL), send(Coding::Gzip));
+        assert_eq!(negotiate(Some("br;q, gzip;q=0.1"), ALL), send(Coding::Gzip));
+        assert_eq!(
+            negotiate(Some("identity;q=bad"), Available::NONE),
+            send(Coding::Identity)
+        );
+        // The first weight for a coding counts.
+        assert_eq!(
+            negotiate(Some("br;q=0, br, gzip;q=0.5"), ALL),
+            send(Coding::Gzip)
+        );
+        // Unknown parameters are ignored.
+        assert_eq!(negotiate(Some("br;level=5"), ALL), send(Coding::Br));
+    }
+
+    #[test]
+    fn available_set() {
+        let a = Available::NONE.with(Coding::Zstd).with(Coding::Identity);
+        assert!(a.has(Coding::Zstd) && a.has(Coding::Identity));
+        assert!(!a.has(Coding::Br) && !a.has(Coding::Gzip));
+        assert!(!a.is_empty() && Available::NONE.is_empty());
+        assert_eq!(Available::NONE.with(Coding::Identity), Available::NONE);
+        assert_eq!(Coding::Gzip.token(), Some("gzip"));
+        assert_eq!(Coding::Identity.token(), None);
+        assert_eq!(Coding::Zstd.suffix(), ".zst");
+    }
+}
