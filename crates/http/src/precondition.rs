@@ -31,10 +31,7 @@ use crate::conditional::{self, ETag};
 use crate::status::Status;
 
 /// 412 Precondition Failed (RFC 9110 15.5.13).
-pub const PRECONDITION_FAILED: Status = match Status::new(412) {
-    Some(s) => s,
-    None => unreachable!(),
-};
+pub const PRECONDITION_FAILED: Status = Status::PRECONDITION_FAILED;
 
 /// The conditional fields of one request, each its first field line (`None` when absent).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

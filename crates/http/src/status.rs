@@ -45,8 +45,13 @@ impl Status {
     pub const NOT_FOUND: Status = Status(404);
     /// 405 Method Not Allowed: a registered method other than GET and HEAD.
     pub const METHOD_NOT_ALLOWED: Status = Status(405);
+    /// 406 Not Acceptable: `Accept-Encoding` refuses identity and no
+    /// precompressed file it accepts exists.
+    pub const NOT_ACCEPTABLE: Status = Status(406);
     /// 408 Request Timeout: the head did not arrive within the read timeout.
     pub const REQUEST_TIMEOUT: Status = Status(408);
+    /// 412 Precondition Failed: `If-Match` or `If-Unmodified-Since` failed.
+    pub const PRECONDITION_FAILED: Status = Status(412);
     /// 413 Content Too Large (RFC 9110's new name for Payload Too Large).
     pub const PAYLOAD_TOO_LARGE: Status = Status(413);
     /// 414 URI Too Long: the request line exceeds the limit.
@@ -97,8 +102,10 @@ impl Status {
             403 => "Forbidden",
             404 => "Not Found",
             405 => "Method Not Allowed",
+            406 => "Not Acceptable",
             408 => "Request Timeout",
             411 => "Length Required",
+            412 => "Precondition Failed",
             413 => "Content Too Large",
             414 => "URI Too Long",
             416 => "Range Not Satisfiable",
@@ -141,10 +148,20 @@ impl Status {
                 "Method Not Allowed",
                 "This server only answers GET and HEAD."
             ),
+            406 => error_page!(
+                "406",
+                "Not Acceptable",
+                "No representation of this resource matches the request's Accept-Encoding."
+            ),
             408 => error_page!(
                 "408",
                 "Request Timeout",
                 "The request did not arrive in time."
+            ),
+            412 => error_page!(
+                "412",
+                "Precondition Failed",
+                "The resource does not match the request's If-Match or If-Unmodified-Since."
             ),
             413 => error_page!(
                 "413",
@@ -205,7 +222,7 @@ impl std::fmt::Display for Status {
 mod tests {
     use super::*;
 
-    const ALL: [Status; 17] = [
+    const ALL: [Status; 19] = [
         Status::OK,
         Status::PARTIAL_CONTENT,
         Status::MOVED_PERMANENTLY,
@@ -214,7 +231,9 @@ mod tests {
         Status::FORBIDDEN,
         Status::NOT_FOUND,
         Status::METHOD_NOT_ALLOWED,
+        Status::NOT_ACCEPTABLE,
         Status::REQUEST_TIMEOUT,
+        Status::PRECONDITION_FAILED,
         Status::PAYLOAD_TOO_LARGE,
         Status::URI_TOO_LONG,
         Status::RANGE_NOT_SATISFIABLE,

@@ -46,10 +46,7 @@ use crate::response::{Body, Persist, Response};
 use crate::shared::{Local, Shared};
 
 /// 406 Not Acceptable (RFC 9110 15.5.7).
-const NOT_ACCEPTABLE: Status = match Status::new(406) {
-    Some(s) => s,
-    None => unreachable!(),
-};
+const NOT_ACCEPTABLE: Status = Status::NOT_ACCEPTABLE;
 
 /// Answers one well-formed request; `head` is its bytes (for the fields the
 /// parser does not keep, see `servelab_http::fields`).
