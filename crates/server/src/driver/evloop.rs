@@ -45,9 +45,16 @@
 //! spins on a listener that stays readable nor stops serving the connections it
 //! has.
 //!
+//! Hand-off (the `event` engine, [`EventLoop::with_handoff`]): connections
+//! defer their answers, and one with a complete request leaves the loop for a
+//! worker thread ([`super::handoff`]); its place (index and generation) stays
+//! reserved until it comes back, and `open` still counts it. With a full queue
+//! the loop answers 503 itself. Without a hand-off nothing of this runs.
+//!
 //! Shutdown: the wake pipe becomes readable; the loop stops accepting, closes
 //! idle connections, lets busy ones finish (their responses say
-//! `Connection: close`), and after the grace period closes whatever is left.
+//! `Connection: close`), and after the grace period closes whatever is left
+//! (and what workers give back after it).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
