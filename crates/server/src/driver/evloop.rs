@@ -60,7 +60,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::TrySendError;
 use rustix::event::epoll::{self, EventData, EventFlags};
@@ -84,6 +84,9 @@ const EVENTS: usize = 512;
 /// Connections accepted per readiness of the listener before serving others:
 /// bounds the time a connect storm can keep the loop from its connections.
 const ACCEPT_BATCH: usize = 128;
+/// After the grace period, how long the loop waits for connections still with
+/// workers ([`super::handoff`]) to come back.
+const AFTER_FORCE: Duration = Duration::from_secs(1);
 /// Spare buffer pairs kept for connections that become busy again.
 const POOL: usize = 256;
 
@@ -261,6 +264,12 @@ impl<'s> EventLoop<'s> {
                         break;
                     }
                 }
+                if now >= until + AFTER_FORCE {
+                    // A worker that never gives a connection back (stuck in a
+                    // long --work draw, or gone) must not keep the server
+                    // from stopping; its socket closes when it lets go.
+                    break;
+                }
             }
             let next = self.next_deadline();
             let ts = next.map(|t| policy::timespec(t.saturating_duration_since(now)));
@@ -291,7 +300,10 @@ impl<'s> EventLoop<'s> {
     fn next_deadline(&mut self) -> Option<Instant> {
         let timer = self.timers.peek().map(|Reverse((t, _, _))| *t);
         let accept = self.accept_paused;
-        let grace = self.draining.filter(|_| !self.forced);
+        let grace = match self.draining {
+            Some(until) if self.forced => Some(until + AFTER_FORCE),
+            other => other,
+        };
         [timer, accept, grace].into_iter().flatten().min()
     }
 
