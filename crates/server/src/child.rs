@@ -182,6 +182,17 @@ pub(crate) fn report(what: &str, pid: libc::pid_t, ended: Option<Ended>) -> bool
     }
 }
 
+/// The grace period is over and `pids` have not ended: cuts every connection
+/// ([`crate::shutdown::Shutdown::force`]), kills them all with SIGKILL, then
+/// reaps each. Returns how each ended, for the caller to account and report.
+pub(crate) fn cut_off(pids: &[libc::pid_t], site: &Shared) -> Vec<(libc::pid_t, Option<Ended>)> {
+    site.shutdown.force();
+    for &pid in pids {
+        kill(pid, libc::SIGKILL);
+    }
+    pids.iter().map(|&pid| (pid, reap(pid, true))).collect()
+}
+
 /// Sends `sig` to our child `pid`.
 pub(crate) fn kill(pid: libc::pid_t, sig: i32) {
     // SAFETY: kill has no memory effects; `pid` is a child we have not reaped,

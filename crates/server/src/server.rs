@@ -179,7 +179,7 @@ fn listen(addr: SocketAddr, site: &Shared) -> std::io::Result<TcpListener> {
         socket.set_only_v6(false)?;
     }
     // Accepted sockets inherit these from the listener, which saves three
-    // setsockopt calls per connection (see blocking.rs).
+    // setsockopt calls per connection (see driver/blocking.rs).
     socket.set_tcp_nodelay(true)?;
     socket.set_read_timeout(Some(site.config.read_timeout))?;
     socket.set_write_timeout(Some(site.config.write_timeout))?;

@@ -45,15 +45,22 @@
 //! spins on a listener that stays readable nor stops serving the connections it
 //! has.
 //!
+//! Hand-off (the `event` engine, [`EventLoop::with_handoff`]): connections
+//! defer their answers, and one with a complete request leaves the loop for a
+//! worker thread ([`super::handoff`]); its place (index and generation) stays
+//! reserved until it comes back, and `open` still counts it. With a full queue
+//! the loop answers 503 itself. Without a hand-off nothing of this runs.
+//!
 //! Shutdown: the wake pipe becomes readable; the loop stops accepting, closes
 //! idle connections, lets busy ones finish (their responses say
-//! `Connection: close`), and after the grace period closes whatever is left.
+//! `Connection: close`), and after the grace period closes whatever is left
+//! (and what workers give back after it).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::TrySendError;
 use rustix::event::epoll::{self, EventData, EventFlags};
@@ -80,6 +87,9 @@ const EVENTS: usize = 512;
 /// Connections accepted per readiness of the listener before serving others:
 /// bounds the time a connect storm can keep the loop from its connections.
 const ACCEPT_BATCH: usize = 128;
+/// After the grace period, how long the loop waits for connections still with
+/// workers ([`super::handoff`]) to come back.
+const AFTER_FORCE: Duration = Duration::from_secs(1);
 /// Spare buffer pairs kept for connections that become busy again.
 const POOL: usize = 256;
 
@@ -263,6 +273,12 @@ impl<'s> EventLoop<'s> {
                         break;
                     }
                 }
+                if now >= until + AFTER_FORCE {
+                    // A worker that never gives a connection back (stuck in a
+                    // long --work draw, or gone) must not keep the server
+                    // from stopping; its socket closes when it lets go.
+                    break;
+                }
             }
             let next = self.next_deadline();
             let ts = next.map(|t| policy::timespec(t.saturating_duration_since(now)));
@@ -293,7 +309,10 @@ impl<'s> EventLoop<'s> {
     fn next_deadline(&mut self) -> Option<Instant> {
         let timer = self.timers.peek().map(|Reverse((t, _, _))| *t);
         let accept = self.accept_paused;
-        let grace = self.draining.filter(|_| !self.forced);
+        let grace = match self.draining {
+            Some(until) if self.forced => Some(until + AFTER_FORCE),
+            other => other,
+        };
         [timer, accept, grace].into_iter().flatten().min()
     }
 

@@ -214,12 +214,8 @@ fn finish(kids: &mut Children, site: &Shared) {
         kids.sweep(site);
     }
     if !kids.live.is_empty() {
-        site.shutdown.force();
-        for &pid in &kids.live {
-            child::kill(pid, libc::SIGKILL);
-        }
-        for pid in kids.live.drain() {
-            let ended = child::reap(pid, true);
+        let live: Vec<libc::pid_t> = kids.live.drain().collect();
+        for (pid, ended) in child::cut_off(&live, site) {
             account(pid, ended, site);
         }
     }

@@ -233,12 +233,9 @@ fn finish(workers: &mut Vec<WorkerProcess>, site: &Shared) {
         });
     }
     if !live.is_empty() {
-        site.shutdown.force();
-        for w in &live {
-            child::kill(w.pid, libc::SIGKILL);
-        }
-        for w in live {
-            child::report("prefork worker", w.pid, child::reap(w.pid, true));
+        let pids: Vec<libc::pid_t> = live.iter().map(|w| w.pid).collect();
+        for (pid, ended) in child::cut_off(&pids, site) {
+            child::report("prefork worker", pid, ended);
         }
     }
 }
