@@ -130,19 +130,7 @@ fn entity_tags(header: &str) -> impl Iterator<Item = Option<(bool, &str)>> {
 /// `If-None-Match` (RFC 9110 13.1.2): true when the header matches `etag` by weak comparison
 /// (a `W/` prefix on either side is ignored), or is `*`. True means: answer 304 to GET/HEAD.
 pub fn if_none_match(header: &str, etag: &ETag) -> bool {
-    let header = header.trim_matches([' ', '\t']);
-    if header == "*" {
-        return true;
-    }
-    let ours = etag.as_str();
-    for item in entity_tags(header) {
-        match item {
-            Some((_, opaque)) if opaque == ours => return true,
-            Some(_) => {}
-            None => return false,
-        }
-    }
-    false
+    lists(header, etag, Comparison::Weak)
 }
 
 /// `If-Match` (RFC 9110 13.1.1): true when the header is `*` (we only evaluate it for a
@@ -150,6 +138,21 @@ pub fn if_none_match(header: &str, etag: &ETag) -> bool {
 /// never matches). False means: answer 412. A malformed list is false from the malformed
 /// element on.
 pub fn if_match(header: &str, etag: &ETag) -> bool {
+    lists(header, etag, Comparison::Strong)
+}
+
+/// How two entity tags are compared (RFC 9110 8.8.3.2).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Comparison {
+    /// Opaque tags equal, `W/` ignored (`If-None-Match`).
+    Weak,
+    /// Opaque tags equal and neither weak (`If-Match`); our tags are strong.
+    Strong,
+}
+
+/// Whether a field value of `*` or a list of entity tags names `etag`; the
+/// list stops matching at its first malformed element.
+fn lists(header: &str, etag: &ETag, how: Comparison) -> bool {
     let header = header.trim_matches([' ', '\t']);
     if header == "*" {
         return true;
@@ -157,7 +160,9 @@ pub fn if_match(header: &str, etag: &ETag) -> bool {
     let ours = etag.as_str();
     for item in entity_tags(header) {
         match item {
-            Some((false, opaque)) if opaque == ours => return true,
+            Some((weak, opaque)) if opaque == ours && !(weak && how == Comparison::Strong) => {
+                return true;
+            }
             Some(_) => {}
             None => return false,
         }
