@@ -3,10 +3,16 @@
 //! Points are matched by server and axis values; each metric shows A's median,
 //! B's median and B/A, and a change is called out only when the two runs' ranges
 //! (min..max over repeats) do not overlap, so that noise is not read as progress.
+//! Two runs with no point in common are refused ([`check`]): a table of dashes
+//! would look like a comparison and be none. The HTML page draws both runs on the
+//! same axes, one figure per plot of A's experiment.
 
 use std::fmt::Write as _;
 
+use crate::error::{LabError, Result};
+use crate::experiment::Experiment;
 use crate::metric;
+use crate::plot::{self, Figure};
 use crate::report::{STYLE, esc};
 use crate::results::{PointRecord, RunResults, Stat, Status};
 
@@ -44,6 +50,45 @@ impl Row {
 
 fn key(p: &PointRecord) -> String {
     p.label()
+}
+
+/// The points (server and axis values) with figures in both runs.
+pub fn common(a: &RunResults, b: &RunResults) -> Vec<String> {
+    let ok = |r: &RunResults| -> Vec<String> {
+        r.points
+            .iter()
+            .filter(|p| p.status == Status::Ok)
+            .map(key)
+            .collect()
+    };
+    let in_b = ok(b);
+    let mut out: Vec<String> = ok(a).into_iter().filter(|k| in_b.contains(k)).collect();
+    out.dedup();
+    out
+}
+
+/// Refuses two runs that have no point in common.
+pub fn check(a: &RunResults, b: &RunResults, a_name: &str, b_name: &str) -> Result<()> {
+    if !common(a, b).is_empty() {
+        return Ok(());
+    }
+    let why = if a.experiment == b.experiment {
+        format!(
+            "no point has figures in both (A: {} of {} points ok, B: {} of {})",
+            a.points.iter().filter(|p| p.status == Status::Ok).count(),
+            a.points.len(),
+            b.points.iter().filter(|p| p.status == Status::Ok).count(),
+            b.points.len()
+        )
+    } else {
+        format!(
+            "they are runs of different experiments ({} and {}) and share no server and axis values",
+            a.experiment, b.experiment
+        )
+    };
+    Err(LabError::Other(format!(
+        "nothing to compare between {a_name} and {b_name}: {why}"
+    )))
 }
 
 /// The rows of a comparison.
@@ -132,23 +177,96 @@ pub fn text(a: &RunResults, b: &RunResults, a_name: &str, b_name: &str) -> Strin
     t
 }
 
-/// The same comparison as a self-contained HTML page.
-pub fn html(a: &RunResults, b: &RunResults, a_name: &str, b_name: &str) -> String {
+/// One figure with both runs on the same axes: A's series, then B's, each label
+/// ending in the run's letter.
+fn both(
+    plot: &crate::experiment::PlotSpec,
+    exp: &Experiment,
+    a: &RunResults,
+    b: &RunResults,
+) -> Figure {
+    let fa = plot::figure(plot, exp, a);
+    let fb = plot::figure(plot, exp, b);
+    let mut fig = fa.clone();
+    fig.series.clear();
+    let tagged = |f: &Figure, run: &'static str| {
+        f.series.clone().into_iter().map(move |mut s| {
+            s.label = format!("{}, {run}", s.label);
+            s
+        })
+    };
+    // A and B of the same series side by side in the legend.
+    let mut sa = tagged(&fa, "A").peekable();
+    let mut sb = tagged(&fb, "B").peekable();
+    while sa.peek().is_some() || sb.peek().is_some() {
+        fig.series.extend(sa.next());
+        fig.series.extend(sb.next());
+    }
+    fig.notes = fa
+        .notes
+        .iter()
+        .map(|n| format!("A: {n}"))
+        .chain(fb.notes.iter().map(|n| format!("B: {n}")))
+        .collect();
+    fig.empty = match (&fa.empty, &fb.empty) {
+        (Some(x), Some(y)) if x == y => Some(x.clone()),
+        (Some(x), Some(y)) => Some(format!("A: {x} B: {y}")),
+        _ => None,
+    };
+    if fig.empty.is_none() {
+        for (run, f) in [("A", &fa), ("B", &fb)] {
+            if let Some(why) = &f.empty {
+                fig.notes.push(format!("{run}: {why}"));
+            }
+        }
+    }
+    fig
+}
+
+/// The same comparison as a self-contained HTML page: A and B drawn on the same
+/// axes for each plot of A's experiment, then the table.
+pub fn html(a: &RunResults, b: &RunResults, a_name: &str, b_name: &str) -> Result<String> {
     let mut h = String::new();
     let _ = write!(
         h,
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><link rel=\"icon\" href=\"data:,\">\
          <title>compare {} and {}</title><style>{STYLE}</style></head><body>\
-         <h1>Comparison</h1><p>A: {} ({}, commit {})<br>B: {} ({}, commit {})</p>\
-         <table><thead><tr><th class=\"l\">point</th><th class=\"l\">metric</th><th>A</th><th>B</th><th>B/A</th></tr></thead><tbody>\n",
+         <h1>Comparison</h1><p>A: {} ({}, {}, commit {})<br>B: {} ({}, {}, commit {})</p>\n",
         esc(a_name),
         esc(b_name),
         esc(a_name),
+        esc(&a.experiment),
         esc(&a.started_utc),
         esc(&a.machine.git_commit),
         esc(b_name),
+        esc(&b.experiment),
         esc(&b.started_utc),
         esc(&b.machine.git_commit)
+    );
+    if let Ok(exp) = Experiment::parse(&a.source, &a.source_file) {
+        let _ = writeln!(h, "<h2>Plots</h2>");
+        for (i, p) in exp.plots.iter().enumerate() {
+            let fig = both(p, &exp, a, b);
+            let svg = fig.svg()?;
+            let notes: Vec<String> = fig.empty.iter().chain(&fig.notes).map(|n| esc(n)).collect();
+            let _ = writeln!(
+                h,
+                "<figure class=\"plot\" id=\"plot-{n}\" data-marks=\"{m}\">{svg}<figcaption>Figure {n}: {t}: A and B on the same axes.{notes}</figcaption></figure>",
+                n = i + 1,
+                m = fig.marks(),
+                t = esc(&fig.title),
+                notes = if notes.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {}", notes.join(" "))
+                },
+            );
+        }
+    }
+    let _ = writeln!(
+        h,
+        "<h2>Figures</h2><div class=\"wide\"><table><thead><tr><th class=\"l\">point</th><th class=\"l\">metric</th>\
+         <th>A</th><th>B</th><th>B/A</th></tr></thead><tbody>"
     );
     for r in rows(a, b) {
         let ratio = r.ratio().map_or("-".into(), |x| format!("{x:.2}"));
@@ -166,8 +284,8 @@ pub fn html(a: &RunResults, b: &RunResults, a_name: &str, b_name: &str) -> Strin
             cell(r.b)
         );
     }
-    h.push_str("</tbody></table><p>Highlighted rows: the ranges over repeats do not overlap.</p></body></html>\n");
-    h
+    h.push_str("</tbody></table></div><p>Highlighted rows: the ranges over repeats do not overlap.</p></body></html>\n");
+    Ok(h)
 }
 
 #[cfg(test)]
@@ -205,5 +323,42 @@ mod tests {
             b: s(1.0, 1.0, 1.0),
         };
         assert_eq!(r.ratio(), None);
+    }
+
+    #[test]
+    fn runs_with_no_point_in_common_are_refused() {
+        use crate::plot::tests::{EXP, quick_run};
+        let exp = Experiment::parse(EXP, "t.toml").unwrap();
+        let a = quick_run(&exp);
+        assert!(check(&a, &a, "A", "B").is_ok());
+        assert!(!common(&a, &a).is_empty());
+        let mut b = a.clone();
+        for p in &mut b.points {
+            p.status = Status::Failed;
+        }
+        let err = check(&a, &b, "runA", "runB").unwrap_err().to_string();
+        assert!(
+            err.contains("runA") && err.contains("no point has figures in both"),
+            "{err}"
+        );
+        let mut c = a.clone();
+        c.experiment = "other".into();
+        for p in &mut c.points {
+            p.vars[0].0 = "clients".into();
+        }
+        let err = check(&a, &c, "runA", "runC").unwrap_err().to_string();
+        assert!(err.contains("different experiments (t and other)"), "{err}");
+    }
+
+    #[test]
+    fn the_html_page_draws_both_runs_on_the_same_axes() {
+        use crate::plot::tests::{EXP, quick_run};
+        let exp = Experiment::parse(EXP, "t.toml").unwrap();
+        let a = quick_run(&exp);
+        let page = html(&a, &a, "A", "B").unwrap();
+        assert_eq!(page.matches("<svg").count(), exp.plots.len());
+        for label in ["pool, A (measured)", "pool, B (measured)"] {
+            assert!(page.contains(label), "missing {label}");
+        }
     }
 }

@@ -1,25 +1,43 @@
-//! The report's plots: inline SVG drawn with `plotters`, one per `[[plot]]`.
+//! The report's figures, one per `[[plot]]`: what a run has to show on a plot's
+//! axes ([`Figure`]), and the SVG drawn from it with `plotters`.
 //!
-//! Each server (and each value of the axes that are not on the x axis) is a
-//! series: a line through the medians with an error bar from the smallest to the
+//! Each server (and each value of the axes that are neither on the x axis nor
+//! filtered) is a series: the medians with an error bar from the smallest to the
 //! largest repeat. Predictions are overlaid where the experiment has them: the
-//! simulator's mean as a dashed line inside a shaded 95% interval band, and the
-//! exact model as a dotted line. Log axes are drawn as log10 of the value with
-//! tick labels in the value's own units, which keeps one code path for both scales.
+//! simulator's mean inside a shaded 95% band, and the exact model as a dotted
+//! black line. An x axis with at most two values in the experiment, or with values
+//! that are not numbers, is a category: its figure is grouped bars, not lines
+//! across two points.
+//!
+//! A figure tells the reader in words, inside the SVG, whatever the data alone
+//! would let them misread: a filter this run has no point for (the figure is
+//! drawn at the nearest values the run has, and says which), series with fewer
+//! than three points (drawn as points, never joined by a straight line that would
+//! hide a knee), servers not measured here, and why a figure has nothing to draw.
+//!
+//! Layout:
+//! - this file: [`Figure`] and [`Series`], built from a run
+//! - [`draw`]: the SVG of a figure (lines, bars, legend, notes)
+//! - [`ticks`]: tick positions and labels
+//! - [`style`]: palette, markers and dashes
+
+pub mod draw;
+pub mod style;
+pub mod ticks;
 
 use std::collections::BTreeMap;
 
-use plotters::prelude::*;
-
 use crate::error::{LabError, Result};
-use crate::experiment::{Experiment, PlotSpec};
+use crate::experiment::{Axis, Experiment, PlotSpec, Scalar};
 use crate::metric;
 use crate::results::{PointRecord, RunResults, Status};
+
+pub use style::PALETTE;
 
 /// One series of a plot: (x, median, min, max) sorted by x, and predictions.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Series {
-    /// Legend label.
+    /// Legend label, without the "(measured)" that the legend adds.
     pub label: String,
     /// Measured (or simulated) points.
     pub points: Vec<(f64, f64, f64, f64)>,
@@ -31,41 +49,196 @@ pub struct Series {
     pub saturation: Option<f64>,
 }
 
-/// Builds the series of a plot from a run.
-pub fn series(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Vec<Series> {
+/// Everything one figure shows: its series, its axes, and what it must say.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Figure {
+    /// Title, drawn above the plot.
+    pub title: String,
+    /// x-axis label with its unit.
+    pub x_label: String,
+    /// y-axis label with its unit.
+    pub y_label: String,
+    /// Logarithmic x axis.
+    pub log_x: bool,
+    /// Logarithmic y axis.
+    pub log_y: bool,
+    /// The x axis is a category: grouped bars, with `x_names` naming the values.
+    pub categorical: bool,
+    /// The name of each x value, for categories (x, name), in axis order.
+    pub x_names: Vec<(f64, String)>,
+    /// Whether the figure's series are measured or simulated (legend suffix).
+    pub simulated: bool,
+    /// The series.
+    pub series: Vec<Series>,
+    /// Sentences drawn inside the figure, under the title.
+    pub notes: Vec<String>,
+    /// Why the figure has nothing to draw, when it has nothing.
+    pub empty: Option<String>,
+}
+
+impl Figure {
+    /// The number of data marks (points and bars) the figure draws.
+    pub fn marks(&self) -> usize {
+        if self.empty.is_some() {
+            return 0;
+        }
+        self.series
+            .iter()
+            .map(|s| s.points.len() + s.predicted.len() + s.exact.len())
+            .sum()
+    }
+
+    /// The figure as an SVG document.
+    pub fn svg(&self) -> Result<String> {
+        draw::svg(self).map_err(|e| LabError::Other(format!("plot `{}`: {e}", self.title)))
+    }
+}
+
+/// A filter on one axis: the axis and the value wanted.
+type Filter = Vec<(String, String)>;
+
+/// Whether a record's value of `axis` is `want` (numbers compare as numbers).
+fn has_value(r: &PointRecord, axis: &str, want: &str) -> bool {
+    r.var(axis).is_some_and(|v| {
+        v.to_string() == want
+            || v.as_f64()
+                .zip(want.parse::<f64>().ok())
+                .is_some_and(|(a, b)| a == b)
+    })
+}
+
+fn matches(r: &PointRecord, filter: &Filter) -> bool {
+    filter.iter().all(|(k, want)| has_value(r, k, want))
+}
+
+/// The plot's `where`, as text values.
+fn filter_of(plot: &PlotSpec) -> Filter {
+    plot.filter.as_ref().map_or_else(Vec::new, |f| {
+        f.get_ref()
+            .iter()
+            .map(|(k, v)| {
+                let want = match v {
+                    toml::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                (k.clone(), want)
+            })
+            .collect()
+    })
+}
+
+/// The filter to draw with, and a note when the run lacks a wanted value: each
+/// such axis takes the value this run has that is nearest to the one wanted (the
+/// first one, for text values), so that a quick sweep still shows the shape.
+fn substitute(filter: &Filter, results: &RunResults) -> (Filter, Option<String>) {
+    let ok: Vec<&PointRecord> = results
+        .points
+        .iter()
+        .filter(|r| r.status == Status::Ok)
+        .collect();
+    if ok.is_empty() || ok.iter().any(|r| matches(r, filter)) {
+        return (filter.clone(), None);
+    }
+    let mut out = Vec::new();
+    let mut missing = Vec::new();
+    for (axis, want) in filter {
+        if ok.iter().any(|r| has_value(r, axis, want)) {
+            out.push((axis.clone(), want.clone()));
+            continue;
+        }
+        let mut have: Vec<&Scalar> = Vec::new();
+        for r in &ok {
+            if let Some(v) = r.var(axis)
+                && !have.contains(&v)
+            {
+                have.push(v);
+            }
+        }
+        let target = want.parse::<f64>().ok();
+        let nearest = have
+            .iter()
+            .min_by(|a, b| {
+                let d = |s: &Scalar| match (s.as_f64(), target) {
+                    (Some(x), Some(t)) if x > 0.0 && t > 0.0 => (x / t).ln().abs(),
+                    (Some(x), Some(t)) => (x - t).abs(),
+                    _ => f64::INFINITY,
+                };
+                d(a).total_cmp(&d(b))
+            })
+            .map(|s| s.to_string());
+        let listed: Vec<String> = have.iter().map(|s| s.to_string()).collect();
+        match nearest {
+            Some(n) => {
+                missing.push((axis.clone(), want.clone(), listed, n.clone()));
+                out.push((axis.clone(), n));
+            }
+            None => out.push((axis.clone(), want.clone())),
+        }
+    }
+    if missing.is_empty() || !ok.iter().any(|r| matches(r, &out)) {
+        return (filter.clone(), None);
+    }
+    let wanted: Vec<String> = missing
+        .iter()
+        .map(|(a, w, _, _)| format!("{a} = {w}"))
+        .collect();
+    let have: Vec<String> = missing
+        .iter()
+        .map(|(a, _, l, _)| format!("{a} = {}", l.join(", ")))
+        .collect();
+    let drawn: Vec<String> = missing
+        .iter()
+        .map(|(a, _, _, n)| format!("{a} = {n}"))
+        .collect();
+    let note = format!(
+        "This run has no point at {}, which this plot is for (it has {}): drawn at {} instead.",
+        wanted.join(" and "),
+        have.join("; "),
+        drawn.join(" and ")
+    );
+    (out, Some(note))
+}
+
+/// Whether an experiment's axis is a category rather than a continuum: at most
+/// two values in the full sweep (a case and its alternative, such as keep-alive
+/// or not), or values that are not numbers.
+fn is_category(exp: &Experiment, axis: &str) -> bool {
+    exp.axis(axis).is_some_and(|a| {
+        let values = a.values.get_ref();
+        values.len() <= 2 || values.iter().any(|v| v.as_f64().is_none())
+    })
+}
+
+/// The x value of a record: the number, or for a text value its place on the axis.
+fn x_of(exp: &Experiment, axis: &str, v: &Scalar) -> Option<f64> {
+    v.as_f64().or_else(|| {
+        exp.axis(axis)
+            .and_then(|a| a.values.get_ref().iter().position(|w| w == v))
+            .map(|i| i as f64)
+    })
+}
+
+/// Builds the series of a plot from a run, with the filter given.
+fn series_with(
+    plot: &PlotSpec,
+    exp: &Experiment,
+    results: &RunResults,
+    filter: &Filter,
+) -> Vec<Series> {
     let x_axis = plot.x.get_ref();
     let div = exp
         .axis(x_axis)
         .and_then(|a| a.display_divisor)
         .unwrap_or(1.0);
     let metric = plot.y.get_ref();
-    let keep = |r: &PointRecord| {
-        r.status == Status::Ok
-            && plot.filter.as_ref().is_none_or(|f| {
-                f.get_ref().iter().all(|(k, v)| {
-                    r.var(k).is_some_and(|rv| {
-                        let want = match v {
-                            toml::Value::String(s) => s.clone(),
-                            other => other.to_string(),
-                        };
-                        rv.to_string() == want
-                            || rv
-                                .as_f64()
-                                .zip(want.parse::<f64>().ok())
-                                .is_some_and(|(a, b)| a == b)
-                    })
-                })
-            })
-    };
     let key = |r: &PointRecord| {
         let mut parts: Vec<String> = r.server.iter().cloned().collect();
         for (n, v) in &r.vars {
-            let filtered = plot
-                .filter
-                .as_ref()
-                .is_some_and(|f| f.get_ref().contains_key(n));
-            if n != x_axis && !filtered {
-                parts.push(format!("{n}={v}"));
+            if n != x_axis && !filter.iter().any(|(k, _)| k == n) {
+                parts.push(match exp.axis(n) {
+                    Some(a) => format!("{} = {v}{}", a.label, unit_after(a)),
+                    None => format!("{n} = {v}"),
+                });
             }
         }
         if parts.is_empty() {
@@ -76,8 +249,12 @@ pub fn series(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Vec<Se
     };
     let relative = plot.relative_to.as_ref().map(|r| r.get_ref().as_str());
     let mut by_key: BTreeMap<(usize, String), Series> = BTreeMap::new();
-    for r in results.points.iter().filter(|r| keep(r)) {
-        let Some(x) = r.var(x_axis).and_then(|v| v.as_f64()) else {
+    for r in results
+        .points
+        .iter()
+        .filter(|r| r.status == Status::Ok && matches(r, filter))
+    {
+        let Some(x) = r.var(x_axis).and_then(|v| x_of(exp, x_axis, v)) else {
             continue;
         };
         let Some(s) = r.summary.get(metric) else {
@@ -145,6 +322,110 @@ pub fn series(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Vec<Se
     out
 }
 
+/// Builds the series of a plot from a run, with the plot's own filter.
+pub fn series(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Vec<Series> {
+    series_with(plot, exp, results, &filter_of(plot))
+}
+
+/// Builds the figure of a plot from a run.
+pub fn figure(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Figure {
+    let x_axis = plot.x.get_ref();
+    let metric = plot.y.get_ref();
+    let wanted = filter_of(plot);
+    let (filter, substituted) = substitute(&wanted, results);
+    let series = series_with(plot, exp, results, &filter);
+    let categorical = is_category(exp, x_axis);
+    let div = exp
+        .axis(x_axis)
+        .and_then(|a| a.display_divisor)
+        .unwrap_or(1.0);
+    let x_names = exp.axis(x_axis).map_or_else(Vec::new, |a| {
+        a.values
+            .get_ref()
+            .iter()
+            .filter_map(|v| Some((x_of(exp, x_axis, v)? / div, v.to_string())))
+            .collect()
+    });
+    let mut fig = Figure {
+        title: plot.title.clone(),
+        x_label: x_label(plot, exp),
+        y_label: y_label(plot),
+        log_x: exp.axis(x_axis).is_some_and(|a| a.log) && !categorical,
+        log_y: plot.log_y,
+        categorical,
+        x_names,
+        simulated: exp.is_simulated(),
+        series,
+        notes: substituted.into_iter().collect(),
+        empty: None,
+    };
+    let here: Vec<&PointRecord> = results
+        .points
+        .iter()
+        .filter(|r| matches(r, &filter))
+        .collect();
+    // Servers with no figure on this plot, and why.
+    let drawn = |server: &str| {
+        here.iter()
+            .any(|r| r.status == Status::Ok && r.server.as_deref() == Some(server))
+    };
+    let mut absent: BTreeMap<&'static str, Vec<&str>> = BTreeMap::new();
+    for r in &here {
+        if r.status == Status::Ok {
+            continue;
+        }
+        if let Some(s) = r.server.as_deref()
+            && !drawn(s)
+        {
+            let names = absent.entry(r.status.as_str()).or_default();
+            if !names.contains(&s) {
+                names.push(s);
+            }
+        }
+    }
+    if !absent.is_empty() {
+        let parts: Vec<String> = absent
+            .iter()
+            .map(|(status, names)| format!("{} ({status} here)", names.join(", ")))
+            .collect();
+        fig.notes.push(format!(
+            "Not drawn: {}; see the table of figures.",
+            parts.join("; ")
+        ));
+    }
+    let label = metric::get(metric).map_or(metric.as_str(), |m| m.label);
+    if fig.series.is_empty() {
+        let ok = here.iter().filter(|r| r.status == Status::Ok).count();
+        fig.empty = Some(if here.is_empty() {
+            let want: Vec<String> = wanted.iter().map(|(a, v)| format!("{a} = {v}")).collect();
+            format!(
+                "No point of this run has {}, the values this plot needs.",
+                want.join(" and ")
+            )
+        } else if ok == 0 {
+            format!(
+                "None of the {} points this plot needs produced figures; the table of figures says why.",
+                here.len()
+            )
+        } else {
+            format!("No point of this run has a measured {label}; the table of figures says why.")
+        });
+        fig.notes.retain(|n| !n.starts_with("Not drawn"));
+    } else if !categorical && fig.series.iter().any(|s| s.points.len() < 3) {
+        let values = fig.series.iter().map(|s| s.points.len()).max().unwrap_or(0);
+        fig.notes.push(if values < 3 {
+            format!(
+                "Only {values} value{} of {} in this run: points are not joined, since a straight line between them could hide a knee in the curve.",
+                if values == 1 { "" } else { "s" },
+                fig.x_label
+            )
+        } else {
+            "Series with fewer than 3 points are drawn as points only, not joined by a line.".into()
+        });
+    }
+    fig
+}
+
 /// The y-axis label of a plot.
 pub fn y_label(plot: &PlotSpec) -> String {
     match plot.relative_to.as_ref().map(|r| r.get_ref().as_str()) {
@@ -160,329 +441,197 @@ pub fn y_label(plot: &PlotSpec) -> String {
     }
 }
 
-/// The x-axis label of a plot.
+/// Whether an axis' unit only repeats its label ("client users", unit "users").
+fn unit_repeats_label(a: &Axis) -> bool {
+    a.unit.as_deref().is_none_or(|u| {
+        // The unit as the label's last word, singular or plural ("1 user").
+        let last = a.label.rsplit(' ').next().unwrap_or("");
+        let u = u.trim();
+        last == u || last.trim_end_matches('s') == u.trim_end_matches('s') && u.len() > 2
+    })
+}
+
+/// The unit written after a value of an axis (" s"), or nothing when the unit
+/// only repeats the label or is missing.
+fn unit_after(a: &Axis) -> String {
+    match &a.unit {
+        Some(u) if !unit_repeats_label(a) && !u.contains(';') => format!(" {u}"),
+        _ => String::new(),
+    }
+}
+
+/// The x-axis label of a plot: the axis' label, and its unit in parentheses
+/// unless the label already says it ("client users", not "client users (users)").
 pub fn x_label(plot: &PlotSpec, exp: &Experiment) -> String {
     match exp.axis(plot.x.get_ref()) {
         Some(a) => match &a.unit {
-            Some(u) => format!("{} ({u})", a.label),
-            None => a.label.clone(),
+            Some(u) if !unit_repeats_label(a) => format!("{} ({u})", a.label),
+            _ => a.label.clone(),
         },
         None => plot.x.get_ref().clone(),
     }
 }
 
-/// Draws a plot as an SVG document.
+/// Draws a plot of a run as an SVG document.
 pub fn svg(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Result<String> {
-    let series = series(plot, exp, results);
-    let log_x = exp.axis(plot.x.get_ref()).is_some_and(|a| a.log);
-    draw(
-        &plot.title,
-        &x_label(plot, exp),
-        &y_label(plot),
-        &series,
-        log_x,
-        plot.log_y,
-    )
-    .map_err(|e| LabError::Other(format!("plot `{}`: {e}", plot.title)))
-}
-
-type DrawResult<T> = std::result::Result<T, Box<dyn std::error::Error>>;
-
-/// Draws series into an SVG string.
-pub fn draw(
-    title: &str,
-    x_desc: &str,
-    y_desc: &str,
-    series: &[Series],
-    log_x: bool,
-    log_y: bool,
-) -> DrawResult<String> {
-    let tx = |x: f64| if log_x { x.max(1e-12).log10() } else { x };
-    let ty = |y: f64| if log_y { y.max(1e-12).log10() } else { y };
-    let xs: Vec<f64> = series
-        .iter()
-        .flat_map(|s| {
-            s.points
-                .iter()
-                .map(|p| p.0)
-                .chain(s.predicted.iter().map(|p| p.0))
-        })
-        .map(tx)
-        .collect();
-    let ys: Vec<f64> = series
-        .iter()
-        .flat_map(|s| {
-            s.points
-                .iter()
-                .flat_map(|p| [p.2, p.3])
-                .chain(s.predicted.iter().flat_map(|p| [p.2, p.3]))
-                .chain(s.exact.iter().map(|p| p.1))
-        })
-        .filter(|y| y.is_finite())
-        .map(ty)
-        .collect();
-    let (mut x0, mut x1) = min_max(&xs).unwrap_or((0.0, 1.0));
-    if x1 - x0 < 1e-9 {
-        x0 -= 0.5;
-        x1 += 0.5;
-    } else {
-        let pad = (x1 - x0) * 0.04;
-        x0 -= pad;
-        x1 += pad;
-    }
-    let (y_lo, y_hi) = min_max(&ys).unwrap_or((0.0, 1.0));
-    let (y0, y1) = if log_y {
-        (y_lo - 0.1, y_hi + 0.1)
-    } else {
-        let lo = if y_lo >= 0.0 { 0.0 } else { y_lo * 1.1 };
-        let hi = if y_hi <= 0.0 { 1.0 } else { y_hi * 1.1 };
-        (lo, if hi - lo < 1e-12 { lo + 1.0 } else { hi })
-    };
-    let mut out = String::new();
-    {
-        let root = SVGBackend::with_string(&mut out, (760, 440)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 20))
-            .margin(12)
-            .x_label_area_size(48)
-            .y_label_area_size(72)
-            .build_cartesian_2d(x0..x1, y0..y1)?;
-        let fx = |v: &f64| {
-            if log_x {
-                log_tick(*v)
-            } else {
-                metric::fmt_tick(*v)
-            }
-        };
-        let fy = |v: &f64| {
-            if log_y {
-                log_tick(*v)
-            } else {
-                metric::fmt_tick(*v)
-            }
-        };
-        chart
-            .configure_mesh()
-            .x_desc(x_desc)
-            .y_desc(y_desc)
-            .x_label_formatter(&fx)
-            .y_label_formatter(&fy)
-            .axis_desc_style(("sans-serif", 15))
-            .light_line_style(RGBColor(235, 235, 235))
-            .draw()?;
-        for (i, s) in series.iter().enumerate() {
-            let color = Palette99::pick(i).to_rgba();
-            if !s.predicted.is_empty() {
-                let mut band: Vec<(f64, f64)> =
-                    s.predicted.iter().map(|p| (tx(p.0), ty(p.2))).collect();
-                band.extend(s.predicted.iter().rev().map(|p| (tx(p.0), ty(p.3))));
-                chart.draw_series(std::iter::once(Polygon::new(
-                    band,
-                    color.mix(0.15).filled(),
-                )))?;
-                chart
-                    .draw_series(DashedLineSeries::new(
-                        s.predicted.iter().map(|p| (tx(p.0), ty(p.1))),
-                        6,
-                        4,
-                        color.stroke_width(2),
-                    ))?
-                    .label(format!("{} (simulated, 95% band)", s.label))
-                    .legend(move |(x, y)| dashes(x, y, 6, color.stroke_width(2)));
-            }
-            if !s.exact.is_empty() {
-                chart
-                    .draw_series(DashedLineSeries::new(
-                        s.exact.iter().map(|p| (tx(p.0), ty(p.1))),
-                        2,
-                        3,
-                        BLACK.stroke_width(1),
-                    ))?
-                    .label(format!("{} (exact model)", s.label))
-                    .legend(|(x, y)| dashes(x, y, 2, BLACK.stroke_width(1)));
-            }
-            chart
-                .draw_series(LineSeries::new(
-                    s.points.iter().map(|p| (tx(p.0), ty(p.1))),
-                    color.stroke_width(2),
-                ))?
-                .label(s.label.clone())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
-                });
-            // Error bars (min..max over repeats) as a vertical stroke with caps; the
-            // caps are a fixed fraction of the x range so they read the same on
-            // linear and log axes.
-            let cap = (x1 - x0) * 0.008;
-            chart.draw_series(s.points.iter().filter(|p| p.3 > p.2).flat_map(|p| {
-                let (x, lo, hi) = (tx(p.0), ty(p.2), ty(p.3));
-                [
-                    PathElement::new(vec![(x, lo), (x, hi)], color.stroke_width(1)),
-                    PathElement::new(vec![(x - cap, lo), (x + cap, lo)], color.stroke_width(1)),
-                    PathElement::new(vec![(x - cap, hi), (x + cap, hi)], color.stroke_width(1)),
-                ]
-            }))?;
-            chart.draw_series(
-                s.points
-                    .iter()
-                    .map(|p| Circle::new((tx(p.0), ty(p.1)), 3, color.filled())),
-            )?;
-        }
-        // N*, where the model saturates, when every series agrees on it.
-        let nstar: Vec<f64> = series.iter().filter_map(|s| s.saturation).collect();
-        if let Some(&n) = nstar.first()
-            && nstar.iter().all(|m| (m - n).abs() < 1e-9)
-            && tx(n) > x0
-            && tx(n) < x1
-        {
-            chart
-                .draw_series(DashedLineSeries::new(
-                    [(tx(n), y0), (tx(n), y1)],
-                    4,
-                    4,
-                    RGBColor(120, 120, 120).stroke_width(1),
-                ))?
-                .label(format!("saturation N* = {}", metric::fmt(n)))
-                .legend(|(x, y)| dashes(x, y, 4, RGBColor(120, 120, 120).stroke_width(1)));
-        }
-        if !series.is_empty() {
-            let position = quietest_corner(series, &tx, &ty, (x0, x1), (y0, y1));
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.85))
-                .border_style(RGBColor(200, 200, 200))
-                .label_font(("sans-serif", 12))
-                .position(position)
-                .draw()?;
-        }
-        root.present()?;
-    }
-    Ok(out)
-}
-
-/// A legend sample of dashes `dash` pixels long.
-fn dashes(
-    x: i32,
-    y: i32,
-    dash: i32,
-    style: ShapeStyle,
-) -> plotters::element::DashedPathElement<std::vec::IntoIter<(i32, i32)>, i32> {
-    plotters::element::DashedPathElement::new(vec![(x, y), (x + 18, y)], dash, dash, style)
-}
-
-/// The label of a tick at log10 value `v` on a log axis: the value when it is
-/// near 1, 2 or 5 times a power of ten, else nothing (ticks fall at even steps of
-/// the logarithm, and 1.58 or 3.98 would only clutter the axis).
-fn log_tick(v: f64) -> String {
-    let value = 10f64.powf(v);
-    let mantissa = value / 10f64.powf(v.floor());
-    if [1.0, 2.0, 5.0, 10.0]
-        .iter()
-        .any(|m| (mantissa / m - 1.0).abs() < 0.03)
-    {
-        metric::fmt_tick(metric::fmt(value).parse().unwrap_or(value))
-    } else {
-        String::new()
-    }
-}
-
-/// The corner of the plot with the fewest data points, for the legend.
-fn quietest_corner(
-    series: &[Series],
-    tx: &dyn Fn(f64) -> f64,
-    ty: &dyn Fn(f64) -> f64,
-    (x0, x1): (f64, f64),
-    (y0, y1): (f64, f64),
-) -> SeriesLabelPosition {
-    // Upper right, upper left, lower right, lower left.
-    let mut counts = [0usize; 4];
-    for s in series {
-        let pts = s
-            .points
-            .iter()
-            .map(|p| (p.0, p.1))
-            .chain(s.predicted.iter().map(|p| (p.0, p.1)));
-        for (x, y) in pts {
-            let fx = (tx(x) - x0) / (x1 - x0);
-            let fy = (ty(y) - y0) / (y1 - y0);
-            let right = fx > 0.5;
-            // The legend covers about the top or the bottom 40% of the plot.
-            if fy > 0.6 {
-                counts[if right { 0 } else { 1 }] += 1;
-            } else if fy < 0.4 {
-                counts[if right { 2 } else { 3 }] += 1;
-            }
-        }
-    }
-    match (0..4).min_by_key(|&i| (counts[i], i)).unwrap_or(0) {
-        0 => SeriesLabelPosition::UpperRight,
-        1 => SeriesLabelPosition::UpperLeft,
-        2 => SeriesLabelPosition::LowerRight,
-        _ => SeriesLabelPosition::LowerLeft,
-    }
-}
-
-fn min_max(v: &[f64]) -> Option<(f64, f64)> {
-    let mut it = v.iter().copied().filter(|x| x.is_finite());
-    let first = it.next()?;
-    Some(it.fold((first, first), |(a, b), x| (a.min(x), b.max(x))))
+    figure(plot, exp, results).svg()
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use crate::results::Stat;
 
-    #[test]
-    fn draw_labels_both_axes_and_every_series() {
-        let s = vec![
-            Series {
-                label: "pool".into(),
-                points: vec![(1.0, 10.0, 9.0, 11.0), (10.0, 20.0, 18.0, 21.0)],
-                predicted: vec![(1.0, 10.5, 10.0, 11.0), (10.0, 19.0, 18.0, 20.0)],
-                exact: vec![(1.0, 10.2), (10.0, 19.5)],
-                saturation: Some(5.0),
+    pub(crate) const EXP: &str = r#"
+name = "t"
+title = "T"
+question = "Q?"
+[[axis]]
+name = "workers"
+label = "server workers"
+values = [1, 2, 4, 8, 16]
+quick = [1, 4]
+log = true
+[[axis]]
+name = "users"
+label = "client users"
+unit = "users"
+values = [1, 8, 32]
+quick = [1, 8]
+log = true
+[[server]]
+label = "pool"
+engine = "pool"
+[[server]]
+label = "nginx"
+peer = "nginx"
+[load]
+users = "{users}"
+path = "/"
+duration = "1s"
+[[plot]]
+title = "Throughput (32 users)"
+x = "workers"
+y = "throughput"
+where = { users = 32 }
+[[plot]]
+title = "Throughput"
+x = "users"
+y = "throughput"
+"#;
+
+    /// A quick run of `EXP`: pool measured at every point, nginx unavailable.
+    pub(crate) fn quick_run(exp: &Experiment) -> RunResults {
+        let mut points = Vec::new();
+        for p in exp.points(true) {
+            let server = exp.servers[p.server.unwrap()].label.get_ref().clone();
+            let ok = server == "pool";
+            let mut summary = BTreeMap::new();
+            if ok {
+                let w = p.var("workers").unwrap().as_f64().unwrap();
+                let u = p.var("users").unwrap().as_f64().unwrap();
+                summary.insert("throughput".to_string(), Stat::exact(25.0 * w.min(u)));
+            }
+            points.push(PointRecord {
+                index: p.index,
+                server: Some(server),
+                vars: p.vars.clone(),
+                status: if ok { Status::Ok } else { Status::Unavailable },
+                reason: (!ok).then(|| "nginx is not installed".into()),
+                command: None,
+                repeats: Vec::new(),
+                summary,
+                predicted: BTreeMap::new(),
+                exact: BTreeMap::new(),
+                notes: Vec::new(),
+            });
+        }
+        RunResults {
+            schema: crate::results::SCHEMA.into(),
+            experiment: "t".into(),
+            source_file: "t.toml".into(),
+            source: EXP.into(),
+            command: String::new(),
+            quick: true,
+            repeats: 1,
+            started_utc: String::new(),
+            duration_s: 0.0,
+            machine: crate::machine::Machine {
+                cpu_model: String::new(),
+                cores: 1,
+                kernel: String::new(),
+                version: String::new(),
+                git_commit: String::new(),
             },
-            Series {
-                label: "serial".into(),
-                points: vec![(1.0, 5.0, 5.0, 5.0)],
-                ..Series::default()
-            },
-        ];
-        let svg = draw(
-            "T",
-            "users (count)",
-            "throughput (requests/s)",
-            &s,
-            true,
-            false,
-        )
-        .unwrap();
-        assert!(svg.starts_with("<svg"), "{}", &svg[..40]);
-        for needle in [
-            "users (count)",
-            "throughput (requests/s)",
-            "pool (exact model)",
-            "serial",
-            "pool (simulated",
-            "N* = 5.00",
-        ] {
-            assert!(svg.contains(needle), "missing {needle}");
+            placement: String::new(),
+            interrupted: false,
+            points,
         }
     }
 
     #[test]
-    fn log_ticks_keep_only_round_values() {
-        assert_eq!(log_tick(0.0), "1");
-        assert_eq!(log_tick(2.0), "100");
-        assert_eq!(log_tick(std::f64::consts::LOG10_2), "2");
-        assert_eq!(log_tick(0.2), "");
-        assert_eq!(log_tick(5000f64.log10()), "5000");
+    fn a_filter_the_run_lacks_is_drawn_at_the_nearest_value_and_said() {
+        let exp = Experiment::parse(EXP, "t.toml").unwrap();
+        let run = quick_run(&exp);
+        let fig = figure(&exp.plots[0], &exp, &run);
+        assert!(fig.empty.is_none(), "{:?}", fig.empty);
+        assert_eq!(fig.series.len(), 1);
+        let all = fig.notes.join(" ");
+        assert!(
+            all.contains("no point at users = 32") && all.contains("drawn at users = 8"),
+            "{all}"
+        );
+        assert!(all.contains("nginx (unavailable here)"), "{all}");
+        assert!(all.contains("points are not joined"), "{all}");
+        let svg = fig.svg().unwrap();
+        assert!(
+            svg.contains("drawn at users = 8"),
+            "the note is inside the SVG"
+        );
     }
 
     #[test]
-    fn an_empty_plot_still_draws() {
-        let svg = draw("empty", "x", "y", &[], false, false).unwrap();
-        assert!(svg.contains("empty"));
+    fn a_figure_with_no_data_says_why_in_words() {
+        let exp = Experiment::parse(EXP, "t.toml").unwrap();
+        let mut run = quick_run(&exp);
+        for p in &mut run.points {
+            p.status = Status::Failed;
+        }
+        let fig = figure(&exp.plots[1], &exp, &run);
+        let why = fig.empty.clone().unwrap();
+        assert!(why.contains("produced figures"), "{why}");
+        assert_eq!(fig.marks(), 0);
+        assert!(fig.svg().unwrap().contains("produced figures"));
+    }
+
+    #[test]
+    fn a_unit_is_written_once() {
+        let exp = Experiment::parse(EXP, "t.toml").unwrap();
+        let run = quick_run(&exp);
+        // "client users (users)" reads twice; "server workers" has no unit.
+        assert_eq!(x_label(&exp.plots[1], &exp), "client users");
+        let fig = figure(&exp.plots[1], &exp, &run);
+        assert_eq!(fig.series[0].label, "pool, server workers = 1");
+        let exp =
+            Experiment::parse(&EXP.replace("unit = \"users\"", "unit = \"s\""), "t.toml").unwrap();
+        assert_eq!(x_label(&exp.plots[1], &exp), "client users (s)");
+    }
+
+    #[test]
+    fn an_axis_of_two_values_is_a_category() {
+        let exp = Experiment::parse(
+            &EXP.replace("values = [1, 8, 32]", "values = [1, 8]"),
+            "t.toml",
+        )
+        .unwrap();
+        let run = quick_run(&exp);
+        let fig = figure(&exp.plots[1], &exp, &run);
+        assert!(fig.categorical && !fig.log_x);
+        assert_eq!(fig.x_names.len(), 2);
+        let svg = fig.svg().unwrap();
+        assert!(
+            svg.contains("client users = 8 (measured)"),
+            "bars name the x value"
+        );
     }
 }
