@@ -446,9 +446,16 @@ where
             RGBColor(110, 110, 110).stroke_width(2),
         ))?;
     }
+    // Interval boxes of different series at the same x stand side by side.
+    let dx = (x1 - x0) * 0.012;
+    let boxed: Vec<usize> = (0..fig.series.len())
+        .filter(|&i| !fig.series[i].predicted.is_empty())
+        .collect();
     for (i, s) in fig.series.iter().enumerate() {
         let style = Style::nth(i);
-        predictions(&mut chart, s, style.color, &tx, &ty, (x1 - x0) * 0.012)?;
+        let k = boxed.iter().position(|&j| j == i).unwrap_or(0) as f64;
+        let shift = (k - (boxed.len().max(1) - 1) as f64 / 2.0) * 2.2 * dx;
+        predictions(&mut chart, s, style.color, &tx, &ty, dx, shift)?;
     }
     for (i, s) in fig.series.iter().enumerate() {
         let style = Style::nth(i);
@@ -543,6 +550,7 @@ fn predictions<DB: DrawingBackend>(
     tx: &dyn Fn(f64) -> f64,
     ty: &dyn Fn(f64) -> f64,
     dx: f64,
+    shift: f64,
 ) -> DrawResult<()>
 where
     DB::ErrorType: 'static,
@@ -561,17 +569,18 @@ where
             color.stroke_width(2),
         ))?;
     } else {
-        // A box over the 95% interval, `dx` either side of the point, and the
-        // mean across it.
+        // A box over the 95% interval, `dx` either side of the point moved by
+        // `shift`, and the mean across it.
+        let x = |p: &(f64, f64, f64, f64)| tx(p.0) + shift;
         chart.draw_series(s.predicted.iter().map(|p| {
             Rectangle::new(
-                [(tx(p.0) - dx, ty(p.2)), (tx(p.0) + dx, ty(p.3))],
+                [(x(p) - dx, ty(p.2)), (x(p) + dx, ty(p.3))],
                 color.mix(0.3).filled(),
             )
         }))?;
         chart.draw_series(s.predicted.iter().map(|p| {
             PathElement::new(
-                vec![(tx(p.0) - dx, ty(p.1)), (tx(p.0) + dx, ty(p.1))],
+                vec![(x(p) - dx, ty(p.1)), (x(p) + dx, ty(p.1))],
                 color.stroke_width(2),
             )
         }))?;
@@ -584,10 +593,11 @@ where
             EXACT.stroke_width(2),
         ))?;
     } else {
-        // Wider than the simulator's box, so that both show where they agree.
+        // Wider than the simulator's boxes, so that both show where they agree.
+        let half = 1.8 * dx + shift.abs();
         chart.draw_series(s.exact.iter().map(|p| {
             DashedPathElement::new(
-                vec![(tx(p.0) - 1.8 * dx, ty(p.1)), (tx(p.0) + 1.8 * dx, ty(p.1))],
+                vec![(tx(p.0) - half, ty(p.1)), (tx(p.0) + half, ty(p.1))],
                 2,
                 3,
                 EXACT.stroke_width(2),
