@@ -12,7 +12,8 @@ use std::fmt::Write as _;
 use crate::error::{LabError, Result};
 use crate::experiment::Experiment;
 use crate::metric;
-use crate::plot::{self, Figure};
+use crate::plot::style::Marker;
+use crate::plot::{self, Figure, Style};
 use crate::report::{STYLE, esc};
 use crate::results::{PointRecord, RunResults, Stat, Status};
 
@@ -189,24 +190,57 @@ fn both(
     let fb = plot::figure(plot, exp, b);
     let mut fig = fa.clone();
     fig.series.clear();
-    let tagged = |f: &Figure, run: &'static str| {
-        f.series.clone().into_iter().map(move |mut s| {
-            s.label = format!("{}, {run}", s.label);
-            s
-        })
-    };
-    // A and B of the same series side by side in the legend.
-    let mut sa = tagged(&fa, "A").peekable();
-    let mut sb = tagged(&fb, "B").peekable();
-    while sa.peek().is_some() || sb.peek().is_some() {
-        fig.series.extend(sa.next());
-        fig.series.extend(sb.next());
+    // Each series of A beside the same series of B, in one colour: solid with
+    // A's marker for A, dashed with crosses for B.
+    let mut labels: Vec<&str> = fa.series.iter().map(|s| s.label.as_str()).collect();
+    for s in &fb.series {
+        if !labels.contains(&s.label.as_str()) {
+            labels.push(&s.label);
+        }
     }
+    if fa.categorical {
+        bars_of_both(&mut fig, &fa, &fb, &labels);
+    }
+    for (k, label) in labels.iter().enumerate().filter(|_| !fa.categorical) {
+        let base = Style::nth(k);
+        for (run, f) in [("A", &fa), ("B", &fb)] {
+            if let Some(s) = f.series.iter().find(|s| s.label == *label) {
+                let mut s = s.clone();
+                s.label = format!("{label}, {run}");
+                fig.series.push(s);
+                fig.styles.push(if run == "A" {
+                    Style { dash: None, ..base }
+                } else {
+                    Style {
+                        dash: Some((12, 5)),
+                        marker: if base.marker == Marker::Cross {
+                            Marker::Plus
+                        } else {
+                            Marker::Cross
+                        },
+                        ..base
+                    }
+                });
+            }
+        }
+    }
+    // A note both runs share is said once.
     fig.notes = fa
         .notes
         .iter()
-        .map(|n| format!("A: {n}"))
-        .chain(fb.notes.iter().map(|n| format!("B: {n}")))
+        .map(|n| {
+            if fb.notes.contains(n) {
+                n.clone()
+            } else {
+                format!("A: {n}")
+            }
+        })
+        .chain(
+            fb.notes
+                .iter()
+                .filter(|n| !fa.notes.contains(n))
+                .map(|n| format!("B: {n}")),
+        )
         .collect();
     fig.empty = match (&fa.empty, &fb.empty) {
         (Some(x), Some(y)) if x == y => Some(x.clone()),
@@ -221,6 +255,48 @@ fn both(
         }
     }
     fig
+}
+
+/// Grouped bars of both runs: one group per series (server), one bar per x value
+/// and run. The x values are renumbered so that each (value, run) is a bar of its
+/// own, named "value, A" or "value, B".
+fn bars_of_both(fig: &mut Figure, fa: &Figure, fb: &Figure, labels: &[&str]) {
+    let mut xs: Vec<f64> = fa
+        .series
+        .iter()
+        .chain(&fb.series)
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    let name = |x: f64| {
+        fa.x_names
+            .iter()
+            .find(|(v, _)| (v - x).abs() < 1e-9)
+            .map_or_else(|| plot::ticks::label(x), |(_, n)| n.clone())
+    };
+    fig.x_names = xs
+        .iter()
+        .flat_map(|x| [format!("{}, A", name(*x)), format!("{}, B", name(*x))])
+        .enumerate()
+        .map(|(i, n)| (i as f64, n))
+        .collect();
+    for label in labels {
+        let mut merged = plot::Series {
+            label: label.to_string(),
+            ..plot::Series::default()
+        };
+        for (run, f) in [(0.0, fa), (1.0, fb)] {
+            if let Some(s) = f.series.iter().find(|s| s.label == *label) {
+                for p in &s.points {
+                    let i = xs.iter().position(|x| *x == p.0).unwrap_or(0) as f64;
+                    merged.points.push((2.0 * i + run, p.1, p.2, p.3));
+                }
+            }
+        }
+        merged.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        fig.series.push(merged);
+    }
 }
 
 /// The same comparison as a self-contained HTML page: A and B drawn on the same
@@ -359,6 +435,26 @@ mod tests {
         assert_eq!(page.matches("<svg").count(), exp.plots.len());
         for label in ["pool, A (measured)", "pool, B (measured)"] {
             assert!(page.contains(label), "missing {label}");
+        }
+    }
+
+    #[test]
+    fn categories_of_both_runs_are_bars_in_one_group_per_server() {
+        use crate::plot::tests::{EXP, quick_run};
+        let text = EXP.replace("values = [1, 8, 32]", "values = [1, 8]");
+        let exp = Experiment::parse(&text, "t.toml").unwrap();
+        let a = quick_run(&exp);
+        let fig = both(&exp.plots[1], &exp, &a, &a);
+        assert!(fig.categorical);
+        // One group (pool, at workers 1 and 4) per series, and its bars
+        // named by value and run.
+        assert_eq!(fig.series.len(), 2);
+        let svg = fig.svg().unwrap();
+        for label in [
+            "client users = 8, A (measured)",
+            "client users = 1, B (measured)",
+        ] {
+            assert!(svg.contains(label), "missing {label}");
         }
     }
 }

@@ -32,7 +32,7 @@ use crate::experiment::{Axis, Experiment, PlotSpec, Scalar};
 use crate::metric;
 use crate::results::{PointRecord, RunResults, Status};
 
-pub use style::PALETTE;
+pub use style::{PALETTE, Style};
 
 /// One series of a plot: (x, median, min, max) sorted by x, and predictions.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -70,6 +70,9 @@ pub struct Figure {
     pub simulated: bool,
     /// The series.
     pub series: Vec<Series>,
+    /// The look of each series, when chosen by the caller (a comparison gives
+    /// the two runs' versions of a series one colour); empty: [`Style::nth`].
+    pub styles: Vec<Style>,
     /// Sentences drawn inside the figure, under the title.
     pub notes: Vec<String>,
     /// Why the figure has nothing to draw, when it has nothing.
@@ -77,6 +80,11 @@ pub struct Figure {
 }
 
 impl Figure {
+    /// The look of the `i`th series.
+    pub fn style(&self, i: usize) -> Style {
+        self.styles.get(i).copied().unwrap_or_else(|| Style::nth(i))
+    }
+
     /// The number of data marks (points and bars) the figure draws.
     pub fn marks(&self) -> usize {
         if self.empty.is_some() {
@@ -356,6 +364,7 @@ pub fn figure(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Figure
         x_names,
         simulated: exp.is_simulated(),
         series,
+        styles: Vec::new(),
         notes: substituted.into_iter().collect(),
         empty: None,
     };

@@ -155,7 +155,7 @@ fn legend(fig: &Figure) -> Vec<(Sample, String)> {
         return out;
     }
     for (i, s) in fig.series.iter().enumerate() {
-        let style = Style::nth(i);
+        let style = fig.style(i);
         out.push((
             Sample::Measured(style, s.points.len() >= 3),
             format!("{} {kind}", s.label),
@@ -452,13 +452,13 @@ where
         .filter(|&i| !fig.series[i].predicted.is_empty())
         .collect();
     for (i, s) in fig.series.iter().enumerate() {
-        let style = Style::nth(i);
+        let style = fig.style(i);
         let k = boxed.iter().position(|&j| j == i).unwrap_or(0) as f64;
         let shift = (k - (boxed.len().max(1) - 1) as f64 / 2.0) * 2.2 * dx;
         predictions(&mut chart, s, style.color, &tx, &ty, dx, shift)?;
     }
     for (i, s) in fig.series.iter().enumerate() {
-        let style = Style::nth(i);
+        let style = fig.style(i);
         let line: Vec<(f64, f64)> = s.points.iter().map(|p| (tx(p.0), ty(p.1))).collect();
         if line.len() >= 3 {
             match style.dash {
