@@ -373,30 +373,34 @@ pub fn figure(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Figure
         .iter()
         .filter(|r| matches(r, &filter))
         .collect();
-    // Servers with no figure on this plot, and why.
+    // Servers with no figure on this plot, and other points without figures.
     let drawn = |server: &str| {
         here.iter()
             .any(|r| r.status == Status::Ok && r.server.as_deref() == Some(server))
     };
     let mut absent: BTreeMap<&'static str, Vec<&str>> = BTreeMap::new();
-    for r in &here {
-        if r.status == Status::Ok {
-            continue;
-        }
-        if let Some(s) = r.server.as_deref()
-            && !drawn(s)
-        {
-            let names = absent.entry(r.status.as_str()).or_default();
-            if !names.contains(&s) {
-                names.push(s);
+    let mut missing: BTreeMap<&'static str, usize> = BTreeMap::new();
+    for r in here.iter().filter(|r| r.status != Status::Ok) {
+        match r.server.as_deref() {
+            Some(s) if !drawn(s) => {
+                let names = absent.entry(r.status.as_str()).or_default();
+                if !names.contains(&s) {
+                    names.push(s);
+                }
             }
+            _ => *missing.entry(r.status.as_str()).or_default() += 1,
         }
     }
-    if !absent.is_empty() {
-        let parts: Vec<String> = absent
+    let mut parts: Vec<String> = absent
+        .iter()
+        .map(|(status, names)| format!("{} ({status} here)", names.join(", ")))
+        .collect();
+    parts.extend(
+        missing
             .iter()
-            .map(|(status, names)| format!("{} ({status} here)", names.join(", ")))
-            .collect();
+            .map(|(status, n)| format!("{n} {status} point{}", if *n == 1 { "" } else { "s" })),
+    );
+    if !parts.is_empty() {
         fig.notes.push(format!(
             "Not drawn: {}; see the table of figures.",
             parts.join("; ")
@@ -424,7 +428,7 @@ pub fn figure(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Figure
         let values = fig.series.iter().map(|s| s.points.len()).max().unwrap_or(0);
         fig.notes.push(if values < 3 {
             format!(
-                "Only {values} value{} of {} in this run: points are not joined, since a straight line between them could hide a knee in the curve.",
+                "Only {values} value{} of {} with figures in this run: points are not joined, since a straight line between them could hide a knee in the curve.",
                 if values == 1 { "" } else { "s" },
                 fig.x_label
             )
@@ -611,6 +615,30 @@ y = "throughput"
         assert!(why.contains("produced figures"), "{why}");
         assert_eq!(fig.marks(), 0);
         assert!(fig.svg().unwrap().contains("produced figures"));
+    }
+
+    #[test]
+    fn points_without_figures_are_counted_in_the_figure() {
+        let exp = Experiment::parse(EXP, "t.toml").unwrap();
+        let mut run = quick_run(&exp);
+        let p = run
+            .points
+            .iter_mut()
+            .find(|p| {
+                p.server.as_deref() == Some("pool") && p.var("users").unwrap().to_string() == "8"
+            })
+            .unwrap();
+        p.status = Status::Failed;
+        let fig = figure(&exp.plots[1], &exp, &run);
+        let all = fig.notes.join(" ");
+        assert!(
+            all.contains("nginx (unavailable here); 1 failed point"),
+            "{all}"
+        );
+        assert!(
+            all.contains("Only 2 values of client users with figures"),
+            "{all}"
+        );
     }
 
     #[test]
