@@ -411,9 +411,36 @@ pub fn figure(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Figure
         let ok = here.iter().filter(|r| r.status == Status::Ok).count();
         fig.empty = Some(if here.is_empty() {
             let want: Vec<String> = wanted.iter().map(|(a, v)| format!("{a} = {v}")).collect();
+            let has: Vec<String> = wanted
+                .iter()
+                .map(|(a, _)| {
+                    let mut values: Vec<String> = Vec::new();
+                    for v in results.points.iter().filter_map(|r| r.var(a)) {
+                        let v = v.to_string();
+                        if !values.contains(&v) {
+                            values.push(v);
+                        }
+                    }
+                    format!("{a} = {}", values.join(", "))
+                })
+                .collect();
+            let ok_all = results
+                .points
+                .iter()
+                .filter(|r| r.status == Status::Ok)
+                .count();
             format!(
-                "No point of this run has {}, the values this plot needs.",
-                want.join(" and ")
+                "No point of this run has {}, which this plot is for (it has {}){}.",
+                want.join(" and "),
+                has.join("; "),
+                if ok_all == 0 {
+                    format!(
+                        ", and none of its {} points produced figures",
+                        results.points.len()
+                    )
+                } else {
+                    String::new()
+                }
             )
         } else if ok == 0 {
             format!(
@@ -615,6 +642,13 @@ y = "throughput"
         assert!(why.contains("produced figures"), "{why}");
         assert_eq!(fig.marks(), 0);
         assert!(fig.svg().unwrap().contains("produced figures"));
+        // A filter on a value the sweep lacks, in a run where nothing worked.
+        let why = figure(&exp.plots[0], &exp, &run).empty.unwrap();
+        assert!(why.contains("No point of this run has users = 32"), "{why}");
+        assert!(
+            why.contains("it has users = 1, 8") && why.contains("none of its 8 points"),
+            "{why}"
+        );
     }
 
     #[test]
