@@ -400,13 +400,25 @@ pub fn figure(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Figure
             .iter()
             .map(|(status, n)| format!("{n} {status} point{}", if *n == 1 { "" } else { "s" })),
     );
+    let label = metric::get(metric).map_or(metric.as_str(), |m| m.label);
+    // Points that ran but could not measure this metric (too short for the
+    // clock that measures it, say): never drawn as 0.
+    let unmeasured = here
+        .iter()
+        .filter(|r| r.status == Status::Ok && !r.summary.contains_key(metric.as_str()))
+        .count();
+    if unmeasured > 0 {
+        parts.push(format!(
+            "{unmeasured} point{} with no measured {label}",
+            if unmeasured == 1 { "" } else { "s" }
+        ));
+    }
     if !parts.is_empty() {
         fig.notes.push(format!(
             "Not drawn: {}; see the table of figures.",
             parts.join("; ")
         ));
     }
-    let label = metric::get(metric).map_or(metric.as_str(), |m| m.label);
     if fig.series.is_empty() {
         let ok = here.iter().filter(|r| r.status == Status::Ok).count();
         fig.empty = Some(if here.is_empty() {
@@ -672,6 +684,21 @@ y = "throughput"
         assert!(
             all.contains("Only 2 values of client users with figures"),
             "{all}"
+        );
+    }
+
+    #[test]
+    fn a_metric_a_point_could_not_measure_is_said_not_drawn_as_zero() {
+        let exp = Experiment::parse(EXP, "t.toml").unwrap();
+        let mut run = quick_run(&exp);
+        run.points[0].summary.clear();
+        let fig = figure(&exp.plots[1], &exp, &run);
+        let all = fig.notes.join(" ");
+        assert!(all.contains("1 point with no measured throughput"), "{all}");
+        assert!(
+            fig.series
+                .iter()
+                .all(|s| s.points.iter().all(|p| p.1 > 0.0))
         );
     }
 
