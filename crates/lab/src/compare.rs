@@ -403,7 +403,7 @@ mod tests {
 
     #[test]
     fn runs_with_no_point_in_common_are_refused() {
-        use crate::plot::tests::{EXP, quick_run};
+        use crate::plot::figure::tests::{EXP, quick_run};
         let exp = Experiment::parse(EXP, "t.toml").unwrap();
         let a = quick_run(&exp);
         assert!(check(&a, &a, "A", "B").is_ok());
@@ -428,7 +428,7 @@ mod tests {
 
     #[test]
     fn the_html_page_draws_both_runs_on_the_same_axes() {
-        use crate::plot::tests::{EXP, quick_run};
+        use crate::plot::figure::tests::{EXP, quick_run};
         let exp = Experiment::parse(EXP, "t.toml").unwrap();
         let a = quick_run(&exp);
         let page = html(&a, &a, "A", "B").unwrap();
@@ -440,7 +440,7 @@ mod tests {
 
     #[test]
     fn categories_of_both_runs_are_bars_in_one_group_per_server() {
-        use crate::plot::tests::{EXP, quick_run};
+        use crate::plot::figure::tests::{EXP, quick_run};
         let text = EXP.replace("values = [1, 8, 32]", "values = [1, 8]");
         let exp = Experiment::parse(&text, "t.toml").unwrap();
         let a = quick_run(&exp);

@@ -48,6 +48,36 @@ pub enum Marker {
     Plus,
 }
 
+impl Marker {
+    /// The strokes of a marker around (0, 0), about 12 px across. Circles are
+    /// 16-gons: at this size they look the same.
+    pub fn strokes(self) -> Vec<Vec<(i32, i32)>> {
+        let closed = |mut v: Vec<(i32, i32)>| {
+            v.push(v[0]);
+            vec![v]
+        };
+        match self {
+            Marker::Circle => closed(
+                (0..16)
+                    .map(|i| {
+                        let a = f64::from(i) * std::f64::consts::PI / 8.0;
+                        (
+                            (6.0 * a.cos()).round() as i32,
+                            (6.0 * a.sin()).round() as i32,
+                        )
+                    })
+                    .collect(),
+            ),
+            Marker::Square => closed(vec![(-5, -5), (5, -5), (5, 5), (-5, 5)]),
+            Marker::TriangleUp => closed(vec![(0, -7), (7, 5), (-7, 5)]),
+            Marker::TriangleDown => closed(vec![(0, 7), (7, -5), (-7, -5)]),
+            Marker::Diamond => closed(vec![(0, -7), (7, 0), (0, 7), (-7, 0)]),
+            Marker::Cross => vec![vec![(-5, -5), (5, 5)], vec![(-5, 5), (5, -5)]],
+            Marker::Plus => vec![vec![(-7, 0), (7, 0)], vec![(0, -7), (0, 7)]],
+        }
+    }
+}
+
 /// Markers in the order series take them; seven, one more than the colours, so
 /// that the seventh series differs from the first in marker.
 const MARKERS: [Marker; 7] = [
