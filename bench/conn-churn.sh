@@ -99,7 +99,7 @@ for engine in "${ENGINES[@]}"; do
     wait_port
     read -r fd0 th0 ch0 _ < <(probe "$SERVER_PID")
     t0=$(tree_ticks "$SERVER_PID")
-    "$SERVELAB" load -q --no-progress -c "$USERS" --session 1 -n "$N" -t 1 \
+    "$SERVELAB" load -q --no-progress -c "$USERS" --session 1 -n "$N" -t 1 --max-error-rate 100% \
         --json "$WORK/$engine.json" "http://127.0.0.1:$PORT/hello.txt"
     t1=$(tree_ticks "$SERVER_PID")
     sleep 1 # let the last children be reaped and threads joined

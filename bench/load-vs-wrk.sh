@@ -13,6 +13,9 @@
 #
 # Usage: bench/load-vs-wrk.sh [seconds per run (5)] [repeats (3)] [connections ("10 50 200")]
 # Env:   SERVER=nginx|servelab (default: nginx if installed), SERVELAB=path/to/binary,
+#        BASELINE=path/to/an older servelab binary: also runs its `load` in each
+#        repeat (wrk, servelab, baseline, ...), to compare two versions of the
+#        generator interleaved, against the same server, under the same drift;
 #        ENGINE=<servelab engine> (default: the server's default), WORKERS (default: the
 #        largest connection count), PORT (default 18090).
 # Output: a table on stdout, raw CSV in bench/results/<date>/load-vs-wrk-<server>.csv.
@@ -137,6 +140,20 @@ print(r["counts"]["ok"], r["duration_s"], r["throughput"]["ok_per_s"])' "$WORK/l
         awk -v t=servelab -v c="$c" -v r="$r" -v n="$reqs" -v s="$secs" -v q="$rps" -v u="$cpu" \
             -v st=$((t1 - t0)) -v hz="$TCK" \
             'BEGIN { printf "%s,%d,%d,%d,%s,%s,%s,%.3f,%.3f\n", t, c, r, n, s, q, u, u * 1e6 / n, st / hz * 1e6 / n }' >> "$CSV"
+        [ -n "${BASELINE:-}" ] || continue
+        # The baseline binary, same flags (its JSON has the same fields read here).
+        t0=$(server_ticks)
+        cpu=$(cpu_of "$BASELINE" load -t 1 -c "$c" -d "${DUR}s" -q --json "$WORK/load.json" "$URL")
+        read -r reqs secs rps < <(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+if r["counts"]["errors"]:
+    sys.exit(f"baseline load saw errors: {r['errors']} {r['status']}")
+print(r["counts"]["ok"], r["duration_s"], r["throughput"]["ok_per_s"])' "$WORK/load.json")
+        t1=$(server_ticks)
+        awk -v t=baseline -v c="$c" -v r="$r" -v n="$reqs" -v s="$secs" -v q="$rps" -v u="$cpu" \
+            -v st=$((t1 - t0)) -v hz="$TCK" \
+            'BEGIN { printf "%s,%d,%d,%d,%s,%s,%s,%.3f,%.3f\n", t, c, r, n, s, q, u, u * 1e6 / n, st / hz * 1e6 / n }' >> "$CSV"
     done
 done
 
@@ -155,5 +172,14 @@ for c in conns:
     ws, ls = med("wrk", "server_cpu_us_per_request"), med("servelab", "server_cpu_us_per_request")
     print(f"{c:>6} {wq:>11.0f} {lq:>11.0f} {lq/wq:>6.2f}   {wc:>10.2f} {lc:>11.2f} {lc/wc:>6.2f}   {ws:>6.2f}/{ls:<6.2f}")
 print("target: req/s ratio >= 0.95, CPU ratio <= 0.90")
+if any(r["tool"] == "baseline" for r in rows):
+    print()
+    print("baseline = BASELINE binary, interleaved; medians, and the CPU ratio to wrk of each")
+    print(f"{'conns':>6} {'base us/req':>11} {'load us/req':>11} {'load/base':>9}   {'base/wrk':>8} {'load/wrk':>8}")
+    for c in conns:
+        def med(tool, key):
+            return st.median(float(r[key]) for r in rows if r["tool"] == tool and int(r["connections"]) == c)
+        wc, lc, bc = (med(t, "cpu_us_per_request") for t in ("wrk", "servelab", "baseline"))
+        print(f"{c:>6} {bc:>11.2f} {lc:>11.2f} {lc/bc:>9.3f}   {bc/wc:>8.2f} {lc/wc:>8.2f}")
 EOF
 echo "raw: $CSV"

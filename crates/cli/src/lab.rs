@@ -7,7 +7,8 @@
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use servelab_lab::{RunOptions, RunResults, builtin, compare, report, run};
+use servelab_lab::results::Status;
+use servelab_lab::{RunOptions, RunResults, builtin, compare, index, report, run, rundir};
 
 /// Flags of `servelab lab`.
 #[derive(Debug, clap::Args)]
@@ -21,7 +22,9 @@ enum LabCommand {
     /// List the built-in experiments.
     List,
     /// Run an experiment (a built-in NAME or a path to a .toml file) and write
-    /// results/<name>-<timestamp>/ with results.csv, results.json and report.html.
+    /// a new directory, results/<name>-<timestamp>/, with results.csv,
+    /// results.json and report.html. Exits with status 2 if no point produced
+    /// figures.
     Run {
         /// Built-in experiment name (`servelab lab list`) or path to a .toml file.
         name: String,
@@ -31,9 +34,13 @@ enum LabCommand {
         /// Measured repeats per point [default: the experiment's, usually 3].
         #[arg(long, value_name = "N")]
         repeats: Option<u32>,
-        /// Results directory [default: results/<name>-<timestamp>].
+        /// Results directory, which must not exist [default:
+        /// results/<name>-<timestamp>].
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
+        /// Replace --out if it holds a previous lab run (never anything else).
+        #[arg(long, requires = "out")]
+        force: bool,
         /// No progress bar.
         #[arg(long)]
         no_progress: bool,
@@ -59,12 +66,14 @@ enum LabCommand {
 pub(crate) fn run(args: Args) -> anyhow::Result<()> {
     match args.command {
         LabCommand::List => {
+            // Planned against a placeholder directory: nothing is created.
+            let tmp = std::path::Path::new("/tmp/servelab-lab");
             for (name, _) in builtin::BUILTIN {
-                let (exp, _) = builtin::load(name)?;
+                let exp = builtin::load(name)?;
                 println!(
                     "{name:<18} {:>4} points ({:>3} with --quick)  {}",
-                    exp.points(false).len(),
-                    exp.points(true).len(),
+                    exp.plan(false, None, tmp)?.points.len(),
+                    exp.plan(true, None, tmp)?.points.len(),
                     exp.title
                 );
             }
@@ -75,12 +84,13 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
             quick,
             repeats,
             out,
+            force,
             no_progress,
         } => {
-            let (exp, source) = builtin::load(&name)?;
             if repeats == Some(0) {
                 anyhow::bail!("--repeats must be at least 1");
             }
+            let exp = builtin::load(&name)?;
             let mut command = vec![
                 "servelab".to_string(),
                 "lab".into(),
@@ -97,17 +107,15 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
                 quick,
                 repeats,
                 out,
+                force,
                 exe: std::env::current_exe().context("cannot find the servelab executable")?,
                 version: env!("CARGO_PKG_VERSION").into(),
                 command: command.join(" "),
                 progress: !no_progress,
             };
-            let dir = run::run(&exp, &source, &opts)?;
-            let results = RunResults::read(&dir)?;
-            let count = |s: servelab_lab::results::Status| {
-                results.points.iter().filter(|p| p.status == s).count()
-            };
-            use servelab_lab::results::Status;
+            let finished = run::run(&exp, &opts)?;
+            let results = &finished.results;
+            let count = |s: Status| results.points.iter().filter(|p| p.status == s).count();
             println!(
                 "{}: {} points ok, {} failed, {} unavailable in {:.1} s",
                 exp.name(),
@@ -116,17 +124,30 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
                 count(Status::Unavailable),
                 results.duration_s
             );
-            println!("{}", servelab_lab::conclusion::conclude(&exp, &results));
-            println!("report: {}", dir.join("report.html").display());
+            println!("{}", servelab_lab::conclusion::conclude(&exp, results));
+            println!("report: {}", finished.dir.join("report.html").display());
+            if let Some(runs) = &finished.index {
+                println!("index: {}", runs.join("index.html").display());
+            }
+            let problems = finished.problems();
+            if !problems.is_empty() {
+                eprintln!(
+                    "servelab: {} of {} points produced no figures:",
+                    problems.len(),
+                    results.points.len()
+                );
+                for p in &problems {
+                    eprintln!("  {p}");
+                }
+            }
+            finished.check()?;
             Ok(())
         }
         LabCommand::Report { dir } => {
             report::rebuild(&dir)?;
-            // Refresh the listing of the directory of runs too; only the listing is
-            // lost if it cannot be written.
-            if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-                let _ = report::write_index(parent);
-            }
+            // Refresh the listing of the directory of runs too, if the lab owns
+            // it; only the listing is lost if it cannot be written.
+            let _ = index::write(&rundir::parent_of(&dir));
             println!("report: {}", dir.join("report.html").display());
             Ok(())
         }

@@ -4,13 +4,22 @@
 //! `--users` selects the closed workload, `--rate` the open one; both take
 //! `--session`. The summary goes to stdout, the JSON report to `--json FILE`, the
 //! progress bar to stderr when it is a terminal.
+//!
+//! Exit status: 0 when the run measured what it was asked to; 2 for bad input
+//! or a run that could not start (before anything runs); 3 when more than
+//! `--max-error-rate` of the outcomes were errors, or nothing finished at all; 4
+//! when a `--fail-if` threshold was crossed or could not be measured. When both
+//! 3 and 4 apply the status is 3 (the latencies of a failing run mean little),
+//! and every reason is printed, one line each, on stderr.
 
 use std::path::PathBuf;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
+use servelab_dist::parse_duration;
+use servelab_load::threshold::parse_share;
 use servelab_load::{
-    Arrival, Dist, LoadSpec, Report, Segment, Target, Workload, dist::parse_duration, read_url_file,
+    Arrival, Dist, LoadSpec, Report, Segment, Target, Threshold, Verdict, Workload, read_url_file,
 };
 
 /// Flags of `servelab load`.
@@ -19,7 +28,12 @@ use servelab_load::{
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
     after_help = "DIST: 40ms, 1s, const:1s, exp:6s, uniform:4s..10s, lognormal:MEAN,CV, A+DIST \
-    (e.g. 50s+exp:5s); plain numbers are seconds (the same syntax as servelab sim and serve --delay)."
+    (e.g. 50s+exp:5s); plain numbers are seconds (the same syntax as servelab sim and serve --delay).\n\
+    THRESHOLD: METRIC OP VALUE with OP one of > >= < <=; METRIC: p50 p90 p99 p99.9 max mean \
+    (corrected latency, VALUE a duration), errors unfinished (VALUE a share: 1% or 0.01), \
+    rps goodput (per second).\n\
+    Exit status: 0 ok; 2 bad input or the run could not start; 3 error rate above \
+    --max-error-rate, or no request finished; 4 a --fail-if threshold crossed or not measured."
 )]
 pub(crate) struct Args {
     #[command(subcommand)]
@@ -87,7 +101,8 @@ struct RunArgs {
     /// Stop after this many requests have finished (whole run, all segments).
     #[arg(long, short = 'n', value_name = "N")]
     requests: Option<u64>,
-    /// Stop after this long (e.g. 30s, 2m) [default: 10s unless --requests].
+    /// Stop after this long (e.g. 30s, 2m); requests not finished then are counted as
+    /// unfinished [default: 10s unless --requests].
     #[arg(long, short = 'd', value_name = "TIME")]
     duration: Option<String>,
 
@@ -118,7 +133,17 @@ struct RunArgs {
     #[arg(long, value_name = "I/N", default_value = "1/1")]
     segment: String,
 
-    /// Write the report as JSON (schema servelab-load/1) to this file.
+    /// Fail (exit 3) when more than this share of outcomes are errors (failed
+    /// requests and failed connects, over ok + errors): a percentage or a fraction;
+    /// 100% turns the check off.
+    #[arg(long, value_name = "SHARE", default_value = "1%")]
+    max_error_rate: String,
+    /// Fail (exit 4) when the report crosses THRESHOLD, e.g. 'p99>200ms' or
+    /// 'errors>0.5%', quoted for the shell (repeatable; see below).
+    #[arg(long = "fail-if", value_name = "THRESHOLD")]
+    fail_if: Vec<String>,
+
+    /// Write the report as JSON (schema servelab-load/2) to this file.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
     /// Do not print the summary.
@@ -195,8 +220,82 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<LoadSpec> {
     Ok(spec)
 }
 
+/// What decides the exit status after a run: the error budget and the
+/// thresholds, parsed (and refused when impossible) before the run.
+#[derive(Debug)]
+struct Checks {
+    max_error_rate: f64,
+    thresholds: Vec<Threshold>,
+}
+
+/// The run measured what it was asked to.
+const EXIT_OK: u8 = 0;
+/// More than `--max-error-rate` of the outcomes were errors, or none finished.
+const EXIT_ERRORS: u8 = 3;
+/// A `--fail-if` threshold was crossed or could not be measured.
+const EXIT_THRESHOLD: u8 = 4;
+
+fn checks_of(a: &RunArgs) -> anyhow::Result<Checks> {
+    let max_error_rate =
+        parse_share(&a.max_error_rate).map_err(|why| anyhow::anyhow!("--max-error-rate: {why}"))?;
+    if !(0.0..=1.0).contains(&max_error_rate) {
+        anyhow::bail!(
+            "--max-error-rate `{}`: a share between 0% and 100%",
+            a.max_error_rate
+        );
+    }
+    let thresholds = a
+        .fail_if
+        .iter()
+        .map(|t| t.parse::<Threshold>().context("--fail-if"))
+        .collect::<anyhow::Result<_>>()?;
+    Ok(Checks {
+        max_error_rate,
+        thresholds,
+    })
+}
+
+/// The exit status of a finished run, and one line for each reason it failed.
+fn verdict(report: &Report, checks: &Checks) -> (u8, Vec<String>) {
+    let mut lines = Vec::new();
+    let mut status = EXIT_OK;
+    match report.error_rate() {
+        Some(rate) if rate > checks.max_error_rate => {
+            status = EXIT_ERRORS;
+            lines.push(format!(
+                "{:.2}% of outcomes were errors ({} errors, {} ok), above --max-error-rate {}%",
+                rate * 100.0,
+                report.counts.errors,
+                report.counts.ok,
+                checks.max_error_rate * 100.0
+            ));
+        }
+        Some(_) => {}
+        None => {
+            status = EXIT_ERRORS;
+            lines.push(format!(
+                "no request finished and none failed ({} unfinished at the end)",
+                report.counts.in_flight + report.counts.never_sent
+            ));
+        }
+    }
+    for t in &checks.thresholds {
+        let line = match t.check(report) {
+            Verdict::Held => continue,
+            Verdict::Crossed(measured) => format!("threshold {t} crossed: {measured}"),
+            Verdict::Unmeasured(why) => format!("threshold {t} not measured: {why}"),
+        };
+        lines.push(line);
+        if status == EXIT_OK {
+            status = EXIT_THRESHOLD;
+        }
+    }
+    (status, lines)
+}
+
 fn load(a: RunArgs) -> anyhow::Result<()> {
     let mut spec = spec_of(&a)?;
+    let checks = checks_of(&a)?;
     if let Some(path) = &a.json {
         // Fail before the run, not after it, when the report cannot be written.
         std::fs::File::create(path).with_context(|| format!("--json {}", path.display()))?;
@@ -209,6 +308,18 @@ fn load(a: RunArgs) -> anyhow::Result<()> {
     }
     if !a.quiet {
         print!("{}", report.summary());
+    }
+    let (status, lines) = verdict(&report, &checks);
+    for line in &lines {
+        eprintln!("servelab: load failed: {line}");
+    }
+    if status != EXIT_OK {
+        // The report is printed and written; only the status is left to give.
+        // `main` maps every error to status 2, so a run that measured a failure
+        // exits here with its own status.
+        use std::io::Write as _;
+        let _ = std::io::stdout().flush();
+        std::process::exit(i32::from(status));
     }
     Ok(())
 }
@@ -314,6 +425,45 @@ mod tests {
         }
         // --users and --rate exclude each other.
         assert!(parse(&["http://x/", "--users", "2", "--rate", "3"]).is_err());
+    }
+
+    fn checks(argv: &[&str]) -> anyhow::Result<Checks> {
+        let args = parse(argv).map_err(|e| anyhow::anyhow!("{e}"))?;
+        checks_of(&args.run)
+    }
+
+    #[test]
+    fn error_budget_and_thresholds_parse_before_the_run() {
+        let c = checks(&["http://127.0.0.1:1/"]).unwrap();
+        assert_eq!(c.max_error_rate, 0.01, "the default budget is 1%");
+        assert!(c.thresholds.is_empty());
+        let c = checks(&[
+            "http://127.0.0.1:1/",
+            "--max-error-rate",
+            "0.05",
+            "--fail-if",
+            "p99>200ms",
+            "--fail-if",
+            "errors>1%",
+        ])
+        .unwrap();
+        assert_eq!(c.max_error_rate, 0.05);
+        assert_eq!(c.thresholds.len(), 2);
+        for bad in [
+            &["--fail-if", "p99>soon"][..],
+            &["--fail-if", "errors>150%"],
+            &["--fail-if", "latency>1s"],
+            &["--max-error-rate", "120%"],
+            &["--max-error-rate", "some"],
+        ] {
+            let argv: Vec<&str> = std::iter::once("http://127.0.0.1:1/")
+                .chain(bad.iter().copied())
+                .collect();
+            let e = checks(&argv).unwrap_err();
+            // One line, naming the flag.
+            let msg = format!("{e:#}");
+            assert!(!msg.contains('\n') && msg.contains("--"), "{msg}");
+        }
     }
 
     #[test]

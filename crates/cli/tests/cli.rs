@@ -89,6 +89,33 @@ fn port_in_use_is_a_clear_error() {
     assert!(err.contains("cannot listen on"), "{err}");
 }
 
+/// Regression: the system's words were printed twice ("...: No such file or
+/// directory (os error 2): No such file or directory (os error 2)"), once in the
+/// message and once as its source. Each case must say the OS error once.
+#[test]
+fn a_start_error_says_its_cause_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    let unopenable_log = dir.path().join("no/such/dir/x.log");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let cases: Vec<Vec<String>> = vec![
+        vec!["--root".into(), missing.display().to_string()],
+        vec!["--port".into(), port],
+        vec!["--log".into(), unopenable_log.display().to_string()],
+    ];
+    for args in cases {
+        let out = servelab().arg("serve").args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert_eq!(err.matches("(os error").count(), 1, "{args:?}: {err}");
+        let os_text = err.rsplit(": ").next().unwrap().trim();
+        assert_eq!(err.matches(os_text).count(), 1, "{args:?}: {err}");
+    }
+}
+
 #[test]
 fn engines_are_listed() {
     let out = servelab().arg("engines").output().unwrap();
@@ -291,4 +318,87 @@ fn sigterm_ends_a_busy_keep_alive_connection_on_every_engine() {
         }
         assert_eq!(child.wait().unwrap().code(), Some(0), "{engine}");
     }
+}
+
+/// A loopback port with nothing listening (bound, then released).
+fn closed_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn load_against_a_closed_port_prints_no_throughput_and_exits_3() {
+    // Regression test: refused connects were finished requests ("throughput
+    // 118208.7 req/s") and the run exited 0.
+    let url = format!("http://127.0.0.1:{}/", closed_port());
+    let out = servelab()
+        .args(["load", &url, "-d", "1s", "--no-progress"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("throughput   none: no request completed"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("connect refused"), "{stdout}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("above --max-error-rate 1%"), "{stderr}");
+}
+
+#[test]
+fn load_refuses_a_bad_threshold_before_anything_runs() {
+    let url = format!("http://127.0.0.1:{}/", closed_port());
+    for bad in ["p99<0ms", "errors>150%", "p99>soon", "latency>1s"] {
+        let out = servelab()
+            .args(["load", &url, "-d", "30s", "--fail-if", bad])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{bad}: {stderr}");
+        assert!(stderr.contains(bad), "{bad}: {stderr}");
+        assert!(out.stdout.is_empty(), "{bad}: the run must not start");
+    }
+}
+
+#[test]
+fn load_thresholds_give_exit_4_when_crossed_and_0_when_held() {
+    let (mut child, addr) = serve(&["--log", "off"]);
+    let url = format!("http://{addr}/");
+    let run = |threshold: &str| {
+        servelab()
+            .args([
+                "load",
+                &url,
+                "-n",
+                "50",
+                "-c",
+                "2",
+                "-q",
+                "--fail-if",
+                threshold,
+            ])
+            .output()
+            .unwrap()
+    };
+    // Every latency is at least 1 us: `p50>=1us` is crossed by any answered run.
+    let crossed = run("p50>=1us");
+    let stderr = String::from_utf8_lossy(&crossed.stderr);
+    assert_eq!(crossed.status.code(), Some(4), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("threshold p50>=1us crossed"), "{stderr}");
+    let held = run("p99>1h");
+    assert_eq!(
+        held.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&held.stderr)
+    );
+    sigterm(&child);
+    let _ = child.wait();
 }

@@ -1,7 +1,14 @@
 //! `servelab lab` end to end, through the binary: every built-in experiment with
-//! `--quick`, the model against its exact solution, bad experiment files, Ctrl-C,
-//! `lab report` and `lab compare`, and a headless browser opening the reports and
-//! the bundled site.
+//! `--quick`, the model against its exact solution, exit statuses and messages,
+//! Ctrl-C, `lab report` and `lab compare`, and a headless browser opening the
+//! reports and the bundled site.
+//!
+//! These are the lab's tests that need the `servelab` binary, because the lab
+//! starts its servers as `servelab serve` children: Cargo gives its path
+//! (`CARGO_BIN_EXE_servelab`) only to this crate's tests, and builds it for
+//! them, so a test here can never run a stale binary. The lab's other tests
+//! (experiment files, plans, output directories, reports rebuilt from results)
+//! need no server and live in `crates/lab/tests/lab/`.
 //!
 //! The tests that start servers take a lock so that they run one at a time: they
 //! pin servers to the same CPU, and the model check must not share it with another
@@ -13,6 +20,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use servelab_lab::builtin::BUILTIN;
+use servelab_lab::metric::Metric;
 use servelab_lab::results::{RunResults, Status};
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -50,17 +58,20 @@ fn run_quick(name: &str, out: &Path) -> RunResults {
 /// Every point produced figures (or names the engine, flag or peer this machine
 /// lacks), and the report shows every plot.
 fn check_run(name: &str, dir: &Path, r: &RunResults) {
-    let (exp, _) = servelab_lab::builtin::load(name).unwrap();
-    assert_eq!(
-        r.points.len(),
-        exp.points(true).len(),
-        "{name}: every point is recorded"
-    );
+    let exp = servelab_lab::builtin::load(name).unwrap();
+    let planned = exp
+        .plan(true, None, Path::new("/tmp/servelab-lab"))
+        .unwrap()
+        .points
+        .len();
+    assert_eq!(r.points.len(), planned, "{name}: every point is recorded");
     for p in &r.points {
         match p.status {
             Status::Ok => {
                 assert!(
-                    p.summary.get("throughput").is_some_and(|s| s.median > 0.0),
+                    p.summary
+                        .get(&Metric::Throughput)
+                        .is_some_and(|s| s.median > 0.0),
                     "{name}: point {} has no throughput",
                     p.label()
                 );
@@ -117,9 +128,10 @@ fn check_run(name: &str, dir: &Path, r: &RunResults) {
 fn every_builtin_experiment_runs_quick_and_reports() {
     let _g = lock();
     let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("results");
     let t0 = Instant::now();
     for (name, _) in BUILTIN {
-        let dir = tmp.path().join(name);
+        let dir = runs.join(name);
         let started = Instant::now();
         let r = run_quick(name, &dir);
         eprintln!("{name}: {:.1} s", started.elapsed().as_secs_f64());
@@ -127,8 +139,8 @@ fn every_builtin_experiment_runs_quick_and_reports() {
     }
     eprintln!("all quick experiments: {:.1} s", t0.elapsed().as_secs_f64());
 
-    // The directory of runs gets an index linking every report.
-    let index = std::fs::read_to_string(tmp.path().join("index.html")).unwrap();
+    // The directory of runs, which the lab made, gets an index linking every report.
+    let index = std::fs::read_to_string(runs.join("index.html")).unwrap();
     for (name, _) in BUILTIN {
         assert!(
             index.contains(&format!("href=\"{name}/report.html\"")),
@@ -137,7 +149,7 @@ fn every_builtin_experiment_runs_quick_and_reports() {
     }
 
     // lab report rebuilds the page from results.json alone.
-    let dir = tmp.path().join("session");
+    let dir = runs.join("session");
     std::fs::remove_file(dir.join("report.html")).unwrap();
     let o = servelab(&["lab", "report", dir.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -149,7 +161,7 @@ fn every_builtin_experiment_runs_quick_and_reports() {
 
     // lab compare puts two runs side by side.
     let html = tmp.path().join("cmp.html");
-    let a = tmp.path().join("filesize");
+    let a = runs.join("filesize");
     let o = servelab(&[
         "lab",
         "compare",
@@ -170,12 +182,12 @@ fn every_builtin_experiment_runs_quick_and_reports() {
 fn model_measured_throughput_is_within_the_exact_models_interval() {
     let _g = lock();
     let tmp = tempfile::tempdir().unwrap();
-    let r = run_quick("model", tmp.path());
+    let r = run_quick("model", &tmp.path().join("model"));
     let mut checked = 0;
     for p in r.points.iter().filter(|p| p.status == Status::Ok) {
-        let measured = p.summary["throughput"].median;
-        let exact = p.exact["throughput"];
-        let bound = p.exact["throughput_max"];
+        let measured = p.summary[&Metric::Throughput].median;
+        let exact = p.exact[&Metric::Throughput];
+        let bound = p.exact[&Metric::ThroughputMax];
         // A loose, honest interval: the exact M/M/4//N value +-30%. Each quick
         // repeat lasts 4 s (about 270 and 700 requests: 6% and 4% Poisson
         // noise), every user's first request skips its think time (a few percent
@@ -197,39 +209,100 @@ fn model_measured_throughput_is_within_the_exact_models_interval() {
     assert_eq!(checked, r.points.len(), "every model point was measured");
 }
 
+/// A user's mistake is one line on standard error and status 2, never a panic.
 #[test]
-fn a_bad_experiment_file_names_its_line() {
+fn a_bad_file_or_a_missing_one_is_one_line_and_status_2() {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("bad.toml");
     let text = include_str!("../../../experiments/model.toml")
-        .replace("y = \"mean_ms\"", "y = \"mean_response\"");
+        .replace("engine = \"pool\"", "engine = \"warp\"");
     std::fs::write(&path, &text).unwrap();
-    let line = text
-        .lines()
-        .position(|l| l.contains("mean_response"))
-        .unwrap()
-        + 1;
+    let line = text.lines().position(|l| l.contains("warp")).unwrap() + 1;
     let o = servelab(&["lab", "run", path.to_str().unwrap(), "--quick"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
-        err.contains(&format!("bad.toml:{line}:")) && err.contains("mean_response"),
+        err.starts_with(&format!(
+            "servelab: error: {}:{line}:10: unknown engine `warp`",
+            path.display()
+        )),
         "{err}"
     );
-    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
 
-    std::fs::write(&path, "name = \"x\"\ntitle = [\n").unwrap();
-    let o = servelab(&["lab", "run", path.to_str().unwrap()]);
+    // Regression: the OS error was printed twice, once from the message and
+    // once from its source.
+    let missing = tmp.path().join("missing.toml");
+    let o = servelab(&["lab", "run", missing.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        o.status.code() == Some(2) && err.contains("bad.toml:"),
-        "{err}"
-    );
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
+    assert_eq!(err.matches("(os error 2)").count(), 1, "{err}");
+    assert!(err.contains("missing.toml"), "{err}");
 
     let o = servelab(&["lab", "run", "no-such-experiment"]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("servelab lab list"));
     let o = servelab(&["lab", "report", tmp.path().to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+/// Regression: a run whose every point failed (here: a path that does not
+/// exist, so every request gets 404) printed "0 of 2 points produced figures"
+/// and exited 0, the reasons only in results.json.
+#[test]
+fn a_run_where_no_point_produced_figures_prints_why_and_exits_2() {
+    let _g = lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("lost.toml");
+    std::fs::write(
+        &path,
+        r#"
+name = "lost"
+title = "A path that is not there"
+question = "Does a run that measures nothing say so?"
+repeats = 1
+warmup = 0
+[[server]]
+label = "pool"
+engine = "pool"
+args = ["--workers", "1"]
+[[server]]
+label = "serial"
+engine = "serial"
+[load]
+users = 1
+requests = 5
+path = "/no-such-file.bin"
+"#,
+    )
+    .unwrap();
+    let out = tmp.path().join("results").join("lost");
+    let o = servelab(&[
+        "lab",
+        "run",
+        path.to_str().unwrap(),
+        "--no-progress",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("2 of 2 points produced no figures"), "{err}");
+    for server in ["pool", "serial"] {
+        assert!(
+            err.lines().any(|l| l
+                .trim_start()
+                .starts_with(&format!("{server}: failed: repeat 1: no request succeeded"))),
+            "{server}: {err}"
+        );
+    }
+    assert!(
+        err.contains("servelab: error: no point produced figures"),
+        "{err}"
+    );
+    // The results are still written, for a look at what happened.
+    let r = RunResults::read(&out).unwrap();
+    assert!(r.points.iter().all(|p| p.status == Status::Failed));
 }
 
 /// Whether any live process has `needle` in its command line.
@@ -432,7 +505,7 @@ fn report_in_browser(name: &str, dir: &Path, plots: usize) {
         } else {
             // A figure with nothing to draw says why, inside the figure.
             assert!(
-                f.contains("No point") || f.contains("None of the"),
+                f.contains("No point") || f.contains("None of the") || f.contains("unmeasurable"),
                 "{what}: empty and silent"
             );
             eprintln!("{what}: no data, and says why");

@@ -6,9 +6,12 @@
 //! with no I/O: feed it whatever arrived, it reports how much it consumed and whether the
 //! body is over; the bytes after that belong to the next request.
 //!
-//! It is strict where laxness has been exploited: sizes are 1 to 16 hex digits (no overflow,
-//! no sign, no `0x`), every line ends in CRLF (no bare LF or CR), chunk data must be followed
-//! by CRLF, and trailer lines may not start with whitespace. Chunk extensions and trailers are
+//! It is strict where laxness has been exploited: sizes are hex digits whose value fits in 64
+//! bits (no overflow, no sign, no `0x`), every line ends in CRLF (no bare LF or CR), chunk
+//! data must be followed by CRLF, and trailer lines may not start with whitespace. The bound
+//! is on the value, not on the digits: `00000000000000001` is a valid size of 1 (RFC 9112 7.1
+//! allows `1*HEXDIG`), and leading zeros after the first count towards the metadata bound
+//! below, so an endless run of them ends too. Chunk extensions and trailers are
 //! skipped but bounded ([`MAX_METADATA`] bytes in all), and the data total is bounded by the
 //! `max_total` given to [`ChunkedDecoder::new`] (413 beyond it, checked as soon as a chunk
 //! size is read, before its data arrives).
@@ -97,11 +100,14 @@ impl ChunkedDecoder {
                 }
                 State::Size => match hex(b) {
                     Some(d) => {
-                        if self.digits == 16 {
-                            return Err(RequestError::BadChunk("chunk size too long"));
+                        if self.size > u64::MAX >> 4 {
+                            return Err(RequestError::BadChunk("chunk size overflows"));
+                        }
+                        if self.digits > 0 && self.size == 0 {
+                            self.meta(1)?; // a leading zero
                         }
                         self.size = self.size << 4 | u64::from(d);
-                        self.digits += 1;
+                        self.digits = self.digits.saturating_add(1);
                     }
                     None if self.digits == 0 => {
                         return Err(RequestError::BadChunk("chunk size is not hex"));
@@ -285,12 +291,31 @@ mod tests {
             b"0\r\nX: a\x01\r\n\r\n",
             b"0\r\nX: 1\n\r\n",
             b"0\r\n\rX",
-            b"10000000000000000\r\n", // 17 digits
+            b"10000000000000000\r\n", // 17 significant digits: overflow
+            b"000000000000000010000000000000000\r\n",
         ] {
             let e = whole(bad).unwrap_err();
             assert_eq!(e.status().code(), 400, "{:?}", String::from_utf8_lossy(bad));
             assert_eq!(bytewise(bad).unwrap_err(), e);
         }
+    }
+
+    #[test]
+    fn leading_zeros_do_not_count_towards_the_size() {
+        // RFC 9112 7.1: chunk-size = 1*HEXDIG; the bound is on the value.
+        let body = b"00000000000000001\r\nx\r\n0000000000000000000\r\n\r\nNEXT";
+        assert_eq!(both(body), Ok((body.len() - 4, true, 1)));
+        assert_eq!(
+            both(b"0000ffffffffffffffff\r\n"),
+            Err(RequestError::PayloadTooLarge)
+        );
+        // An endless run of zeros ends at the metadata bound.
+        let zeros = vec![b'0'; MAX_METADATA as usize + 2];
+        assert!(matches!(whole(&zeros), Err(RequestError::BadChunk(_))));
+        assert_eq!(
+            whole(&zeros[..MAX_METADATA as usize + 1]),
+            Ok((MAX_METADATA as usize + 1, false, 0))
+        );
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! Every variant is fatal to the connection: after any of them the byte stream is in an unknown
 //! state (we cannot tell where the next request would begin), so the server writes the status
 //! from [`RequestError::status`] with [`Status::error_body`] and `Connection: close`, then closes.
+//! When the refused request was a HEAD ([`crate::is_head_request`]), the error response is its
+//! head alone: a response to HEAD never has content (RFC 9110 9.3.2), errors included.
 //! Variants carry only `&'static str` details so that building one never allocates.
 
 use crate::status::Status;
@@ -26,7 +28,8 @@ pub enum RequestError {
     /// More header fields than `Limits::max_headers`. Server: 431, close.
     #[error("too many header fields")]
     TooManyHeaders,
-    /// A well-formed version other than HTTP/1.0 and HTTP/1.1 (e.g. `HTTP/2.0`, `HTTP/1.2`).
+    /// A well-formed version whose major is not 1 (e.g. `HTTP/2.0`, `HTTP/0.9`). A later
+    /// HTTP/1 minor (`HTTP/1.2`) is no error: it is processed as HTTP/1.1 (RFC 9110 2.5).
     /// Server: 505, close.
     #[error("HTTP version not supported")]
     UnsupportedVersion,
@@ -36,11 +39,14 @@ pub enum RequestError {
     /// More than one `Host` field line (RFC 9112 3.2). Server: 400, close.
     #[error("more than one Host header")]
     DuplicateHost,
-    /// A `Host` value (or absolute-form authority) that is not a valid `host[:port]`.
-    /// Server: 400, close.
+    /// A `Host` value (or absolute-form authority) that is not a valid `host[:port]` of
+    /// RFC 3986 3.2.2-3.2.3: a character outside the host grammar, a port that is not digits
+    /// (`localhost:abc`, `localhost:80:80`), an unterminated or invalid IP literal (`[::1`),
+    /// or an empty host in an `http` URI. RFC 9112 3.2: Server: 400, close.
     #[error("invalid Host: {0}")]
     InvalidHost(&'static str),
-    /// The request target is in no form we accept for this method (RFC 9112 3.2).
+    /// The request target is in no form we accept for this method (RFC 9112 3.2), or holds a
+    /// raw byte above 0x7F, which no form allows (RFC 9112 3: an invalid request-line).
     /// Server: 400, close.
     #[error("invalid request target: {0}")]
     InvalidTarget(&'static str),

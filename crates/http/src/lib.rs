@@ -15,12 +15,12 @@
 //! - [`date`]: IMF-fixdate and log dates, with a once-a-second cache.
 //! - [`error`]: why a request is refused, and the status for it.
 //! - [`status`]: status codes, reason phrases, error pages.
-//! - [`method`]: GET/HEAD versus 405 versus 501.
+//! - [`method`]: GET/HEAD versus 405 versus 501; HEAD in a head that did not parse.
 //! - [`mime`]: `Content-Type` from the extension.
 //! - [`multipart`]: `multipart/byteranges` bodies for several ranges.
 //! - [`path`]: target to safe relative path; `Location` for directory redirects.
 //! - [`range`]: `Range` header to byte ranges, overflow-safe.
-//! - [`response`]: response head encoding.
+//! - [`response`]: response head encoding, and the `100 Continue` interim response.
 
 #![deny(missing_docs)]
 
@@ -45,11 +45,11 @@ pub use conditional::{
 };
 pub use date::{HttpDate, fmt_clf_date, fmt_http_date};
 pub use error::RequestError;
-pub use method::{ALLOW, Method, is_registered_method};
+pub use method::{ALLOW, Method, is_head_request, is_registered_method};
 pub use mime::{OCTET_STREAM, content_type};
 pub use multipart::{Multipart, Part};
 pub use path::{PathError, PathKind, append_location, resolve_target};
 pub use range::{ByteRange, MAX_RANGES, RangeSet, Ranges, parse_range};
 pub use request::{Limits, Parse, RequestHead, Version, parse_request};
-pub use response::{Connection, ContentRange, ResponseHead};
+pub use response::{CONTINUE, Connection, ContentRange, ResponseHead};
 pub use status::Status;

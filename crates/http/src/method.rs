@@ -29,6 +29,21 @@ impl Method {
     }
 }
 
+/// True when `buf`, a request head that may be incomplete or invalid, starts with the method
+/// `HEAD` (after the empty lines RFC 9112 2.2 lets a server skip).
+///
+/// An error raised while reading a head (400, 408, 413, 414, 431, 501, 505) has no parsed
+/// [`Method`], yet a response to HEAD must never carry content (RFC 9110 9.3.2): the server
+/// asks this to send such a response as a head alone. A wrong guess cannot break framing,
+/// because every such error closes the connection after its response.
+pub fn is_head_request(buf: &[u8]) -> bool {
+    let start = buf
+        .iter()
+        .position(|&b| b != b'\r' && b != b'\n')
+        .unwrap_or(buf.len());
+    buf[start..].starts_with(b"HEAD ")
+}
+
 /// The value of the `Allow` header sent with 405.
 pub const ALLOW: &str = "GET, HEAD";
 
@@ -63,6 +78,29 @@ mod tests {
         }
         for m in ["get", "BREW", "PROPFIND", "", "GET "] {
             assert!(!is_registered_method(m), "{m}");
+        }
+    }
+
+    #[test]
+    fn head_is_recognised_in_heads_that_do_not_parse() {
+        for yes in [
+            &b"HEAD / HTTP/2.0\r\n\r\n"[..],
+            b"HEAD /\xff HTTP/1.1\r\n",
+            b"\r\n\nHEAD /x",
+            b"HEAD ",
+        ] {
+            assert!(is_head_request(yes), "{:?}", String::from_utf8_lossy(yes));
+        }
+        for no in [
+            &b""[..],
+            b"HEA",
+            b"HEAD",
+            b"head / HTTP/1.1\r\n",
+            b"HEADX / HTTP/1.1\r\n",
+            b"GET / HTTP/1.1\r\nX: HEAD \r\n",
+            b" HEAD / HTTP/1.1\r\n",
+        ] {
+            assert!(!is_head_request(no), "{:?}", String::from_utf8_lossy(no));
         }
     }
 }

@@ -98,6 +98,12 @@ pub struct RequestHead<'a> {
     pub content_length: Option<u64>,
     /// The body uses chunked framing: decode it with `ChunkedDecoder` after `head_len`.
     pub chunked: bool,
+    /// The client may wait for `100 Continue` before sending the content (RFC 9110 10.1.1):
+    /// an `Expect: 100-continue` in an HTTP/1.1 request whose framing announces content
+    /// (chunked, or a `Content-Length` above 0). Never set for HTTP/1.0, whose expectation
+    /// the RFC says to ignore. The server must not wait for the content before answering:
+    /// it sends [`CONTINUE`](crate::response::CONTINUE), or the final status at once.
+    pub expect_continue: bool,
     /// `If-None-Match` (first field line; non-UTF-8 values are ignored).
     pub if_none_match: Option<&'a str>,
     /// `If-Modified-Since` (first field line).
@@ -133,7 +139,12 @@ pub fn parse_request<'a>(
             check_sizes(buf, buf.len(), limits)?;
             return Ok(Parse::Incomplete);
         }
-        Err(httparse::Error::Version) => return version_error(buf, limits),
+        Err(httparse::Error::Version) => {
+            return match version_error(buf, limits)? {
+                Parse::Complete(line_len) => later_minor(buf, &req, line_len, limits),
+                Parse::Incomplete => Ok(Parse::Incomplete),
+            };
+        }
         Err(httparse::Error::TooManyHeaders) => return Err(RequestError::TooManyHeaders),
         Err(e) => return Err(RequestError::Malformed(describe(e))),
     };
@@ -148,6 +159,71 @@ pub fn parse_request<'a>(
     } else {
         Version::Http11
     };
+    let line = RequestLine {
+        method_str,
+        raw_target,
+        version,
+    };
+    build(line, req.headers, head_len, limits).map(Parse::Complete)
+}
+
+/// An HTTP/1.x request with a minor version above 1 (`HTTP/1.2`): RFC 9110 2.5 says a
+/// recipient processes it as the highest minor version it implements, here 1.1. httparse
+/// refuses every version but 1.0 and 1.1, yet it has checked the method and the target
+/// before the version (they are in `req`), and [`version_error`] has checked the version
+/// token and its line end (`line_len` bytes in all); the header block is left to httparse's
+/// own header parser, with the same strict defaults as for a 1.1 request. Rare, so the
+/// header array here is simply initialised.
+fn later_minor<'a>(
+    buf: &'a [u8],
+    req: &httparse::Request<'_, 'a>,
+    line_len: usize,
+    limits: &Limits,
+) -> Result<Parse<RequestHead<'a>>, RequestError> {
+    let (Some(method_str), Some(raw_target)) = (req.method, req.path) else {
+        return Err(RequestError::Malformed("bad request line"));
+    };
+    let mut headers = [httparse::EMPTY_HEADER; HEADER_CAP];
+    let n = limits.max_headers.min(HEADER_CAP);
+    let (fields_len, headers) = match httparse::parse_headers(&buf[line_len..], &mut headers[..n]) {
+        Ok(httparse::Status::Complete(done)) => done,
+        Ok(httparse::Status::Partial) => {
+            check_sizes(buf, buf.len(), limits)?;
+            return Ok(Parse::Incomplete);
+        }
+        Err(httparse::Error::TooManyHeaders) => return Err(RequestError::TooManyHeaders),
+        Err(e) => return Err(RequestError::Malformed(describe(e))),
+    };
+    let head_len = line_len + fields_len;
+    check_sizes(buf, head_len, limits)?;
+    let line = RequestLine {
+        method_str,
+        raw_target,
+        version: Version::Http11,
+    };
+    build(line, headers, head_len, limits).map(Parse::Complete)
+}
+
+/// The request line, as httparse checked it.
+struct RequestLine<'a> {
+    method_str: &'a str,
+    raw_target: &'a str,
+    version: Version,
+}
+
+/// Applies the checks httparse leaves to us (target form, Host, framing, limits) and
+/// collects the fields the server uses.
+fn build<'a>(
+    line: RequestLine<'a>,
+    headers: &[httparse::Header<'a>],
+    head_len: usize,
+    limits: &Limits,
+) -> Result<RequestHead<'a>, RequestError> {
+    let RequestLine {
+        method_str,
+        raw_target,
+        version,
+    } = line;
     let method = Method::from_token(method_str);
     let (target, authority) = classify_target(method_str, raw_target)?;
 
@@ -160,6 +236,7 @@ pub fn parse_request<'a>(
         keep_alive: false,
         content_length: None,
         chunked: false,
+        expect_continue: false,
         if_none_match: None,
         if_modified_since: None,
         range: None,
@@ -171,8 +248,9 @@ pub fn parse_request<'a>(
     let mut hosts = 0u32;
     let (mut close, mut keep) = (false, false);
     let mut te = TransferCodings::default();
+    let mut expect_continue = false;
 
-    for h in req.headers.iter() {
+    for h in headers {
         let Some(field) = Field::classify(h.name) else {
             continue;
         };
@@ -209,6 +287,14 @@ pub fn parse_request<'a>(
                 te.add(value);
                 continue;
             }
+            Field::Expect => {
+                // A list of expectations, case-insensitive (RFC 9110 10.1.1). Others are
+                // ignored: 417 is a MAY, and nothing else is defined.
+                expect_continue |= value
+                    .split(|&b| b == b',')
+                    .any(|e| trim_ows(e).eq_ignore_ascii_case(b"100-continue"));
+                continue;
+            }
             Field::IfNoneMatch => &mut head.if_none_match,
             Field::IfModifiedSince => &mut head.if_modified_since,
             Field::Range => &mut head.range,
@@ -240,11 +326,16 @@ pub fn parse_request<'a>(
     if head.content_length.is_some_and(|n| n > limits.max_body) {
         return Err(RequestError::PayloadTooLarge);
     }
+    // RFC 9110 10.1.1: a 1.0 request's expectation is ignored, and with no content there is
+    // nothing to wait for.
+    head.expect_continue = expect_continue
+        && version == Version::Http11
+        && (head.chunked || head.content_length.is_some_and(|n| n > 0));
     head.keep_alive = match version {
         Version::Http11 => !close,
         Version::Http10 => keep && !close,
     };
-    Ok(Parse::Complete(head))
+    Ok(head)
 }
 
 /// The header fields the parser looks at; all others are skipped.
@@ -253,6 +344,7 @@ enum Field {
     Host,
     Connection,
     ContentLength,
+    Expect,
     TransferEncoding,
     IfNoneMatch,
     IfModifiedSince,
@@ -270,6 +362,7 @@ impl Field {
         match name.len() {
             4 if is("host") => Some(Field::Host),
             5 if is("range") => Some(Field::Range),
+            6 if is("expect") => Some(Field::Expect),
             7 if is("referer") => Some(Field::Referer),
             8 if is("if-range") => Some(Field::IfRange),
             10 if is("connection") => Some(Field::Connection),
@@ -307,12 +400,12 @@ fn check_sizes(buf: &[u8], end: usize, limits: &Limits) -> Result<(), RequestErr
     Ok(())
 }
 
-/// httparse refused the version: 505 for a well-formed `HTTP/d.d` (RFC 9110 15.6.6), 400 for
-/// anything else, and Incomplete while the token could still become either.
-fn version_error<'a>(
-    buf: &'a [u8],
-    limits: &Limits,
-) -> Result<Parse<RequestHead<'a>>, RequestError> {
+/// httparse refused the version. A well-formed `HTTP/1.d` (d above 1, since httparse takes
+/// 1.0 and 1.1) is processed as 1.1 (RFC 9110 2.5): the answer is `Complete` with the length
+/// of everything up to the end of the request line, leading empty lines included. Another
+/// well-formed `HTTP/d.d` is 505 (RFC 9110 15.6.6), anything else 400, and `Incomplete`
+/// while the token could still become either.
+fn version_error(buf: &[u8], limits: &Limits) -> Result<Parse<usize>, RequestError> {
     let start = buf
         .iter()
         .position(|&b| b != b'\r' && b != b'\n')
@@ -342,22 +435,31 @@ fn version_error<'a>(
     if !fits {
         return Err(RequestError::Malformed("bad HTTP version"));
     }
-    match rest.get(end) {
+    // The request line ends at `line_end`, CRLF or LF included.
+    let line_end = match rest.get(end) {
         None => {
             check_sizes(buf, buf.len(), limits)?;
-            Ok(Parse::Incomplete)
+            return Ok(Parse::Incomplete);
         }
-        Some(_) if token.len() < PATTERN.len() => Err(RequestError::Malformed("bad HTTP version")),
+        Some(_) if token.len() < PATTERN.len() => {
+            return Err(RequestError::Malformed("bad HTTP version"));
+        }
         Some(b'\r') => match rest.get(end + 1) {
             None => {
                 check_sizes(buf, buf.len(), limits)?;
-                Ok(Parse::Incomplete)
+                return Ok(Parse::Incomplete);
             }
-            Some(b'\n') => Err(RequestError::UnsupportedVersion),
-            Some(_) => Err(RequestError::Malformed("bare CR")),
+            Some(b'\n') => end + 2,
+            Some(_) => return Err(RequestError::Malformed("bare CR")),
         },
-        Some(_) => Err(RequestError::UnsupportedVersion),
+        Some(_) => end + 1,
+    };
+    if token[5] != b'1' {
+        return Err(RequestError::UnsupportedVersion);
     }
+    let line_len = start + second + 1 + line_end;
+    check_sizes(buf, line_len, limits)?;
+    Ok(Parse::Complete(line_len))
 }
 
 /// A short description of an httparse error for `RequestError::Malformed`.
@@ -554,6 +656,9 @@ mod tests {
             b"GET /a\rb HTTP/1.1\r\nHost: a\r\n\r\n", // bare CR in the target
             b"GET /a\0b HTTP/1.1\r\nHost: a\r\n\r\n", // NUL in the target
             b"GET /a\x7fb HTTP/1.1\r\nHost: a\r\n\r\n", // DEL in the target
+            b"GET /a\x80b HTTP/1.1\r\nHost: a\r\n\r\n", // raw bytes above 0x7F (RFC 9112 3)
+            b"GET /caf\xc3\xa9 HTTP/1.1\r\nHost: a\r\n\r\n",
+            b"GET http://h\xc3\xa9/ HTTP/1.1\r\nHost: a\r\n\r\n",
             b"GET / HTTP/1.1\r\nHost: a\r\nX: a\0b\r\n\r\n", // NUL in a value
             b"GET / HTTP/1.1\r\nHost: a\r\nX: a\x01b\r\n\r\n",
             b"GET / HTTP/1.1\r\nHost: a\r\nX: a\x7fb\r\n\r\n",
@@ -573,7 +678,7 @@ mod tests {
 
     #[test]
     fn unsupported_versions_are_505() {
-        for v in ["HTTP/2.0", "HTTP/1.2", "HTTP/0.9", "HTTP/3.0", "HTTP/9.9"] {
+        for v in ["HTTP/2.0", "HTTP/0.9", "HTTP/3.0", "HTTP/9.9", "HTTP/0.1"] {
             let req = format!("GET / {v}\r\nHost: a\r\n\r\n");
             assert_eq!(
                 error(req.as_bytes()),
@@ -588,6 +693,97 @@ mod tests {
         assert_eq!(status(b"GET / HTTP/2.0\rx"), 400);
         // The HTTP/2 connection preface: the version is checked first.
         assert_eq!(status(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), 505);
+    }
+
+    #[test]
+    fn later_http1_minor_versions_are_processed_as_1_1() {
+        // RFC 9110 2.5: HTTP/1.2 is answered as the highest 1.x we implement.
+        for v in ["HTTP/1.2", "HTTP/1.9"] {
+            let req = format!("\r\nGET /a?b {v}\r\nHost: h:1\r\nRange: bytes=1-\r\n\r\nNEXT");
+            let h = complete(req.as_bytes());
+            assert_eq!((h.method, h.target), (Method::Get, "/a?b"), "{v}");
+            assert_eq!((h.version, h.host), (Version::Http11, Some("h:1")));
+            assert_eq!((h.keep_alive, h.range), (true, Some("bytes=1-")));
+            assert_eq!(&req.as_bytes()[h.head_len..], b"NEXT");
+            check_every_split(req.as_bytes());
+        }
+        let h = complete(b"HEAD / HTTP/1.2\nHost: a\nConnection: close\n\n");
+        assert_eq!((h.method, h.keep_alive), (Method::Head, false));
+        // And every 1.1 rule applies: Host, framing, grammar, limits.
+        for (req, want) in [
+            (&b"GET / HTTP/1.2\r\n\r\n"[..], RequestError::MissingHost),
+            (
+                b"POST / HTTP/1.2\r\nHost: a\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
+                RequestError::ConflictingFraming,
+            ),
+            (
+                b"GET / HTTP/1.2\r\nHost: a\r\nX: 1\r\n y\r\n\r\n",
+                RequestError::Malformed("invalid header name"),
+            ),
+            (
+                b"GET / HTTP/1.2\r\nHost : a\r\n\r\n",
+                RequestError::Malformed("invalid header name"),
+            ),
+            (
+                b"GET / HTTP/1.2\r\nHost: a\rX: y\r\n\r\n",
+                RequestError::Malformed("invalid header value"),
+            ),
+            (
+                b"GET /caf\xc3\xa9 HTTP/1.2\r\nHost: a\r\n\r\n",
+                RequestError::InvalidTarget("raw byte above 0x7F"),
+            ),
+            (b"GET / HTTP/1.2\rHost: a\r\n\r\n", RequestError::Malformed("bare CR")),
+            (b"GET / HTTP/1.20\r\nHost: a\r\n\r\n", RequestError::Malformed("bad HTTP version")),
+        ] {
+            assert_eq!(error(req), want, "{:?}", String::from_utf8_lossy(req));
+        }
+        let mut many = String::from("GET / HTTP/1.2\r\nHost: a\r\n");
+        many.push_str(&"X: y\r\n".repeat(100));
+        assert_eq!(error(many.as_bytes()), RequestError::TooManyHeaders);
+        let mut big = String::from("GET / HTTP/1.2\r\nHost: a\r\n");
+        while big.len() <= Limits::default().max_head {
+            big.push_str(&format!("X-Filler: {}\r\n", "f".repeat(300)));
+        }
+        assert_eq!(error(big.as_bytes()), RequestError::HeadTooLarge);
+        big.push_str("\r\n");
+        assert_eq!(error(big.as_bytes()), RequestError::HeadTooLarge);
+        let long = format!("GET /{} HTTP/1.2\r\nHost: a\r\n\r\n", "a".repeat(9000));
+        assert_eq!(error(long.as_bytes()), RequestError::RequestLineTooLong);
+    }
+
+    #[test]
+    fn expect_100_continue() {
+        let expects = |req: &[u8]| complete(req).expect_continue;
+        assert!(expects(
+            b"POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n"
+        ));
+        assert!(expects(
+            b"PUT / HTTP/1.1\r\nHost: a\r\nexpect: foo, 100-Continue\r\nTransfer-Encoding: chunked\r\n\r\n"
+        ));
+        assert!(expects(
+            b"GET / HTTP/1.2\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\n"
+        ));
+        // No content to wait for, a 1.0 request (RFC 9110 10.1.1: ignore it), other values.
+        assert!(!expects(
+            b"POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n\r\n"
+        ));
+        assert!(!expects(
+            b"POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 0\r\n\r\n"
+        ));
+        assert!(!expects(
+            b"POST / HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n"
+        ));
+        assert!(!expects(
+            b"POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continued\r\nContent-Length: 5\r\n\r\n"
+        ));
+        assert!(!expects(
+            b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n"
+        ));
+        // A body over the limit is still refused from the head alone.
+        assert_eq!(
+            error(b"POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 1048577\r\n\r\n"),
+            RequestError::PayloadTooLarge
+        );
     }
 
     #[test]
@@ -688,10 +884,11 @@ mod tests {
     fn mutated_requests_never_panic_and_stay_in_bounds() {
         // A cheap deterministic fuzzer: flip, insert and delete bytes of real requests, with a
         // bias towards the bytes that matter to HTTP framing.
-        let seeds: [&[u8]; 3] = [
+        let seeds: [&[u8]; 4] = [
             BROWSER,
             b"POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
             b"GET http://h:1/p?q HTTP/1.0\r\nContent-Length: 3, 3\r\nConnection: keep-alive\r\n\r\nabc",
+            b"PUT /u HTTP/1.2\r\nHost: [::1]:8\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\nx",
         ];
         let interesting = b"\r\n :,;\0\t\x7f\xff/%-0123456789Hh";
         let mut state: u64 = 0xDEAD_BEEF_CAFE_F00D;
@@ -726,6 +923,8 @@ mod tests {
                     );
                     assert!(!(h.chunked && h.content_length.is_some()));
                     assert!(h.version == Version::Http10 || h.host.is_some());
+                    assert!(!h.expect_continue || h.version == Version::Http11);
+                    assert!(h.target.is_ascii());
                 }
                 Ok(Parse::Incomplete) => outcomes[1] += 1,
                 Err(e) => {

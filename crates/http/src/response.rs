@@ -19,6 +19,12 @@
 
 use crate::status::Status;
 
+/// The interim response that invites the content of a request with `Expect: 100-continue`
+/// (RFC 9110 15.2.1), sent only to HTTP/1.1 clients (15.2: never a 1xx to HTTP/1.0). It
+/// carries no fields: `Date` is optional on 1xx responses (6.6.1), and a 1xx never has
+/// content, so the final response simply follows it on the wire.
+pub const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
+
 /// What to say about the connection's persistence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Connection {

@@ -5,7 +5,13 @@
 //! (`http://host/path`) is for proxies, but RFC 9112 3.2.2 requires servers to accept it; its
 //! authority then overrides `Host`. asterisk-form (`*`) is only meaningful with OPTIONS and
 //! authority-form (`host:port`) only with CONNECT; anywhere else they are refused with 400,
-//! because a later stage that expects a path would misread them.
+//! because a later stage that expects a path would misread them. In every form the target is
+//! ASCII: a raw byte above 0x7F makes the request-line invalid (RFC 9112 3), so it is 400.
+//!
+//! An authority (`Host`, or the one in an absolute-form target) is `host [":" port]` of
+//! RFC 3986 3.2.2-3.2.3: the host a reg-name or IPv4 address (unreserved, sub-delims and
+//! percent-encoded octets) or an IP literal in brackets (an IPv6 address, or IPvFuture), and
+//! the port digits only. RFC 9112 3.2 makes an invalid `Host` a 400.
 
 use crate::error::RequestError;
 
@@ -14,6 +20,9 @@ pub(crate) fn classify_target<'a>(
     method: &str,
     target: &'a str,
 ) -> Result<(&'a str, Option<&'a str>), RequestError> {
+    if !target.is_ascii() {
+        return Err(RequestError::InvalidTarget("raw byte above 0x7F"));
+    }
     if method == "CONNECT" {
         // authority-form, and only with CONNECT (RFC 9112 3.2.3): host ":" port.
         let Some((host, port)) = target.rsplit_once(':') else {
@@ -48,11 +57,10 @@ pub(crate) fn classify_target<'a>(
         // RFC 9110 4.2.4: userinfo is deprecated and a favourite of phishing; treat as error.
         return Err(RequestError::InvalidTarget("userinfo in target"));
     }
-    if authority.is_empty() {
-        // RFC 9110 4.2.1: an http URI with an empty host MUST be rejected.
-        return Err(RequestError::InvalidHost("empty authority"));
+    // RFC 9110 4.2.1: an http URI with an empty host MUST be rejected (`http:///`, `http://:80/`).
+    if validate_host(authority)?.is_empty() {
+        return Err(RequestError::InvalidHost("empty host"));
     }
-    validate_host(authority)?;
     // "http://h" and "http://h?q" have an empty path, which means "/". We cannot build "/?q"
     // without allocating, and a static server ignores queries, so the query is dropped.
     let path = if path.starts_with('/') { path } else { "/" };
@@ -88,17 +96,80 @@ pub(crate) fn strip_prefix_ignore_case<'a>(s: &'a str, prefix: &str) -> Option<&
         .then(|| &s[prefix.len()..])
 }
 
-/// Checks `host[:port]` against RFC 3986's authority characters (reg-name, IPv4, IP-literal),
-/// without userinfo. An empty Host is allowed (RFC 9112 3.2: for targets with no authority).
-pub(crate) fn validate_host(host: &str) -> Result<(), RequestError> {
-    let ok = host
-        .bytes()
-        .all(|b| is_unreserved_or_sub_delim(b) || matches!(b, b'%' | b':' | b'[' | b']'));
-    if ok {
-        Ok(())
-    } else {
-        Err(RequestError::InvalidHost("character not allowed in host"))
+/// Checks an authority, `host[:port]` without userinfo (see the module docs), and returns its
+/// host. An empty host is allowed here: RFC 9112 3.2 sends `Host:` empty for targets with no
+/// authority; the absolute form refuses it itself.
+pub(crate) fn validate_host(authority: &str) -> Result<&str, RequestError> {
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(rest) => {
+            let Some(close) = rest.find(']') else {
+                return Err(RequestError::InvalidHost("unterminated IP literal"));
+            };
+            if !is_ip_literal(&rest[..close]) {
+                return Err(RequestError::InvalidHost("invalid IP literal"));
+            }
+            let after = &rest[close + 1..];
+            let port = match after.strip_prefix(':') {
+                Some(port) => Some(port),
+                None if after.is_empty() => None,
+                None => return Err(RequestError::InvalidHost("junk after IP literal")),
+            };
+            (&authority[..close + 2], port)
+        }
+        None => {
+            let (host, port) = match authority.split_once(':') {
+                Some((host, port)) => (host, Some(port)),
+                None => (authority, None),
+            };
+            if !is_reg_name(host) {
+                return Err(RequestError::InvalidHost("character not allowed in host"));
+            }
+            (host, port)
+        }
+    };
+    // RFC 3986 3.2.3: port = *DIGIT (empty allowed: `host:` means the default port).
+    if port.is_some_and(|p| !p.bytes().all(|b| b.is_ascii_digit())) {
+        return Err(RequestError::InvalidHost("port is not digits"));
     }
+    Ok(host)
+}
+
+/// RFC 3986 reg-name (which also covers IPv4address): unreserved, sub-delims and
+/// pct-encoded octets (`%` and two hex digits).
+fn is_reg_name(host: &str) -> bool {
+    let b = host.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            if !(b.len() > i + 2 && b[i + 1].is_ascii_hexdigit() && b[i + 2].is_ascii_hexdigit()) {
+                return false;
+            }
+            i += 3;
+        } else if is_unreserved_or_sub_delim(b[i]) {
+            i += 1;
+        } else {
+            return false;
+        }
+    }
+    true
+}
+
+/// The inside of RFC 3986's IP-literal: an IPv6address (std's parser takes exactly its text
+/// forms, embedded IPv4 included) or IPvFuture, `v` 1*HEXDIG `.` 1*(unreserved / sub-delims /
+/// `:`). Zone identifiers (RFC 6874) have no place in a `Host` and are refused.
+fn is_ip_literal(inside: &str) -> bool {
+    if let Some(future) = inside.strip_prefix(['v', 'V']) {
+        let Some((version, rest)) = future.split_once('.') else {
+            return false;
+        };
+        return !version.is_empty()
+            && version.bytes().all(|b| b.is_ascii_hexdigit())
+            && !rest.is_empty()
+            && rest
+                .bytes()
+                .all(|b| is_unreserved_or_sub_delim(b) || b == b':');
+    }
+    inside.parse::<std::net::Ipv6Addr>().is_ok()
 }
 
 #[cfg(test)]
@@ -185,10 +256,109 @@ mod tests {
             status(b"CONNECT example.com HTTP/1.1\r\nHost: x\r\n\r\n"),
             400
         );
-        // Non-ASCII UTF-8 in the target is passed on (path resolution decides).
+        // Raw bytes above 0x7F make the request-line invalid (RFC 9112 3); percent-encoded
+        // they are fine (path resolution decides).
         assert_eq!(
-            complete("GET /caf\u{e9} HTTP/1.1\r\nHost: x\r\n\r\n".as_bytes()).target,
-            "/caf\u{e9}"
+            error("GET /caf\u{e9} HTTP/1.1\r\nHost: x\r\n\r\n".as_bytes()),
+            RequestError::InvalidTarget("raw byte above 0x7F")
         );
+        assert_eq!(status(b"GET /\xff HTTP/1.1\r\nHost: x\r\n\r\n"), 400);
+        assert_eq!(status(b"OPTIONS \xff HTTP/1.1\r\nHost: x\r\n\r\n"), 400);
+        assert_eq!(
+            status("CONNECT h\u{e9}:443 HTTP/1.1\r\nHost: x\r\n\r\n".as_bytes()),
+            400
+        );
+        assert_eq!(
+            complete(b"GET /caf%C3%A9 HTTP/1.1\r\nHost: x\r\n\r\n").target,
+            "/caf%C3%A9"
+        );
+    }
+
+    #[test]
+    fn authority_syntax() {
+        let host = |v: &str| {
+            let req = format!("GET / HTTP/1.1\r\nHost: {v}\r\n\r\n");
+            parse(req.as_bytes()).map(|p| match p {
+                Parse::Complete(h) => h.host.map(str::to_owned),
+                Parse::Incomplete => panic!("{v}"),
+            })
+        };
+        for good in [
+            "localhost",
+            "localhost:8080",
+            "localhost:",
+            "127.0.0.1:80",
+            "[::1]",
+            "[::1]:443",
+            "[2001:db8::7]:0",
+            "[::ffff:192.0.2.1]",
+            "[v1.fe80::a+en1]",
+            "xn--caf-dma.example",
+            "caf%C3%A9.example",
+            "a.b-c_d~e!$&'()*+,;=",
+        ] {
+            assert_eq!(host(good), Ok(Some(good.to_owned())), "{good:?}");
+        }
+        for bad in [
+            "localhost:abc",
+            "localhost:80:80",
+            "localhost:-1",
+            "localhost: 80",
+            "localhost:+80",
+            "[::1",
+            "[::1]x",
+            "[::1]:8x",
+            "[::1]]",
+            "::1",
+            "[]",
+            "[::g]",
+            "[1.2.3.4]",
+            "[::1%25eth0]",
+            "[v1]",
+            "[v.x]",
+            "[vz.x]",
+            "a]b",
+            "a[b",
+            "%",
+            "a%2",
+            "a%zz",
+        ] {
+            assert!(
+                matches!(host(bad), Err(RequestError::InvalidHost(_))),
+                "{bad:?}: {:?}",
+                host(bad)
+            );
+        }
+        // The absolute form's authority follows the same rules, and its host may not be empty.
+        let absolute = |t: &str| {
+            let req = format!("GET {t} HTTP/1.1\r\nHost: x\r\n\r\n");
+            parse(req.as_bytes()).map(|p| match p {
+                Parse::Complete(h) => h.host.map(str::to_owned),
+                Parse::Incomplete => panic!("{t}"),
+            })
+        };
+        assert_eq!(absolute("http://x:99/"), Ok(Some("x:99".to_owned())));
+        assert_eq!(
+            absolute("http://[::1]:99/a"),
+            Ok(Some("[::1]:99".to_owned()))
+        );
+        for bad in [
+            "http://x:9x9/",
+            "http://x:80:80/",
+            "http://[::1/",
+            "http://:80/",
+            "http://[::1]x/",
+        ] {
+            assert!(
+                matches!(absolute(bad), Err(RequestError::InvalidHost(_))),
+                "{bad:?}"
+            );
+        }
+        // CONNECT's authority too.
+        assert_eq!(
+            complete(b"CONNECT [::1]:443 HTTP/1.1\r\nHost: x\r\n\r\n").target,
+            "[::1]:443"
+        );
+        assert_eq!(status(b"CONNECT ::1:443 HTTP/1.1\r\nHost: x\r\n\r\n"), 400);
     }
 }

@@ -3,7 +3,6 @@
 
 use crate::error::{LabError, Result};
 use crate::experiment::Experiment;
-use crate::run::Source;
 
 /// (name, text) of every built-in experiment, in the order `lab list` shows them.
 pub const BUILTIN: &[(&str, &str)] = &[
@@ -30,29 +29,14 @@ pub const BUILTIN: &[(&str, &str)] = &[
 ];
 
 /// Finds an experiment: a built-in name, or a path to a `.toml` file.
-pub fn load(name_or_path: &str) -> Result<(Experiment, Source)> {
+pub fn load(name_or_path: &str) -> Result<Experiment> {
     if let Some((name, text)) = BUILTIN.iter().find(|(n, _)| *n == name_or_path) {
-        let file = format!("experiments/{name}.toml");
-        let exp = Experiment::parse(text, &file)?;
-        return Ok((
-            exp,
-            Source {
-                file,
-                text: (*text).to_string(),
-            },
-        ));
+        return Experiment::parse(text, &format!("experiments/{name}.toml"));
     }
     let path = std::path::Path::new(name_or_path);
     if path.extension().is_some_and(|e| e == "toml") || path.is_file() {
         let text = std::fs::read_to_string(path).map_err(|e| LabError::io(path, e))?;
-        let exp = Experiment::parse(&text, name_or_path)?;
-        return Ok((
-            exp,
-            Source {
-                file: name_or_path.to_string(),
-                text,
-            },
-        ));
+        return Experiment::parse(&text, name_or_path);
     }
     Err(LabError::UnknownExperiment(name_or_path.to_string()))
 }
@@ -62,12 +46,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_builtin_parses_and_is_named_after_its_file() {
+    fn every_builtin_plans_both_sweeps_and_is_named_after_its_file() {
+        let tmp = std::path::Path::new("/tmp/servelab-lab-test");
         for (name, _) in BUILTIN {
-            let (exp, src) = load(name).unwrap_or_else(|e| panic!("{e}"));
-            assert_eq!(exp.name(), *name, "{}", src.file);
-            assert!(!exp.points(true).is_empty());
-            assert!(exp.points(true).len() <= exp.points(false).len());
+            let exp = load(name).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(exp.name(), *name, "{}", exp.source.file);
+            let quick = exp.plan(true, None, tmp).unwrap_or_else(|e| panic!("{e}"));
+            let full = exp.plan(false, None, tmp).unwrap_or_else(|e| panic!("{e}"));
+            assert!(!quick.points.is_empty());
+            assert!(quick.points.len() <= full.points.len());
             assert!(!exp.plots.is_empty(), "{name} has no plot");
             assert!(exp.conclusion.is_some(), "{name} has no conclusion");
         }

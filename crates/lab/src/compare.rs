@@ -11,14 +11,20 @@ use std::fmt::Write as _;
 
 use crate::error::{LabError, Result};
 use crate::experiment::Experiment;
-use crate::metric;
+use crate::metric::{self, Metric};
 use crate::plot::style::Marker;
 use crate::plot::{self, Figure, Style};
 use crate::report::{STYLE, esc};
 use crate::results::{PointRecord, RunResults, Stat, Status};
 
 /// Metrics compared, in this order, when both runs have them.
-const METRICS: [&str; 5] = ["throughput", "mean_ms", "p99_ms", "cpu_us", "utilisation"];
+const METRICS: [Metric; 5] = [
+    Metric::Throughput,
+    Metric::MeanMs,
+    Metric::P99Ms,
+    Metric::CpuUs,
+    Metric::Utilisation,
+];
 
 /// One compared figure.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,7 +32,7 @@ pub struct Row {
     /// The point (server and axis values).
     pub point: String,
     /// The metric.
-    pub metric: &'static str,
+    pub metric: Metric,
     /// A's figure.
     pub a: Option<Stat>,
     /// B's figure.
@@ -102,11 +108,11 @@ pub fn rows(a: &RunResults, b: &RunResults) -> Vec<Row> {
             keys.push(k);
         }
     }
-    let get = |r: &RunResults, k: &str, m: &str| {
+    let get = |r: &RunResults, k: &str, m: Metric| {
         r.points
             .iter()
             .find(|p| key(p) == k && p.status == Status::Ok)
-            .and_then(|p| p.summary.get(m).copied())
+            .and_then(|p| p.summary.get(&m).copied())
     };
     for k in keys {
         for m in METRICS {
@@ -355,7 +361,7 @@ pub fn html(a: &RunResults, b: &RunResults, a_name: &str, b_name: &str) -> Resul
                 ""
             },
             esc(&r.point),
-            esc(&metric::axis_label(r.metric)),
+            esc(&r.metric.axis_label()),
             cell(r.a),
             cell(r.b)
         );
@@ -379,7 +385,7 @@ mod tests {
         };
         let r = Row {
             point: "p".into(),
-            metric: "throughput",
+            metric: Metric::Throughput,
             a: s(10.0, 9.0, 11.0),
             b: s(20.0, 19.0, 21.0),
         };
@@ -387,14 +393,14 @@ mod tests {
         assert_eq!(r.ratio(), Some(2.0));
         let r = Row {
             point: "p".into(),
-            metric: "throughput",
+            metric: Metric::Throughput,
             a: s(10.0, 9.0, 11.0),
             b: s(10.5, 10.0, 12.0),
         };
         assert!(!r.significant());
         let r = Row {
             point: "p".into(),
-            metric: "throughput",
+            metric: Metric::Throughput,
             a: None,
             b: s(1.0, 1.0, 1.0),
         };

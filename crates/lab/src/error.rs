@@ -28,7 +28,8 @@ pub enum LabError {
     )]
     UnknownExperiment(String),
     /// A file or directory could not be read or written; the command stops.
-    #[error("{path}: {source}")]
+    /// The operating system's error is the source, said once by `{:#}`.
+    #[error("{path}")]
     Io {
         /// The path involved.
         path: PathBuf,
@@ -44,6 +45,21 @@ pub enum LabError {
         /// What is missing or malformed.
         message: String,
     },
+    /// `--out` names something that exists; nothing was run or written.
+    #[error(
+        "{0} already exists; a run goes into a new directory (choose another --out, or add --force to replace a previous lab run)"
+    )]
+    OutExists(PathBuf),
+    /// `--out --force` names something that is not a lab run; it is left alone.
+    #[error(
+        "{0} exists and does not hold a lab run (it has no {marker} file); it is not replaced even with --force",
+        marker = crate::rundir::RUN_MARKER
+    )]
+    NotARun(PathBuf),
+    /// Every point failed or was unavailable; the results (with each point's
+    /// reason) were written.
+    #[error("no point produced figures; the reasons are above and in {0}")]
+    NoFigures(PathBuf),
     /// The run was interrupted (Ctrl-C or SIGTERM); partial results were written and
     /// every server was stopped.
     #[error("interrupted; partial results are in {0}")]

@@ -7,11 +7,12 @@
 //! `results.csv`, `results.json` and a self-contained `report.html`.
 //!
 //! Layout:
-//! - [`experiment`]: the TOML experiment format, its validation, its points
+//! - [`experiment`]: the TOML experiment format, its validation, the plan of its points
 //! - [`builtin`]: the experiments of `experiments/`, compiled in
 //! - [`run`]: running an experiment (servers, warm-up, repeats, progress, Ctrl-C)
 //! - [`server`], [`peer`], [`cpu`]: child processes, peer configs, CPU placement
 //! - [`results`], [`machine`], [`metric`]: what is recorded, and about what
+//! - [`rundir`], [`index`]: the results directory, and what the lab may overwrite
 //! - [`plot`], [`report`], [`conclusion`], [`compare`]: the reports
 //!
 //! # Example
@@ -19,18 +20,20 @@
 //! ```no_run
 //! use servelab_lab::{RunOptions, builtin, run};
 //!
-//! let (exp, source) = builtin::load("model")?;
+//! let exp = builtin::load("model")?;
 //! let opts = RunOptions {
 //!     quick: true,
 //!     repeats: None,
 //!     out: Some("results/model-try".into()),
+//!     force: false,
 //!     exe: "target/release/servelab".into(),
 //!     version: "0.1.0".into(),
 //!     command: "servelab lab run model --quick".into(),
 //!     progress: true,
 //! };
-//! let dir = run::run(&exp, &source, &opts)?;
-//! println!("report: {}", dir.join("report.html").display());
+//! let finished = run::run(&exp, &opts)?;
+//! println!("report: {}", finished.dir.join("report.html").display());
+//! finished.check()?; // interrupted, or no point produced figures
 //! # Ok::<(), servelab_lab::LabError>(())
 //! ```
 
@@ -42,6 +45,7 @@ pub mod conclusion;
 pub mod cpu;
 mod error;
 pub mod experiment;
+pub mod index;
 pub mod machine;
 pub mod metric;
 pub mod peer;
@@ -49,9 +53,11 @@ pub mod plot;
 pub mod report;
 pub mod results;
 pub mod run;
+pub mod rundir;
 pub mod server;
 
 pub use error::{LabError, Result};
 pub use experiment::Experiment;
+pub use experiment::Source;
 pub use results::RunResults;
-pub use run::{RunOptions, Source};
+pub use run::{Finished, RunOptions};

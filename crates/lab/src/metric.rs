@@ -1,93 +1,283 @@
-//! The figures an experiment records at each point: their names (used in
-//! experiment files), labels and units (used on plot axes and in tables).
+//! The figures an experiment records at each point, as one enum with one
+//! catalogue: the name used in experiment files and results, the label and unit
+//! shown on axes and in tables and sentences, which kind of experiment records
+//! it, and which direction is better.
 //!
-//! One table serves validation, plots and reports, so a metric that an experiment
-//! file names is certain to have a label with a unit on the plot.
+//! Everything else (validation, results, plots, tables, conclusions) takes a
+//! [`Metric`], so a metric that an experiment file names is certain to have a
+//! label, a unit and a direction; nothing matches metric names as strings.
 
-/// A metric: name in files, label on axes, unit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Metric {
-    /// Name used in experiment files and in results.
-    pub name: &'static str,
-    /// Axis label.
-    pub label: &'static str,
-    /// Unit (empty for ratios and counts).
-    pub unit: &'static str,
-    /// Recorded by measured experiments.
-    pub measured: bool,
-    /// Recorded by simulated experiments (and predictions).
-    pub simulated: bool,
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// A figure recorded at a point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Metric {
+    /// Successful responses per second.
+    Throughput,
+    /// Mean response time, from the intended send time.
+    MeanMs,
+    /// Median response time.
+    P50Ms,
+    /// 99th percentile response time.
+    P99Ms,
+    /// Wall time of a repeat.
+    TotalS,
+    /// Response bytes per second.
+    MbPerS,
+    /// Server CPU (user + system, whole process tree) per completed request.
+    CpuUs,
+    /// Failed requests of a repeat.
+    Errors,
+    /// Measured throughput against the exact model's, in percent.
+    ErrorPct,
+    /// Busy fraction of the simulated cores.
+    Utilisation,
+    /// Requests dropped because the buffer was full.
+    DropRate,
+    /// Completed requests that the client still waited for.
+    Goodput,
+    /// Requests whose client gave up.
+    TimeoutRate,
+    /// Share of core time spent switching context.
+    SwitchPct,
+    /// The exact model's saturation population N* (a bound, not a measurement).
+    SaturationUsers,
+    /// The asymptotic throughput bound min(N / (S + Z), c / S).
+    ThroughputMax,
 }
 
-const fn m(
+/// Which runs record a metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// Measured experiments only.
+    Measured,
+    /// Simulated experiments and predictions only.
+    Simulated,
+    /// Both.
+    Both,
+    /// The exact model's bounds: recorded beside the figures, never plotted on y.
+    Bound,
+}
+
+/// Which direction of a metric is better, for conclusions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    /// More is better (throughput).
+    Higher,
+    /// Less is better (response time, CPU, errors).
+    Lower,
+    /// Neither (utilisation describes, it does not rank).
+    Neither,
+}
+
+/// One line of the catalogue.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
     name: &'static str,
     label: &'static str,
     unit: &'static str,
-    measured: bool,
-    simulated: bool,
-) -> Metric {
-    Metric {
+    source: Source,
+    better: Better,
+}
+
+const fn e(
+    name: &'static str,
+    label: &'static str,
+    unit: &'static str,
+    source: Source,
+    better: Better,
+) -> Entry {
+    Entry {
         name,
         label,
         unit,
-        measured,
-        simulated,
+        source,
+        better,
     }
 }
 
-/// Every metric the lab knows.
-pub const ALL: &[Metric] = &[
-    m("throughput", "throughput", "requests/s", true, true),
-    m("mean_ms", "mean response time", "ms", true, true),
-    m("p50_ms", "median response time", "ms", true, true),
-    m("p99_ms", "99th percentile response time", "ms", true, true),
-    m("total_s", "total time", "s", true, false),
-    m("mb_per_s", "transfer rate", "MB/s", true, false),
-    m("cpu_us", "server CPU per request", "us", true, false),
-    m("errors", "failed requests", "requests", true, false),
-    m(
-        "error_pct",
-        "measured vs exact model throughput",
-        "%",
-        true,
-        false,
-    ),
-    m("utilisation", "core utilisation", "%", false, true),
-    m("drop_rate", "dropped requests", "requests/s", false, true),
-    m("goodput", "goodput", "requests/s", false, true),
-    m("timeout_rate", "timeouts", "requests/s", false, true),
-    m(
-        "switch_pct",
-        "time spent switching context",
-        "%",
-        false,
-        true,
-    ),
-];
+impl Metric {
+    /// Every metric, in the order of tables and of `results.json`.
+    pub const ALL: &'static [Metric] = &[
+        Metric::Throughput,
+        Metric::MeanMs,
+        Metric::P50Ms,
+        Metric::P99Ms,
+        Metric::TotalS,
+        Metric::MbPerS,
+        Metric::CpuUs,
+        Metric::Errors,
+        Metric::ErrorPct,
+        Metric::Utilisation,
+        Metric::DropRate,
+        Metric::Goodput,
+        Metric::TimeoutRate,
+        Metric::SwitchPct,
+        Metric::SaturationUsers,
+        Metric::ThroughputMax,
+    ];
 
-/// Metric names valid for an experiment of this kind.
-pub fn names(simulated: bool) -> Vec<&'static str> {
-    ALL.iter()
-        .filter(|m| if simulated { m.simulated } else { m.measured })
-        .map(|m| m.name)
-        .collect()
-}
+    /// The catalogue: the one place a metric's words live.
+    const fn entry(self) -> Entry {
+        use Better::{Higher, Lower, Neither};
+        use Source::{Both, Bound, Measured, Simulated};
+        match self {
+            Metric::Throughput => e("throughput", "throughput", "requests/s", Both, Higher),
+            Metric::MeanMs => e("mean_ms", "mean response time", "ms", Both, Lower),
+            Metric::P50Ms => e("p50_ms", "median response time", "ms", Both, Lower),
+            Metric::P99Ms => e("p99_ms", "99th percentile response time", "ms", Both, Lower),
+            Metric::TotalS => e("total_s", "total time", "s", Measured, Lower),
+            Metric::MbPerS => e("mb_per_s", "transfer rate", "MB/s", Measured, Higher),
+            Metric::CpuUs => e("cpu_us", "server CPU per request", "us", Measured, Lower),
+            Metric::Errors => e("errors", "failed requests", "requests", Measured, Lower),
+            Metric::ErrorPct => e(
+                "error_pct",
+                "measured vs exact model throughput",
+                "%",
+                Measured,
+                Neither,
+            ),
+            Metric::Utilisation => e("utilisation", "core utilisation", "%", Simulated, Neither),
+            Metric::DropRate => e(
+                "drop_rate",
+                "dropped requests",
+                "requests/s",
+                Simulated,
+                Lower,
+            ),
+            Metric::Goodput => e("goodput", "goodput", "requests/s", Simulated, Higher),
+            Metric::TimeoutRate => e("timeout_rate", "timeouts", "requests/s", Simulated, Lower),
+            Metric::SwitchPct => e(
+                "switch_pct",
+                "time spent switching context",
+                "%",
+                Simulated,
+                Lower,
+            ),
+            Metric::SaturationUsers => e(
+                "saturation_users",
+                "saturation population N*",
+                "users",
+                Bound,
+                Neither,
+            ),
+            Metric::ThroughputMax => e(
+                "throughput_max",
+                "throughput bound",
+                "requests/s",
+                Bound,
+                Neither,
+            ),
+        }
+    }
 
-/// The metric called `name`.
-pub fn get(name: &str) -> Option<&'static Metric> {
-    ALL.iter().find(|m| m.name == name)
-}
+    /// Name used in experiment files, `results.json` and `results.csv`.
+    pub fn name(self) -> &'static str {
+        self.entry().name
+    }
 
-/// "label (unit)" for an axis.
-pub fn axis_label(name: &str) -> String {
-    match get(name) {
-        Some(m) if m.unit.is_empty() => m.label.to_string(),
-        Some(m) => format!("{} ({})", m.label, m.unit),
-        None => name.to_string(),
+    /// Label on axes, in tables and in sentences.
+    pub fn label(self) -> &'static str {
+        self.entry().label
+    }
+
+    /// Unit (never empty: counts say what they count).
+    pub fn unit(self) -> &'static str {
+        self.entry().unit
+    }
+
+    /// Which runs record it.
+    pub fn source(self) -> Source {
+        self.entry().source
+    }
+
+    /// Which direction is better.
+    pub fn better(self) -> Better {
+        self.entry().better
+    }
+
+    /// Whether an experiment of this kind may plot or conclude on it.
+    pub fn recorded_by(self, simulated: bool) -> bool {
+        match self.source() {
+            Source::Both => true,
+            Source::Measured => !simulated,
+            Source::Simulated => simulated,
+            Source::Bound => false,
+        }
+    }
+
+    /// The metrics an experiment of this kind may name.
+    pub fn names(simulated: bool) -> Vec<&'static str> {
+        Metric::ALL
+            .iter()
+            .filter(|m| m.recorded_by(simulated))
+            .map(|m| m.name())
+            .collect()
+    }
+
+    /// "label (unit)" for an axis or a table heading.
+    pub fn axis_label(self) -> String {
+        format!("{} ({})", self.label(), self.unit())
     }
 }
 
-/// An axis value: whole numbers without decimals, others as [`fmt`].
+impl fmt::Display for Metric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+/// A metric name that is not in the catalogue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownMetric(pub String);
+
+impl fmt::Display for UnknownMetric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let known: Vec<&str> = Metric::ALL
+            .iter()
+            .filter(|m| m.source() != Source::Bound)
+            .map(|m| m.name())
+            .collect();
+        write!(
+            f,
+            "unknown metric `{}` (known: {})",
+            self.0,
+            known.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownMetric {}
+
+impl FromStr for Metric {
+    type Err = UnknownMetric;
+    fn from_str(s: &str) -> Result<Metric, UnknownMetric> {
+        Metric::ALL
+            .iter()
+            .copied()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| UnknownMetric(s.to_owned()))
+    }
+}
+
+impl Serialize for Metric {
+    /// As its name, also as a map key, so `results.json` reads `"throughput": ...`.
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Metric {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Metric, D::Error> {
+        let name = String::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// An axis value: whole numbers without decimals, others as [`fmt()`].
 pub fn fmt_value(v: f64) -> String {
     if v.is_finite() && v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{v:.0}")
@@ -126,15 +316,33 @@ pub fn fmt(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     #[test]
-    fn every_metric_has_a_kind_and_a_unique_name() {
-        for (i, a) in ALL.iter().enumerate() {
-            assert!(a.measured || a.simulated, "{}", a.name);
-            assert!(ALL[i + 1..].iter().all(|b| b.name != a.name), "{}", a.name);
+    fn every_metric_has_a_unique_name_that_parses_back() {
+        for (i, a) in Metric::ALL.iter().enumerate() {
+            assert_eq!(a.name().parse::<Metric>().unwrap(), *a);
+            assert!(!a.unit().is_empty() && !a.label().is_empty(), "{a}");
+            assert!(Metric::ALL[i + 1..].iter().all(|b| b.name() != a.name()));
         }
-        assert!(names(true).contains(&"utilisation"));
-        assert!(!names(false).contains(&"utilisation"));
+        assert!(Metric::names(true).contains(&"utilisation"));
+        assert!(!Metric::names(false).contains(&"utilisation"));
+        assert!(!Metric::names(false).contains(&"saturation_users"));
+        let e = "thruput".parse::<Metric>().unwrap_err().to_string();
+        assert!(
+            e.starts_with("unknown metric `thruput` (known: throughput, mean_ms"),
+            "{e}"
+        );
+        assert_eq!(e.matches("throughput,").count(), 1, "{e}");
+    }
+
+    #[test]
+    fn metrics_are_json_map_keys_by_name() {
+        let m = BTreeMap::from([(Metric::CpuUs, 1.5), (Metric::Throughput, 2.0)]);
+        let text = serde_json::to_string(&m).unwrap();
+        assert_eq!(text, r#"{"throughput":2.0,"cpu_us":1.5}"#);
+        let back: BTreeMap<Metric, f64> = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, m);
     }
 
     #[test]
@@ -147,6 +355,6 @@ mod tests {
         assert_eq!(fmt_tick(2.50), "2.5");
         assert_eq!(fmt_tick(40.0), "40");
         assert_eq!(fmt_value(0.5), "0.500");
-        assert_eq!(axis_label("throughput"), "throughput (requests/s)");
+        assert_eq!(Metric::Throughput.axis_label(), "throughput (requests/s)");
     }
 }

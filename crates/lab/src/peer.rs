@@ -1,32 +1,91 @@
 //! Peer servers (nginx, lighttpd, h2o) for side-by-side comparisons: the command
-//! and the generated configuration of each, as `/work/shared/bench/peers.py` writes
-//! them (one worker, no access log, sendfile, keep-alive without limit).
+//! and the generated configuration of each (one worker, no access log, sendfile,
+//! keep-alive without limit).
 //!
 //! A peer that is not installed is reported as unavailable; the lab never installs
 //! anything itself.
 
+use std::ffi::OsString;
+use std::fmt;
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 
-/// Finds `name` on PATH (and in the sbin directories, where Debian puts nginx).
-pub fn find(name: &str) -> Option<PathBuf> {
+use serde::{Deserialize, Deserializer};
+
+/// A peer server the lab knows how to configure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Peer {
+    /// nginx, one worker process.
+    Nginx,
+    /// lighttpd.
+    Lighttpd,
+    /// h2o, one thread.
+    H2o,
+}
+
+impl Peer {
+    /// Every peer.
+    pub const ALL: &'static [Peer] = &[Peer::Nginx, Peer::Lighttpd, Peer::H2o];
+
+    /// Its name in experiment files, which is also its executable's.
+    pub fn name(self) -> &'static str {
+        match self {
+            Peer::Nginx => "nginx",
+            Peer::Lighttpd => "lighttpd",
+            Peer::H2o => "h2o",
+        }
+    }
+}
+
+impl fmt::Display for Peer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Peer {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Peer, String> {
+        Peer::ALL
+            .iter()
+            .copied()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| {
+                let known: Vec<&str> = Peer::ALL.iter().map(|p| p.name()).collect();
+                format!("unknown peer `{s}` (known: {})", known.join(", "))
+            })
+    }
+}
+
+impl<'de> Deserialize<'de> for Peer {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Peer, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// Finds the peer's executable on PATH (and in the sbin directories, where
+/// Debian puts nginx).
+pub fn find(peer: Peer) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .chain(["/usr/sbin", "/sbin", "/usr/local/sbin"].map(PathBuf::from))
-        .map(|d| d.join(name))
+        .map(|d| d.join(peer.name()))
         .find(|p| p.is_file())
 }
 
 /// Writes the peer's configuration into `dir` and returns its command line.
 pub fn command(
-    name: &str,
+    peer: Peer,
     exe: &Path,
     root: &Path,
     port: u16,
     dir: &Path,
-) -> std::io::Result<Vec<String>> {
-    let (root, dir_s, exe_s) = (root.display(), dir.display(), exe.display().to_string());
-    match name {
-        "nginx" => {
+) -> std::io::Result<Vec<OsString>> {
+    let (root, dir_s, exe_s) = (root.display(), dir.display(), exe.as_os_str().to_owned());
+    match peer {
+        Peer::Nginx => {
             let conf = dir.join("nginx.conf");
             std::fs::write(
                 &conf,
@@ -44,12 +103,12 @@ pub fn command(
             Ok(vec![
                 exe_s,
                 "-c".into(),
-                conf.display().to_string(),
+                conf.into_os_string(),
                 "-p".into(),
-                dir_s.to_string(),
+                dir.as_os_str().to_owned(),
             ])
         }
-        "lighttpd" => {
+        Peer::Lighttpd => {
             let conf = dir.join("lighttpd.conf");
             std::fs::write(
                 &conf,
@@ -60,14 +119,9 @@ pub fn command(
                      index-file.names = (\"index.html\")\n"
                 ),
             )?;
-            Ok(vec![
-                exe_s,
-                "-D".into(),
-                "-f".into(),
-                conf.display().to_string(),
-            ])
+            Ok(vec![exe_s, "-D".into(), "-f".into(), conf.into_os_string()])
         }
-        "h2o" => {
+        Peer::H2o => {
             let conf = dir.join("h2o.conf");
             std::fs::write(
                 &conf,
@@ -75,12 +129,8 @@ pub fn command(
                     "listen:\n  host: 127.0.0.1\n  port: {port}\nnum-threads: 1\nhosts:\n  default:\n    paths:\n      /:\n        file.dir: {root}\n"
                 ),
             )?;
-            Ok(vec![exe_s, "-c".into(), conf.display().to_string()])
+            Ok(vec![exe_s, "-c".into(), conf.into_os_string()])
         }
-        other => Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!("unknown peer {other}"),
-        )),
     }
 }
 
@@ -91,9 +141,10 @@ mod tests {
     #[test]
     fn every_peer_gets_a_config_naming_root_and_port() {
         let dir = tempfile::tempdir().unwrap();
-        for name in crate::experiment::PEERS {
+        for &peer in Peer::ALL {
+            let name = peer.name();
             let cmd = command(
-                name,
+                peer,
                 Path::new("/bin/x"),
                 Path::new("/srv/www"),
                 4321,
@@ -120,6 +171,6 @@ mod tests {
                 "{name}: {conf}"
             );
         }
-        assert!(command("apache", Path::new("/x"), Path::new("/"), 1, dir.path()).is_err());
+        assert!("apache".parse::<Peer>().unwrap_err().contains("nginx"));
     }
 }

@@ -12,9 +12,9 @@ use std::path::Path;
 use crate::conclusion;
 use crate::error::{LabError, Result};
 use crate::experiment::Experiment;
-use crate::metric;
+use crate::metric::{self, Metric};
 use crate::plot;
-use crate::results::{RunResults, Status};
+use crate::results::{RunResults, Status, UNMEASURABLE};
 
 /// Writes `report.html` into `dir`, and each figure beside it as `figure-N.svg`.
 pub fn write(dir: &Path, results: &RunResults, exp: &Experiment) -> Result<()> {
@@ -45,52 +45,6 @@ pub fn rebuild(dir: &Path) -> Result<()> {
     write(dir, &results, &exp)
 }
 
-/// Writes `index.html` in a directory of runs (such as `results/`): one line per
-/// run with a link to its report and its conclusion, so that `servelab serve
-/// --root results` is browsable. Directories without a readable `results.json` are
-/// left out.
-pub fn write_index(dir: &Path) -> Result<()> {
-    let mut runs = Vec::new();
-    let entries = std::fs::read_dir(dir).map_err(|e| LabError::io(dir, e))?;
-    for e in entries.flatten() {
-        let sub = e.path();
-        if !sub.join("results.json").is_file() {
-            continue;
-        }
-        let Ok(r) = RunResults::read(&sub) else {
-            continue;
-        };
-        let conclusion = Experiment::parse(&r.source, &r.source_file)
-            .map(|exp| conclusion::conclude(&exp, &r))
-            .unwrap_or_default();
-        runs.push((e.file_name().to_string_lossy().into_owned(), r, conclusion));
-    }
-    runs.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut h = String::new();
-    let _ = write!(
-        h,
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><link rel=\"icon\" href=\"data:,\">\
-         <title>servelab lab runs</title><style>{STYLE}</style></head><body><h1>servelab lab runs</h1>\
-         <div class=\"wide\"><table><thead><tr><th class=\"l\">run</th><th class=\"l\">started</th><th>points ok</th>\
-         <th class=\"l\">conclusion</th></tr></thead><tbody>\n"
-    );
-    for (name, r, c) in &runs {
-        let ok = r.points.iter().filter(|p| p.status == Status::Ok).count();
-        let _ = writeln!(
-            h,
-            "<tr><td class=\"l\"><a href=\"{0}/report.html\">{0}</a>{1}</td><td class=\"l\">{2}</td><td>{ok}/{3}</td><td class=\"l\">{4}</td></tr>",
-            esc(name),
-            if r.quick { " (quick)" } else { "" },
-            esc(&r.started_utc),
-            r.points.len(),
-            esc(c)
-        );
-    }
-    h.push_str("</tbody></table></div></body></html>\n");
-    let path = dir.join("index.html");
-    std::fs::write(&path, h).map_err(|e| LabError::io(path, e))
-}
-
 /// Escapes text for HTML.
 pub(crate) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -103,7 +57,7 @@ pub(crate) const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:
 h1{margin-bottom:.2em}.q{font-size:1.15em;color:#444}.conclusion{background:#eef6ee;border-left:4px solid #4a4;padding:.6em 1em}\
 table{border-collapse:collapse;font-size:.85em;margin:1em 0}td,th{border:1px solid #ccc;padding:.25em .5em;text-align:right}\
 th{background:#f4f4f4}td.l,th.l{text-align:left}.failed{background:#fdecea}.unavailable{background:#f4f4f4;color:#777}\
-.skipped{color:#999}figure{margin:1.5em 0}figcaption{font-size:.9em;color:#555}\
+.skipped{color:#999}td.unmeasurable{color:#777;font-style:italic}figure{margin:1.5em 0}figcaption{font-size:.9em;color:#555}\
 figure.plot{margin:1.5em 0}figure.plot svg{display:block;width:100%;height:auto}pre{background:#f6f6f6;padding:.6em;overflow-x:auto}\
 dl.meta{display:grid;grid-template-columns:max-content auto;gap:.1em 1em;font-size:.9em}dl.meta dt{font-weight:600}div.wide{overflow-x:auto}";
 
@@ -218,24 +172,24 @@ pub(crate) fn figure(h: &mut String, i: usize, fig: &plot::Figure) -> Result<()>
 }
 
 fn table(h: &mut String, results: &RunResults) {
-    let mut metrics: Vec<&str> = Vec::new();
-    for mt in metric::ALL {
+    let mut metrics: Vec<Metric> = Vec::new();
+    for mt in Metric::ALL {
         if results
             .points
             .iter()
-            .any(|p| p.summary.contains_key(mt.name))
+            .any(|p| p.summary.contains_key(mt) || p.unmeasurable.contains_key(mt))
         {
-            metrics.push(mt.name);
+            metrics.push(*mt);
         }
     }
     let predicted = results
         .points
         .iter()
-        .any(|p| p.predicted.contains_key("throughput"));
+        .any(|p| p.predicted.contains_key(&Metric::Throughput));
     let exact = results
         .points
         .iter()
-        .any(|p| p.exact.contains_key("throughput"));
+        .any(|p| p.exact.contains_key(&Metric::Throughput));
     let axes: Vec<&str> = results.points.first().map_or_else(Vec::new, |p| {
         p.vars.iter().map(|(n, _)| n.as_str()).collect()
     });
@@ -248,7 +202,7 @@ fn table(h: &mut String, results: &RunResults) {
     }
     h.push_str("<th class=\"l\">status</th>");
     for mt in &metrics {
-        let _ = write!(h, "<th>{}</th>", esc(&metric::axis_label(mt)));
+        let _ = write!(h, "<th>{}</th>", esc(&mt.axis_label()));
     }
     if predicted {
         h.push_str("<th>simulated throughput (requests/s)</th>");
@@ -277,7 +231,15 @@ fn table(h: &mut String, results: &RunResults) {
         }
         let _ = write!(h, "<td class=\"l\">{}</td>", p.status.as_str());
         for mt in &metrics {
-            match p.summary.get(*mt) {
+            if let Some(why) = p.unmeasurable.get(mt) {
+                let _ = write!(
+                    h,
+                    "<td class=\"unmeasurable\" title=\"{}\">{UNMEASURABLE}</td>",
+                    esc(why)
+                );
+                continue;
+            }
+            match p.summary.get(mt) {
                 Some(s) if s.min != s.max => {
                     let _ = write!(
                         h,
@@ -294,7 +256,7 @@ fn table(h: &mut String, results: &RunResults) {
             }
         }
         if predicted {
-            match p.predicted.get("throughput") {
+            match p.predicted.get(&Metric::Throughput) {
                 Some(s) => {
                     let _ = write!(
                         h,
@@ -311,12 +273,17 @@ fn table(h: &mut String, results: &RunResults) {
                 h,
                 "<td>{}</td>",
                 p.exact
-                    .get("throughput")
+                    .get(&Metric::Throughput)
                     .map_or(String::new(), |v| metric::fmt(*v))
             );
         }
         let mut notes: Vec<String> = p.reason.iter().cloned().collect();
         notes.extend(p.notes.iter().cloned());
+        notes.extend(
+            p.unmeasurable
+                .iter()
+                .map(|(m, why)| format!("{} {UNMEASURABLE}: {why}", m.label())),
+        );
         let _ = writeln!(h, "<td class=\"l\">{}</td></tr>", esc(&notes.join("; ")));
     }
     h.push_str("</tbody></table></div>\n");

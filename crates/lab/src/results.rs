@@ -3,6 +3,12 @@
 //! and `results.csv` (one row per repeat, for spreadsheets and scripts).
 //!
 //! Schema `servelab-lab/1`: within version 1 fields may be added, never renamed.
+//!
+//! A figure that could not be measured is never written as a number: it is
+//! absent from the repeat and from the summary, and named with the reason in the
+//! point's `unmeasurable` map (`results.json`); in `results.csv` its cell reads
+//! `unmeasurable`. Server CPU per request is the case today: a repeat too short
+//! for `/proc`'s 10 ms ticks (see [`crate::cpu::MIN_TICKS`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -13,6 +19,13 @@ use serde::{Deserialize, Serialize};
 use crate::error::{LabError, Result};
 use crate::experiment::Scalar;
 use crate::machine::Machine;
+use crate::metric::Metric;
+
+/// The figures of one repeat.
+pub type Figures = BTreeMap<Metric, f64>;
+
+/// The word written in place of a figure that could not be measured.
+pub const UNMEASURABLE: &str = "unmeasurable";
 
 /// The `schema` field of `results.json`.
 pub const SCHEMA: &str = "servelab-lab/1";
@@ -102,13 +115,18 @@ pub struct PointRecord {
     /// The server's command line.
     pub command: Option<String>,
     /// Metrics of every repeat.
-    pub repeats: Vec<BTreeMap<String, f64>>,
+    pub repeats: Vec<Figures>,
     /// Median and range of every metric.
-    pub summary: BTreeMap<String, Stat>,
+    pub summary: BTreeMap<Metric, Stat>,
+    /// Metrics that could not be measured at this point, with the reason; they
+    /// have no summary (and are absent from the repeats that could not measure
+    /// them).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unmeasurable: BTreeMap<Metric, String>,
     /// The simulator's prediction (mean and 95% interval).
-    pub predicted: BTreeMap<String, Stat>,
-    /// The exact model's values, where it applies.
-    pub exact: BTreeMap<String, f64>,
+    pub predicted: BTreeMap<Metric, Stat>,
+    /// The exact model's values (and bounds), where it applies.
+    pub exact: BTreeMap<Metric, f64>,
     /// Remarks (why there is no exact solution, how many requests failed).
     pub notes: Vec<String>,
 }
@@ -117,6 +135,31 @@ impl PointRecord {
     /// The value of axis `name`.
     pub fn var(&self, name: &str) -> Option<&Scalar> {
         self.vars.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
+    /// Median and range of every metric over the repeats; a metric that some
+    /// repeat could not measure gets no summary (see [`PointRecord::unmeasurable`]).
+    pub fn summarise(&mut self) {
+        let mut keys: Vec<Metric> = self
+            .repeats
+            .iter()
+            .flat_map(|r| r.keys().copied())
+            .collect();
+        keys.sort();
+        keys.dedup();
+        for k in keys {
+            if self.unmeasurable.contains_key(&k) {
+                continue;
+            }
+            let vals: Vec<f64> = self
+                .repeats
+                .iter()
+                .filter_map(|r| r.get(&k).copied())
+                .collect();
+            if let Some(s) = Stat::of(&vals) {
+                self.summary.insert(k, s);
+            }
+        }
     }
 
     /// "server, axis=value, ..." for progress lines and tables.
@@ -204,33 +247,34 @@ impl RunResults {
         let axes: Vec<String> = self.points.first().map_or_else(Vec::new, |p| {
             p.vars.iter().map(|(n, _)| n.clone()).collect()
         });
-        let mut metrics: Vec<String> = Vec::new();
-        let mut predicted: Vec<String> = Vec::new();
-        let mut exact: Vec<String> = Vec::new();
+        let mut metrics: Vec<Metric> = Vec::new();
+        let mut predicted: Vec<Metric> = Vec::new();
+        let mut exact: Vec<Metric> = Vec::new();
+        let add = |list: &mut Vec<Metric>, k: &Metric| {
+            if !list.contains(k) {
+                list.push(*k);
+            }
+        };
         for p in &self.points {
-            for r in &p.repeats {
-                for k in r.keys() {
-                    if !metrics.contains(k) {
-                        metrics.push(k.clone());
-                    }
-                }
+            for k in p.repeats.iter().flat_map(|r| r.keys()) {
+                add(&mut metrics, k);
+            }
+            for k in p.unmeasurable.keys() {
+                add(&mut metrics, k);
             }
             for k in p.predicted.keys() {
-                if !predicted.contains(k) {
-                    predicted.push(k.clone());
-                }
+                add(&mut predicted, k);
             }
             for k in p.exact.keys() {
-                if !exact.contains(k) {
-                    exact.push(k.clone());
-                }
+                add(&mut exact, k);
             }
         }
+        metrics.sort();
         let mut out = String::new();
         let mut head = vec!["point".to_string(), "server".to_string()];
         head.extend(axes.iter().cloned());
         head.extend(["status".into(), "repeat".into()]);
-        head.extend(metrics.iter().cloned());
+        head.extend(metrics.iter().map(|m| m.name().to_string()));
         for k in &predicted {
             head.extend([
                 format!("predicted_{k}"),
@@ -243,7 +287,7 @@ impl RunResults {
         out.push_str(&head.join(","));
         out.push('\n');
         for p in &self.points {
-            let rows: Vec<Option<&BTreeMap<String, f64>>> = if p.repeats.is_empty() {
+            let rows: Vec<Option<&Figures>> = if p.repeats.is_empty() {
                 vec![None]
             } else {
                 p.repeats.iter().map(Some).collect()
@@ -265,10 +309,13 @@ impl RunResults {
                     String::new()
                 });
                 for k in &metrics {
-                    cells.push(
-                        r.and_then(|r| r.get(k))
-                            .map_or_else(String::new, |v| num(*v)),
-                    );
+                    cells.push(match r.and_then(|r| r.get(k)) {
+                        Some(v) => num(*v),
+                        None if r.is_some() && p.unmeasurable.contains_key(k) => {
+                            UNMEASURABLE.to_string()
+                        }
+                        None => String::new(),
+                    });
                 }
                 for k in &predicted {
                     match p.predicted.get(k) {
@@ -313,6 +360,89 @@ mod tests {
         assert_eq!((s.median, s.min, s.max), (2.0, 1.0, 3.0));
         assert_eq!(Stat::of(&[1.0, 4.0]).unwrap().median, 2.5);
         assert!(Stat::of(&[f64::NAN]).is_none());
+    }
+
+    #[test]
+    fn an_unmeasurable_figure_is_a_word_in_the_csv_and_absent_from_the_json_figures() {
+        let point = PointRecord {
+            index: 0,
+            server: Some("serial".into()),
+            vars: vec![],
+            status: Status::Ok,
+            reason: None,
+            command: None,
+            repeats: vec![BTreeMap::from([(Metric::Throughput, 21000.0)])],
+            summary: BTreeMap::from([(Metric::Throughput, Stat::exact(21000.0))]),
+            unmeasurable: BTreeMap::from([(Metric::CpuUs, "2 ticks".to_string())]),
+            predicted: BTreeMap::new(),
+            exact: BTreeMap::new(),
+            notes: vec![],
+        };
+        let results = RunResults {
+            schema: SCHEMA.into(),
+            experiment: "t".into(),
+            source_file: "t".into(),
+            source: String::new(),
+            command: String::new(),
+            quick: true,
+            repeats: 1,
+            started_utc: String::new(),
+            duration_s: 0.0,
+            machine: Machine::detect("0", None),
+            placement: String::new(),
+            interrupted: false,
+            points: vec![point],
+        };
+        let csv = results.to_csv();
+        let mut lines = csv.lines();
+        assert_eq!(
+            lines.next().unwrap(),
+            "point,server,status,repeat,throughput,cpu_us,reason"
+        );
+        assert_eq!(lines.next().unwrap(), "0,serial,ok,1,21000,unmeasurable,");
+        let json = serde_json::to_value(&results.points[0]).unwrap();
+        assert_eq!(json["unmeasurable"]["cpu_us"], "2 ticks");
+        assert!(json["summary"].get("cpu_us").is_none());
+        assert!(json["repeats"][0].get("cpu_us").is_none());
+    }
+
+    fn point(throughput: &[f64]) -> PointRecord {
+        PointRecord {
+            index: 0,
+            server: None,
+            vars: vec![],
+            status: Status::Ok,
+            reason: None,
+            command: None,
+            repeats: throughput
+                .iter()
+                .map(|v| Figures::from([(Metric::Throughput, *v), (Metric::CpuUs, 3.0)]))
+                .collect(),
+            summary: BTreeMap::new(),
+            unmeasurable: BTreeMap::new(),
+            predicted: BTreeMap::new(),
+            exact: BTreeMap::new(),
+            notes: vec![],
+        }
+    }
+
+    #[test]
+    fn summarise_takes_median_and_range_per_metric_but_not_the_unmeasurable() {
+        let mut p = point(&[1.0, 5.0, 2.0]);
+        p.summarise();
+        assert_eq!(
+            p.summary[&Metric::Throughput],
+            Stat {
+                median: 2.0,
+                min: 1.0,
+                max: 5.0
+            }
+        );
+        let mut p = point(&[1.0, 2.0]);
+        p.unmeasurable.insert(Metric::CpuUs, "too short".into());
+        p.summarise();
+        assert!(p.summary.contains_key(&Metric::Throughput));
+        assert!(!p.summary.contains_key(&Metric::CpuUs));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! failed point, an error or Ctrl-C never leaves a server or a forked worker
 //! behind.
 
+use std::ffi::OsString;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -41,10 +42,11 @@ pub struct ServerProcess {
 }
 
 impl ServerProcess {
-    /// Starts `argv` (with `{port}` replaced), pinned to `server_cpus`, then pins the
-    /// calling thread back to `load_cpus`; waits until it accepts connections.
+    /// Starts `argv` (which makes it listen on `port`) pinned to the server's
+    /// CPUs, then pins the calling thread back to the load's; waits until it
+    /// accepts connections.
     pub fn start(
-        argv: &[String],
+        argv: &[OsString],
         port: u16,
         dir: &Path,
         placement: &cpu::Placement,
@@ -65,12 +67,17 @@ impl ServerProcess {
         let spawned = cmd.spawn();
         cpu::pin_current_thread(&placement.load)
             .map_err(|e| StartError::Failed(format!("pinning to the load CPUs: {e}")))?;
-        let child = spawned
-            .map_err(|e| StartError::Unavailable(format!("cannot start {}: {e}", argv[0])))?;
+        let child = spawned.map_err(|e| {
+            StartError::Unavailable(format!("cannot start {}: {e}", argv[0].to_string_lossy()))
+        })?;
         let mut server = ServerProcess {
             child,
             addr: SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
-            command: argv.join(" "),
+            command: argv
+                .iter()
+                .map(|a| a.to_string_lossy())
+                .collect::<Vec<_>>()
+                .join(" "),
             stderr: stderr_path,
         };
         let start = Instant::now();
@@ -149,22 +156,6 @@ pub fn free_port() -> std::io::Result<u16> {
         .port())
 }
 
-/// The engines this `servelab` binary has (`servelab engines`, first word per line).
-pub fn engines(exe: &Path) -> Vec<String> {
-    Command::new(exe)
-        .arg("engines")
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| {
-            String::from_utf8_lossy(&o.stdout)
-                .lines()
-                .filter_map(|l| l.split_whitespace().next().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// A start failure from what the server printed: an unknown flag or engine means the
 /// feature is not in this build (unavailable), anything else is a failure.
 fn classify(what: &str, stderr: &str) -> StartError {
@@ -204,8 +195,8 @@ mod tests {
     #[test]
     fn a_server_that_exits_at_once_is_reported_with_its_stderr() {
         let dir = tempfile::tempdir().unwrap();
-        let argv: Vec<String> = ["sh", "-c", "echo 'error: no such engine' >&2; exit 3"]
-            .map(String::from)
+        let argv: Vec<OsString> = ["sh", "-c", "echo 'error: no such engine' >&2; exit 3"]
+            .map(OsString::from)
             .to_vec();
         let port = free_port().unwrap();
         let stop = AtomicBool::new(false);
@@ -232,7 +223,7 @@ mod tests {
         let script = format!(
             "sleep 600 & exec python3 -c 'import socket,time; s=socket.socket(); s.bind((\"127.0.0.1\",{port})); s.listen(); time.sleep(600)'"
         );
-        let argv: Vec<String> = vec!["sh".into(), "-c".into(), script];
+        let argv: Vec<OsString> = vec!["sh".into(), "-c".into(), script.into()];
         let stop = AtomicBool::new(false);
         let placement = cpu::Placement {
             server: vec![],

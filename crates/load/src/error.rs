@@ -45,6 +45,15 @@ pub enum LoadError {
         /// The resolver's answer.
         why: String,
     },
+    /// A threshold (`--fail-if`) or share (`--max-error-rate`) does not parse,
+    /// or could never decide anything; the run does not start.
+    #[error("bad threshold `{input}`: {why}")]
+    Threshold {
+        /// What the user wrote.
+        input: String,
+        /// What is wrong with it.
+        why: String,
+    },
     /// A header given with `--header` is not `Name: value`.
     #[error("bad header `{0}`: expected `Name: value`")]
     Header(String),
@@ -76,4 +85,27 @@ pub enum LoadError {
     /// stops. The OS error is the source.
     #[error("event loop")]
     Io(#[from] std::io::Error),
+}
+
+/// A DIST or duration that does not parse is [`LoadError::Dist`]: the run does not
+/// start.
+impl From<servelab_dist::DistError> for LoadError {
+    fn from(e: servelab_dist::DistError) -> LoadError {
+        use servelab_dist::DistError;
+        let (DistError::BadDist { input, why } | DistError::BadDuration { input, why }) = e;
+        LoadError::Dist { input, why }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use servelab_dist::Dist;
+
+    #[test]
+    fn a_bad_dist_is_a_load_error_naming_the_input() {
+        let err: LoadError = "uniform:9s..1s".parse::<Dist>().unwrap_err().into();
+        assert!(err.to_string().contains("`uniform:9s..1s`"), "{err}");
+        assert!(matches!(err, LoadError::Dist { .. }));
+    }
 }

@@ -8,16 +8,20 @@
 //!
 //! Layout:
 //! - [`spec`]: [`LoadSpec`], [`Workload`], [`Arrival`], [`Segment`]: what a run does
-//! - [`dist`]: [`Dist`], the DIST syntax for think times, timeouts and waits
+//! - [`Dist`] (from `servelab-dist`): the DIST syntax for think times, timeouts
+//!   and waits, the same one that `servelab serve --delay` and `servelab sim` read
 //! - [`target`]: [`Target`] URLs, weights, URL files, prebuilt request bytes
 //! - `run`: [`run`], which splits the work over event-loop threads
-//! - `worker`, `conn`, `timer`: the epoll event loop, one slot per user or
-//!   connection, and its timer queue
+//! - `event_loop` (with `exchange`, `closed`, `open`): one epoll event loop per
+//!   thread; `client_conn`: one client connection (a closed user, or a
+//!   connection of the open pool); `timer`: the loop's timer queue;
+//!   `control`: what the threads share (request tickets, progress, stop)
 //! - `arrival`: the start times of open requests
 //! - `response`: the strict, copy-free response parser
 //! - `metrics`, [`histogram`]: what each thread records ([`Counts`], [`Errors`],
 //!   [`Second`], HdrHistograms)
 //! - [`report`]: [`Report`], its JSON schema, its summary, and [`Report::merge`]
+//! - [`threshold`]: [`Threshold`], k6-like pass/fail checks (`p99>200ms`, `errors>1%`)
 //! - `progress`: the terminal progress bar
 //!
 //! # Example
@@ -49,57 +53,99 @@
 //!   whatever the server does, on a pool of up to `connections` keep-alive
 //!   connections. A request that finds them all busy waits in the client; its
 //!   `latency` counts from its intended start (coordinated omission corrected, as
-//!   wrk2 does), while `latency_uncorrected` counts from when it was sent.
+//!   wrk2 does), while `latency_uncorrected` counts from when it was sent. The
+//!   waiting requests cost no memory: an arrival stays in the schedule (a start
+//!   time and a random stream) until a connection takes it, so a target saturated
+//!   for an hour holds no queue in the client; only requests already sent and
+//!   waiting to be retried are kept, at most one per connection per timeout.
 //! - Timeouts: each attempt has a timeout drawn from `timeout`; an attempt that
 //!   expires is abandoned (its connection closed) and retried after `retry_wait`,
 //!   up to `retries` times (`None`: forever). A retried request keeps its intended
 //!   start, so its `latency` includes the failed attempts and the waits.
+//! - Failed connects: a connect refused (or unreachable) on every address of the
+//!   target counts as one error, in `connect_refused` or `connect_other`, and
+//!   finishes no request: the connection keeps its request, backs off (10 ms,
+//!   doubling up to 1 s, jittered) and connects again, with a fresh timeout. A
+//!   server that comes back gets the held requests, whose latency spans the
+//!   outage. A run without a time limit gives up after 10 s without a
+//!   successful connect ([`Report::unreachable`]).
+//! - Addresses: a host resolves to all its addresses, tried in turn until one
+//!   connects (IPv4 first); the one that worked is tried first next time.
+//!   `localhost` and `*.localhost` are 127.0.0.1 and ::1 (RFC 6761).
 //! - Limits: `requests` ends the run after exactly that many requests have
 //!   finished (ok or error): closed users each send an equal share (seed 002's
 //!   users issue a fixed number of requests; it also keeps sessions whole), open
-//!   arrivals stop after that many. `duration` ends the run at that time, dropping
-//!   requests still in flight. Without either a run lasts 10 s. `stop` ends it
-//!   early (Ctrl-C in the CLI) and it still reports.
+//!   arrivals stop after that many. `duration` ends the run at that time. Without
+//!   either a run lasts 10 s. `stop` ends it early (Ctrl-C in the CLI) and it
+//!   still reports.
+//! - The end of a run: requests sent but not finished (`in_flight`) and open
+//!   arrivals due before the end that no connection took (`never_sent`) are
+//!   unfinished. Each enters the corrected `latency` as `end - intended start`,
+//!   a lower bound; a failed request enters it with the time to its error. So
+//!   the percentiles cover every request the run was asked to make; the summary
+//!   says how many were unfinished.
 //! - Several targets: a request picks one by weight; a connection carries only
-//!   requests for the address it was opened to.
+//!   requests for the server it was opened to.
 //! - Segments: `segment = I/N` runs the I-th of N equal shares of the users (or of
 //!   the rate and connections) and of the request count, with its own random
 //!   streams; [`Report::merge`] adds the segments' reports exactly.
 //!
-//! # What counts as an error
+//! # What is counted
 //!
 //! Every response is checked: status line and headers must parse, `Content-Length`
 //! (or the chunked framing) is honoured, an EOF inside a response or bytes after it
-//! are errors. A request ends either ok (a valid 2xx response) or in exactly one
-//! error class of [`Errors`]: `connect_refused`, `connect_other`, `reset`,
-//! `closed` (closed before any response byte), `timeout` (no retry left),
-//! `malformed`, `non_2xx` (valid, but not 2xx), `io_other`. So
-//! `counts.completed == counts.ok + counts.errors` and
-//! `counts.errors == errors.total()`.
+//! are errors. A request that finishes ends either ok (a valid 2xx response) or
+//! failed, in exactly one error class of [`Errors`]: `reset`, `closed` (closed
+//! before any response byte), `timeout` (no retry left), `malformed`, `non_2xx`
+//! (valid, but not 2xx), `io_other`. The two connect classes, `connect_refused`
+//! and `connect_other`, count failed connects, which finish no request. So:
 //!
-//! # JSON schema `servelab-load/1`
+//! - `scheduled == sent + never_sent` (closed users: `never_sent` is 0);
+//! - `sent == completed + in_flight`;
+//! - `completed == ok + failed`;
+//! - `errors == failed + connect_refused + connect_other == errors.total()`;
+//! - `latency.count == scheduled`: one corrected latency per request, from its
+//!   intended start to its response, to the error that ended it, or (unfinished)
+//!   to the end of the run.
+//!
+//! The error rate ([`Report::error_rate`]) is `errors / (ok + errors)`. An open
+//! run whose achieved rate (`completed` per second) is below 0.95 of its offered
+//! rate (`scheduled` per second) is saturated ([`Report::saturation`]): the
+//! summary warns that its latencies measure the client's backlog.
+//!
+//! # JSON schema `servelab-load/2`
 //!
 //! `servelab load --json FILE` writes [`Report`] with serde; readers check
-//! `schema` first. Within version 1 fields may be added, never renamed or removed.
-//! All durations in histograms are integer microseconds.
+//! `schema` first. Within version 2 fields may be added, never renamed or removed.
+//! All durations in histograms are integer microseconds. Version 2 (from 1):
+//! `counts` gained `scheduled`, `sent`, `failed`, `in_flight`, `never_sent`;
+//! `errors` counts failed connects, which no longer finish a request; `latency`
+//! holds every scheduled request (failed and unfinished ones too); `throughput` gained `offered_per_s`, and
+//! `cpu_us_per_request` is `null` when nothing completed; `unreachable` is new.
 //!
 //! ```text
 //! {
-//!   "schema": "servelab-load/1",
+//!   "schema": "servelab-load/2",
 //!   "generator": "servelab-load 0.1.0",
 //!   "run": { "workload": "closed"|"open", "users", "rate", "arrival", "connections",
 //!            "session", "think", "targets": [[url, weight]], "method", "headers",
 //!            "requests", "duration_s", "timeout", "retries": "N"|"inf",
 //!            "retry_wait", "seed" },          // the command, before segment split
 //!   "segments": ["1/2", "2/2"],               // segments this report covers
-//!   "threads": 4, "started_unix_ms": 0, "duration_s": 10.0, "client_cpu_s": 1.2,
-//!   "counts": { "completed", "ok", "errors", "attempts", "timeouts", "retries",
+//!   "threads": 4, "started_unix_ms": 0, "duration_s": 10.0,
+//!   "unreachable": false,                     // gave up: no connect for 10 s
+//!   "client_cpu_s": 1.2,
+//!   "counts": { "scheduled", "sent", "completed", "ok", "failed", "errors",
+//!               "in_flight", "never_sent", "attempts", "timeouts", "retries",
 //!               "connections", "idle_closed", "bytes_sent", "bytes_received" },
 //!   "errors": { "connect_refused", "connect_other", "reset", "closed", "timeout",
 //!               "malformed", "non_2xx", "io_other" },
 //!   "status": { "200": 990, "404": 10 },
-//!   "throughput": { "requests_per_s", "ok_per_s", "bytes_per_s", "cpu_us_per_request" },
-//!   "latency":             HISTOGRAM,  // intended start -> response end (corrected)
+//!   "throughput": { "offered_per_s": null|R,  // open: scheduled per second
+//!                   "requests_per_s", "ok_per_s", "bytes_per_s",
+//!                   "cpu_us_per_request": null|us },
+//!   "latency":             HISTOGRAM,  // intended start -> outcome (corrected): the
+//!                                      // response, the error, or the end of the run
 //!   "latency_uncorrected": HISTOGRAM,  // last send -> response end
 //!   "ttfb":                HISTOGRAM,  // send -> first response byte
 //!   "connect":             HISTOGRAM,  // TCP connect
@@ -115,27 +161,29 @@
 
 #![deny(missing_docs)]
 
-pub mod dist;
 pub mod histogram;
 pub mod report;
 pub mod spec;
 pub mod target;
+pub mod threshold;
 
 mod arrival;
-mod conn;
+mod client_conn;
+mod control;
 mod error;
+mod event_loop;
 mod metrics;
 mod progress;
 mod response;
 mod run;
 mod timer;
-mod worker;
 
-pub use dist::Dist;
 pub use error::LoadError;
 pub use histogram::Histogram;
 pub use metrics::{Counts, Errors, Second};
 pub use report::{Report, RunInfo, SCHEMA, Throughput};
 pub use run::{run, stop_on_signals};
+pub use servelab_dist::Dist;
 pub use spec::{Arrival, LoadSpec, Segment, Workload};
 pub use target::{Method, Target, read_url_file};
+pub use threshold::{Threshold, Verdict};

@@ -4,10 +4,19 @@
 //! increments, with no locks and no allocation (the per-second series grows by one
 //! entry per second). The recorders are added together when the threads finish.
 //!
-//! Every logical request that finishes ends in exactly one way: `ok` (a complete,
-//! valid 2xx response) or one error class, so `completed = ok + errors.total()`.
+//! Every request that finishes ends in exactly one way: `ok` (a complete, valid
+//! 2xx response) or `failed`, in one error class. A failed connect is an error
+//! too, but it finishes no request: the connection backs off and connects again
+//! for the same request. So `completed = ok + failed` and
+//! `errors = failed + connect_refused + connect_other = errors.total()`.
 //! Timed-out attempts that are retried are counted in `timeouts` and `retries`;
 //! only a request that runs out of retries ends with the error class `timeout`.
+//!
+//! Every request the run was asked to make is counted: `scheduled = sent +
+//! never_sent` (open arrivals no connection took before the end) and
+//! `sent = completed + in_flight` (sent, not finished at the end). The
+//! corrected latency holds one value per scheduled request: to its response,
+//! to its error, or, unfinished, to the end of the run (a lower bound).
 
 use std::time::{Duration, Instant};
 
@@ -19,12 +28,26 @@ use crate::histogram::new_hdr;
 /// Request and connection counters of a run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {
-    /// Requests finished: `ok` plus every error class.
+    /// Requests the run was asked to make by its end: `sent + never_sent`.
+    /// Closed users: every request a user started. Open: every arrival due
+    /// before the end (or the limit).
+    pub scheduled: u64,
+    /// Requests given to a connection (closed users: started).
+    pub sent: u64,
+    /// Requests finished: `ok + failed`.
     pub completed: u64,
     /// Requests answered with a valid 2xx response within their timeout (goodput).
     pub ok: u64,
-    /// Requests that ended in an error (sum of the error classes).
+    /// Requests that ended in an error (every class but the two connect ones).
+    pub failed: u64,
+    /// Error events: failed requests plus failed connects (`errors.total()`).
     pub errors: u64,
+    /// Requests sent but not finished when the run ended (waiting for an
+    /// answer, a retry or a reconnect).
+    pub in_flight: u64,
+    /// Open workload: arrivals due before the end that no connection took (they
+    /// waited in the client because every connection was busy).
+    pub never_sent: u64,
     /// Attempts sent or started (a retried request has several).
     pub attempts: u64,
     /// Attempts abandoned because their timeout expired.
@@ -43,9 +66,14 @@ pub struct Counts {
 
 impl Counts {
     pub(crate) fn add(&mut self, o: &Counts) {
+        self.scheduled += o.scheduled;
+        self.sent += o.sent;
         self.completed += o.completed;
         self.ok += o.ok;
+        self.failed += o.failed;
         self.errors += o.errors;
+        self.in_flight += o.in_flight;
+        self.never_sent += o.never_sent;
         self.attempts += o.attempts;
         self.timeouts += o.timeouts;
         self.retries += o.retries;
@@ -56,12 +84,14 @@ impl Counts {
     }
 }
 
-/// Requests that ended in an error, by class.
+/// Errors by class: failed connects, and requests that ended in an error.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Errors {
-    /// The connection was refused (nothing listening).
+    /// Connects refused by every address of the target (nothing listening); each
+    /// is one error, and no request finishes with it.
     pub connect_refused: u64,
-    /// Connecting failed otherwise (unreachable, out of ports or file descriptors).
+    /// Connects that failed otherwise (unreachable, out of ports or file
+    /// descriptors); as `connect_refused`, errors that finish no request.
     pub connect_other: u64,
     /// The server reset the connection.
     pub reset: u64,
@@ -135,7 +165,7 @@ pub struct Second {
     pub completed: u64,
     /// Of which ok.
     pub ok: u64,
-    /// Of which errors.
+    /// Error events in this second: failed requests and failed connects.
     pub errors: u64,
     /// Attempts that timed out in this second.
     pub timeouts: u64,
@@ -167,7 +197,9 @@ pub(crate) const STATUS_SLOTS: usize = 601;
 /// One thread's measurements.
 #[derive(Debug)]
 pub(crate) struct Recorder {
-    /// From intended start to complete response (coordinated omission corrected).
+    /// From intended start to the request's outcome (coordinated omission
+    /// corrected): its complete response, the error that ended it, or the end
+    /// of the run for an unfinished request. One value per scheduled request.
     pub latency: Hdr<u64>,
     /// From the last attempt's send to complete response.
     pub latency_uncorrected: Hdr<u64>,
@@ -236,6 +268,7 @@ impl Recorder {
         if ok {
             self.counts.ok += 1;
         } else {
+            self.counts.failed += 1;
             self.counts.errors += 1;
             self.errors.non_2xx += 1;
         }
@@ -248,14 +281,42 @@ impl Recorder {
         }
     }
 
-    /// A request that ended in an error other than a non-2xx status.
-    pub(crate) fn failure(&mut self, now: Instant, class: ErrorClass) {
+    /// A request that ended in an error other than a non-2xx status; its
+    /// corrected latency runs to the error.
+    pub(crate) fn failure(&mut self, now: Instant, intended: Instant, class: ErrorClass) {
+        self.latency
+            .saturating_record(us(now.saturating_duration_since(intended)));
         self.counts.completed += 1;
+        self.counts.failed += 1;
         self.counts.errors += 1;
         self.errors.bump(class);
         let s = self.second(now);
         s.completed += 1;
         s.errors += 1;
+    }
+
+    /// A connect that failed on every address: an error, but no request ends.
+    pub(crate) fn connect_error(&mut self, now: Instant, class: ErrorClass) {
+        self.counts.errors += 1;
+        self.errors.bump(class);
+        self.second(now).errors += 1;
+    }
+
+    /// A request not finished at `end`: its corrected latency is at least
+    /// `end - intended`. `sent` tells whether a connection had taken it.
+    pub(crate) fn unfinished(&mut self, end: Instant, intended: Instant, sent: bool) {
+        self.latency
+            .saturating_record(us(end.saturating_duration_since(intended)));
+        if sent {
+            self.counts.in_flight += 1;
+        } else {
+            self.counts.never_sent += 1;
+        }
+    }
+
+    /// Fills in the counts derived at the end of a thread's run.
+    pub(crate) fn close(&mut self) {
+        self.counts.scheduled = self.counts.sent + self.counts.never_sent;
     }
 
     /// An attempt that timed out (whether or not it is retried).
@@ -304,23 +365,55 @@ mod tests {
         let later = t0 + Duration::from_millis(3);
         r.response(later, t0, t0, later, 200);
         r.response(later, t0, t0, later, 404);
-        r.failure(later, ErrorClass::Malformed);
+        r.failure(later, t0, ErrorClass::Malformed);
         r.timed_out(later);
-        r.failure(later, ErrorClass::Timeout);
+        r.failure(later, t0, ErrorClass::Timeout);
+        r.connect_error(later, ErrorClass::ConnectRefused);
         assert_eq!(r.counts.completed, 4);
         assert_eq!(r.counts.ok, 1);
+        assert_eq!(r.counts.completed, r.counts.ok + r.counts.failed);
         assert_eq!(r.counts.errors, r.errors.total());
+        assert_eq!(
+            r.counts.errors,
+            r.counts.failed + 1,
+            "a failed connect is an error"
+        );
         assert_eq!(r.errors.non_2xx, 1);
         assert_eq!(r.status[404], 1);
-        assert_eq!(r.latency.len(), 2);
+        assert_eq!(r.latency.len(), 4, "one per finished request, failures too");
         assert_eq!(r.series[0].completed, 4);
+        assert_eq!(r.series[0].errors, 4);
+    }
+
+    #[test]
+    fn unfinished_requests_count_to_the_end_as_a_lower_bound() {
+        let t0 = Instant::now();
+        let mut r = Recorder::new(t0);
+        r.counts.sent = 3;
+        let end = t0 + Duration::from_secs(2);
+        r.response(t0 + Duration::from_millis(5), t0, t0, t0, 200);
+        r.unfinished(end, t0 + Duration::from_millis(500), true);
+        r.unfinished(end, t0 + Duration::from_millis(1500), true);
+        r.unfinished(end, t0 + Duration::from_millis(1900), false);
+        r.close();
+        assert_eq!((r.counts.in_flight, r.counts.never_sent), (2, 1));
+        assert_eq!(r.counts.scheduled, 4);
+        assert_eq!(r.counts.sent, r.counts.completed + r.counts.in_flight);
+        assert_eq!(r.latency.len(), r.counts.scheduled);
+        // end - intended: 1.5 s for the oldest, 100 ms for the newest.
+        assert!(r.latency.max() >= 1_499_000 && r.latency.max() <= 1_501_000);
+        assert_eq!(
+            r.latency_uncorrected.len(),
+            1,
+            "unfinished have no send-to-end time"
+        );
     }
 
     #[test]
     fn series_grows_by_the_second_and_adds() {
         let t0 = Instant::now();
         let mut a = Recorder::new(t0);
-        a.failure(t0 + Duration::from_millis(2500), ErrorClass::Reset);
+        a.failure(t0 + Duration::from_millis(2500), t0, ErrorClass::Reset);
         assert_eq!(a.series.len(), 3);
         assert_eq!(a.series[2].errors, 1);
         let mut b = Recorder::new(t0);

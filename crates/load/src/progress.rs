@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::worker::Shared;
+use crate::control::RunControl;
 
 /// A bar that follows the request count or the elapsed time.
 #[derive(Debug)]
@@ -55,11 +55,11 @@ impl Progress {
     }
 
     /// Redraws from the threads' counters.
-    pub(crate) fn update(&self, shared: &Shared) {
+    pub(crate) fn update(&self, control: &RunControl) {
         let Some(bar) = &self.bar else {
             return;
         };
-        let done: u64 = shared
+        let done: u64 = control
             .progress
             .iter()
             .map(|c| c.load(Ordering::Relaxed))

@@ -1,7 +1,7 @@
 //! The result of a run: [`Report`], its JSON form, its human summary, and merging.
 //!
 //! The JSON form is the contract with the lab and with `servelab load merge`; its
-//! schema is versioned by the `schema` field (`servelab-load/1`) and documented in
+//! schema is versioned by the `schema` field (`servelab-load/2`) and documented in
 //! the crate docs. A reader must check `schema` and refuse other versions; fields
 //! may be added within a version, never renamed or removed.
 
@@ -18,7 +18,10 @@ use crate::metrics::{Counts, Errors, Recorder, STATUS_SLOTS, Second, add_series}
 use crate::spec::{LoadSpec, Workload};
 
 /// The schema version written in every report.
-pub const SCHEMA: &str = "servelab-load/1";
+pub const SCHEMA: &str = "servelab-load/2";
+
+/// Below this share of the offered rate, an open run's target is saturated.
+pub const SATURATED_BELOW: f64 = 0.95;
 
 /// The command a report came from (the whole run, before any segment split).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -112,14 +115,18 @@ impl RunInfo {
 /// Rates over the run's duration.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Throughput {
-    /// Completed requests per second.
+    /// Open workload: scheduled requests per second, the offered rate (`null`
+    /// for closed users, whose rate is what the server allows).
+    pub offered_per_s: Option<f64>,
+    /// Completed requests per second, the achieved rate.
     pub requests_per_s: f64,
     /// Ok requests per second (goodput).
     pub ok_per_s: f64,
     /// Response bytes per second.
     pub bytes_per_s: f64,
-    /// Client CPU (user + system, all event-loop threads) per completed request, us.
-    pub cpu_us_per_request: f64,
+    /// Client CPU (user + system, all event-loop threads) per completed request,
+    /// us (`null` when no request completed).
+    pub cpu_us_per_request: Option<f64>,
 }
 
 /// Everything a run measured. Serialises to the documented JSON schema.
@@ -139,6 +146,9 @@ pub struct Report {
     pub started_unix_ms: u64,
     /// Length of the run in seconds (longest segment).
     pub duration_s: f64,
+    /// The run stopped early because no connect succeeded for 10 s (a run
+    /// limited only by `requests`; in a merge, any segment).
+    pub unreachable: bool,
     /// CPU seconds the event-loop threads used (summed over segments).
     pub client_cpu_s: f64,
     /// Request and connection counters.
@@ -149,8 +159,11 @@ pub struct Report {
     pub status: BTreeMap<String, u64>,
     /// Rates.
     pub throughput: Throughput,
-    /// Latency from the intended start to the complete response (corrected for
-    /// coordinated omission), us.
+    /// Latency from the intended start to the request's outcome (corrected for
+    /// coordinated omission), us: to the complete response (any status), to the
+    /// error that ended it, or, for a request unfinished at the end
+    /// (`counts.in_flight + counts.never_sent`), to the end of the run, a lower
+    /// bound. One value per scheduled request: `count == counts.scheduled`.
     pub latency: Histogram,
     /// Latency from the last attempt's send to the complete response, us.
     pub latency_uncorrected: Histogram,
@@ -191,6 +204,7 @@ impl Report {
             threads,
             started_unix_ms,
             duration_s: elapsed.as_secs_f64(),
+            unreachable: false,
             client_cpu_s: cpu.as_secs_f64(),
             counts: rec.counts,
             errors: rec.errors,
@@ -209,15 +223,30 @@ impl Report {
     fn rates(&self) -> Throughput {
         let d = self.duration_s.max(1e-9);
         Throughput {
+            offered_per_s: (self.run.workload == "open").then(|| self.counts.scheduled as f64 / d),
             requests_per_s: self.counts.completed as f64 / d,
             ok_per_s: self.counts.ok as f64 / d,
             bytes_per_s: self.counts.bytes_received as f64 / d,
-            cpu_us_per_request: if self.counts.completed == 0 {
-                0.0
-            } else {
-                self.client_cpu_s * 1e6 / self.counts.completed as f64
-            },
+            cpu_us_per_request: (self.counts.completed > 0)
+                .then(|| self.client_cpu_s * 1e6 / self.counts.completed as f64),
         }
+    }
+
+    /// The share of outcomes that were errors: `errors / (ok + errors)`, where
+    /// errors are failed requests and failed connects. `None` when there was no
+    /// outcome at all (nothing answered, nothing failed).
+    pub fn error_rate(&self) -> Option<f64> {
+        let outcomes = self.counts.ok + self.counts.errors;
+        (outcomes > 0).then(|| self.counts.errors as f64 / outcomes as f64)
+    }
+
+    /// Open workload: `(offered, achieved)` requests per second when the
+    /// achieved rate is below [`SATURATED_BELOW`] of the offered one, i.e. the
+    /// target did not keep up and the client's backlog grew.
+    pub fn saturation(&self) -> Option<(f64, f64)> {
+        let offered = self.throughput.offered_per_s?;
+        let achieved = self.throughput.requests_per_s;
+        (offered > 0.0 && achieved < SATURATED_BELOW * offered).then_some((offered, achieved))
     }
 
     /// The report as pretty JSON.
@@ -303,6 +332,7 @@ impl Report {
             out.threads += r.threads;
             out.started_unix_ms = out.started_unix_ms.min(r.started_unix_ms);
             out.duration_s = out.duration_s.max(r.duration_s);
+            out.unreachable |= r.unreachable;
             out.client_cpu_s += r.client_cpu_s;
         }
         out.segments.sort_by_key(|s| {
@@ -351,40 +381,81 @@ impl Report {
             self.duration_s
         );
         let c = &self.counts;
+        let open = r.workload == "open";
+        let sent = if open {
+            format!(
+                "{} scheduled: {} sent, {} never sent",
+                c.scheduled, c.sent, c.never_sent
+            )
+        } else {
+            format!("{} sent", c.sent)
+        };
         let _ = writeln!(
             s,
-            "  requests     {} completed, {} ok, {} errors; {} attempts, {} timeouts, {} retries",
-            c.completed, c.ok, c.errors, c.attempts, c.timeouts, c.retries
+            "  requests     {sent}; {} completed ({} ok, {} failed), {} in flight at the end",
+            c.completed, c.ok, c.failed, c.in_flight
+        );
+        let _ = writeln!(
+            s,
+            "  attempts     {} attempts, {} timeouts, {} retries",
+            c.attempts, c.timeouts, c.retries
         );
         let t = &self.throughput;
-        let _ = writeln!(
-            s,
-            "  throughput   {:.1} req/s, goodput {:.1} ok/s, {}/s",
-            t.requests_per_s,
-            t.ok_per_s,
-            fmt_bytes(t.bytes_per_s)
-        );
-        let mut line = |name: &str, h: &Histogram| {
-            if h.count > 0 {
-                let _ = writeln!(
-                    s,
-                    "  {name:<12} min {}  mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
-                    fmt_us(h.min as f64),
-                    fmt_us(h.mean),
-                    fmt_us(h.p50 as f64),
-                    fmt_us(h.p90 as f64),
-                    fmt_us(h.p99 as f64),
-                    fmt_us(h.p999 as f64),
-                    fmt_us(h.max as f64)
-                );
-            }
-        };
-        line("latency", &self.latency);
-        if r.workload == "open" || self.latency.p99 != self.latency_uncorrected.p99 {
-            line("uncorrected", &self.latency_uncorrected);
+        if c.completed == 0 {
+            let _ = writeln!(s, "  throughput   none: no request completed");
+        } else {
+            let _ = writeln!(
+                s,
+                "  throughput   {:.1} req/s, goodput {:.1} ok/s, {}/s",
+                t.requests_per_s,
+                t.ok_per_s,
+                fmt_bytes(t.bytes_per_s)
+            );
         }
-        line("first byte", &self.ttfb);
-        line("connect", &self.connect);
+        if let Some(offered) = t.offered_per_s {
+            // A segment's report offers its share of the rate set for the run.
+            let set = match (r.rate, self.segments.as_slice()) {
+                (Some(x), [one]) if one == "1/1" => format!("{x} set"),
+                (Some(x), _) => format!("{x} set for the whole run"),
+                (None, _) => "rate not recorded".to_string(),
+            };
+            let _ = writeln!(
+                s,
+                "  rate         offered {offered:.1} req/s ({set}), achieved {:.1} req/s ({:.2} of offered)",
+                t.requests_per_s,
+                t.requests_per_s / offered.max(1e-9)
+            );
+        }
+        if let Some((offered, achieved)) = self.saturation() {
+            let _ = writeln!(
+                s,
+                "  warning      the target is saturated: it completed {achieved:.1} of the \
+                 {offered:.1} req/s offered (below {SATURATED_BELOW}); the latencies measure \
+                 the client's backlog"
+            );
+        }
+        if self.unreachable {
+            let _ = writeln!(
+                s,
+                "  stopped      early: no connect succeeded for {} s (the target is unreachable)",
+                crate::event_loop::UNREACHABLE.as_secs()
+            );
+        }
+        hist_line(&mut s, "latency", &self.latency);
+        let unfinished = c.in_flight + c.never_sent;
+        if unfinished > 0 {
+            let _ = writeln!(
+                s,
+                "  unfinished   {unfinished} of these {} latencies count to the end of the run: \
+                 a lower bound",
+                self.latency.count
+            );
+        }
+        if r.workload == "open" || self.latency.p99 != self.latency_uncorrected.p99 {
+            hist_line(&mut s, "uncorrected", &self.latency_uncorrected);
+        }
+        hist_line(&mut s, "first byte", &self.ttfb);
+        hist_line(&mut s, "connect", &self.connect);
         let _ = writeln!(
             s,
             "  connections  {} opened, {} idle ones closed by the server",
@@ -415,14 +486,45 @@ impl Report {
             .map(|(k, n)| format!("{k} {n}"))
             .collect();
         if !errs.is_empty() {
-            let _ = writeln!(s, "  errors       {}", errs.join(", "));
+            let rate = self.error_rate().map_or(String::new(), |x| {
+                format!(" ({:.2}% of outcomes)", x * 100.0)
+            });
+            let _ = writeln!(s, "  errors       {}{rate}: {}", c.errors, errs.join(", "));
         }
+        match t.cpu_us_per_request {
+            Some(us) => {
+                let _ = writeln!(
+                    s,
+                    "  client cpu   {:.3} s ({us:.2} us/request)",
+                    self.client_cpu_s
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    s,
+                    "  client cpu   {:.3} s (no request completed)",
+                    self.client_cpu_s
+                );
+            }
+        }
+        s
+    }
+}
+
+/// One summary line for a histogram, or none when it is empty.
+fn hist_line(s: &mut String, name: &str, h: &Histogram) {
+    if h.count > 0 {
         let _ = writeln!(
             s,
-            "  client cpu   {:.3} s ({:.2} us/request)",
-            self.client_cpu_s, t.cpu_us_per_request
+            "  {name:<12} min {}  mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+            fmt_us(h.min as f64),
+            fmt_us(h.mean),
+            fmt_us(h.p50 as f64),
+            fmt_us(h.p90 as f64),
+            fmt_us(h.p99 as f64),
+            fmt_us(h.p999 as f64),
+            fmt_us(h.max as f64)
         );
-        s
     }
 }
 
@@ -463,7 +565,7 @@ mod tests {
             let end = t0 + Duration::from_millis(ms);
             rec.response(end, t0, t0, end, 200);
         }
-        rec.failure(t0, ErrorClass::Reset);
+        rec.failure(t0, t0, ErrorClass::Reset);
         Report::build(
             &spec,
             &rec,
@@ -501,18 +603,21 @@ mod tests {
         assert_eq!(m.counts.completed, 7);
         assert_eq!(m.counts.ok, 5);
         assert_eq!(m.errors.reset, 2);
-        assert_eq!(m.latency.count, 5);
+        // Five answers and two failures (each report's reset, at 0 ms).
+        assert_eq!(m.latency.count, 7);
         assert_eq!(m.status["200"], 5);
         assert_eq!(m.segments, vec!["1/2", "2/2"]);
-        // The merged median is the middle of all five values, not an average of medians.
-        assert_eq!(m.latency.p50, a.latency.max);
+        // The merged median is the middle of all seven values (0, 0, 1, 2, 3, 100,
+        // 200 ms), not an average of the two medians (1 and 100 ms).
+        assert_eq!(m.latency.p50 / 1000, 2, "{}", m.latency.p50);
         assert!(Report::merge(&[a.clone(), a]).is_err());
     }
 
     #[test]
     fn summary_mentions_counts_and_errors() {
         let s = report(Segment::WHOLE, &[1]).summary();
-        assert!(s.contains("2 completed, 1 ok, 1 errors"), "{s}");
+        assert!(s.contains("2 completed (1 ok, 1 failed)"), "{s}");
         assert!(s.contains("reset 1"), "{s}");
+        assert!(!s.contains("warning"), "{s}");
     }
 }

@@ -12,13 +12,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::control::RunControl;
 use crate::error::LoadError;
+use crate::event_loop::{self, LoopConfig, ThreadShare};
 use crate::metrics::Recorder;
 use crate::progress::Progress;
 use crate::report::Report;
 use crate::spec::{LoadSpec, Segment, Workload};
 use crate::target::{Picker, prepare};
-use crate::worker::{self, Mode, Shared, WorkerConfig};
 
 /// Runs the load described by `spec` (its segment's share) and reports.
 ///
@@ -45,7 +46,7 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
         )));
     }
     let stop = spec.stop.clone().unwrap_or_default();
-    let shared = Arc::new(Shared::new(threads, seg.requests, stop));
+    let control = Arc::new(RunControl::new(threads, seg.requests, stop));
     let started_unix_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
@@ -62,10 +63,10 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
             }
             .share(total)
         };
-        let mode = match seg.workload {
+        let share = match seg.workload {
             Workload::Closed { think, .. } => {
                 let users = share(u64::from(units)) as u32;
-                let m = Mode::Closed {
+                let m = ThreadShare::Closed {
                     users,
                     first_user,
                     total_users: u64::from(units),
@@ -74,7 +75,7 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
                 first_user += u64::from(users);
                 m
             }
-            Workload::Open { rate, arrival, .. } => Mode::Open {
+            Workload::Open { rate, arrival, .. } => ThreadShare::Open {
                 rate: rate / threads as f64,
                 arrival,
                 connections: share(u64::from(units)) as u32,
@@ -83,11 +84,11 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
         let session = match seg.workload {
             Workload::Closed { session, .. } | Workload::Open { session, .. } => session,
         };
-        let cfg = WorkerConfig {
+        let cfg = LoopConfig {
             index: t,
             targets: Arc::clone(&targets),
             picker: picker.clone(),
-            mode,
+            share,
             session,
             timeout: seg.timeout,
             retries: seg.retries,
@@ -96,14 +97,14 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
             start,
             deadline,
         };
-        let sh = Arc::clone(&shared);
+        let c = Arc::clone(&control);
         let h = std::thread::Builder::new()
             .name(format!("load-{t}"))
-            .spawn(move || worker::run(cfg, sh));
+            .spawn(move || event_loop::run(cfg, c));
         match h {
             Ok(h) => handles.push(h),
             Err(e) => {
-                shared.stop.store(true, Ordering::Relaxed);
+                control.stop.store(true, Ordering::Relaxed);
                 for h in handles {
                     let _ = h.join();
                 }
@@ -114,19 +115,23 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
     let progress = Progress::new(spec.progress, seg.requests, duration);
     if progress.visible() {
         while !handles.iter().all(|h| h.is_finished()) {
-            progress.update(&shared);
+            progress.update(&control);
             std::thread::sleep(Duration::from_millis(100));
         }
         progress.finish();
     }
     let mut total = Recorder::new(start);
     let mut cpu = Duration::ZERO;
+    let mut unreachable = false;
+    let mut ended = start;
     let mut first_err = None;
     for h in handles {
         match h.join() {
             Ok(Ok(r)) => {
                 total.absorb(&r.recorder);
                 cpu += r.cpu;
+                unreachable |= r.gave_up;
+                ended = ended.max(r.ended);
             }
             Ok(Err(e)) => first_err = first_err.or(Some(LoadError::Io(e))),
             Err(_) => {
@@ -140,16 +145,12 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
         return Err(e);
     }
     // The real length, also for a timed run (the threads stop within a
-    // millisecond or so of the deadline), as wrk reports it.
-    let elapsed = start.elapsed();
-    Ok(Report::build(
-        spec,
-        &total,
-        threads,
-        started_unix_ms,
-        elapsed,
-        cpu,
-    ))
+    // millisecond or so of the deadline), as wrk reports it: to the last loop's
+    // end, not counting the count of unfinished requests after it.
+    let elapsed = ended.saturating_duration_since(start);
+    let mut report = Report::build(spec, &total, threads, started_unix_ms, elapsed, cpu);
+    report.unreachable = unreachable;
+    Ok(report)
 }
 
 /// A flag that the first SIGINT or SIGTERM sets, for [`LoadSpec::stop`]: the run

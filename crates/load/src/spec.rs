@@ -12,9 +12,9 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use crate::dist::Dist;
 use crate::error::LoadError;
 use crate::target::{Method, Target};
+use servelab_dist::Dist;
 
 /// The highest `--rate` accepted, in requests per second.
 pub const MAX_RATE: f64 = 1e7;
@@ -134,7 +134,8 @@ pub struct LoadSpec {
     pub workload: Workload,
     /// Stop after this many requests have finished (answered, failed or given up).
     pub requests: Option<u64>,
-    /// Stop after this long; requests still in flight then are not counted.
+    /// Stop after this long; requests not finished then are counted as
+    /// unfinished (`in_flight`, `never_sent`).
     /// With neither limit, a run lasts 10 s.
     pub duration: Option<Duration>,
     /// Per-attempt timeout; `None` waits forever.

@@ -174,11 +174,15 @@ pub(crate) fn parse_url(url: &str) -> Result<ParsedUrl, LoadError> {
     })
 }
 
-/// A target ready for the event loop: address and prebuilt request bytes.
+/// A target ready for the event loop: addresses and prebuilt request bytes.
 #[derive(Debug, Clone)]
 pub(crate) struct Prepared {
-    /// Where to connect.
-    pub addr: SocketAddr,
+    /// Where to connect: every address the host resolved to, tried in turn until
+    /// one connects (IPv4 first, then the resolver's order).
+    pub addrs: Vec<SocketAddr>,
+    /// Targets with the same `server` have the same addresses, so a keep-alive
+    /// connection opened for one can carry requests for the other.
+    pub server: usize,
     /// Request bytes that keep the connection alive.
     pub keep_alive: Vec<u8>,
     /// Request bytes with `Connection: close`, for the last request of a session.
@@ -214,10 +218,14 @@ pub(crate) fn prepare(
         extra.push_str(value.trim());
         extra.push_str("\r\n");
     }
-    let mut out = Vec::with_capacity(targets.len());
+    let mut out: Vec<Prepared> = Vec::with_capacity(targets.len());
     for t in targets {
         let u = parse_url(&t.url)?;
-        let addr = resolve(&u.host, u.port)?;
+        let addrs = resolve(&u.host, u.port)?;
+        let server = out
+            .iter()
+            .find(|p| p.addrs == addrs)
+            .map_or(out.len(), |p| p.server);
         let host_line = if has_host {
             String::new()
         } else {
@@ -229,7 +237,8 @@ pub(crate) fn prepare(
             u.path
         );
         out.push(Prepared {
-            addr,
+            addrs,
+            server,
             keep_alive: format!("{head}\r\n").into_bytes(),
             close: format!("{head}Connection: close\r\n\r\n").into_bytes(),
             head: method == Method::Head,
@@ -238,24 +247,46 @@ pub(crate) fn prepare(
     Ok(out)
 }
 
-fn resolve(host: &str, port: u16) -> Result<SocketAddr, LoadError> {
-    let addrs: Vec<SocketAddr> = (host, port)
-        .to_socket_addrs()
-        .map_err(|e| LoadError::Resolve {
-            host: host.to_string(),
-            why: e.to_string(),
-        })?
-        .collect();
-    // Prefer IPv4: servers in the lab bind 127.0.0.1, and `localhost` may list ::1 first.
-    addrs
-        .iter()
-        .find(|a| a.is_ipv4())
-        .or(addrs.first())
-        .copied()
-        .ok_or_else(|| LoadError::Resolve {
+/// Every address of `host`, IPv4 first (servers in the lab bind 127.0.0.1, and
+/// `localhost` may list ::1 first), duplicates removed, otherwise in the
+/// resolver's order. The event loop tries them in turn, as curl does.
+///
+/// `localhost` and `*.localhost` are loopback by definition (RFC 6761, 6.3) and
+/// resolve to both 127.0.0.1 and ::1 without asking the resolver, as curl does
+/// since 7.78: many `/etc/hosts` files list only one of the two, and then a
+/// server that listens on the other could not be reached by name.
+fn resolve(host: &str, port: u16) -> Result<Vec<SocketAddr>, LoadError> {
+    let mut addrs: Vec<SocketAddr> = Vec::new();
+    let lower = host.to_ascii_lowercase();
+    let loopback = lower == "localhost" || lower.ends_with(".localhost");
+    let found: Vec<SocketAddr> = if loopback {
+        vec![
+            SocketAddr::from(([127, 0, 0, 1], port)),
+            SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, port)),
+        ]
+    } else {
+        (host, port)
+            .to_socket_addrs()
+            .map_err(|e| LoadError::Resolve {
+                host: host.to_string(),
+                why: e.to_string(),
+            })?
+            .collect()
+    };
+    for a in found {
+        if !addrs.contains(&a) {
+            addrs.push(a);
+        }
+    }
+    // A stable sort keeps the resolver's order within each family.
+    addrs.sort_by_key(|a| !a.is_ipv4());
+    if addrs.is_empty() {
+        return Err(LoadError::Resolve {
             host: host.to_string(),
             why: "no addresses".to_string(),
-        })
+        });
+    }
+    Ok(addrs)
 }
 
 /// Picks a target index in proportion to the weights.
@@ -344,6 +375,28 @@ mod tests {
         assert_eq!(p[0].keep_alive, b"HEAD /x HTTP/1.1\r\nHost: h\r\n\r\n");
         assert!(prepare(&t, Method::Get, &["nocolon".to_string()]).is_err());
         assert!(prepare(&t, Method::Get, &["A: b\r\nC: d".to_string()]).is_err());
+    }
+
+    #[test]
+    fn localhost_resolves_to_every_address_ipv4_first() {
+        let want: Vec<SocketAddr> =
+            vec!["127.0.0.1:80".parse().unwrap(), "[::1]:80".parse().unwrap()];
+        assert_eq!(resolve("localhost", 80).unwrap(), want);
+        assert_eq!(resolve("app.LocalHost", 80).unwrap(), want);
+        let literal = resolve("::1", 9).unwrap();
+        assert_eq!(literal, vec!["[::1]:9".parse().unwrap()]);
+    }
+
+    #[test]
+    fn targets_on_one_server_share_it() {
+        let t = [
+            Target::new("http://127.0.0.1:1/a"),
+            Target::new("http://127.0.0.1:2/b"),
+            Target::new("http://127.0.0.1:1/c"),
+        ];
+        let p = prepare(&t, Method::Get, &[]).unwrap();
+        let servers: Vec<usize> = p.iter().map(|p| p.server).collect();
+        assert_eq!(servers, vec![0, 1, 0]);
     }
 
     #[test]

@@ -3,9 +3,9 @@
 //! A binary heap ordered on (deadline, sequence number), so ties fire in the order
 //! they were set and a run is deterministic. Timers are never removed: most attempt
 //! timeouts never fire (the answer comes first), and removing from a heap costs a
-//! search. Instead each slot keeps *one* live entry, the earliest it needs
-//! ([`SlotTimer`]): re-arming a slot to a later time pushes nothing; when the entry
-//! fires early, the loop re-pushes it for the slot's real deadline. With a 30 s
+//! search. Instead each client connection keeps *one* live entry, the earliest it needs
+//! ([`ConnTimer`]): re-arming one to a later time pushes nothing; when the entry
+//! fires early, the loop re-pushes it for its real deadline. With a 30 s
 //! timeout and 100 k requests/s this keeps the heap near one entry per connection
 //! instead of three million.
 
@@ -16,11 +16,11 @@ use std::time::Instant;
 /// What a timer entry is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Kind {
-    /// The slot's own deadline (think, timeout or retry wait; the slot knows which).
-    Slot(usize),
-    /// An open-workload request waiting to be retried; no slot holds it meanwhile.
+    /// A client connection's own deadline (think, timeout, retry wait or backoff; its state says which).
+    Conn(usize),
+    /// An open-workload request waiting to be retried; no client connection holds it meanwhile.
     Retry {
-        /// Index into the worker's table of waiting retries.
+        /// Index into the event loop's table of waiting retries.
         id: usize,
     },
 }
@@ -61,23 +61,23 @@ impl Timers {
     }
 }
 
-/// A slot's deadline and the heap entry standing for it.
+/// The one deadline of a [`ClientConn`](crate::client_conn::ClientConn) and the heap entry standing for it.
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct SlotTimer {
-    /// When the slot wants to be woken, if at all.
+pub(crate) struct ConnTimer {
+    /// When the connection wants to be woken, if at all.
     pub at: Option<Instant>,
-    /// The deadline of the slot's live heap entry, if any (always `<= at`).
+    /// The deadline of its live heap entry, if any (always `<= at`).
     pub queued: Option<Instant>,
 }
 
-impl SlotTimer {
+impl ConnTimer {
     /// Arms the deadline; pushes an entry only when it is earlier than the live one.
     #[inline]
-    pub(crate) fn arm(&mut self, at: Instant, slot: usize, timers: &mut Timers) {
+    pub(crate) fn arm(&mut self, at: Instant, conn: usize, timers: &mut Timers) {
         self.at = Some(at);
         if self.queued.is_none_or(|q| at < q) {
             self.queued = Some(at);
-            timers.push(at, Kind::Slot(slot));
+            timers.push(at, Kind::Conn(conn));
         }
     }
 
@@ -87,24 +87,24 @@ impl SlotTimer {
         self.at = None;
     }
 
-    /// Handles a popped entry of deadline `entry`: returns true when the slot's
+    /// Handles a popped entry of deadline `entry`: returns true when the
     /// deadline is due now, re-pushing the entry when the deadline moved later.
     pub(crate) fn fire(
         &mut self,
         entry: Instant,
         now: Instant,
-        slot: usize,
+        conn: usize,
         timers: &mut Timers,
     ) -> bool {
         if self.queued != Some(entry) {
-            return false; // stale: a newer, earlier entry stands for the slot
+            return false; // stale: a newer, earlier entry stands for it
         }
         self.queued = None;
         match self.at {
             None => false,
             Some(at) if at > now => {
                 self.queued = Some(at);
-                timers.push(at, Kind::Slot(slot));
+                timers.push(at, Kind::Conn(conn));
                 false
             }
             Some(_) => {
@@ -128,21 +128,21 @@ mod tests {
     fn ties_fire_in_insertion_order() {
         let t0 = Instant::now();
         let mut t = Timers::default();
-        t.push(ms(t0, 5), Kind::Slot(9));
-        t.push(ms(t0, 5), Kind::Slot(1));
-        t.push(ms(t0, 1), Kind::Slot(4));
-        assert_eq!(t.pop_due(ms(t0, 10)).unwrap().1, Kind::Slot(4));
-        assert_eq!(t.pop_due(ms(t0, 10)).unwrap().1, Kind::Slot(9));
-        assert_eq!(t.pop_due(ms(t0, 10)).unwrap().1, Kind::Slot(1));
+        t.push(ms(t0, 5), Kind::Conn(9));
+        t.push(ms(t0, 5), Kind::Conn(1));
+        t.push(ms(t0, 1), Kind::Conn(4));
+        assert_eq!(t.pop_due(ms(t0, 10)).unwrap().1, Kind::Conn(4));
+        assert_eq!(t.pop_due(ms(t0, 10)).unwrap().1, Kind::Conn(9));
+        assert_eq!(t.pop_due(ms(t0, 10)).unwrap().1, Kind::Conn(1));
         assert!(t.pop_due(ms(t0, 10)).is_none());
     }
 
-    /// Drives a slot timer and returns the instants (ms) at which it fired.
-    fn run(t0: Instant, timers: &mut Timers, st: &mut SlotTimer, until: u64) -> Vec<u64> {
+    /// Drives a connection timer and returns the instants (ms) at which it fired.
+    fn run(t0: Instant, timers: &mut Timers, st: &mut ConnTimer, until: u64) -> Vec<u64> {
         let mut fired = Vec::new();
         for now_ms in 0..=until {
             let now = ms(t0, now_ms);
-            while let Some((at, Kind::Slot(s))) = timers.pop_due(now) {
+            while let Some((at, Kind::Conn(s))) = timers.pop_due(now) {
                 if st.fire(at, now, s, timers) {
                     fired.push(now_ms);
                 }
@@ -155,7 +155,7 @@ mod tests {
     fn rearming_later_pushes_nothing_and_fires_at_the_latest_deadline() {
         let t0 = Instant::now();
         let mut timers = Timers::default();
-        let mut st = SlotTimer::default();
+        let mut st = ConnTimer::default();
         for i in 0..100 {
             st.arm(ms(t0, 10 + i), 0, &mut timers);
         }
@@ -167,11 +167,11 @@ mod tests {
     fn rearming_earlier_fires_early_once_and_disarm_cancels() {
         let t0 = Instant::now();
         let mut timers = Timers::default();
-        let mut st = SlotTimer::default();
+        let mut st = ConnTimer::default();
         st.arm(ms(t0, 50), 0, &mut timers);
         st.arm(ms(t0, 20), 0, &mut timers);
         assert_eq!(run(t0, &mut timers, &mut st, 100), vec![20]);
-        let mut st = SlotTimer::default();
+        let mut st = ConnTimer::default();
         st.arm(ms(t0, 5), 0, &mut timers);
         st.disarm();
         assert!(run(t0, &mut timers, &mut st, 100).is_empty());

@@ -8,19 +8,23 @@
 //! epoll. So parsing, pipelining, persistence, bodies, limits, logging and
 //! counting are written once, and every engine serves identical HTTP.
 //!
-//! States ([`State`]): `Reading` a request head; `Draining` a request body
-//! (discarded: we serve no method that uses one) while its response waits;
-//! `Writing` responses; `Closed`. Pipelined requests that arrive together are
-//! answered in order, several small responses batched into one write.
+//! States ([`State`]): `Reading` a request head; `Continue`: writing
+//! `100 Continue` (after any earlier responses) to a client that waits for it
+//! before sending its body; `Draining` a request body (discarded: we serve no
+//! method that uses one) while its response waits; `Writing` responses;
+//! `Closed`. Pipelined requests that arrive together are answered in order,
+//! several small responses batched into one write.
 
 use std::fs::File;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use servelab_http::{ChunkedDecoder, Parse, Part, RequestHead, Status, Version};
+use servelab_http::{ChunkedDecoder, Method, Parse, Part, RequestHead, Status, Version};
 
-use crate::handler::{self, Body, Persist, Response};
-use crate::site::{Site, Worker};
+use crate::handler;
+use crate::log;
+use crate::response::{Body, Persist, Response};
+use crate::shared::{Local, Shared};
 
 /// Read buffer to start with; grown up to the head limit when a head is larger.
 const READ_BUF: usize = 8 * 1024;
@@ -59,10 +63,14 @@ pub(crate) enum Interest {
     /// side and drain briefly, so that unread request bytes do not make the kernel
     /// reset the connection before the client has read our (error) response.
     Close { linger: bool },
+    /// A complete request waits to be answered: call [`Conn::serve`] (on this
+    /// thread, or after handing the connection to a worker). Only a connection
+    /// that defers its answers ([`Conn::defer_answers`]) asks for this.
+    Dispatch,
 }
 
 /// Something to write.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub(crate) enum Chunk<'a> {
     /// Bytes from the output buffer.
     Bytes(&'a [u8]),
@@ -77,9 +85,17 @@ pub(crate) enum Chunk<'a> {
 #[derive(Debug)]
 enum State {
     Reading,
+    // Writing `100 Continue`, queued behind the responses owed before it, then
+    // draining the body it invites.
+    Continue(BodyReader),
     Draining(BodyReader),
+    /// A complete request (its head at `start`, `head_len` long, its body
+    /// drained) waits for [`Conn::serve`].
+    Ready,
     Writing,
-    Closed { linger: bool },
+    Closed {
+        linger: bool,
+    },
 }
 
 #[derive(Debug)]
@@ -134,6 +150,8 @@ pub(crate) struct Conn {
     /// Owed responses may not be written before this (`--delay`).
     hold: Option<Instant>,
     opened: Instant,
+    /// Stop at each complete request instead of answering it ([`State::Ready`]).
+    defer: bool,
 }
 
 impl Conn {
@@ -162,6 +180,7 @@ impl Conn {
             waiting_since: now,
             hold: None,
             opened: now,
+            defer: false,
         }
     }
 
@@ -171,6 +190,14 @@ impl Conn {
     /// keep-alive connections cost a few hundred bytes each, not 16 KiB.
     pub(crate) fn bare(peer: SocketAddr) -> Conn {
         Conn::new_with(peer, Vec::new(), Vec::new())
+    }
+
+    /// From now on, stop at each complete request ([`Interest::Dispatch`])
+    /// instead of answering it at once, so that the handler (with `--work` and
+    /// `--delay`) can run on another thread than the one that read the request:
+    /// the `event` engine's selector reads, its workers call [`Conn::serve`].
+    pub(crate) fn defer_answers(&mut self) {
+        self.defer = true;
     }
 
     /// Lends the connection a read buffer (`READ_BUF` bytes long) and an
@@ -247,7 +274,8 @@ impl Conn {
         match self.state {
             State::Closed { linger } => Interest::Close { linger },
             State::Draining(_) | State::Reading => Interest::Read,
-            State::Writing => match self.hold {
+            State::Ready => Interest::Dispatch,
+            State::Writing | State::Continue(_) => match self.hold {
                 Some(until) => Interest::Hold(until),
                 None => Interest::Write,
             },
@@ -261,7 +289,7 @@ impl Conn {
     }
 
     /// The timer that applies to the next read.
-    pub(crate) fn wait(&self, site: &Site) -> Wait {
+    pub(crate) fn wait(&self, site: &Shared) -> Wait {
         if self.is_idle() && self.requests > 0 {
             Wait::Idle(self.waiting_since + site.config.keepalive_timeout)
         } else {
@@ -296,7 +324,7 @@ impl Conn {
     }
 
     /// Reports `n` bytes read into [`Conn::read_space`]; `n == 0` is end of stream.
-    pub(crate) fn filled(&mut self, n: usize, site: &Site, w: &mut Worker) -> Interest {
+    pub(crate) fn filled(&mut self, n: usize, site: &Shared, w: &mut Local) -> Interest {
         if n == 0 {
             // The client closed its side. Whatever it had half-sent is dropped; if
             // responses are owed we still try to write them (a half-close is legal).
@@ -314,7 +342,7 @@ impl Conn {
     }
 
     /// The read deadline passed ([`Conn::wait`]).
-    pub(crate) fn timed_out(&mut self, site: &Site, w: &mut Worker) -> Interest {
+    pub(crate) fn timed_out(&mut self, site: &Shared, w: &mut Local) -> Interest {
         match self.wait(site) {
             Wait::Idle(_) => self.state = State::Closed { linger: false },
             Wait::Request(_) if self.requests == 0 && self.start == self.end => {
@@ -322,7 +350,31 @@ impl Conn {
                 // does); a 408 to a silent port scan helps nobody.
                 self.state = State::Closed { linger: false };
             }
-            Wait::Request(_) => self.fail(Status::REQUEST_TIMEOUT, site, w),
+            Wait::Request(_) => {
+                let head = servelab_http::is_head_request(&self.buf[self.start..self.end]);
+                self.fail(Status::REQUEST_TIMEOUT, head, site, w);
+            }
+        }
+        self.interest()
+    }
+
+    /// Answers the request that [`Interest::Dispatch`] announced, then goes on
+    /// with what is buffered (a pipelined request stops at `Dispatch` again).
+    pub(crate) fn serve(&mut self, site: &Shared, w: &mut Local) -> Interest {
+        if matches!(self.state, State::Ready) {
+            self.answer_ready(site, w);
+            self.advance(site, w);
+        }
+        self.interest()
+    }
+
+    /// Answers the waiting request with `503 Service Unavailable` (with
+    /// `Retry-After`) instead, and closes: there is no room to serve it now.
+    pub(crate) fn refuse(&mut self, site: &Shared, w: &mut Local) -> Interest {
+        if matches!(self.state, State::Ready) {
+            let head = servelab_http::is_head_request(&self.buf[self.start..self.end]);
+            self.start = self.end;
+            self.fail(Status::SERVICE_UNAVAILABLE, head, site, w);
         }
         self.interest()
     }
@@ -386,7 +438,7 @@ impl Conn {
     /// Reports `n` bytes of the last [`Conn::next_write`] chunk written. `n == 0`
     /// for a file chunk means the file ended early (truncated while being sent):
     /// the response cannot be completed, so the connection closes.
-    pub(crate) fn wrote(&mut self, n: usize, site: &Site, w: &mut Worker) -> Interest {
+    pub(crate) fn wrote(&mut self, n: usize, site: &Shared, w: &mut Local) -> Interest {
         site.stats.sent(n as u64);
         if self.out_pos < self.out.len() {
             self.out_pos += n;
@@ -432,7 +484,7 @@ impl Conn {
 
     /// The peer is gone (reset, broken pipe, write timeout) while responses were
     /// owed: count them as abandoned and close.
-    pub(crate) fn abandon(&mut self, site: &Site) {
+    pub(crate) fn abandon(&mut self, site: &Shared) {
         for _ in 0..self.pending {
             site.stats.request_finished(true);
         }
@@ -444,17 +496,12 @@ impl Conn {
     }
 
     /// Every owed response is out: log them, then go on with what is buffered.
-    fn responses_done(&mut self, site: &Site, w: &mut Worker) {
+    fn responses_done(&mut self, site: &Shared, w: &mut Local) {
         let now = Instant::now();
         let mut from = 0;
         for &(to, started) in &self.log_marks {
             let us = now.saturating_duration_since(started).as_micros() as u64;
-            w.line.clear();
-            w.line.extend_from_slice(&self.log_buf[from..to]);
-            w.line.push(b' ');
-            w.line
-                .extend_from_slice(itoa::Buffer::new().format(us).as_bytes());
-            w.line.push(b'\n');
+            log::line::finish(&mut w.line, &self.log_buf[from..to], us);
             w.log.line(&w.line);
             from = to;
         }
@@ -470,7 +517,11 @@ impl Conn {
             };
             return;
         }
-        self.state = State::Reading;
+        self.state = match std::mem::replace(&mut self.state, State::Reading) {
+            // The 100 is out: now the body may come.
+            State::Continue(reader) => State::Draining(reader),
+            _ => State::Reading,
+        };
         self.waiting_since = now;
         self.advance(site, w);
     }
@@ -483,7 +534,7 @@ impl Conn {
     /// (cheap, and it spares copying the head's fields). So a malformed chunked
     /// body is answered with 400 instead of a response that was already queued,
     /// and no body byte is ever parsed as the next request.
-    fn advance(&mut self, site: &Site, w: &mut Worker) {
+    fn advance(&mut self, site: &Shared, w: &mut Local) {
         loop {
             if let State::Draining(reader) = &mut self.state {
                 let head_len = self.head_len;
@@ -498,8 +549,10 @@ impl Conn {
                     BodyReader::Chunked(dec) => match dec.feed(input) {
                         Ok(r) => r,
                         Err(e) => {
+                            let head =
+                                servelab_http::is_head_request(&self.buf[self.start..self.end]);
                             self.start = self.end;
-                            self.fail(e.status(), site, w);
+                            self.fail(e.status(), head, site, w);
                             return;
                         }
                     },
@@ -509,19 +562,11 @@ impl Conn {
                 if !done {
                     return;
                 }
-                self.state = State::Reading;
-                // The buffer is lent out while the request borrows from it, so
-                // that `answer` may take `&mut self` (a Vec move, no copy).
-                let buf = std::mem::take(&mut self.buf);
-                let parsed =
-                    servelab_http::parse_request(&buf[self.start..self.end], &site.config.limits);
-                if let Ok(Parse::Complete(req)) = parsed {
-                    self.answer(&req, site, w);
-                } else {
-                    unreachable!("a head that parsed once parses again");
+                self.state = State::Ready;
+                if self.defer {
+                    return;
                 }
-                self.buf = buf;
-                self.start += head_len;
+                self.answer_ready(site, w);
                 continue;
             }
             if !matches!(self.state, State::Reading) {
@@ -551,7 +596,7 @@ impl Conn {
     /// Parses and answers the next request in `buf` (the connection's own buffer,
     /// lent out so the request can borrow it while `self` is mutated). Returns
     /// whether `advance` should go on.
-    fn parse_one(&mut self, buf: &[u8], site: &Site, w: &mut Worker) -> bool {
+    fn parse_one(&mut self, buf: &[u8], site: &Shared, w: &mut Local) -> bool {
         match servelab_http::parse_request(&buf[self.start..self.end], &site.config.limits) {
             Ok(Parse::Incomplete) => {
                 if self.pending > 0 {
@@ -561,8 +606,9 @@ impl Conn {
                 false
             }
             Err(e) => {
+                let head = servelab_http::is_head_request(&buf[self.start..self.end]);
                 self.start = self.end;
-                self.fail(e.status(), site, w);
+                self.fail(e.status(), head, site, w);
                 false
             }
             Ok(Parse::Complete(req)) => {
@@ -577,9 +623,33 @@ impl Conn {
                         .map(BodyReader::Length)
                 };
                 match body {
+                    // RFC 9110 10.1.1: the client may wait for a 100 before
+                    // sending the body, so never wait for the body first. A
+                    // method we do not serve is decided by the head alone: its
+                    // 405/501 goes now, and the connection closes, since we
+                    // cannot know whether the body will follow it.
+                    Some(_) if req.expect_continue && req.method == Method::Other => {
+                        let req = RequestHead {
+                            keep_alive: false,
+                            ..req
+                        };
+                        self.answer(&req, site, w);
+                        self.linger_on_close = true;
+                        self.start = self.end;
+                    }
+                    // A body already on its way needs no invitation.
+                    Some(reader) if req.expect_continue && self.end == self.start + head_len => {
+                        self.head_len = head_len;
+                        self.out.extend_from_slice(servelab_http::CONTINUE);
+                        self.state = State::Continue(reader);
+                    }
                     Some(reader) => {
                         self.head_len = head_len;
                         self.state = State::Draining(reader);
+                    }
+                    None if self.defer => {
+                        self.head_len = head_len;
+                        self.state = State::Ready;
                     }
                     None => {
                         self.answer(&req, site, w);
@@ -591,8 +661,25 @@ impl Conn {
         }
     }
 
+    /// Answers the request of [`State::Ready`], parsing its head again (cheap,
+    /// and it spares copying the head's fields out of the buffer).
+    fn answer_ready(&mut self, site: &Shared, w: &mut Local) {
+        self.state = State::Reading;
+        // The buffer is lent out while the request borrows from it, so that
+        // `answer` may take `&mut self` (a Vec move, no copy).
+        let buf = std::mem::take(&mut self.buf);
+        let parsed = servelab_http::parse_request(&buf[self.start..self.end], &site.config.limits);
+        if let Ok(Parse::Complete(req)) = parsed {
+            self.answer(&req, site, w);
+        } else {
+            unreachable!("a head that parsed once parses again");
+        }
+        self.buf = buf;
+        self.start += self.head_len;
+    }
+
     /// Produces the response to one parsed request into `out`.
-    fn answer(&mut self, req: &RequestHead<'_>, site: &Site, w: &mut Worker) {
+    fn answer(&mut self, req: &RequestHead<'_>, site: &Shared, w: &mut Local) {
         let started = Instant::now();
         w.clock.tick();
         site.stats.request_started();
@@ -633,7 +720,8 @@ impl Conn {
     }
 
     /// Answers a request that could not be parsed (or timed out) and closes.
-    fn fail(&mut self, status: Status, site: &Site, w: &mut Worker) {
+    /// `head`: the request was a HEAD, so the answer has no content.
+    fn fail(&mut self, status: Status, head: bool, site: &Shared, w: &mut Local) {
         let started = Instant::now();
         site.stats.request_started();
         self.pending += 1;
@@ -643,7 +731,7 @@ impl Conn {
             keep_alive: false,
             http10: false,
         };
-        let resp = handler::error(status, w, persist, false, &mut self.out);
+        let resp = handler::error(status, w, persist, head, &mut self.out);
         site.stats.response(status.code());
         if w.log.enabled() {
             self.log_request(None, status, resp.body_len, w);
@@ -652,45 +740,16 @@ impl Conn {
         self.state = State::Writing;
     }
 
-    /// Appends a Combined Log Format line (without the service time) to `log_buf`.
+    /// Appends this request's log line, without its service time, to `log_buf`.
     fn log_request(
         &mut self,
         req: Option<&RequestHead<'_>>,
         status: Status,
         bytes: u64,
-        w: &Worker,
+        w: &Local,
     ) {
-        let l = &mut self.log_buf;
         let ip = self.peer.ip();
-        // Writing to a Vec cannot fail.
-        let _ = std::io::Write::write_fmt(l, format_args!("{ip} - - ["));
-        l.extend_from_slice(w.clock.clf());
-        l.extend_from_slice(b"] \"");
-        match req {
-            Some(r) => {
-                push_escaped(l, r.method_str.as_bytes());
-                l.push(b' ');
-                push_escaped(l, r.target.as_bytes());
-                l.extend_from_slice(match r.version {
-                    Version::Http10 => b" HTTP/1.0",
-                    Version::Http11 => b" HTTP/1.1",
-                });
-            }
-            None => l.push(b'-'),
-        }
-        l.extend_from_slice(b"\" ");
-        l.extend_from_slice(itoa::Buffer::new().format(status.code()).as_bytes());
-        l.push(b' ');
-        if bytes == 0 {
-            l.push(b'-');
-        } else {
-            l.extend_from_slice(itoa::Buffer::new().format(bytes).as_bytes());
-        }
-        l.extend_from_slice(b" \"");
-        push_escaped(l, req.and_then(|r| r.referer).unwrap_or("-").as_bytes());
-        l.extend_from_slice(b"\" \"");
-        push_escaped(l, req.and_then(|r| r.user_agent).unwrap_or("-").as_bytes());
-        l.push(b'"');
+        log::line::request(&mut self.log_buf, ip, w.clock.clf(), req, status, bytes);
     }
 
     fn compact_if_empty(&mut self) {
@@ -714,42 +773,12 @@ impl Conn {
     }
 }
 
-/// Copies a request field into a log line, escaping `"`, `\\` and bytes outside
-/// printable ASCII as `\xHH` (Apache does the same), so a line stays one line and
-/// a client cannot forge log entries.
-fn push_escaped(out: &mut Vec<u8>, s: &[u8]) {
-    for &b in s {
-        match b {
-            b'"' | b'\\' => {
-                out.push(b'\\');
-                out.push(b);
-            }
-            0x20..=0x7e => out.push(b),
-            _ => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                out.extend_from_slice(&[
-                    b'\\',
-                    b'x',
-                    HEX[usize::from(b >> 4)],
-                    HEX[usize::from(b & 15)],
-                ]);
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn log_escaping_keeps_one_line() {
-        let mut v = Vec::new();
-        push_escaped(&mut v, b"a\"b\\c\nd\xff");
-        assert_eq!(v, b"a\\\"b\\\\c\\x0ad\\xff");
-    }
     /// Feeds `req` to `conn` and writes everything it offers into a Vec.
-    fn serve_one(conn: &mut Conn, req: &[u8], site: &Site, w: &mut Worker) -> Vec<u8> {
+    fn serve_one(conn: &mut Conn, req: &[u8], site: &Shared, w: &mut Local) -> Vec<u8> {
         let space = conn.read_space();
         space[..req.len()].copy_from_slice(req);
         let mut interest = conn.filled(req.len(), site, w);
@@ -773,8 +802,8 @@ mod tests {
     fn idle_connection_lends_its_buffers_back_and_busy_one_keeps_them() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.txt"), "hello").unwrap();
-        let site = Site::new(crate::Config::new(dir.path())).unwrap();
-        let mut w = site.worker();
+        let site = Shared::new(crate::Config::new(dir.path())).unwrap();
+        let mut w = site.local();
         let mut conn = Conn::bare("127.0.0.1:1".parse().unwrap());
         assert!(conn.detach().is_none(), "nothing to give back yet");
         conn.attach(Buffers::new());
@@ -795,13 +824,52 @@ mod tests {
     }
 
     #[test]
+    fn a_deferring_connection_stops_at_each_complete_request() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "hello").unwrap();
+        let site = Shared::new(crate::Config::new(dir.path())).unwrap();
+        let mut w = site.local();
+        let mut conn = Conn::new("127.0.0.1:1".parse().unwrap());
+        conn.defer_answers();
+        let two = b"GET /a.txt HTTP/1.1\r\nHost: t\r\n\r\nGET /a.txt HTTP/1.1\r\nHost: t\r\n\r\n";
+        conn.read_space()[..two.len()].copy_from_slice(two);
+        assert_eq!(conn.filled(two.len(), &site, &mut w), Interest::Dispatch);
+        assert_eq!(site.stats.snapshot().in_flight, 0, "nothing answered yet");
+        // Serving the first stops at the second, then both go out together.
+        assert_eq!(conn.serve(&site, &mut w), Interest::Dispatch);
+        assert_eq!(conn.serve(&site, &mut w), Interest::Write);
+        let Some(Chunk::Bytes(out)) = conn.next_write() else {
+            panic!("two small responses in the buffer")
+        };
+        assert_eq!(out.windows(5).filter(|w| *w == b"hello").count(), 2);
+        // A refused request gets 503 and the connection closes after it.
+        let mut conn = Conn::new("127.0.0.1:1".parse().unwrap());
+        conn.defer_answers();
+        conn.read_space()[..two.len() / 2].copy_from_slice(&two[..two.len() / 2]);
+        assert_eq!(
+            conn.filled(two.len() / 2, &site, &mut w),
+            Interest::Dispatch
+        );
+        assert_eq!(conn.refuse(&site, &mut w), Interest::Write);
+        let Some(Chunk::Bytes(out)) = conn.next_write() else {
+            panic!("a 503")
+        };
+        assert!(out.starts_with(b"HTTP/1.1 503 "));
+        let n = out.len();
+        assert_eq!(
+            conn.wrote(n, &site, &mut w),
+            Interest::Close { linger: true }
+        );
+    }
+
+    #[test]
     fn delay_holds_the_response_until_released() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.txt"), "hello").unwrap();
         let mut config = crate::Config::new(dir.path());
         config.delay = Some(crate::Dist::Const(Duration::from_secs(60)));
-        let site = Site::new(config).unwrap();
-        let mut w = site.worker();
+        let site = Shared::new(config).unwrap();
+        let mut w = site.local();
         let mut conn = Conn::new("127.0.0.1:1".parse().unwrap());
         let req = b"GET /a.txt HTTP/1.1\r\nHost: t\r\n\r\n";
         conn.read_space()[..req.len()].copy_from_slice(req);

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::ServerError;
 use crate::engines;
-use crate::site::Site;
+use crate::shared::Shared;
 
 /// A concurrency architecture for serving connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -31,6 +31,9 @@ pub enum Engine {
     /// One epoll loop per worker thread, sharing the listener (the default).
     #[default]
     Reactor,
+    /// One selector thread holds idle connections and reads heads; worker
+    /// threads take complete requests from a bounded queue (half-sync/half-async).
+    Event,
 }
 
 impl Engine {
@@ -44,6 +47,7 @@ impl Engine {
         Engine::Async,
         Engine::Epoll,
         Engine::Reactor,
+        Engine::Event,
     ];
 
     /// The name used by `--engine`.
@@ -57,6 +61,7 @@ impl Engine {
             Engine::Async => "async",
             Engine::Epoll => "epoll",
             Engine::Reactor => "reactor",
+            Engine::Event => "event",
         }
     }
 
@@ -85,6 +90,10 @@ impl Engine {
             Engine::Reactor => {
                 "--workers threads, each its own epoll loop on the shared listener (EPOLLEXCLUSIVE)"
             }
+            Engine::Event => {
+                "one epoll selector holds idle connections and reads heads; --workers threads \
+                 serve complete requests from a bounded queue (--queue); 503 when it is full"
+            }
         }
     }
 
@@ -97,12 +106,9 @@ impl Engine {
     }
 
     /// Runs the engine until shutdown; returns once in-flight work is done.
-    pub(crate) fn run(self, listener: &TcpListener, site: &Arc<Site>) -> Result<(), ServerError> {
+    pub(crate) fn run(self, listener: &TcpListener, site: &Arc<Shared>) -> Result<(), ServerError> {
         match self {
-            Engine::Serial => {
-                engines::serial::run(listener, site);
-                Ok(())
-            }
+            Engine::Serial => engines::serial::run(listener, site),
             Engine::Thread => engines::thread::run(listener, site),
             Engine::Pool => engines::pool::run(listener, site),
             Engine::Fork => engines::fork::run(listener, site),
@@ -110,6 +116,7 @@ impl Engine {
             Engine::Async => engines::tokio_rt::run(listener, site),
             Engine::Epoll => engines::epoll::run(listener, site),
             Engine::Reactor => engines::reactor::run(listener, site),
+            Engine::Event => engines::event::run(listener, site),
         }
     }
 }

@@ -1,12 +1,14 @@
-//! The engines: how connections are accepted and given CPU time.
+//! The engines: how connections are accepted and given CPU time, and nothing
+//! more.
 //!
-//! Each file holds one architecture and nothing else; parsing, files, the log
-//! and the counters live in [`crate::conn`] and [`crate::handler`]. Every engine
-//! runs until shutdown is asked for, then finishes in-flight work within the
-//! grace period and returns.
+//! Every engine has the same entry point, `run(listener, site)`, called by
+//! [`crate::Engine`]; it runs until shutdown is asked for, then finishes
+//! in-flight work within the grace period and returns. How a connection is
+//! driven once accepted (read, write, linger, close) is the business of
+//! [`crate::driver`]; no engine uses another engine's code.
 
-mod child;
 pub(crate) mod epoll;
+pub(crate) mod event;
 pub(crate) mod fork;
 pub(crate) mod pool;
 pub(crate) mod prefork;

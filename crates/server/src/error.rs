@@ -3,6 +3,11 @@
 //! Per-connection trouble (a reset, a timeout, a malformed request) is never an
 //! error here: it is answered on the wire, counted and logged, and the server goes
 //! on. These are the failures that stop a server from starting or running.
+//!
+//! A variant with an `io::Error` names what was being done in its message and
+//! keeps the system's words in [`std::error::Error::source`], never in both:
+//! `{:#}` (anyhow's alternate form, which the binary prints) then says each
+//! once, "cannot listen on 127.0.0.1:80: Permission denied (os error 13)".
 
 use std::io;
 use std::path::PathBuf;
@@ -11,7 +16,7 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
     /// The root is missing or not a directory; the server does not start.
-    #[error("root {path}: {source}")]
+    #[error("root {path}")]
     Root {
         /// The root as configured.
         path: PathBuf,
@@ -22,7 +27,7 @@ pub enum ServerError {
     #[error("root {0} is not a directory")]
     RootNotDir(PathBuf),
     /// The address could not be bound (in use, not local, no permission).
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr}")]
     Bind {
         /// The address asked for.
         addr: std::net::SocketAddr,
@@ -30,7 +35,7 @@ pub enum ServerError {
         source: io::Error,
     },
     /// The access log could not be opened; the server does not start.
-    #[error("cannot open access log {path}: {source}")]
+    #[error("cannot open access log {path}")]
     Log {
         /// The log path.
         path: PathBuf,
@@ -41,7 +46,7 @@ pub enum ServerError {
     #[error("invalid configuration: {0}")]
     Config(String),
     /// Any other system failure while setting up (threads, pipes, signals).
-    #[error("{context}: {source}")]
+    #[error("{context}")]
     Io {
         /// What was being done.
         context: &'static str,
@@ -53,5 +58,40 @@ pub enum ServerError {
 impl ServerError {
     pub(crate) fn io(context: &'static str) -> impl FnOnce(io::Error) -> ServerError {
         move |source| ServerError::Io { context, source }
+    }
+}
+
+/// Displays an error and its sources joined by `: `, as anyhow's `{:#}` does,
+/// for the server's own messages on stderr.
+pub(crate) struct Chain<'e>(pub(crate) &'e (dyn std::error::Error + 'static));
+
+impl std::fmt::Display for Chain<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut next = self.0.source();
+        while let Some(e) = next {
+            write!(f, ": {e}")?;
+            next = e.source();
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cause_is_said_once() {
+        let e = ServerError::Bind {
+            addr: "127.0.0.1:80".parse().unwrap(),
+            source: io::Error::from_raw_os_error(libc::EADDRINUSE),
+        };
+        let chain = Chain(&e).to_string();
+        assert_eq!(chain.matches("os error").count(), 1, "{chain}");
+        assert!(
+            chain.starts_with("cannot listen on 127.0.0.1:80: "),
+            "{chain}"
+        );
     }
 }

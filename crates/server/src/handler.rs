@@ -15,75 +15,23 @@
 //! 5. ranges (GET only, 14.2): `If-Range`, then one range (206), several
 //!    (multipart 206), or unsatisfiable (416).
 
-use std::collections::VecDeque;
-use std::fs::File;
 use std::sync::Arc;
 
 use servelab_http::{
-    ContentRange, Method, Multipart, Part, PathKind, RangeSet, RequestHead, ResponseHead, Status,
+    ContentRange, Method, Multipart, PathKind, RangeSet, RequestHead, ResponseHead, Status,
     conditional, mime,
 };
 
 use crate::cache::{CachedFile, Entry};
 use crate::files::FileError;
-use crate::site::{Site, Worker};
-
-/// A body still to be sent after the output buffer.
-#[derive(Debug, Default)]
-pub(crate) enum Body {
-    /// Nothing (or everything is already in the output buffer).
-    #[default]
-    Empty,
-    /// A byte range of a file.
-    File {
-        file: Arc<File>,
-        offset: u64,
-        remaining: u64,
-    },
-    /// A multipart/byteranges body: literal parts and file ranges in order.
-    Parts {
-        file: Arc<File>,
-        parts: VecDeque<Part>,
-        /// The file range being sent now: (offset, remaining).
-        current: Option<(u64, u64)>,
-    },
-}
-
-/// What [`respond`] decided.
-#[derive(Debug)]
-pub(crate) struct Response {
-    pub(crate) status: Status,
-    /// Body bytes the head announced (for the log); 0 for HEAD and bodiless statuses.
-    pub(crate) body_len: u64,
-    pub(crate) body: Body,
-}
-
-/// How the head should speak about the connection.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Persist {
-    /// The connection stays open after this response.
-    pub(crate) keep_alive: bool,
-    /// The client speaks HTTP/1.0 (so keep-alive must be said explicitly).
-    pub(crate) http10: bool,
-}
-
-impl Persist {
-    /// Sets the persistence fields of a response head.
-    fn apply(self, head: &mut ResponseHead<'_>) {
-        head.connection = if self.keep_alive {
-            servelab_http::Connection::Default
-        } else {
-            servelab_http::Connection::Close
-        };
-        head.http10 = self.http10;
-    }
-}
+use crate::response::{Body, Persist, Response};
+use crate::shared::{Local, Shared};
 
 /// Answers one well-formed request.
 pub(crate) fn respond(
     req: &RequestHead<'_>,
-    site: &Site,
-    w: &mut Worker,
+    site: &Shared,
+    w: &mut Local,
     persist: Persist,
     out: &mut Vec<u8>,
 ) -> Response {
@@ -117,8 +65,8 @@ fn serve_path(
     req: &RequestHead<'_>,
     path: &str,
     kind: PathKind,
-    site: &Site,
-    w: &mut Worker,
+    site: &Shared,
+    w: &mut Local,
     persist: Persist,
     head_only: bool,
     out: &mut Vec<u8>,
@@ -305,7 +253,7 @@ fn body_of(
 fn file_error(
     e: FileError,
     path: &str,
-    w: &mut Worker,
+    w: &mut Local,
     persist: Persist,
     head_only: bool,
     out: &mut Vec<u8>,
@@ -324,7 +272,7 @@ fn file_error(
 
 fn redirect_to_dir(
     target: &str,
-    w: &mut Worker,
+    w: &mut Local,
     persist: Persist,
     head_only: bool,
     out: &mut Vec<u8>,
@@ -351,7 +299,7 @@ fn redirect_to_dir(
 /// An error page: a small HTML body, `Allow` on 405, `Retry-After` on 503.
 pub(crate) fn error(
     status: Status,
-    w: &mut Worker,
+    w: &mut Local,
     persist: Persist,
     head_only: bool,
     out: &mut Vec<u8>,

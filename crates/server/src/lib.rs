@@ -6,17 +6,28 @@
 //! The protocol rules themselves (parsing, paths, ranges, validators) live in
 //! `servelab-http`.
 //!
-//! Layout:
-//! - [`Config`], [`LogTarget`], [`LogMode`]: what to serve and how (`config.rs`)
-//! - [`Engine`]: the architectures and their names (`engine.rs`, `engines/*.rs`)
-//! - [`Server`], [`Running`]: bind, run, spawn, stop (`server.rs`)
-//! - `conn.rs`: one connection as a state machine (`Reading`, `Draining`,
-//!   `Writing`, `Closed`); `handler.rs`: request to response; `files.rs`: opening
-//!   beneath the root with `openat2(RESOLVE_BENEATH)`
-//! - `blocking.rs`: the accept loop and the blocking connection driver
-//! - `log.rs`: the access log (sync and buffered); `shutdown.rs`: graceful stop;
-//!   [`Stats`]: counters, in memory shared with child processes; `status.rs`:
-//!   the `/-/status` and `/-/metrics` endpoints of `--status`
+//! Layout, by what you want to change:
+//! - what to serve and how: [`Config`], [`LogTarget`], [`LogMode`] (`config.rs`);
+//!   starting and stopping: [`Server`], [`Running`] (`server.rs`); errors that
+//!   stop a server: [`ServerError`] (`error.rs`)
+//! - how connections are accepted and given CPU: [`Engine`] (`engine.rs`) and
+//!   one file per engine in `engines/`
+//! - how a connection is driven (read, write, linger, close): `driver/`, one
+//!   file per way of waiting (`blocking.rs`, `evloop.rs`, `tokio_task.rs`) and
+//!   `policy.rs` for what they share (lingering close, accept back-off, the
+//!   send path, the grace period)
+//! - HTTP on one connection (pipelining, bodies, timeouts, persistence):
+//!   `conn.rs`, a state machine with no I/O; the protocol rules themselves are
+//!   in `servelab-http`
+//! - what a request gets: `handler.rs` (static files), `status.rs`
+//!   (`/-/status`, `/-/metrics`), both producing `response.rs`; `files.rs`
+//!   opens beneath the root with `openat2(RESOLVE_BENEATH)`, `cache.rs` keeps
+//!   open files
+//! - the access log: `log.rs` (writers, sync and buffered) and `log/line.rs`
+//!   (what a line says)
+//! - shared and per-thread state: `shared.rs`; `--delay`/`--work`:
+//!   `service.rs`; counters: [`Stats`] (`stats.rs`); graceful stop:
+//!   `shutdown.rs`; forked children: `child.rs`
 //!
 //! ```no_run
 //! use servelab_server::{Config, Engine, Server};
@@ -30,28 +41,33 @@
 //! ```
 #![deny(missing_docs)]
 
-mod blocking;
+mod args;
 mod cache;
+mod child;
 mod clock;
 mod config;
 mod conn;
-mod dist;
+mod driver;
 mod engine;
 mod engines;
 mod error;
-mod evloop;
 mod files;
 mod handler;
 mod log;
+mod response;
 mod server;
+mod service;
+mod shared;
 mod shutdown;
-mod site;
 mod stats;
 mod status;
 
+pub use args::ServeArgs;
 pub use config::{Config, LogMode, LogTarget, default_workers};
-pub use dist::{BadDist, Dist};
 pub use engine::{Engine, UnknownEngine};
 pub use error::ServerError;
+/// The service-time distribution of [`Config::delay`] and [`Config::work`]
+/// (from `servelab-dist`, re-exported because it is part of [`Config`]).
+pub use servelab_dist::Dist;
 pub use server::{Running, Server};
 pub use stats::{Snapshot, Stats};

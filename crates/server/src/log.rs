@@ -29,6 +29,8 @@ use std::time::Duration;
 
 use crate::{LogMode, LogTarget, ServerError};
 
+pub(crate) mod line;
+
 /// A worker's buffer that the flusher writes out once it holds this much.
 const EARLY_FLUSH: usize = 256 * 1024;
 /// The longest a line may wait in a buffer.

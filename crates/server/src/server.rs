@@ -12,7 +12,7 @@ use std::thread::JoinHandle;
 
 use socket2::{Domain, Protocol, Socket, Type};
 
-use crate::site::Site;
+use crate::shared::Shared;
 use crate::{Config, Engine, ServerError, Stats};
 
 /// Pending connections the kernel may hold for us (capped by `net.core.somaxconn`).
@@ -21,7 +21,7 @@ const BACKLOG: i32 = 4096;
 /// A bound server, ready to run.
 #[derive(Debug)]
 pub struct Server {
-    site: Arc<Site>,
+    site: Arc<Shared>,
     listener: TcpListener,
 }
 
@@ -29,7 +29,7 @@ impl Server {
     /// Checks the configuration, opens the root and the log, and binds the address.
     pub fn bind(config: Config) -> Result<Server, ServerError> {
         let addr = config.addr;
-        let site = Site::new(config)?;
+        let site = Shared::new(config)?;
         let listener = listen(addr, &site).map_err(|source| ServerError::Bind { addr, source })?;
         Ok(Server {
             site: Arc::new(site),
@@ -108,7 +108,7 @@ impl Server {
 #[derive(Debug)]
 pub struct Running {
     addr: SocketAddr,
-    site: Arc<Site>,
+    site: Arc<Shared>,
     thread: JoinHandle<Result<(), ServerError>>,
 }
 
@@ -132,7 +132,7 @@ impl Running {
     }
 }
 
-fn listen(addr: SocketAddr, site: &Site) -> std::io::Result<TcpListener> {
+fn listen(addr: SocketAddr, site: &Shared) -> std::io::Result<TcpListener> {
     let socket = Socket::new(
         Domain::for_address(addr),
         Type::STREAM.cloexec(),

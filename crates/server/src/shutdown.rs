@@ -101,12 +101,12 @@ impl Shutdown {
 /// The open connections of the blocking engines.
 #[derive(Debug, Default)]
 pub(crate) struct Registry {
-    slots: Mutex<Vec<Option<Arc<Slot>>>>,
+    slots: Mutex<Vec<Option<Arc<Tracked>>>>,
     free: Mutex<Vec<usize>>,
 }
 
 #[derive(Debug)]
-struct Slot {
+struct Tracked {
     fd: RawFd,
     idle: AtomicBool,
 }
@@ -117,17 +117,17 @@ struct Slot {
 pub(crate) struct Registration<'r> {
     registry: &'r Registry,
     index: usize,
-    slot: Arc<Slot>,
+    slot: Arc<Tracked>,
 }
 
 impl Registry {
-    fn lock(&self) -> MutexGuard<'_, Vec<Option<Arc<Slot>>>> {
+    fn lock(&self) -> MutexGuard<'_, Vec<Option<Arc<Tracked>>>> {
         self.slots.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Registers an open socket; keep the guard alive while the socket is open.
     pub(crate) fn register(&self, fd: &impl AsRawFd) -> Registration<'_> {
-        let slot = Arc::new(Slot {
+        let slot = Arc::new(Tracked {
             fd: fd.as_raw_fd(),
             idle: AtomicBool::new(false),
         });

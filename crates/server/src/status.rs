@@ -16,11 +16,11 @@
 
 use std::fmt::Write as _;
 
-use servelab_http::{Connection, RequestHead, ResponseHead, Status};
+use servelab_http::{RequestHead, ResponseHead, Status};
 
 use crate::Snapshot;
-use crate::handler::{Body, Persist, Response};
-use crate::site::{Site, Worker};
+use crate::response::{Body, Persist, Response};
+use crate::shared::{Local, Shared};
 
 /// The JSON endpoint.
 pub(crate) const STATUS_PATH: &str = "/-/status";
@@ -48,8 +48,8 @@ fn endpoint(target: &str) -> Option<Endpoint> {
 pub(crate) fn respond(
     req: &RequestHead<'_>,
     head_only: bool,
-    site: &Site,
-    w: &mut Worker,
+    site: &Shared,
+    w: &mut Local,
     persist: Persist,
     out: &mut Vec<u8>,
 ) -> Option<Response> {
@@ -74,12 +74,7 @@ pub(crate) fn respond(
     let mut head = ResponseHead::new(Status::OK, w.clock.http());
     head.content_type = Some(content_type);
     head.content_length = Some(body.len() as u64);
-    head.connection = if persist.keep_alive {
-        Connection::Default
-    } else {
-        Connection::Close
-    };
-    head.http10 = persist.http10;
+    persist.apply(&mut head);
     head.encode(out);
     if !head_only {
         out.extend_from_slice(body.as_bytes());

@@ -7,7 +7,7 @@ use super::filter::{Filter, filter_of, matches, substitute};
 use super::style::Style;
 use crate::error::{LabError, Result};
 use crate::experiment::{Axis, Experiment, PlotSpec, Scalar};
-use crate::metric;
+use crate::metric::Metric;
 use crate::results::{PointRecord, RunResults, Status};
 
 /// One series of a plot: (x, median, min, max) sorted by x, and predictions.
@@ -109,7 +109,7 @@ fn series_with(
         .axis(x_axis)
         .and_then(|a| a.display_divisor)
         .unwrap_or(1.0);
-    let metric = plot.y.get_ref();
+    let metric = *plot.y.get_ref();
     let key = |r: &PointRecord| {
         let mut parts: Vec<String> = r.server.iter().cloned().collect();
         for (n, v) in &r.vars {
@@ -121,7 +121,7 @@ fn series_with(
             }
         }
         if parts.is_empty() {
-            metric.to_string()
+            metric.name().to_string()
         } else {
             parts.join(", ")
         }
@@ -136,7 +136,7 @@ fn series_with(
         let Some(x) = r.var(x_axis).and_then(|v| x_of(exp, x_axis, v)) else {
             continue;
         };
-        let Some(s) = r.summary.get(metric) else {
+        let Some(s) = r.summary.get(&metric) else {
             continue;
         };
         let mut scale = 1.0;
@@ -150,7 +150,7 @@ fn series_with(
                         && b.server.as_deref() == Some(server)
                         && b.vars == r.vars
                 })
-                .and_then(|b| b.summary.get(metric))
+                .and_then(|b| b.summary.get(&metric))
             else {
                 continue;
             };
@@ -173,14 +173,14 @@ fn series_with(
         e.points
             .push((x, s.median * scale, s.min * scale, s.max * scale));
         if relative.is_none() && plot.predicted != Some(false) {
-            if let Some(p) = r.predicted.get(metric) {
+            if let Some(p) = r.predicted.get(&metric) {
                 e.predicted.push((x, p.median, p.min, p.max));
             }
-            if let Some(v) = r.exact.get(metric) {
+            if let Some(v) = r.exact.get(&metric) {
                 e.exact.push((x, *v));
             }
             if x_axis == "users" {
-                e.saturation = r.exact.get("saturation_users").copied();
+                e.saturation = r.exact.get(&Metric::SaturationUsers).copied();
             }
         }
     }
@@ -209,7 +209,7 @@ pub fn series(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Vec<Se
 /// Builds the figure of a plot from a run.
 pub fn figure(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Figure {
     let x_axis = plot.x.get_ref();
-    let metric = plot.y.get_ref();
+    let metric = *plot.y.get_ref();
     let wanted = filter_of(plot);
     let (filter, substituted) = substitute(&wanted, results);
     let series = series_with(plot, exp, results, &filter);
@@ -271,13 +271,31 @@ pub fn figure(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Figure
             .iter()
             .map(|(status, n)| format!("{n} {status} point{}", if *n == 1 { "" } else { "s" })),
     );
-    let label = metric::get(metric).map_or(metric.as_str(), |m| m.label);
+    let label = metric.label();
     // Points that ran but could not measure this metric (too short for the
-    // clock that measures it, say): never drawn as 0.
+    // clock that measures it, say): never drawn as 0, and the reason the run
+    // recorded is named.
+    let unmeasurable: Vec<&String> = here
+        .iter()
+        .filter(|r| r.status == Status::Ok && !r.summary.contains_key(&metric))
+        .filter_map(|r| r.unmeasurable.get(&metric))
+        .collect();
     let unmeasured = here
         .iter()
-        .filter(|r| r.status == Status::Ok && !r.summary.contains_key(metric.as_str()))
+        .filter(|r| {
+            r.status == Status::Ok
+                && !r.summary.contains_key(&metric)
+                && !r.unmeasurable.contains_key(&metric)
+        })
         .count();
+    if let Some(why) = unmeasurable.first() {
+        let n = unmeasurable.len();
+        parts.push(format!(
+            "{n} point{} where {label} is unmeasurable ({why}{})",
+            if n == 1 { "" } else { "s" },
+            if n > 1 { "; the others alike" } else { "" }
+        ));
+    }
     if unmeasured > 0 {
         parts.push(format!(
             "{unmeasured} point{} with no measured {label}",
@@ -330,6 +348,10 @@ pub fn figure(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Figure
                 "None of the {} points this plot needs produced figures; the table of figures says why.",
                 here.len()
             )
+        } else if let Some(why) = unmeasurable.first().filter(|_| unmeasured == 0) {
+            format!(
+                "At every point of this plot, {label} is unmeasurable, so nothing is drawn (never 0): {why}."
+            )
         } else {
             format!("No point of this run has a measured {label}; the table of figures says why.")
         });
@@ -354,13 +376,10 @@ pub fn y_label(plot: &PlotSpec) -> String {
     match plot.relative_to.as_ref().map(|r| r.get_ref().as_str()) {
         Some("first") => format!(
             "{} relative to the first point (x)",
-            metric::get(plot.y.get_ref()).map_or("value", |m| m.label)
+            plot.y.get_ref().label()
         ),
-        Some(server) => format!(
-            "{} relative to {server} (x)",
-            metric::get(plot.y.get_ref()).map_or("value", |m| m.label)
-        ),
-        None => metric::axis_label(plot.y.get_ref()),
+        Some(server) => format!("{} relative to {server} (x)", plot.y.get_ref().label()),
+        None => plot.y.get_ref().axis_label(),
     }
 }
 
@@ -446,14 +465,17 @@ y = "throughput"
     /// A quick run of `EXP`: pool measured at every point, nginx unavailable.
     pub(crate) fn quick_run(exp: &Experiment) -> RunResults {
         let mut points = Vec::new();
-        for p in exp.points(true) {
-            let server = exp.servers[p.server.unwrap()].label.get_ref().clone();
+        let plan = exp
+            .plan(true, None, std::path::Path::new("/tmp/servelab-lab"))
+            .unwrap();
+        for p in &plan.points {
+            let server = p.server_label().unwrap().to_string();
             let ok = server == "pool";
             let mut summary = BTreeMap::new();
             if ok {
                 let w = p.var("workers").unwrap().as_f64().unwrap();
                 let u = p.var("users").unwrap().as_f64().unwrap();
-                summary.insert("throughput".to_string(), Stat::exact(25.0 * w.min(u)));
+                summary.insert(Metric::Throughput, Stat::exact(25.0 * w.min(u)));
             }
             points.push(PointRecord {
                 index: p.index,
@@ -464,6 +486,7 @@ y = "throughput"
                 command: None,
                 repeats: Vec::new(),
                 summary,
+                unmeasurable: BTreeMap::new(),
                 predicted: BTreeMap::new(),
                 exact: BTreeMap::new(),
                 notes: Vec::new(),
@@ -571,6 +594,42 @@ y = "throughput"
                 .iter()
                 .all(|s| s.points.iter().all(|p| p.1 > 0.0))
         );
+    }
+
+    #[test]
+    fn an_unmeasurable_metric_is_named_with_its_reason_never_drawn() {
+        let exp = Experiment::parse(EXP, "t.toml").unwrap();
+        let mut run = quick_run(&exp);
+        let why = "repeat 1: server CPU was 1 tick of 10 ms over 400 requests";
+        let ok: Vec<usize> = (0..run.points.len())
+            .filter(|i| run.points[*i].status == Status::Ok)
+            .collect();
+        run.points[ok[0]].summary.clear();
+        run.points[ok[0]]
+            .unmeasurable
+            .insert(Metric::Throughput, why.into());
+        let fig = figure(&exp.plots[1], &exp, &run);
+        let all = fig.notes.join(" ");
+        assert!(
+            all.contains(&format!("1 point where throughput is unmeasurable ({why})")),
+            "{all}"
+        );
+        assert_eq!(fig.marks(), ok.len() - 1);
+        // Unmeasurable everywhere: the figure says so instead of drawing.
+        for &i in &ok {
+            run.points[i].summary.clear();
+            run.points[i]
+                .unmeasurable
+                .insert(Metric::Throughput, why.into());
+        }
+        let fig = figure(&exp.plots[1], &exp, &run);
+        let empty = fig.empty.clone().unwrap();
+        assert!(
+            empty.contains("throughput is unmeasurable") && empty.contains(why),
+            "{empty}"
+        );
+        assert_eq!(fig.marks(), 0);
+        assert!(fig.svg().unwrap().contains("unmeasurable"));
     }
 
     #[test]

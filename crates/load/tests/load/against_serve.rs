@@ -170,3 +170,40 @@ fn serve_head_requests_and_404s() {
     assert_eq!(r.errors.non_2xx, 20);
     assert_eq!(r.status["404"], 20);
 }
+
+#[test]
+fn serve_saturated_pool_every_scheduled_request_is_counted() {
+    // Regression test for the reproduction: `serve --engine pool
+    // --workers 1 --delay 10ms` answers about 100 requests/s; `load --rate 2000
+    // --connections 10` used to send a few hundred of its arrivals and report
+    // nothing about the thousands it never sent.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("1k.txt"), vec![b'x'; 1024]).unwrap();
+    let mut config = Config::new(dir.path());
+    config.engine = servelab_server::Engine::Pool;
+    config.workers = 1;
+    config.delay = Some("10ms".parse().unwrap());
+    let running = Server::bind(config).unwrap().spawn();
+    let url = format!("http://{}/1k.txt", running.local_addr());
+    let mut sp = spec(&url, 1, None, "0s", 1);
+    sp.requests = None;
+    sp.duration = Some(Duration::from_secs(1));
+    sp.threads = 1; // one evenly spaced schedule: 2,000 gaps in the second, 2,001 starts
+    sp.workload = Workload::Open {
+        rate: 2000.0,
+        arrival: servelab_load::Arrival::Uniform,
+        connections: 10,
+        session: None,
+    };
+    let r = servelab_load::run(&sp).unwrap();
+    let _ = running.shutdown();
+    let c = &r.counts;
+    assert!((2000..=2001).contains(&c.scheduled), "{c:?}");
+    assert_eq!(c.scheduled, c.sent + c.never_sent, "{c:?}");
+    assert_eq!(c.sent, c.completed + c.in_flight, "{c:?}");
+    // One worker holds one keep-alive connection: the pool can answer at most
+    // about 100 of the 2,000 in a second, so most were never sent.
+    assert!(c.never_sent > 1000, "{c:?}");
+    assert_eq!(r.latency.count, c.scheduled);
+    assert!(r.saturation().is_some());
+}

@@ -61,18 +61,34 @@ fn many_users_on_many_threads_stay_exact() {
 }
 
 #[test]
-fn nothing_listening_is_connect_refused() {
-    // Bind then drop to find a port with nothing behind it.
+fn nothing_listening_is_connect_refused_errors_not_completed_requests() {
+    // Regression test: every refused connect used to finish a request, so a run
+    // against a closed port reported 118k "completed" requests a second.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    let report =
-        servelab_load::run(&closed(&format!("http://127.0.0.1:{port}/"), 2, None, 20)).unwrap();
-    assert_eq!(report.counts.completed, 20);
-    assert_eq!(report.errors.connect_refused, 20);
+    let mut spec = closed(&format!("http://127.0.0.1:{port}/"), 2, None, 20);
+    spec.requests = None;
+    spec.duration = Some(std::time::Duration::from_millis(500));
+    let report = servelab_load::run(&spec).unwrap();
+    assert_eq!(report.counts.completed, 0);
     assert_eq!(report.counts.ok, 0);
+    assert!(report.errors.connect_refused > 0);
+    assert_eq!(report.counts.errors, report.errors.connect_refused);
+    // Each user holds its one request through the backoff: in flight at the end.
+    assert_eq!(report.counts.sent, 2);
+    assert_eq!(report.counts.in_flight, 2);
+    assert_eq!(report.error_rate(), Some(1.0));
+    // Backoff (10 ms doubling, jittered): 500 ms allows at most 7 connects a
+    // user (the jittered waits are at least 5, 10, 20, 40, 80, 160 ms), where a
+    // spinning client makes tens of thousands.
+    assert!(
+        report.errors.connect_refused <= 2 * 7,
+        "{} connects refused",
+        report.errors.connect_refused
+    );
 }
 
 #[test]

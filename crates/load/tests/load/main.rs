@@ -6,10 +6,13 @@
 
 mod support;
 
+mod addresses;
 mod against_serve;
 mod counts;
+mod failures;
 mod malformed;
 mod merge;
+mod open_backlog;
 mod open_rate;
 mod think_time;
 mod timeouts;

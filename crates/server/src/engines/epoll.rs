@@ -5,14 +5,15 @@
 //! and early node.js: no thread per connection, so an idle or slow client costs
 //! a slot and its buffers, never a thread; one slow client cannot stall others
 //! because nothing ever blocks. Its limit is one core. The loop itself lives in
-//! [`crate::evloop`], shared with `reactor`.
+//! [`crate::driver::evloop`], shared with `reactor`.
 
 use std::net::TcpListener;
+use std::sync::Arc;
 
 use crate::ServerError;
-use crate::evloop::EventLoop;
-use crate::site::Site;
+use crate::driver::evloop::EventLoop;
+use crate::shared::Shared;
 
-pub(crate) fn run(listener: &TcpListener, site: &Site) -> Result<(), ServerError> {
+pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), ServerError> {
     EventLoop::new(site, listener, false)?.run()
 }

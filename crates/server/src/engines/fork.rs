@@ -37,10 +37,11 @@ use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags};
 
-use super::child::{self, Ended};
 use crate::ServerError;
-use crate::blocking;
-use crate::site::Site;
+use crate::child::{self, Ended};
+use crate::driver::blocking;
+use crate::driver::policy::{self, Backoff};
+use crate::shared::Shared;
 
 /// How often live children are checked for a death the pipe did not report.
 const SWEEP: Duration = Duration::from_secs(1);
@@ -55,7 +56,7 @@ struct Children {
 
 impl Children {
     /// Reaps every child that reported its end on the pipe.
-    fn reap_reported(&mut self, site: &Site) {
+    fn reap_reported(&mut self, site: &Shared) {
         let mut buf = [0u8; 4096];
         loop {
             match rustix::io::read(&self.done_rd, &mut buf) {
@@ -75,7 +76,7 @@ impl Children {
     }
 
     /// Reaps every child that has ended, reported or not.
-    fn sweep(&mut self, site: &Site) {
+    fn sweep(&mut self, site: &Shared) {
         self.last_sweep = Instant::now();
         self.live.retain(|&pid| match child::reap(pid, false) {
             Some(ended) => {
@@ -89,19 +90,13 @@ impl Children {
 
 /// A child that did not end normally did not close its books: correct the
 /// gauge of open connections (its connection is closed now, by the kernel).
-fn account(pid: libc::pid_t, ended: Option<Ended>, site: &Site) {
-    match ended {
-        Some(Ended::Exit(0) | Ended::Gone) | None => {}
-        Some(how) => {
-            eprintln!("servelab: connection process {pid} ended abnormally ({how:?})");
-            if matches!(how, Ended::Signal(_)) {
-                site.stats.conn_lost();
-            }
-        }
+fn account(pid: libc::pid_t, ended: Option<Ended>, site: &Shared) {
+    if child::report("connection process", pid, ended) && matches!(ended, Some(Ended::Signal(_))) {
+        site.stats.conn_lost();
     }
 }
 
-pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), ServerError> {
+pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), ServerError> {
     let (done_rd, done_wr) = rustix::pipe::pipe_with(
         rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK,
     )
@@ -115,13 +110,10 @@ pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), Server
         done_wr,
         last_sweep: Instant::now(),
     };
-    let mut backoff = Duration::ZERO;
+    let mut backoff = Backoff::default();
     loop {
         let at_cap = kids.live.len() >= site.config.max_conns;
-        let timeout = rustix::time::Timespec {
-            tv_sec: 1,
-            tv_nsec: 0,
-        };
+        let timeout = policy::timespec(SWEEP);
         let mut fds = [
             PollFd::from_borrowed_fd(site.shutdown.wake_fd(), PollFlags::IN),
             PollFd::new(&kids.done_rd, PollFlags::IN),
@@ -162,15 +154,13 @@ pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), Server
         while kids.live.len() < site.config.max_conns {
             match listener.accept() {
                 Ok((stream, peer)) => {
-                    backoff = Duration::ZERO;
+                    backoff.reset();
                     spawn(stream, peer, site, &mut kids);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) if is_resource_error(&e) => {
-                    backoff =
-                        (backoff * 2).clamp(Duration::from_millis(10), Duration::from_millis(500));
-                    blocking::wait_or_shutdown(site, backoff);
+                Err(e) if policy::is_resource_io_error(&e) => {
+                    blocking::wait_or_shutdown(site, backoff.next());
                     break;
                 }
                 Err(_) => break,
@@ -181,15 +171,8 @@ pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), Server
     Ok(())
 }
 
-fn is_resource_error(e: &io::Error) -> bool {
-    matches!(
-        e.raw_os_error(),
-        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
-    )
-}
-
 /// Forks a child for one connection; the parent keeps only its pid.
-fn spawn(stream: TcpStream, peer: SocketAddr, site: &Arc<Site>, kids: &mut Children) {
+fn spawn(stream: TcpStream, peer: SocketAddr, site: &Arc<Shared>, kids: &mut Children) {
     match child::fork() {
         Err(e) => {
             eprintln!("servelab: cannot fork for a connection: {e}; answering 503");
@@ -205,7 +188,7 @@ fn spawn(stream: TcpStream, peer: SocketAddr, site: &Arc<Site>, kids: &mut Child
             // child that held it would keep the port open after the server stops.
             child::close_foreign_sockets(&[child::raw(&stream)]);
             child::watch_shutdown(site);
-            let mut worker = site.process_worker();
+            let mut worker = site.process_local();
             blocking::serve(stream, peer, site, &mut worker);
             drop(worker);
             let pid = std::process::id() as libc::pid_t;
@@ -218,15 +201,12 @@ fn spawn(stream: TcpStream, peer: SocketAddr, site: &Arc<Site>, kids: &mut Child
 }
 
 /// Waits for the children within the grace period, then kills the rest.
-fn finish(kids: &mut Children, site: &Site) {
+fn finish(kids: &mut Children, site: &Shared) {
     let deadline = Instant::now() + site.config.grace;
     while !kids.live.is_empty() && Instant::now() < deadline {
         let left = deadline.saturating_duration_since(Instant::now());
         let wait = left.min(Duration::from_millis(100));
-        let ts = rustix::time::Timespec {
-            tv_sec: 0,
-            tv_nsec: wait.subsec_nanos().max(1_000_000) as _,
-        };
+        let ts = policy::timespec(wait.max(Duration::from_millis(1)));
         let mut fds = [PollFd::new(&kids.done_rd, PollFlags::IN)];
         let _ = rustix::event::poll(&mut fds, Some(&ts));
         kids.reap_reported(site);
@@ -251,7 +231,7 @@ mod tests {
 
     #[test]
     fn reported_children_are_reaped_and_killed_ones_accounted() {
-        let site = Site::new(Config::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let site = Shared::new(Config::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
         let (done_rd, done_wr) = rustix::pipe::pipe_with(
             rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK,
         )
@@ -279,10 +259,7 @@ mod tests {
         site.stats.conn_opened(); // b's connection, counted by b
 
         let mut fds = [PollFd::new(&kids.done_rd, PollFlags::IN)];
-        let ten_s = rustix::time::Timespec {
-            tv_sec: 10,
-            tv_nsec: 0,
-        };
+        let ten_s = policy::timespec(Duration::from_secs(10));
         assert_eq!(rustix::event::poll(&mut fds, Some(&ten_s)).unwrap(), 1);
         kids.reap_reported(&site);
         assert_eq!(kids.live.iter().copied().collect::<Vec<_>>(), [b]);

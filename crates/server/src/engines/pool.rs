@@ -12,15 +12,15 @@
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use crossbeam_channel::TrySendError;
 
 use crate::ServerError;
-use crate::blocking::{self, Next};
-use crate::site::Site;
+use crate::driver::blocking::{self, Next};
+use crate::driver::policy;
+use crate::shared::Shared;
 
-pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), ServerError> {
+pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), ServerError> {
     let (tx, rx) = crossbeam_channel::bounded::<(TcpStream, SocketAddr)>(site.config.queue);
     let mut workers = Vec::with_capacity(site.config.workers);
     for i in 0..site.config.workers {
@@ -29,7 +29,7 @@ pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), Server
         let handle = std::thread::Builder::new()
             .name(format!("servelab-pool-{i}"))
             .spawn(move || {
-                let mut worker = site.worker();
+                let mut worker = site.local();
                 for (stream, peer) in rx {
                     blocking::serve(stream, peer, &site, &mut worker);
                 }
@@ -47,20 +47,6 @@ pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), Server
         Next::Continue
     });
     drop(tx);
-    finish(workers, site);
+    policy::finish_threads(workers, site);
     Ok(())
-}
-
-/// Waits for the workers within the grace period, then cuts what is left.
-pub(crate) fn finish(workers: Vec<std::thread::JoinHandle<()>>, site: &Site) {
-    let deadline = Instant::now() + site.config.grace;
-    while Instant::now() < deadline && !workers.iter().all(|w| w.is_finished()) {
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    if !workers.iter().all(|w| w.is_finished()) {
-        site.shutdown.force();
-    }
-    for w in workers {
-        let _ = w.join();
-    }
 }

@@ -41,10 +41,11 @@ use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags};
 
-use super::child::{self, Ended};
 use crate::ServerError;
-use crate::blocking::{self, Next};
-use crate::site::Site;
+use crate::child;
+use crate::driver::blocking::{self, Next};
+use crate::driver::policy;
+use crate::shared::Shared;
 
 /// A worker that ends sooner than this after its start is replaced only after
 /// [`RESPAWN_PAUSE`].
@@ -52,13 +53,13 @@ const QUICK_DEATH: Duration = Duration::from_secs(1);
 const RESPAWN_PAUSE: Duration = Duration::from_millis(200);
 
 /// One live worker process.
-struct Worker {
+struct WorkerProcess {
     pid: libc::pid_t,
     pidfd: OwnedFd,
     started: Instant,
 }
 
-pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), ServerError> {
+pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), ServerError> {
     // SIGHUP (reopen the access log) is sent to the master; it passes it on,
     // since each worker has its own log descriptor. Registered before the
     // workers start, so they inherit a handler too and a forwarded SIGHUP can
@@ -77,11 +78,11 @@ pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), Server
 
 fn supervise(
     listener: &TcpListener,
-    site: &Arc<Site>,
+    site: &Arc<Shared>,
     hup: &AtomicBool,
     forward_hup: bool,
 ) -> Result<(), ServerError> {
-    let mut workers: Vec<Worker> = Vec::with_capacity(site.config.workers);
+    let mut workers: Vec<WorkerProcess> = Vec::with_capacity(site.config.workers);
     for _ in 0..site.config.workers {
         match start(listener, site) {
             Ok(w) => workers.push(w),
@@ -104,10 +105,7 @@ fn supervise(
         }
         // The signal may land on another thread of the master, so the flag is
         // looked at once a second rather than relying on EINTR.
-        let tick = rustix::time::Timespec {
-            tv_sec: 1,
-            tv_nsec: 0,
-        };
+        let tick = policy::timespec(Duration::from_secs(1));
         match rustix::event::poll(&mut fds, forward_hup.then_some(&tick)) {
             Ok(_) | Err(rustix::io::Errno::INTR) => {}
             Err(e) => {
@@ -128,7 +126,7 @@ fn supervise(
             .collect();
         drop(fds);
         // Highest index first, so each swap_remove leaves the others in place.
-        let dead: Vec<Worker> = exited
+        let dead: Vec<WorkerProcess> = exited
             .into_iter()
             .rev()
             .map(|i| workers.swap_remove(i))
@@ -148,7 +146,10 @@ fn supervise(
             match start(listener, site) {
                 Ok(w) => workers.push(w),
                 // Try again when the next worker ends or on the next loop.
-                Err(e) => eprintln!("servelab: cannot replace a prefork worker: {e}"),
+                Err(e) => eprintln!(
+                    "servelab: cannot replace a prefork worker: {}",
+                    crate::error::Chain(&e)
+                ),
             }
         }
         if workers.is_empty() {
@@ -162,7 +163,7 @@ fn supervise(
 }
 
 /// Forks one worker.
-fn start(listener: &TcpListener, site: &Arc<Site>) -> Result<Worker, ServerError> {
+fn start(listener: &TcpListener, site: &Arc<Shared>) -> Result<WorkerProcess, ServerError> {
     let master = std::process::id();
     let pid = child::fork().map_err(ServerError::io("forking a prefork worker"))?;
     let Some(pid) = pid else {
@@ -177,7 +178,7 @@ fn start(listener: &TcpListener, site: &Arc<Site>) -> Result<Worker, ServerError
         }
         child::close_foreign_sockets(&[child::raw(listener)]);
         child::watch_shutdown(site);
-        let mut worker = site.process_worker();
+        let mut worker = site.process_local();
         blocking::accept_loop(listener, site, |stream, peer| {
             blocking::serve(stream, peer, site, &mut worker);
             Next::Continue
@@ -187,7 +188,7 @@ fn start(listener: &TcpListener, site: &Arc<Site>) -> Result<Worker, ServerError
     };
     let raw = rustix::process::Pid::from_raw(pid).expect("fork returns a positive pid");
     match rustix::process::pidfd_open(raw, rustix::process::PidfdFlags::empty()) {
-        Ok(pidfd) => Ok(Worker {
+        Ok(pidfd) => Ok(WorkerProcess {
             pid,
             pidfd,
             started: Instant::now(),
@@ -204,18 +205,15 @@ fn start(listener: &TcpListener, site: &Arc<Site>) -> Result<Worker, ServerError
 }
 
 /// Waits for every worker within the grace period, then kills the rest.
-fn finish(workers: &mut Vec<Worker>, site: &Site) {
+fn finish(workers: &mut Vec<WorkerProcess>, site: &Shared) {
     let deadline = Instant::now() + site.config.grace;
-    let mut live: Vec<Worker> = std::mem::take(workers);
+    let mut live: Vec<WorkerProcess> = std::mem::take(workers);
     while !live.is_empty() {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             break;
         }
-        let ts = rustix::time::Timespec {
-            tv_sec: left.as_secs() as _,
-            tv_nsec: left.subsec_nanos() as _,
-        };
+        let ts = policy::timespec(left);
         let mut fds: Vec<PollFd<'_>> = live
             .iter()
             .map(|w| PollFd::new(&w.pidfd, PollFlags::IN))
@@ -228,7 +226,7 @@ fn finish(workers: &mut Vec<Worker>, site: &Site) {
             let keep = !gone[i];
             i += 1;
             if !keep {
-                report(w.pid, child::reap(w.pid, true));
+                child::report("prefork worker", w.pid, child::reap(w.pid, true));
             }
             keep
         });
@@ -239,13 +237,7 @@ fn finish(workers: &mut Vec<Worker>, site: &Site) {
             child::kill(w.pid, libc::SIGKILL);
         }
         for w in live {
-            report(w.pid, child::reap(w.pid, true));
+            child::report("prefork worker", w.pid, child::reap(w.pid, true));
         }
-    }
-}
-
-fn report(pid: libc::pid_t, ended: Option<Ended>) {
-    if !matches!(ended, Some(Ended::Exit(0) | Ended::Gone) | None) {
-        eprintln!("servelab: prefork worker {pid} ended abnormally ({ended:?})");
     }
 }

@@ -18,17 +18,17 @@
 //! show the balance either way.
 //!
 //! Every loop sets `TCP_DEFER_ACCEPT` on the shared listener (see
-//! [`crate::evloop`]); the option belongs to the socket, so setting it again is
+//! [`crate::driver::evloop`]); the option belongs to the socket, so setting it again is
 //! harmless.
 
 use std::net::TcpListener;
 use std::sync::Arc;
 
 use crate::ServerError;
-use crate::evloop::EventLoop;
-use crate::site::Site;
+use crate::driver::evloop::EventLoop;
+use crate::shared::Shared;
 
-pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), ServerError> {
+pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), ServerError> {
     let workers = site.config.workers;
     if workers == 1 {
         return EventLoop::new(site, listener, false)?.run();
@@ -36,7 +36,7 @@ pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), Server
     std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(workers - 1);
         for i in 1..workers {
-            let site: &Site = site;
+            let site: &Shared = site;
             let handle = std::thread::Builder::new()
                 .name(format!("servelab-reactor-{i}"))
                 .spawn_scoped(scope, move || EventLoop::new(site, listener, true)?.run())

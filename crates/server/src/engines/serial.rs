@@ -5,14 +5,17 @@
 //! length). Useful only as the denominator of a speedup.
 
 use std::net::TcpListener;
+use std::sync::Arc;
 
-use crate::blocking::{self, Next};
-use crate::site::Site;
+use crate::ServerError;
+use crate::driver::blocking::{self, Next};
+use crate::shared::Shared;
 
-pub(crate) fn run(listener: &TcpListener, site: &Site) {
-    let mut worker = site.worker();
+pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), ServerError> {
+    let mut worker = site.local();
     blocking::accept_loop(listener, site, |stream, peer| {
         blocking::serve(stream, peer, site, &mut worker);
         Next::Continue
     });
+    Ok(())
 }

@@ -2,7 +2,7 @@
 //!
 //! The classic design of seed 003: the acceptor spawns a thread, the thread
 //! serves its connection to the end with blocking syscalls and exits. Nothing
-//! is shared between connections but the [`Site`].
+//! is shared between connections but the [`Shared`].
 //!
 //! The cap is a bound on threads, not a queue: at `--max-conns` live threads the
 //! acceptor stops accepting and waits for one to finish, so further clients wait
@@ -27,11 +27,12 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 
 use crate::ServerError;
-use crate::blocking::{self, Next};
-use crate::site::Site;
+use crate::driver::blocking::{self, Next};
+use crate::driver::policy;
+use crate::shared::Shared;
 
 /// Stack of a connection thread. The request path keeps its buffers on the
-/// heap (in `Conn` and `Worker`), so a small stack suffices and 1024 threads
+/// heap (in `Conn` and `Local`), so a small stack suffices and 1024 threads
 /// reserve 256 MiB of address space instead of 8 GiB.
 const STACK: usize = 256 * 1024;
 
@@ -47,7 +48,7 @@ struct Threads {
 impl Threads {
     /// Joins every thread that has said it is done; with `block`, waits for at
     /// least one (or for shutdown) first.
-    fn reap(&mut self, block: bool, site: &Site) {
+    fn reap(&mut self, block: bool, site: &Shared) {
         if block {
             loop {
                 match self.done.recv_timeout(CAP_POLL) {
@@ -75,7 +76,7 @@ impl Threads {
     }
 }
 
-pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), ServerError> {
+pub(crate) fn run(listener: &TcpListener, site: &Arc<Shared>) -> Result<(), ServerError> {
     let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
     let name = format!("sl-conn-{port}");
     let (done_tx, done_rx) = crossbeam_channel::unbounded::<u64>();
@@ -104,7 +105,7 @@ pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), Server
                 if let Some(stream) = stream {
                     // A fresh worker per thread: its scratch is per connection
                     // anyway, and its log buffer is flushed after it ends.
-                    let mut worker = site2.worker();
+                    let mut worker = site2.local();
                     blocking::serve(stream, peer, &site2, &mut worker);
                 }
                 let _ = done.send(id);
@@ -131,7 +132,7 @@ pub(crate) fn run(listener: &TcpListener, site: &Arc<Site>) -> Result<(), Server
     // Shutdown: idle connections were closed by the trigger; busy ones finish
     // within the grace period, then are cut.
     let handles: Vec<JoinHandle<()>> = threads.live.drain().map(|(_, h)| h).collect();
-    super::pool::finish(handles, site);
+    policy::finish_threads(handles, site);
     Ok(())
 }
 
@@ -161,7 +162,8 @@ mod tests {
                 }),
             );
         }
-        let site = crate::site::Site::new(crate::Config::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let site =
+            crate::shared::Shared::new(crate::Config::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
         while t.live.len() > 1 {
             t.reap(true, &site);
         }

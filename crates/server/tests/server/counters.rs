@@ -160,11 +160,14 @@ fn reset_mid_body_counts_abandoned() {
                 .set_linger(Some(Duration::ZERO))
                 .unwrap();
         }
-        // The server notices on its next write; give it a bounded while.
+        // The server notices on its next write; give it a bounded while. The
+        // abandon and the close may be counted by different threads (event:
+        // a worker abandons, the selector closes), so wait for both.
         let until = Instant::now() + Duration::from_secs(20);
         let json = loop {
             let (json, _) = status(addr);
-            if field(&json, "abandoned") == 1 || Instant::now() > until {
+            let settled = field(&json, "abandoned") == 1 && field(&json, "open") == 1;
+            if settled || Instant::now() > until {
                 break json;
             }
             std::thread::sleep(Duration::from_millis(20));

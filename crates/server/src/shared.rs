@@ -1,36 +1,38 @@
-//! What every connection of a server shares, and what each worker owns.
+//! What every connection of a server shares ([`Shared`]), and what each thread
+//! or process of it owns alone ([`Local`]).
 //!
-//! [`Site`] is read-only after start (apart from atomics): configuration, the
+//! [`Shared`] is read-only after start (apart from atomics): configuration, the
 //! root, the access log, the counters and the shutdown state. Engines hand an
-//! `Arc<Site>` to their threads or inherit it across `fork`.
-//! [`Worker`] is per thread (or per process): its log writer, its cached dates
-//! and scratch buffers, so the request path needs no lock and no allocation.
+//! `Arc<Shared>` to their threads or inherit it across `fork`; the request path
+//! calls it `site`. [`Local`] is per thread (or per process), called `w` on the
+//! request path: its log writer, its cached dates and scratch buffers, so the
+//! request path needs no lock and no allocation.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use crate::cache::FileCache;
 use crate::clock::Clock;
-use crate::dist::Service;
 use crate::files::Root;
 use crate::log::{AccessLog, LogWriter};
+use crate::service::Service;
 use crate::shutdown::Shutdown;
 use crate::{Config, ServerError, Stats};
 
 /// The state a server's connections share.
 #[derive(Debug)]
-pub(crate) struct Site {
+pub(crate) struct Shared {
     pub(crate) config: Config,
     pub(crate) root: Root,
     pub(crate) log: AccessLog,
     pub(crate) stats: Arc<Stats>,
     pub(crate) shutdown: Shutdown,
-    /// Workers created so far: each gets its own random stream.
-    workers_made: AtomicU64,
+    /// [`Local`]s created so far: each gets its own random stream.
+    locals_made: AtomicU64,
 }
 
-impl Site {
-    pub(crate) fn new(config: Config) -> Result<Site, ServerError> {
+impl Shared {
+    pub(crate) fn new(config: Config) -> Result<Shared, ServerError> {
         if config.workers == 0 {
             return Err(ServerError::Config("--workers must be at least 1".into()));
         }
@@ -43,29 +45,29 @@ impl Site {
         let root = Root::open(&config.root)?;
         let log = AccessLog::open(&config.log, config.log_mode)?;
         let shutdown = Shutdown::new().map_err(ServerError::io("creating the wake-up pipe"))?;
-        Ok(Site {
+        Ok(Shared {
             config,
             root,
             log,
             stats: Arc::new(Stats::default()),
             shutdown,
-            workers_made: AtomicU64::new(0),
+            locals_made: AtomicU64::new(0),
         })
     }
 
     /// A fresh per-thread context.
-    pub(crate) fn worker(&self) -> Worker {
-        self.worker_with(self.log.writer())
+    pub(crate) fn local(&self) -> Local {
+        self.local_with(self.log.writer())
     }
 
     /// A fresh context for a forked child process, whose log writer shares no
     /// lock or buffer with the parent (see `AccessLog::process_writer`).
-    pub(crate) fn process_worker(&self) -> Worker {
-        self.worker_with(self.log.process_writer())
+    pub(crate) fn process_local(&self) -> Local {
+        self.local_with(self.log.process_writer())
     }
 
-    fn worker_with(&self, log: LogWriter) -> Worker {
-        Worker {
+    fn local_with(&self, log: LogWriter) -> Local {
+        Local {
             log,
             clock: Clock::new(),
             path: String::with_capacity(256),
@@ -75,7 +77,7 @@ impl Site {
                 self.config.delay,
                 self.config.work,
                 self.config.seed,
-                self.workers_made.fetch_add(1, Relaxed),
+                self.locals_made.fetch_add(1, Relaxed),
             ),
         }
     }
@@ -83,7 +85,7 @@ impl Site {
 
 /// Per-thread (or per-process) state of the request path.
 #[derive(Debug)]
-pub(crate) struct Worker {
+pub(crate) struct Local {
     pub(crate) log: LogWriter,
     pub(crate) clock: Clock,
     /// Scratch for the decoded request path.
@@ -92,6 +94,6 @@ pub(crate) struct Worker {
     pub(crate) line: Vec<u8>,
     /// Open files, metadata and small bodies (see `cache.rs`).
     pub(crate) files: FileCache,
-    /// `--delay` and `--work` draws, from this worker's own generator.
+    /// `--delay` and `--work` draws, from this thread's own generator.
     pub(crate) service: Service,
 }

@@ -1,6 +1,7 @@
-//! Driving a [`Conn`] with blocking syscalls: the shared half of every engine
-//! that dedicates a thread or a process to a connection (serial, pool, thread,
-//! fork, prefork).
+//! Driving a [`Conn`] with blocking syscalls, for every engine that dedicates a
+//! thread or a process to a connection (serial, pool, thread, fork, prefork):
+//! [`serve`] runs one connection to its end, [`accept_loop`] hands accepted
+//! connections to an engine, [`refuse`] answers 503 to one it cannot take.
 //!
 //! Timeouts are socket timeouts. `SO_RCVTIMEO` and `SO_SNDTIMEO` are set once on
 //! the listening socket and Linux copies them into every accepted socket, so the
@@ -14,18 +15,17 @@ use std::net::{Shutdown as Side, SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags};
+use rustix::io::Errno;
 
-use crate::conn::{Chunk, Conn, Interest, Wait};
-use crate::site::{Site, Worker};
+use super::policy::{self, Backoff, LINGER, Linger, log_connection};
+use crate::conn::{Conn, Interest, Wait};
+use crate::shared::{Local, Shared};
 
 /// How far past its deadline a read may wait before the timeout fires.
 const SLACK: Duration = Duration::from_millis(100);
 
-/// How long a lingering close waits for the client to finish sending.
-const LINGER: Duration = Duration::from_secs(1);
-
 /// Serves one connection to the end on the calling thread.
-pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Site, w: &mut Worker) {
+pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Shared, w: &mut Local) {
     site.stats.conn_opened();
     if site.shutdown.is_forced() {
         site.stats.conn_closed();
@@ -98,18 +98,14 @@ pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Site, w: &mu
                 };
             }
             Interest::Write => {
+                let more = conn.file_follows();
                 let result = match conn.next_write() {
-                    Some(Chunk::Bytes(bytes)) => stream.write(bytes),
-                    Some(Chunk::File { file, offset, len }) => {
-                        let mut off = offset;
-                        rustix::fs::sendfile(&stream, file, Some(&mut off), len)
-                            .map_err(io::Error::from)
-                    }
+                    Some(chunk) => policy::send_chunk(&stream, chunk, more),
                     None => Ok(0),
                 };
                 interest = match result {
                     Ok(n) => conn.wrote(n, site, w),
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(Errno::INTR) => continue,
                     Err(_) => {
                         // Reset, broken pipe, or no progress within the write timeout.
                         conn.abandon(site);
@@ -117,6 +113,7 @@ pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Site, w: &mu
                     }
                 };
             }
+            Interest::Dispatch => interest = conn.serve(site, w),
             Interest::Hold(until) => {
                 // --delay: this thread has nothing else to do meanwhile.
                 std::thread::sleep(until.saturating_duration_since(Instant::now()));
@@ -149,41 +146,20 @@ fn is_timeout(e: &io::Error) -> bool {
     )
 }
 
-/// Shuts our side, then reads and drops what the client still sends (up to a
-/// bound, for at most [`LINGER`]), so our last response is not destroyed by a
-/// reset caused by unread bytes. nginx calls this lingering close.
-pub(crate) fn linger_close(stream: &mut TcpStream) {
+/// Shuts our side, then reads and drops what the client still sends (see
+/// [`Linger`]), so our last response is not destroyed by a reset caused by
+/// unread bytes.
+fn linger_close(stream: &mut TcpStream) {
     let _ = stream.shutdown(Side::Write);
     let _ = stream.set_read_timeout(Some(LINGER / 4));
-    let until = Instant::now() + LINGER;
+    let mut linger = Linger::start();
     let mut sink = [0u8; 4096];
-    let mut total = 0usize;
-    while Instant::now() < until && total < 256 * 1024 {
+    while !linger.is_over() {
         match stream.read(&mut sink) {
             Ok(0) | Err(_) => break,
-            Ok(n) => total += n,
+            Ok(n) => linger.drained(n),
         }
     }
-}
-
-pub(crate) fn log_connection(site: &Site, w: &mut Worker, conn: &Conn, closed: bool) {
-    if !site.config.log_connections || !w.log.enabled() {
-        return;
-    }
-    w.clock.tick();
-    w.line.clear();
-    let clf = String::from_utf8_lossy(w.clock.clf()).into_owned();
-    let line = if closed {
-        format!(
-            "conn {} close [{clf}] requests={} us={}\n",
-            conn.peer(),
-            conn.requests(),
-            conn.opened().elapsed().as_micros()
-        )
-    } else {
-        format!("conn {} open [{clf}]\n", conn.peer())
-    };
-    w.log.line(line.as_bytes());
 }
 
 /// What the accept loop should do after a connection was handed over.
@@ -201,10 +177,10 @@ pub(crate) enum Next {
 /// that stays readable; it recovers by itself when descriptors are free again.
 pub(crate) fn accept_loop(
     listener: &TcpListener,
-    site: &Site,
+    site: &Shared,
     mut handle: impl FnMut(TcpStream, SocketAddr) -> Next,
 ) {
-    let mut backoff = Duration::ZERO;
+    let mut backoff = Backoff::default();
     loop {
         let mut fds = [
             PollFd::new(listener, PollFlags::IN),
@@ -227,7 +203,7 @@ pub(crate) fn accept_loop(
         loop {
             match listener.accept() {
                 Ok((stream, peer)) => {
-                    backoff = Duration::ZERO;
+                    backoff.reset();
                     if handle(stream, peer) == Next::Stop {
                         return;
                     }
@@ -237,10 +213,8 @@ pub(crate) fn accept_loop(
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) if is_resource_error(&e) => {
-                    backoff =
-                        (backoff * 2).clamp(Duration::from_millis(10), Duration::from_millis(500));
-                    wait_or_shutdown(site, backoff);
+                Err(e) if policy::is_resource_io_error(&e) => {
+                    wait_or_shutdown(site, backoff.next());
                     break;
                 }
                 // ECONNABORTED and friends: that one client is gone; go on.
@@ -250,38 +224,27 @@ pub(crate) fn accept_loop(
     }
 }
 
-pub(crate) fn is_resource_error(e: &io::Error) -> bool {
-    matches!(
-        e.raw_os_error(),
-        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
-    )
-}
-
 /// Sleeps for `d` unless shutdown is asked for first.
-pub(crate) fn wait_or_shutdown(site: &Site, d: Duration) {
+pub(crate) fn wait_or_shutdown(site: &Shared, d: Duration) {
     let mut fds = [PollFd::from_borrowed_fd(
         site.shutdown.wake_fd(),
         PollFlags::IN,
     )];
-    let ts = rustix::time::Timespec {
-        tv_sec: d.as_secs() as _,
-        tv_nsec: d.subsec_nanos() as _,
-    };
-    let _ = rustix::event::poll(&mut fds, Some(&ts));
+    let _ = rustix::event::poll(&mut fds, Some(&policy::timespec(d)));
 }
 
 /// Best effort "503 Service Unavailable" to a connection we cannot take, from
 /// the accepting thread: the socket is fresh, so the small write does not block
 /// (and `SO_SNDTIMEO` bounds it anyway); then a short non-blocking drain of what
 /// the client already sent, so the close is less likely to become a reset.
-pub(crate) fn refuse(mut stream: TcpStream, site: &Site) {
+pub(crate) fn refuse(mut stream: TcpStream, site: &Shared) {
     site.stats.conn_opened();
     site.stats.dropped();
     site.stats.response(503);
     let mut out = Vec::with_capacity(512);
     let mut clock = crate::clock::Clock::new();
     clock.tick();
-    let persist = crate::handler::Persist {
+    let persist = crate::response::Persist {
         keep_alive: false,
         http10: false,
     };

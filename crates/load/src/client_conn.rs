@@ -1,20 +1,21 @@
-//! One slot of an event loop: a closed user, or one connection of an open pool.
+//! One client connection of an event loop: a closed user, or one connection of an
+//! open pool, with the request it is working on.
 //!
-//! A slot owns at most one socket at a time and at most one request. Its state is an
+//! A [`ClientConn`] owns at most one socket at a time and at most one request. Its state is an
 //! explicit enum, so that the loop's handlers read as a table: what an event or a
-//! timer means depends on the state alone. In the closed workload a slot is a user
+//! timer means depends on the state alone. In the closed workload it is a user
 //! and lives for the whole run; in the open workload it is a connection that
 //! requests are assigned to from the client-side queue.
 
 use std::os::fd::OwnedFd;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rand_pcg::Pcg64Mcg;
 
 use crate::response::ResponseParser;
-use crate::timer::SlotTimer;
+use crate::timer::ConnTimer;
 
-/// Where a slot is in its cycle.
+/// Where a client connection is in its cycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ConnState {
     /// No request (open pool: waiting for work; the socket may be open and idle).
@@ -29,11 +30,14 @@ pub(crate) enum ConnState {
     Thinking,
     /// Closed user waiting before retrying a timed-out attempt (socket closed).
     RetryWait,
+    /// Every address refused the connect (or could not be reached): waiting out
+    /// the backoff before connecting again for the same request.
+    Backoff,
     /// The user is done for this run (no more requests allowed).
     Stopped,
 }
 
-/// The request a slot is working on.
+/// The request a client connection is working on.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Request {
     /// When the request should have started: think end (closed) or arrival (open).
@@ -62,14 +66,14 @@ impl Request {
 
 /// A user or a pooled connection.
 #[derive(Debug)]
-pub(crate) struct Slot {
+pub(crate) struct ClientConn {
     /// The connection, if open.
     pub sock: Option<OwnedFd>,
     /// Bumped for every new socket; travels in epoll's data so that an event for
     /// a socket closed earlier in the same batch is recognised and dropped.
     pub generation: u32,
     pub state: ConnState,
-    pub timer: SlotTimer,
+    pub timer: ConnTimer,
     /// This user's random stream (think times, timeouts, targets).
     pub rng: Pcg64Mcg,
     pub parser: ResponseParser,
@@ -82,6 +86,12 @@ pub(crate) struct Slot {
     pub session_left: u32,
     /// When the current connect started.
     pub connect_start: Instant,
+    /// The address (index into the target's) being connected to or connected.
+    pub addr_index: usize,
+    /// Addresses tried in the current connect round.
+    pub addr_tries: usize,
+    /// The backoff after the last failed connect (zero once a connect succeeds).
+    pub backoff: Duration,
     /// Whether the connection already carried a complete response.
     pub reused: bool,
     /// The target the connection was opened for (its address is the connection's).
@@ -90,13 +100,13 @@ pub(crate) struct Slot {
     pub quota: u64,
 }
 
-impl Slot {
-    pub(crate) fn new(rng: Pcg64Mcg, now: Instant) -> Slot {
-        Slot {
+impl ClientConn {
+    pub(crate) fn new(rng: Pcg64Mcg, now: Instant) -> ClientConn {
+        ClientConn {
             sock: None,
             generation: 0,
             state: ConnState::Idle,
-            timer: SlotTimer::default(),
+            timer: ConnTimer::default(),
             rng,
             parser: ResponseParser::default(),
             req: Request::new(now, 0),
@@ -104,19 +114,36 @@ impl Slot {
             closing: false,
             session_left: u32::MAX,
             connect_start: now,
+            addr_index: 0,
+            addr_tries: 0,
+            backoff: Duration::ZERO,
             reused: false,
             conn_target: 0,
             quota: u64::MAX,
         }
     }
 
-    /// The epoll data word for this slot's current socket.
+    /// Whether a request is under way: sent or being sent, waiting for its
+    /// answer, a retry (closed users) or a reconnect.
+    #[inline]
+    pub(crate) fn has_request(&self) -> bool {
+        matches!(
+            self.state,
+            ConnState::Connecting
+                | ConnState::Writing
+                | ConnState::Reading
+                | ConnState::RetryWait
+                | ConnState::Backoff
+        )
+    }
+
+    /// The epoll data word for this connection's current socket.
     #[inline]
     pub(crate) fn token(&self, index: usize) -> u64 {
         (u64::from(self.generation) << 32) | index as u64
     }
 
-    /// Splits an epoll data word into (slot index, generation).
+    /// Splits an epoll data word into (connection index, generation).
     #[inline]
     pub(crate) fn untoken(token: u64) -> (usize, u32) {
         ((token & 0xffff_ffff) as usize, (token >> 32) as u32)
@@ -130,8 +157,8 @@ mod tests {
 
     #[test]
     fn token_round_trips() {
-        let mut s = Slot::new(Pcg64Mcg::seed_from_u64(0), Instant::now());
+        let mut s = ClientConn::new(Pcg64Mcg::seed_from_u64(0), Instant::now());
         s.generation = 0xdead_beef;
-        assert_eq!(Slot::untoken(s.token(12_345)), (12_345, 0xdead_beef));
+        assert_eq!(ClientConn::untoken(s.token(12_345)), (12_345, 0xdead_beef));
     }
 }

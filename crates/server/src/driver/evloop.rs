@@ -1,5 +1,5 @@
-//! Driving many [`Conn`]s from one thread with non-blocking sockets and epoll:
-//! the shared half of the `epoll` and `reactor` engines.
+//! Driving many [`Conn`]s from one thread with non-blocking sockets and epoll,
+//! for the `epoll` and `reactor` engines.
 //!
 //! One [`EventLoop`] owns an epoll instance watching the listener (level
 //! triggered, so a connection left in the backlog is offered again), the
@@ -53,21 +53,25 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use crossbeam_channel::TrySendError;
 use rustix::event::epoll::{self, EventData, EventFlags};
 use rustix::io::Errno;
-use rustix::net::{RecvFlags, SendFlags, SocketFlags};
+use rustix::net::{RecvFlags, SocketFlags};
 
+use super::handoff::{Job, LoopEnd};
+use super::policy::{self, Backoff, Linger, log_connection};
 use crate::ServerError;
-use crate::blocking::log_connection;
 use crate::conn::{Buffers, Chunk, Conn, Interest};
-use crate::site::{Site, Worker};
+use crate::shared::{Local, Shared};
 
 /// epoll token of the listener.
 const LISTENER: u64 = u64::MAX;
 /// epoll token of the shutdown pipe.
 const WAKE: u64 = u64::MAX - 1;
+/// epoll token of the eventfd that says connections came back from workers.
+const BACK: u64 = u64::MAX - 2;
 /// Events taken per `epoll_wait`.
 const EVENTS: usize = 512;
 /// Connections accepted per readiness of the listener before serving others:
@@ -75,17 +79,14 @@ const EVENTS: usize = 512;
 const ACCEPT_BATCH: usize = 128;
 /// Spare buffer pairs kept for connections that become busy again.
 const POOL: usize = 256;
-/// How long a lingering close waits for the client to stop sending.
-const LINGER: Duration = Duration::from_secs(1);
-/// How much a lingering close reads and drops at most.
-const LINGER_BYTES: usize = 256 * 1024;
 
-/// One connection of the loop.
+/// One connection of the loop: its socket, its [`Conn`], and what the loop
+/// knows of its readiness and timer.
 #[derive(Debug)]
-struct Slot {
-    sock: OwnedFd,
-    conn: Conn,
-    interest: Interest,
+pub(crate) struct Connection {
+    pub(super) sock: OwnedFd,
+    pub(super) conn: Conn,
+    pub(super) interest: Interest,
     /// Edge-triggered readiness as last known: reading may return bytes.
     readable: bool,
     /// Writing may make progress.
@@ -94,23 +95,36 @@ struct Slot {
     wrote_at: Instant,
     /// The earliest timer entry in the heap for this slot.
     armed: Option<Instant>,
-    /// Set once the write side is shut in a lingering close: until then.
-    linger: Option<(Instant, usize)>,
+    /// Set once the write side is shut in a lingering close.
+    linger: Option<Linger>,
     /// In the epoll set yet (see [`EventLoop::add`]).
     registered: bool,
+}
+
+impl Connection {
+    /// Back from a worker ([`super::handoff`]) wanting `interest`. Its edges
+    /// were not watched meanwhile, so it may be readable and writable; its
+    /// timer entry may have been dropped, so it is armed afresh.
+    pub(super) fn came_back(&mut self, interest: Interest) {
+        self.interest = interest;
+        self.readable = true;
+        self.writable = true;
+        self.wrote_at = Instant::now();
+        self.armed = None;
+    }
 }
 
 /// An epoll event loop serving connections from one listener.
 #[derive(Debug)]
 pub(crate) struct EventLoop<'s> {
-    site: &'s Site,
-    w: Worker,
+    site: &'s Shared,
+    w: Local,
     epoll: OwnedFd,
     listener: BorrowedFd<'s>,
     /// Register the listener with `EPOLLEXCLUSIVE` (several loops share it).
     exclusive: bool,
     listening: bool,
-    slots: Vec<Option<Slot>>,
+    slots: Vec<Option<Connection>>,
     /// Generation of each slot index, so a stale event or timer for a closed
     /// connection never reaches a new one in the same place.
     gens: Vec<u32>,
@@ -120,17 +134,22 @@ pub(crate) struct EventLoop<'s> {
     pool: Vec<Buffers>,
     /// Accepting is paused (descriptors exhausted) until then.
     accept_paused: Option<Instant>,
-    /// The last pause; the next failure doubles it, a success clears it.
-    backoff: Duration,
+    /// The pause after the next resource error.
+    backoff: Backoff,
     /// Shutdown has begun; finish by then.
     draining: Option<Instant>,
+    /// The grace period is over; only connections still with workers remain.
+    forced: bool,
+    /// Complete requests go to worker threads through this (the `event`
+    /// engine); without it they are answered on the loop's thread.
+    handoff: Option<LoopEnd>,
 }
 
 impl<'s> EventLoop<'s> {
     /// A loop over `listener` (non-blocking already). `exclusive` when other
     /// loops watch the same listener, so one connection wakes one loop.
     pub(crate) fn new(
-        site: &'s Site,
+        site: &'s Shared,
         listener: &'s TcpListener,
         exclusive: bool,
     ) -> Result<EventLoop<'s>, ServerError> {
@@ -148,7 +167,7 @@ impl<'s> EventLoop<'s> {
         defer_accept(listener);
         let mut ev = EventLoop {
             site,
-            w: site.worker(),
+            w: site.local(),
             epoll,
             listener: listener.as_fd(),
             exclusive,
@@ -160,12 +179,29 @@ impl<'s> EventLoop<'s> {
             timers: BinaryHeap::new(),
             pool: Vec::new(),
             accept_paused: None,
-            backoff: Duration::ZERO,
+            backoff: Backoff::default(),
             draining: None,
+            forced: false,
+            handoff: None,
         };
         ev.listen(true)
             .map_err(|e| ServerError::io("watching the listener")(e.into()))?;
         Ok(ev)
+    }
+
+    /// Sends each complete request to the workers at the other end of
+    /// `handoff`, which give the connection back when it wants to read again.
+    pub(crate) fn with_handoff(mut self, handoff: LoopEnd) -> Result<EventLoop<'s>, ServerError> {
+        // Level triggered: the loop clears it before draining the way back.
+        epoll::add(
+            &self.epoll,
+            &*handoff.wake,
+            EventData::new_u64(BACK),
+            EventFlags::IN,
+        )
+        .map_err(|e| ServerError::io("watching the workers' wake-up")(e.into()))?;
+        self.handoff = Some(handoff);
+        Ok(self)
     }
 
     fn listen(&mut self, on: bool) -> rustix::io::Result<()> {
@@ -209,20 +245,18 @@ impl<'s> EventLoop<'s> {
                 if self.open == 0 {
                     break;
                 }
-                if now >= until {
+                if now >= until && !self.forced {
+                    self.forced = true;
                     self.site.shutdown.force();
                     self.close_all();
-                    break;
+                    // What is left is with workers, who give up at once now.
+                    if self.open == 0 {
+                        break;
+                    }
                 }
             }
             let next = self.next_deadline();
-            let ts = next.map(|t| {
-                let d = t.saturating_duration_since(now);
-                rustix::time::Timespec {
-                    tv_sec: d.as_secs() as _,
-                    tv_nsec: d.subsec_nanos() as _,
-                }
-            });
+            let ts = next.map(|t| policy::timespec(t.saturating_duration_since(now)));
             let n = match epoll::wait(&self.epoll, &mut events[..], ts.as_ref()) {
                 Ok(n) => n,
                 Err(Errno::INTR) => continue,
@@ -238,6 +272,7 @@ impl<'s> EventLoop<'s> {
                 match ev.data.u64() {
                     LISTENER => self.accept(),
                     WAKE => self.begin_shutdown(),
+                    BACK => self.take_back(),
                     token => self.on_event(token, flags),
                 }
             }
@@ -249,7 +284,7 @@ impl<'s> EventLoop<'s> {
     fn next_deadline(&mut self) -> Option<Instant> {
         let timer = self.timers.peek().map(|Reverse((t, _, _))| *t);
         let accept = self.accept_paused;
-        let grace = self.draining;
+        let grace = self.draining.filter(|_| !self.forced);
         [timer, accept, grace].into_iter().flatten().min()
     }
 
@@ -285,7 +320,7 @@ impl<'s> EventLoop<'s> {
             let flags = SocketFlags::NONBLOCK | SocketFlags::CLOEXEC;
             match rustix::net::acceptfrom_with(self.listener, flags) {
                 Ok((sock, addr)) => {
-                    self.backoff = Duration::ZERO;
+                    self.backoff.reset();
                     let peer = addr
                         .and_then(|a| SocketAddr::try_from(a).ok())
                         .unwrap_or_else(|| SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)));
@@ -293,10 +328,8 @@ impl<'s> EventLoop<'s> {
                 }
                 Err(Errno::AGAIN) => return,
                 Err(Errno::INTR | Errno::CONNABORTED) => {}
-                Err(e) if is_resource(e) => {
-                    self.backoff = (self.backoff * 2)
-                        .clamp(Duration::from_millis(10), Duration::from_millis(500));
-                    self.accept_paused = Some(Instant::now() + self.backoff);
+                Err(e) if policy::is_resource_error(e) => {
+                    self.accept_paused = Some(Instant::now() + self.backoff.next());
                     let _ = self.listen(false);
                     return;
                 }
@@ -315,9 +348,12 @@ impl<'s> EventLoop<'s> {
                 self.slots.len() - 1
             }
         };
-        let conn = Conn::bare(peer);
+        let mut conn = Conn::bare(peer);
+        if self.handoff.is_some() {
+            conn.defer_answers();
+        }
         log_connection(self.site, &mut self.w, &conn, false);
-        self.slots[index] = Some(Slot {
+        self.slots[index] = Some(Connection {
             sock,
             conn,
             interest: Interest::Read,
@@ -421,19 +457,12 @@ impl<'s> EventLoop<'s> {
                     }
                     let more = slot.conn.file_follows();
                     let (result, offered) = match slot.conn.next_write() {
-                        Some(Chunk::Bytes(bytes)) => {
-                            let mut flags = SendFlags::NOSIGNAL;
-                            if more {
-                                flags |= SendFlags::MORE;
-                            }
-                            (rustix::net::send(&slot.sock, bytes, flags), bytes.len())
-                        }
-                        Some(Chunk::File { file, offset, len }) => {
-                            let mut off = offset;
-                            (
-                                rustix::fs::sendfile(&slot.sock, file, Some(&mut off), len),
-                                len,
-                            )
+                        Some(chunk) => {
+                            let offered = match chunk {
+                                Chunk::Bytes(bytes) => bytes.len(),
+                                Chunk::File { len, .. } => len,
+                            };
+                            (policy::send_chunk(&slot.sock, chunk, more), offered)
                         }
                         None => (Ok(0), 0),
                     };
@@ -455,6 +484,14 @@ impl<'s> EventLoop<'s> {
                         }
                     }
                 }
+                Interest::Dispatch => {
+                    if self.handoff.is_some() {
+                        self.dispatch(index);
+                        return;
+                    }
+                    slot.interest = slot.conn.serve(site, &mut self.w);
+                    slot.wrote_at = Instant::now();
+                }
                 Interest::Hold(until) => {
                     if Instant::now() < until {
                         break;
@@ -469,7 +506,7 @@ impl<'s> EventLoop<'s> {
                 Interest::Close { linger: true } => {
                     if slot.linger.is_none() {
                         let _ = rustix::net::shutdown(&slot.sock, rustix::net::Shutdown::Write);
-                        slot.linger = Some((Instant::now() + LINGER, 0));
+                        slot.linger = Some(Linger::start());
                     }
                     if drain(slot) {
                         self.close(index);
@@ -493,9 +530,9 @@ impl<'s> EventLoop<'s> {
         }
         let deadline = match slot.interest {
             Interest::Read => slot.conn.wait(site).deadline(),
-            Interest::Write => slot.wrote_at + site.config.write_timeout,
+            Interest::Write | Interest::Dispatch => slot.wrote_at + site.config.write_timeout,
             Interest::Hold(until) => until,
-            Interest::Close { .. } => slot.linger.map_or_else(Instant::now, |(t, _)| t),
+            Interest::Close { .. } => slot.linger.map_or_else(Instant::now, |l| l.until()),
         };
         if slot.armed.is_none_or(|a| deadline < a) {
             slot.armed = Some(deadline);
@@ -553,13 +590,55 @@ impl<'s> EventLoop<'s> {
                     slot.conn.abandon(site);
                     slot.interest = Interest::Close { linger: false };
                 }
-                Interest::Hold(_) => {}
+                Interest::Hold(_) | Interest::Dispatch => {}
                 Interest::Close { linger: true } => {
-                    if slot.linger.is_some_and(|(until, _)| now >= until) {
+                    if slot.linger.is_some_and(|l| now >= l.until()) {
                         slot.interest = Interest::Close { linger: false };
                     }
                 }
                 Interest::Close { linger: false } => {}
+            }
+            self.drive(index);
+        }
+    }
+
+    /// Sends connection `index`, which holds a complete request, to a worker;
+    /// with the queue full, answers 503 (with `Retry-After`) and counts the
+    /// request dropped, as `pool` does with a connection.
+    fn dispatch(&mut self, index: usize) {
+        let (Some(handoff), Some(conn)) = (&self.handoff, self.slots[index].take()) else {
+            return;
+        };
+        let job = Job {
+            index: index as u32,
+            conn,
+        };
+        let mut back = match handoff.queue.try_send(job) {
+            Ok(()) => return,
+            Err(TrySendError::Full(job) | TrySendError::Disconnected(job)) => job.conn,
+        };
+        self.site.stats.dropped();
+        back.interest = back.conn.refuse(self.site, &mut self.w);
+        back.wrote_at = Instant::now();
+        self.slots[index] = Some(back);
+        self.drive(index);
+    }
+
+    /// Takes back the connections workers have finished with.
+    fn take_back(&mut self) {
+        let Some(handoff) = &self.handoff else {
+            return;
+        };
+        handoff.clear_wake();
+        while let Some(job) = self.handoff.as_ref().and_then(|h| h.back.try_recv().ok()) {
+            let index = job.index as usize;
+            self.slots[index] = Some(job.conn);
+            if self.forced
+                && let Some(slot) = &mut self.slots[index]
+            {
+                slot.conn.abandon(self.site);
+                self.close(index);
+                continue;
             }
             self.drive(index);
         }
@@ -584,34 +663,25 @@ impl<'s> EventLoop<'s> {
     }
 }
 
-/// Reads and drops what a client still sends after our last response (nginx's
-/// lingering close); true when done: EOF, error, enough bytes, or time is up.
-fn drain(slot: &mut Slot) -> bool {
-    let Some((until, mut total)) = slot.linger else {
+/// Reads and drops what a client still sends after our last response (see
+/// [`Linger`]); true when done: EOF, error, enough bytes, or time is up.
+fn drain(slot: &mut Connection) -> bool {
+    let Some(linger) = &mut slot.linger else {
         return true;
     };
     let mut sink = [0u8; 4096];
-    let done = loop {
-        if Instant::now() >= until || total >= LINGER_BYTES {
-            break true;
+    loop {
+        if linger.is_over() {
+            return true;
         }
         match rustix::net::recv(&slot.sock, &mut sink, RecvFlags::empty()) {
-            Ok((0, _)) => break true,
-            Ok((n, _)) => total += n,
-            Err(Errno::AGAIN) => break false,
+            Ok((0, _)) => return true,
+            Ok((n, _)) => linger.drained(n),
+            Err(Errno::AGAIN) => return false,
             Err(Errno::INTR) => {}
-            Err(_) => break true,
+            Err(_) => return true,
         }
-    };
-    slot.linger = Some((until, total));
-    done
-}
-
-fn is_resource(e: Errno) -> bool {
-    matches!(
-        e,
-        Errno::MFILE | Errno::NFILE | Errno::NOBUFS | Errno::NOMEM
-    )
+    }
 }
 
 /// Sets `TCP_DEFER_ACCEPT` (one second) on the listener; best effort, since

@@ -1,10 +1,11 @@
-//! What a forked process of the `fork` and `prefork` engines does first, and
-//! the one way it leaves.
+//! Child processes of the `fork` and `prefork` engines: forking, what a child
+//! does first and the one way it leaves, and how the parent reaps, kills and
+//! reports them.
 //!
 //! `fork(2)` in a multithreaded process copies only the calling thread; any lock
 //! another thread held at that moment stays locked forever in the child. So a
 //! child here never takes a lock the parent's other threads use: it gets its own
-//! log writer ([`crate::site::Site::process_worker`]), writes its own messages
+//! log writer ([`crate::shared::Shared::process_local`]), writes its own messages
 //! with a bare `write(2)`, and updates only the shared atomics of `stats.rs`.
 //! glibc's `malloc` is fork-safe (it resets its arenas' locks in the child), so
 //! ordinary Rust allocation is fine. Tests run servers on threads of one process,
@@ -30,7 +31,7 @@ use std::sync::Arc;
 
 use rustix::event::{PollFd, PollFlags};
 
-use crate::site::Site;
+use crate::shared::Shared;
 
 /// Forks. `Ok(None)` in the child, `Ok(Some(pid))` in the parent.
 pub(crate) fn fork() -> std::io::Result<Option<libc::pid_t>> {
@@ -99,7 +100,7 @@ pub(crate) fn close_foreign_sockets(keep: &[RawFd]) {
 }
 
 /// Starts the thread that turns the parent's shutdown into this child's.
-pub(crate) fn watch_shutdown(site: &Arc<Site>) {
+pub(crate) fn watch_shutdown(site: &Arc<Shared>) {
     let site = site.clone();
     let spawned = std::thread::Builder::new()
         .name("sl-child-stop".into())
@@ -166,6 +167,19 @@ pub(crate) enum Ended {
     Signal(i32),
     /// Reaped already, by us or by the kernel (SIGCHLD ignored).
     Gone,
+}
+
+/// Says on stderr that child `pid` (a `what`) ended abnormally, if it did: by a
+/// signal or with a non-zero status. Returns whether it did. A child that was
+/// reaped already, or is still running (`None`), is no news.
+pub(crate) fn report(what: &str, pid: libc::pid_t, ended: Option<Ended>) -> bool {
+    match ended {
+        Some(Ended::Exit(0) | Ended::Gone) | None => false,
+        Some(how) => {
+            eprintln!("servelab: {what} {pid} ended abnormally ({how:?})");
+            true
+        }
+    }
 }
 
 /// Sends `sig` to our child `pid`.

@@ -1,0 +1,570 @@
+//! The plan: an experiment expanded and resolved once into the list of points a
+//! run measures or simulates, each with typed values only (the server's
+//! [`ServeArgs`], the load, the simulator's model).
+//!
+//! Planning is where every templated field is checked, for every point, with the
+//! parsers that will use it (`servelab serve`'s own flag parser, the load and
+//! simulator DIST parsers); a mistake is `file:line:column: message`. A run then
+//! reads only the plan: nothing is expanded, parsed or checked a second time.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use servelab_server::{LogTarget, ServeArgs};
+
+use super::schema::{Experiment, ModelSpec, Scalar, ServerSpec, Template};
+use super::template::{FieldError, Vars, expand, opt_num, parse_num, parse_with};
+use crate::error::Result;
+use crate::peer::Peer;
+
+/// Everything a run does, resolved.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Whether this is the `--quick` sweep.
+    pub quick: bool,
+    /// Measured repeats per point.
+    pub repeats: u32,
+    /// Warm-up requests per point.
+    pub warmup: u64,
+    /// The run's temporary directory, which `{tmp}` names.
+    pub tmp: PathBuf,
+    /// Files created in the served directory (`tmp/www`), each once.
+    pub files: Vec<ServedFile>,
+    /// Every point, in run order.
+    pub points: Vec<PlannedPoint>,
+}
+
+/// A file of the served directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServedFile {
+    /// Path relative to the served root.
+    pub name: String,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+/// One point of the sweep.
+#[derive(Debug, Clone)]
+pub struct PlannedPoint {
+    /// Position in the run, from 0.
+    pub index: usize,
+    /// The axis values, in axis order.
+    pub vars: Vec<(String, Scalar)>,
+    /// What is done at it.
+    pub work: Work,
+}
+
+/// What a point does.
+#[derive(Debug, Clone)]
+pub enum Work {
+    /// Start a server, drive it with load, maybe predict it.
+    Measure(Box<Measure>),
+    /// Run the simulator alone.
+    Simulate(Box<Model>),
+}
+
+/// A measured point.
+#[derive(Debug, Clone)]
+pub struct Measure {
+    /// The server's label (`[[server]] label`).
+    pub label: String,
+    /// Which server.
+    pub server: Server,
+    /// The load driven at it.
+    pub load: ResolvedLoad,
+    /// The simulator's prediction of it (`[predict]`).
+    pub predict: Option<Model>,
+}
+
+/// A server to start.
+#[derive(Debug, Clone)]
+pub enum Server {
+    /// `servelab serve` with these flags; the run adds only `--port`.
+    Servelab(Box<ServeArgs>),
+    /// A peer, configured in the temporary directory.
+    Peer(Peer),
+}
+
+/// A simulator model and how long to run it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Model {
+    /// The queueing model.
+    pub model: servelab_sim::Model,
+    /// Replications and their length.
+    pub run: servelab_sim::RunSpec,
+}
+
+/// A load resolved for one point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedLoad {
+    /// Concurrent users.
+    pub users: u32,
+    /// Requests per connection.
+    pub session: Option<u32>,
+    /// Total requests of a repeat.
+    pub requests: Option<u64>,
+    /// Duration of a repeat.
+    pub duration: Option<Duration>,
+    /// Think time.
+    pub think: servelab_load::Dist,
+    /// Path requested.
+    pub path: String,
+}
+
+impl PlannedPoint {
+    /// The value of axis `name`.
+    pub fn var(&self, name: &str) -> Option<&Scalar> {
+        self.vars.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
+    /// The server's label, for measured points.
+    pub fn server_label(&self) -> Option<&str> {
+        match &self.work {
+            Work::Measure(m) => Some(&m.label),
+            Work::Simulate(_) => None,
+        }
+    }
+}
+
+/// The `servelab serve` flags the lab sets itself; `args` may not.
+const LAB_SETS: &str = "--root, --addr, --port and --engine";
+
+impl Experiment {
+    /// Expands and resolves every point of the full or `--quick` sweep, with
+    /// `tmp` as the run's temporary directory. `repeats` overrides the file's.
+    pub fn plan(&self, quick: bool, repeats: Option<u32>, tmp: &Path) -> Result<Plan> {
+        self.plan_fields(quick, repeats, tmp)
+            .map_err(|(span, message)| self.source.error_at(span, message))
+    }
+
+    fn plan_fields(
+        &self,
+        quick: bool,
+        repeats: Option<u32>,
+        tmp: &Path,
+    ) -> Result<Plan, FieldError> {
+        let tmp_text = tmp.to_string_lossy();
+        let mut points = Vec::new();
+        let mut files: Vec<ServedFile> = Vec::new();
+        for vars in self.combinations(quick) {
+            let v = Vars {
+                point: &vars,
+                tmp: &tmp_text,
+            };
+            for file in self.resolve_files(&v)? {
+                add_file(&mut files, file)?;
+            }
+            if let Some(spec) = &self.simulate {
+                points.push(PlannedPoint {
+                    index: points.len(),
+                    vars: vars.clone(),
+                    work: Work::Simulate(Box::new(self.resolve_model(spec, &v, quick)?)),
+                });
+                continue;
+            }
+            for spec in &self.servers {
+                let measure = Measure {
+                    label: spec.label.get_ref().clone(),
+                    server: resolve_server(spec, &v, &tmp.join("www"))?,
+                    load: self.resolve_load(&v, quick)?,
+                    predict: self
+                        .predict
+                        .as_ref()
+                        .map(|m| self.resolve_model(m, &v, quick))
+                        .transpose()?,
+                };
+                points.push(PlannedPoint {
+                    index: points.len(),
+                    vars: vars.clone(),
+                    work: Work::Measure(Box::new(measure)),
+                });
+            }
+        }
+        Ok(Plan {
+            quick,
+            repeats: self.repeats(quick, repeats),
+            warmup: self.warmup(quick),
+            tmp: tmp.to_path_buf(),
+            files,
+            points,
+        })
+    }
+
+    /// The axis combinations of a sweep, first axis outermost. Servers of one
+    /// combination are then measured one after the other, so that slow drift of
+    /// a shared machine hurts them alike.
+    fn combinations(&self, quick: bool) -> Vec<Vec<(String, Scalar)>> {
+        let mut combos: Vec<Vec<(String, Scalar)>> = vec![Vec::new()];
+        for axis in &self.axes {
+            let values = self.axis_values(axis, quick);
+            let mut next = Vec::with_capacity(combos.len() * values.len());
+            for c in &combos {
+                for v in &values {
+                    let mut c = c.clone();
+                    c.push((axis.name.get_ref().clone(), v.clone()));
+                    next.push(c);
+                }
+            }
+            combos = next;
+        }
+        combos
+    }
+
+    /// The files of the served directory at a point.
+    fn resolve_files(&self, vars: &Vars<'_>) -> Result<Vec<(ServedFile, Template)>, FieldError> {
+        let mut out = Vec::new();
+        for f in &self.files {
+            let name = expand(&f.name, vars)?;
+            if name.is_empty() || name.split('/').any(|c| c == "..") || name.starts_with('/') {
+                return Err((
+                    f.name.span(),
+                    format!("file name `{name}` must be relative, without `..`"),
+                ));
+            }
+            let size: u64 = parse_num(&f.size, vars, "size")?;
+            out.push((ServedFile { name, size }, f.size.clone()));
+        }
+        Ok(out)
+    }
+
+    /// The load of one point.
+    fn resolve_load(&self, vars: &Vars<'_>, quick: bool) -> Result<ResolvedLoad, FieldError> {
+        let load = self.load.as_ref().ok_or_else(|| {
+            (
+                self.name.span(),
+                "a measured experiment needs [load]".to_string(),
+            )
+        })?;
+        let q = self.quick.as_ref().filter(|_| quick);
+        let users: u32 = parse_num(&load.users, vars, "users")?;
+        if users == 0 {
+            return Err((load.users.span(), "users must be at least 1".into()));
+        }
+        let session: Option<u32> = opt_num(&load.session, vars, "session")?;
+        if session == Some(0) {
+            let s = load.session.as_ref().map_or(0..0, |s| s.span());
+            return Err((s, "session must be at least 1".into()));
+        }
+        let pick =
+            |quick: Option<&Template>, full: &Option<Template>| quick.or(full.as_ref()).cloned();
+        let sessions_t = pick(q.and_then(|q| q.sessions.as_ref()), &load.sessions);
+        let requests_t = pick(q.and_then(|q| q.requests.as_ref()), &load.requests);
+        let duration_t = pick(q.and_then(|q| q.duration.as_ref()), &load.duration);
+        let mut requests: Option<u64> = opt_num(&requests_t, vars, "requests")?;
+        if let Some(t) = &sessions_t {
+            let sessions: u64 = parse_num(t, vars, "sessions")?;
+            let Some(session) = session else {
+                return Err((
+                    t.span(),
+                    "`sessions` needs `session` (requests per connection)".into(),
+                ));
+            };
+            requests = Some(u64::from(users) * u64::from(session) * sessions.max(1));
+        }
+        let duration = match &duration_t {
+            None => None,
+            Some(t) => {
+                let d = parse_with(t, vars, "duration", str::parse::<servelab_load::Dist>)?;
+                match d {
+                    servelab_load::Dist::Const(d) if !d.is_zero() => Some(d),
+                    _ => {
+                        return Err((
+                            t.span(),
+                            format!(
+                                "duration `{}` must be a positive constant like 2s",
+                                expand(t, vars)?
+                            ),
+                        ));
+                    }
+                }
+            }
+        };
+        if requests.is_none() && duration.is_none() {
+            return Err((
+                load.users.span(),
+                "[load] needs `requests`, `sessions` or `duration` so that a repeat ends".into(),
+            ));
+        }
+        if requests == Some(0) {
+            return Err((
+                load.users.span(),
+                "a repeat of 0 requests measures nothing".into(),
+            ));
+        }
+        let think = match &load.think {
+            None => servelab_load::Dist::ZERO,
+            Some(t) => parse_with(t, vars, "think", str::parse::<servelab_load::Dist>)?,
+        };
+        let path = expand(&load.path, vars)?;
+        if !path.starts_with('/') {
+            return Err((load.path.span(), format!("path `{path}` must start with /")));
+        }
+        Ok(ResolvedLoad {
+            users,
+            session,
+            requests,
+            duration,
+            think,
+            path,
+        })
+    }
+
+    /// The simulator model and run spec of one point, from `spec`.
+    fn resolve_model(
+        &self,
+        spec: &ModelSpec,
+        vars: &Vars<'_>,
+        quick: bool,
+    ) -> Result<Model, FieldError> {
+        let sim_dist =
+            |t: &Template, what: &str| parse_with(t, vars, what, str::parse::<servelab_sim::Dist>);
+        let dur = |t: &Template, what: &str| {
+            parse_with(t, vars, what, servelab_sim::dist::parse_duration)
+        };
+        let mut m = servelab_sim::Model {
+            users: parse_num(&spec.users, vars, "users")?,
+            service: sim_dist(&spec.service, "service")?,
+            think: sim_dist(&spec.think, "think")?,
+            ..servelab_sim::Model::default()
+        };
+        if let Some(v) = opt_num(&spec.cores, vars, "cores")? {
+            m.cores = v;
+        }
+        if let Some(v) = opt_num(&spec.threads_per_core, vars, "threads_per_core")? {
+            m.threads_per_core = v;
+        }
+        if let Some(v) = opt_num(&spec.buffer, vars, "buffer")? {
+            m.buffer = v;
+        }
+        if let Some(t) = &spec.policy {
+            m.policy = parse_with(t, vars, "policy", str::parse)?;
+        }
+        if let Some(t) = &spec.quantum {
+            m.quantum = dur(t, "quantum")?;
+        }
+        if let Some(t) = &spec.context_switch {
+            m.context_switch = dur(t, "context_switch")?;
+        }
+        if let Some(t) = &spec.timeout {
+            let text = expand(t, vars)?;
+            if text != "none" && text != "off" {
+                m.timeout = Some(parse_with(t, vars, "timeout", str::parse)?);
+            }
+        }
+        m.retries = opt_num(&spec.retries, vars, "retries")?;
+        m.validate()
+            .map_err(|e| (spec.users.span(), format!("model: {e}")))?;
+        let q = self.quick.as_ref().filter(|_| quick);
+        let reps = q.and_then(|q| q.reps).or(spec.reps).unwrap_or(5).max(2);
+        let requests = q
+            .and_then(|q| q.sim_requests)
+            .or(spec.requests)
+            .unwrap_or(20_000)
+            .max(100);
+        let run = servelab_sim::RunSpec {
+            reps,
+            length: servelab_sim::Length::Requests(requests),
+            warmup: servelab_sim::Warmup::Mser5,
+            seed: 42,
+        };
+        run.validate()
+            .map_err(|e| (spec.users.span(), format!("simulation: {e}")))?;
+        Ok(Model { model: m, run })
+    }
+}
+
+/// A served file, once: two points may name the same file only with the same size.
+fn add_file(
+    files: &mut Vec<ServedFile>,
+    (file, size_field): (ServedFile, Template),
+) -> Result<(), FieldError> {
+    match files.iter().find(|f| f.name == file.name) {
+        Some(f) if f.size != file.size => Err((
+            size_field.span(),
+            format!(
+                "file `{}` would be {} bytes at one point and {} at another; give each size its own name",
+                file.name, f.size, file.size
+            ),
+        )),
+        Some(_) => Ok(()),
+        None => {
+            files.push(file);
+            Ok(())
+        }
+    }
+}
+
+/// The server of a point: an engine's `servelab serve` flags, read with the
+/// parser `servelab serve` itself uses, or a peer.
+fn resolve_server(spec: &ServerSpec, vars: &Vars<'_>, root: &Path) -> Result<Server, FieldError> {
+    let (engine, peer) = (&spec.engine, &spec.peer);
+    if let (Some(p), None) = (peer, engine) {
+        if let Some(a) = spec.args.first() {
+            return Err((
+                a.span(),
+                "`args` are `servelab serve` flags; a peer takes none".into(),
+            ));
+        }
+        return Ok(Server::Peer(*p.get_ref()));
+    }
+    let Some(engine) = engine.as_ref().filter(|_| peer.is_none()) else {
+        return Err((
+            spec.label.span(),
+            "a server needs exactly one of `engine` and `peer`".into(),
+        ));
+    };
+    let words = spec
+        .args
+        .iter()
+        .map(|a| expand(a, vars))
+        .collect::<Result<Vec<String>, _>>()?;
+    let mut args = ServeArgs::try_parse_from(&words).map_err(|e| {
+        // clap names the offending word in quotes; point at that element.
+        let message = clap_message(&e);
+        let span = spec
+            .args
+            .iter()
+            .zip(&words)
+            .find(|(_, w)| message.contains(&format!("'{w}'")))
+            .or_else(|| spec.args.iter().zip(&words).next())
+            .map_or(spec.label.span(), |(a, _)| a.span());
+        (span, format!("args: {message}"))
+    })?;
+    let defaults = ServeArgs::default();
+    if args.root.is_some() || args.port.is_some() || args.addr != defaults.addr {
+        let span = spec.args.first().map_or(spec.label.span(), |a| a.span());
+        return Err((span, format!("args: the lab sets {LAB_SETS} itself")));
+    }
+    if args.engine != defaults.engine {
+        let span = spec.args.first().map_or(spec.label.span(), |a| a.span());
+        return Err((
+            span,
+            format!("args: the lab sets {LAB_SETS} itself; use `engine = ...`"),
+        ));
+    }
+    args.engine = engine.get_ref().0;
+    args.root = Some(root.to_path_buf());
+    // No access log unless the experiment asks for one: a log on standard
+    // output would be measured too.
+    args.log.get_or_insert(LogTarget::Off);
+    Ok(Server::Servelab(Box::new(args)))
+}
+
+/// clap's error as one line, without its `error: ` prefix and usage tail.
+fn clap_message(e: &dyn std::fmt::Display) -> String {
+    let text = e.to_string();
+    let first = text.lines().next().unwrap_or("").trim();
+    first.strip_prefix("error: ").unwrap_or(first).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use servelab_server::Engine;
+
+    const GOOD: &str = r#"
+name = "t"
+title = "T"
+question = "Q?"
+[[axis]]
+name = "users"
+label = "users"
+values = [1, 2, 4]
+[[server]]
+label = "pool"
+engine = "pool"
+args = ["--workers", "{users}"]
+[load]
+users = "{users}"
+session = 2
+sessions = 3
+path = "/a.bin"
+[[plot]]
+title = "X"
+x = "users"
+y = "throughput"
+"#;
+
+    fn plan(text: &str) -> Result<Plan> {
+        Experiment::parse(text, "t.toml")?.plan(false, None, Path::new("/tmp/x"))
+    }
+
+    fn err(text: &str) -> String {
+        plan(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn points_are_the_product_of_axes_and_servers_resolved_to_types() {
+        let e = Experiment::parse(GOOD, "t.toml").unwrap();
+        let full = e.plan(false, None, Path::new("/tmp/x")).unwrap();
+        assert_eq!(full.points.len(), 3);
+        let quick = e.plan(true, None, Path::new("/tmp/x")).unwrap();
+        assert_eq!(
+            quick.points.len(),
+            2,
+            "quick keeps the first and last value"
+        );
+        let Work::Measure(m) = &full.points[2].work else {
+            panic!("measured")
+        };
+        assert_eq!(
+            (m.load.users, m.load.session, m.load.requests),
+            (4, Some(2), Some(24))
+        );
+        let Server::Servelab(args) = &m.server else {
+            panic!("servelab")
+        };
+        assert_eq!(args.engine, Engine::Pool);
+        assert_eq!(args.workers, Some(4));
+        assert_eq!(args.log, Some(LogTarget::Off));
+        assert_eq!(args.root.as_deref(), Some(Path::new("/tmp/x/www")));
+    }
+
+    #[test]
+    fn server_args_are_checked_by_the_serve_parser_with_their_line() {
+        let e = err(&GOOD.replace("\"{users}\"]", "\"{users}\", \"--delay\", \"exp:zz\"]"));
+        assert!(
+            e.starts_with("t.toml:12:44: args: invalid value 'exp:zz'"),
+            "{e}"
+        );
+        let e = err(&GOOD.replace("\"--workers\"", "\"--wrokers\""));
+        assert!(
+            e.starts_with("t.toml:12:9: args: unexpected argument '--wrokers'"),
+            "{e}"
+        );
+        let e = err(&GOOD.replace("\"--workers\", \"{users}\"", "\"--port\", \"80\""));
+        assert!(
+            e.starts_with("t.toml:12:9: args: the lab sets --root"),
+            "{e}"
+        );
+        let e = err(&GOOD.replace("\"{users}\"]", "\"0\"]"));
+        assert!(
+            e.starts_with("t.toml:12:") && e.contains("at least 1"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_placeholder_names_its_line() {
+        let e = err(&GOOD.replace("\"{users}\"]", "\"{user}\"]"));
+        assert!(e.starts_with("t.toml:12:") && e.contains("{user}"), "{e}");
+    }
+
+    #[test]
+    fn a_bad_think_time_names_its_line() {
+        let e = err(&GOOD.replace("path = \"/a.bin\"", "path = \"/a.bin\"\nthink = \"exp:zz\""));
+        assert!(e.starts_with("t.toml:18:") && e.contains("think"), "{e}");
+    }
+
+    #[test]
+    fn one_file_name_may_not_have_two_sizes() {
+        let text = GOOD.to_string() + "[[file]]\nname = \"a.bin\"\nsize = \"{users}\"\n";
+        let e = err(&text);
+        assert!(
+            e.contains("file `a.bin` would be 1 bytes at one point and 2"),
+            "{e}"
+        );
+        let text = GOOD.to_string() + "[[file]]\nname = \"a-{users}.bin\"\nsize = \"{users}\"\n";
+        assert_eq!(plan(&text).unwrap().files.len(), 3);
+    }
+}

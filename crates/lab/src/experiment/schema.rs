@@ -1,0 +1,523 @@
+//! The experiment file format (TOML): the serde types, typed where a value is
+//! not a template (engines, peers, metrics, conclusion kinds), so that a wrong
+//! word is reported by the TOML reader itself with its line and column.
+//!
+//! An experiment is data, not code, so that a user can write their own: which
+//! servers to start, which load to drive them with, which axes to sweep, what to
+//! predict with the simulator, what to plot and what sentence to conclude with.
+//! Any value in `[[server]] args`, `[load]`, `[predict]`, `[simulate]` and
+//! `[[file]]` may contain `{AXIS}` placeholders, replaced by the point's value of
+//! that axis; `{tmp}` is the run's temporary directory. Templates are expanded
+//! and resolved once, into a [`Plan`](super::Plan), before anything runs.
+//!
+//! ```toml
+//! name = "session"
+//! title = "Session length and the shared logger"
+//! question = "What does a shared access log cost as sessions get longer?"
+//! repeats = 3
+//!
+//! [[axis]]
+//! name = "session"
+//! label = "session length"
+//! unit = "requests"
+//! values = [1, 10, 100]
+//! quick = [1, 100]
+//! log = true
+//!
+//! [[file]]
+//! name = "5k.bin"
+//! size = 5000
+//!
+//! [[server]]
+//! label = "pool, sync log"
+//! engine = "pool"
+//! args = ["--log", "{tmp}/access.log", "--log-mode", "sync"]
+//!
+//! [load]
+//! users = 8
+//! session = "{session}"
+//! sessions = 4           # per user: requests = users x session x sessions
+//! path = "/5k.bin"
+//!
+//! [[plot]]
+//! title = "Throughput"
+//! x = "session"
+//! y = "throughput"
+//!
+//! [conclusion]
+//! kind = "best"
+//! metric = "throughput"
+//!
+//! [quick]
+//! repeats = 1
+//! sessions = 1
+//! ```
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize};
+use servelab_server::Engine;
+use toml::Spanned;
+
+use crate::error::{LabError, Result};
+use crate::metric::Metric;
+use crate::peer::Peer;
+
+/// A TOML scalar as written: the value of an axis or of a templated field.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum Scalar {
+    /// An integer (`8`).
+    Int(i64),
+    /// A float (`0.5`).
+    Float(f64),
+    /// A string (`"exp:20ms"`, `"{users}"`).
+    Str(String),
+}
+
+impl Scalar {
+    /// The value as a number, when it is one (strings that parse count).
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Scalar::Int(i) => Some(*i as f64),
+            Scalar::Float(f) => Some(*f),
+            Scalar::Str(s) => s.trim().parse().ok(),
+        }
+    }
+}
+
+impl fmt::Display for Scalar {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scalar::Int(i) => write!(f, "{i}"),
+            Scalar::Float(x) => write!(f, "{x}"),
+            Scalar::Str(s) => f.write_str(s),
+        }
+    }
+}
+
+/// A field that may hold `{AXIS}` placeholders; the span points into the file.
+pub type Template = Spanned<Scalar>;
+
+/// Where an experiment came from: named in error messages, stored in results.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Source {
+    /// `experiments/NAME.toml` for a built-in experiment, or the file's path.
+    pub file: String,
+    /// The TOML text.
+    pub text: String,
+}
+
+impl Source {
+    /// The error of a field at byte `span` of this file: `file:line:column: message`.
+    pub(crate) fn error_at(&self, span: std::ops::Range<usize>, message: String) -> LabError {
+        let (line, column) = line_col(&self.text, span.start);
+        LabError::Experiment {
+            file: self.file.clone(),
+            line,
+            column,
+            message,
+        }
+    }
+}
+
+/// A whole experiment file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Experiment {
+    /// Short name: the `lab run NAME` argument and the results directory prefix.
+    pub name: Spanned<String>,
+    /// One-line title of the report.
+    pub title: String,
+    /// The question the experiment asks, shown at the top of the report.
+    pub question: String,
+    /// Which seed report it reproduces, if any (`"000"`).
+    #[serde(default)]
+    pub seed: Option<String>,
+    /// Measured repeats per point (default 3; `--repeats` overrides).
+    #[serde(default)]
+    pub repeats: Option<Spanned<u32>>,
+    /// Warm-up requests sent before a point's repeats and discarded (default 50).
+    #[serde(default)]
+    pub warmup: Option<Spanned<u64>>,
+    /// Sweep axes; the points are their cartesian product (first axis outermost).
+    #[serde(default, rename = "axis")]
+    pub axes: Vec<Axis>,
+    /// Files created in the served directory (expanded for every axis value).
+    #[serde(default, rename = "file")]
+    pub files: Vec<FileSpec>,
+    /// Servers measured at every point.
+    #[serde(default, rename = "server")]
+    pub servers: Vec<ServerSpec>,
+    /// The load driven at every point (measured experiments).
+    #[serde(default)]
+    pub load: Option<LoadSpec>,
+    /// A queueing model predicting every measured point with the simulator.
+    #[serde(default)]
+    pub predict: Option<ModelSpec>,
+    /// The simulator alone: no servers, one simulated point per axis combination.
+    #[serde(default)]
+    pub simulate: Option<ModelSpec>,
+    /// The report's plots.
+    #[serde(default, rename = "plot")]
+    pub plots: Vec<PlotSpec>,
+    /// How the report's one-sentence conclusion is computed.
+    #[serde(default)]
+    pub conclusion: Option<ConclusionSpec>,
+    /// What `--quick` changes.
+    #[serde(default)]
+    pub quick: Option<QuickSpec>,
+    /// The file it was read from (not a TOML field).
+    #[serde(skip)]
+    pub source: Source,
+}
+
+/// One sweep axis.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Axis {
+    /// Placeholder name (`{users}`).
+    pub name: Spanned<String>,
+    /// Axis label in plots and tables.
+    pub label: String,
+    /// Unit shown after the label (`KB`, `requests`).
+    #[serde(default)]
+    pub unit: Option<String>,
+    /// Values of the full sweep.
+    pub values: Spanned<Vec<Scalar>>,
+    /// Values under `--quick` (default: the first and last full values).
+    #[serde(default)]
+    pub quick: Option<Spanned<Vec<Scalar>>>,
+    /// Plot this axis on a logarithmic scale.
+    #[serde(default)]
+    pub log: bool,
+    /// Divide values by this for display (1000 shows bytes as KB).
+    #[serde(default)]
+    pub display_divisor: Option<f64>,
+}
+
+/// A file created in the served directory.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileSpec {
+    /// File name (templated), relative to the served root.
+    pub name: Template,
+    /// Size in bytes (templated).
+    pub size: Template,
+}
+
+/// A server measured at every point: a servelab engine or a peer.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSpec {
+    /// Name in plots, tables and conclusions.
+    pub label: Spanned<String>,
+    /// A `servelab serve --engine` name.
+    #[serde(default)]
+    pub engine: Option<Spanned<EngineName>>,
+    /// A peer server instead: `nginx`, `lighttpd` or `h2o` (unavailable when absent).
+    #[serde(default)]
+    pub peer: Option<Spanned<Peer>>,
+    /// More `servelab serve` flags (templated).
+    #[serde(default)]
+    pub args: Vec<Template>,
+}
+
+/// The load of a measured point (closed users, as in the seeds).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoadSpec {
+    /// Concurrent users (connections).
+    pub users: Template,
+    /// Requests per connection (absent: one connection per user for the whole run).
+    #[serde(default)]
+    pub session: Option<Template>,
+    /// Sessions per user; sets requests = users x session x sessions.
+    #[serde(default)]
+    pub sessions: Option<Template>,
+    /// Total requests per repeat (instead of `sessions`).
+    #[serde(default)]
+    pub requests: Option<Template>,
+    /// Length of a repeat (instead of a request count), e.g. `"2s"`.
+    #[serde(default)]
+    pub duration: Option<Template>,
+    /// Think time after each answer (load DIST syntax; default none).
+    #[serde(default)]
+    pub think: Option<Template>,
+    /// Path requested.
+    pub path: Template,
+}
+
+/// A queueing model for `servelab-sim` (templated fields, sim DIST syntax).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSpec {
+    /// Users in the closed population.
+    pub users: Template,
+    /// Service time distribution.
+    pub service: Template,
+    /// Think time distribution.
+    pub think: Template,
+    /// Cores (servers of the queue).
+    #[serde(default)]
+    pub cores: Option<Template>,
+    /// Threads per core.
+    #[serde(default)]
+    pub threads_per_core: Option<Template>,
+    /// Shared buffer slots.
+    #[serde(default)]
+    pub buffer: Option<Template>,
+    /// `fcfs` or `rr`.
+    #[serde(default)]
+    pub policy: Option<Template>,
+    /// Round-robin quantum (duration).
+    #[serde(default)]
+    pub quantum: Option<Template>,
+    /// Context-switch cost (duration).
+    #[serde(default)]
+    pub context_switch: Option<Template>,
+    /// Client timeout distribution.
+    #[serde(default)]
+    pub timeout: Option<Template>,
+    /// Retries after a timeout (absent: forever).
+    #[serde(default)]
+    pub retries: Option<Template>,
+    /// Replications per point (default 5).
+    #[serde(default)]
+    pub reps: Option<u32>,
+    /// Completed requests per replication (default 20000).
+    #[serde(default)]
+    pub requests: Option<u64>,
+}
+
+/// A plot of the report.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlotSpec {
+    /// Title above the plot.
+    pub title: String,
+    /// The axis on the x axis.
+    pub x: Spanned<String>,
+    /// The metric on the y axis (see the metric list in the README).
+    pub y: Spanned<Metric>,
+    /// Divide by this server's value at the same point (`"serial"`), or by the
+    /// series' value at the first x (`"first"`).
+    #[serde(default)]
+    pub relative_to: Option<Spanned<String>>,
+    /// Only points with these axis values.
+    #[serde(default, rename = "where")]
+    pub filter: Option<Spanned<toml::Table>>,
+    /// Overlay the prediction (default true when there is one).
+    #[serde(default)]
+    pub predicted: Option<bool>,
+    /// Log scale on y.
+    #[serde(default)]
+    pub log_y: bool,
+}
+
+/// How the conclusion sentence is computed from the data.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConclusionSpec {
+    /// What is compared.
+    pub kind: Spanned<ConclusionKind>,
+    /// The metric compared.
+    pub metric: Spanned<Metric>,
+    /// First server (for `ratio`).
+    #[serde(default)]
+    pub a: Option<Spanned<String>>,
+    /// Second server (for `ratio`).
+    #[serde(default)]
+    pub b: Option<Spanned<String>>,
+    /// The x axis (for `scaling`).
+    #[serde(default)]
+    pub x: Option<Spanned<String>>,
+    /// Points considered (axis = value); default: the last value of every axis.
+    #[serde(default)]
+    pub at: Option<Spanned<toml::Table>>,
+}
+
+/// What a conclusion compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConclusionKind {
+    /// Server `a` against server `b`.
+    Ratio,
+    /// The best and the worst of the servers (or, simulated, of the axis values
+    /// that `at` leaves free).
+    Best,
+    /// Last x against first x of axis `x`, per server.
+    Scaling,
+    /// Measured or simulated figures against the exact model.
+    Model,
+}
+
+/// A `servelab serve --engine` name, read with the server crate's own parser.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EngineName(pub Engine);
+
+impl<'de> Deserialize<'de> for EngineName {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<EngineName, D::Error> {
+        let name = String::deserialize(d)?;
+        name.parse().map(EngineName).map_err(|_| {
+            let known: Vec<&str> = Engine::ALL.iter().map(|e| e.name()).collect();
+            serde::de::Error::custom(format!(
+                "unknown engine `{name}` (known: {})",
+                known.join(", ")
+            ))
+        })
+    }
+}
+
+/// Overrides applied by `--quick`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QuickSpec {
+    /// Repeats per point.
+    #[serde(default)]
+    pub repeats: Option<u32>,
+    /// Warm-up requests.
+    #[serde(default)]
+    pub warmup: Option<u64>,
+    /// `load.sessions`.
+    #[serde(default)]
+    pub sessions: Option<Template>,
+    /// `load.requests`.
+    #[serde(default)]
+    pub requests: Option<Template>,
+    /// `load.duration`.
+    #[serde(default)]
+    pub duration: Option<Template>,
+    /// Simulator replications.
+    #[serde(default)]
+    pub reps: Option<u32>,
+    /// Simulator requests per replication.
+    #[serde(default)]
+    pub sim_requests: Option<u64>,
+}
+
+impl Experiment {
+    /// Reads an experiment and checks what does not depend on a point (names,
+    /// references between fields, metrics); `file` names it in error messages.
+    /// The templated fields are checked when it is planned ([`Experiment::plan`]).
+    pub fn parse(text: &str, file: &str) -> Result<Experiment> {
+        let source = Source {
+            file: file.to_string(),
+            text: text.to_string(),
+        };
+        let mut exp: Experiment = toml::from_str(text).map_err(|e| {
+            let msg = e.message().trim().to_string();
+            source.error_at(e.span().unwrap_or(0..0), msg)
+        })?;
+        exp.source = source;
+        super::validate::experiment(&exp).map_err(|(span, m)| exp.source.error_at(span, m))?;
+        Ok(exp)
+    }
+
+    /// The experiment's name.
+    pub fn name(&self) -> &str {
+        self.name.get_ref()
+    }
+
+    /// True when the experiment only runs the simulator.
+    pub fn is_simulated(&self) -> bool {
+        self.simulate.is_some()
+    }
+
+    /// The axis called `name`.
+    pub fn axis(&self, name: &str) -> Option<&Axis> {
+        self.axes.iter().find(|a| a.name.get_ref() == name)
+    }
+
+    /// Repeats per point, after `--quick` and `--repeats`.
+    pub fn repeats(&self, quick: bool, override_: Option<u32>) -> u32 {
+        if let Some(r) = override_ {
+            return r.max(1);
+        }
+        let q = self
+            .quick
+            .as_ref()
+            .and_then(|q| q.repeats)
+            .filter(|_| quick);
+        q.or(self.repeats.as_ref().map(|r| *r.get_ref()))
+            .unwrap_or(3)
+            .max(1)
+    }
+
+    /// Warm-up requests per point.
+    pub fn warmup(&self, quick: bool) -> u64 {
+        let q = self.quick.as_ref().and_then(|q| q.warmup).filter(|_| quick);
+        q.or(self.warmup.as_ref().map(|w| *w.get_ref()))
+            .unwrap_or(50)
+    }
+
+    /// The values of an axis in the full or quick sweep.
+    pub fn axis_values(&self, axis: &Axis, quick: bool) -> Vec<Scalar> {
+        let full = axis.values.get_ref();
+        if !quick {
+            return full.clone();
+        }
+        match &axis.quick {
+            Some(q) => q.get_ref().clone(),
+            None if full.len() > 2 => vec![full[0].clone(), full[full.len() - 1].clone()],
+            None => full.clone(),
+        }
+    }
+}
+
+/// 1-based line and column of a byte offset.
+pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before
+        .rfind('\n')
+        .map_or(before.len(), |i| before.len() - i - 1)
+        + 1;
+    (line, column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_counts_from_one() {
+        assert_eq!(line_col("ab\ncd", 0), (1, 1));
+        assert_eq!(line_col("ab\ncd", 4), (2, 2));
+    }
+
+    #[test]
+    fn engines_peers_metrics_and_kinds_are_read_as_types() {
+        let text = |field: &str| {
+            format!(
+                "name = \"t\"\ntitle = \"T\"\nquestion = \"Q\"\n{field}\n[load]\nusers = 1\nrequests = 1\npath = \"/\"\n"
+            )
+        };
+        let e = Experiment::parse(
+            &text("[[server]]\nlabel = \"w\"\nengine = \"warp\""),
+            "t.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("t.toml:6:10: unknown engine `warp` (known: serial, thread"),
+            "{e}"
+        );
+        let e = Experiment::parse(
+            &text("[[server]]\nlabel = \"w\"\npeer = \"apache\""),
+            "t.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("t.toml:6:8: unknown peer `apache`"), "{e}");
+        let ok = Experiment::parse(
+            &text("[[server]]\nlabel = \"w\"\nengine = \"pool\""),
+            "t.toml",
+        )
+        .unwrap();
+        assert_eq!(
+            ok.servers[0].engine.as_ref().map(|e| e.get_ref().0),
+            Some(Engine::Pool)
+        );
+    }
+}

@@ -1,0 +1,256 @@
+//! The checks of an experiment that do not depend on a point: names, labels,
+//! the kind of experiment, references between fields (a plot's axis, a
+//! conclusion's servers), and whether a metric is one this kind of experiment
+//! records. Run by [`Experiment::parse`]; the templated fields are checked by
+//! planning, point by point ([`Experiment::plan`]).
+
+use std::collections::BTreeSet;
+
+use toml::Spanned;
+
+use super::schema::{ConclusionKind, Experiment};
+use super::template::FieldError;
+use crate::metric::Metric;
+
+/// Checks `exp`; the first problem found, with its span.
+pub(crate) fn experiment(exp: &Experiment) -> Result<(), FieldError> {
+    name(exp)?;
+    axes(exp)?;
+    kind(exp)?;
+    let labels = servers(exp)?;
+    let metric = |m: &Spanned<Metric>| {
+        if m.get_ref().recorded_by(exp.is_simulated()) {
+            Ok(())
+        } else {
+            let kind = if exp.is_simulated() {
+                "a simulated"
+            } else {
+                "a measured"
+            };
+            Err((
+                m.span(),
+                format!(
+                    "{kind} experiment does not record `{}` (it records: {})",
+                    m.get_ref(),
+                    Metric::names(exp.is_simulated()).join(", ")
+                ),
+            ))
+        }
+    };
+    let filter = |t: &Option<Spanned<toml::Table>>| {
+        if let Some(t) = t {
+            for k in t.get_ref().keys() {
+                if exp.axis(k).is_none() {
+                    return Err((t.span(), format!("`{k}` is not an axis")));
+                }
+            }
+        }
+        Ok(())
+    };
+    let server = |s: &Spanned<String>| {
+        if labels.contains(s.get_ref()) {
+            Ok(())
+        } else {
+            Err((s.span(), format!("no server labelled `{}`", s.get_ref())))
+        }
+    };
+    for plot in &exp.plots {
+        let Some(axis) = exp.axis(plot.x.get_ref()) else {
+            return Err((
+                plot.x.span(),
+                format!("`{}` is not an axis", plot.x.get_ref()),
+            ));
+        };
+        if axis.values.get_ref().iter().any(|v| v.as_f64().is_none()) {
+            return Err((
+                plot.x.span(),
+                format!(
+                    "axis `{}` is not numeric, it cannot be an x axis",
+                    plot.x.get_ref()
+                ),
+            ));
+        }
+        metric(&plot.y)?;
+        filter(&plot.filter)?;
+        if let Some(r) = &plot.relative_to
+            && r.get_ref() != "first"
+        {
+            server(r)?;
+        }
+    }
+    if let Some(c) = &exp.conclusion {
+        metric(&c.metric)?;
+        filter(&c.at)?;
+        match c.kind.get_ref() {
+            ConclusionKind::Ratio => match (&c.a, &c.b) {
+                (Some(a), Some(b)) => {
+                    server(a)?;
+                    server(b)?;
+                }
+                _ => {
+                    return Err((
+                        c.kind.span(),
+                        "a `ratio` conclusion needs `a` and `b`".into(),
+                    ));
+                }
+            },
+            ConclusionKind::Scaling => match &c.x {
+                Some(x) if exp.axis(x.get_ref()).is_some() => {}
+                Some(x) => return Err((x.span(), format!("`{}` is not an axis", x.get_ref()))),
+                None => return Err((c.kind.span(), "a `scaling` conclusion needs `x`".into())),
+            },
+            ConclusionKind::Best => {}
+            ConclusionKind::Model if exp.predict.is_some() || exp.simulate.is_some() => {}
+            ConclusionKind::Model => {
+                return Err((c.kind.span(), "a `model` conclusion needs [predict]".into()));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The name is the results directory's prefix.
+fn name(exp: &Experiment) -> Result<(), FieldError> {
+    let name = exp.name.get_ref();
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+    {
+        return Err((
+            exp.name.span(),
+            format!("name `{name}` may hold only a-z, 0-9, - and _"),
+        ));
+    }
+    Ok(())
+}
+
+fn axes(exp: &Experiment) -> Result<(), FieldError> {
+    let mut names = BTreeSet::new();
+    for a in &exp.axes {
+        let n = a.name.get_ref();
+        if n == "tmp" || !names.insert(n.clone()) {
+            return Err((
+                a.name.span(),
+                format!("axis name `{n}` is reserved or used twice"),
+            ));
+        }
+        if a.values.get_ref().is_empty() {
+            return Err((a.values.span(), "an axis needs at least one value".into()));
+        }
+        if let Some(q) = &a.quick
+            && q.get_ref().is_empty()
+        {
+            return Err((q.span(), "quick values may not be empty".into()));
+        }
+        if a.display_divisor
+            .is_some_and(|d| !(d.is_finite() && d > 0.0))
+        {
+            return Err((a.name.span(), "display_divisor must be positive".into()));
+        }
+    }
+    Ok(())
+}
+
+/// Simulated (`[simulate]`, no servers) or measured (servers and `[load]`).
+fn kind(exp: &Experiment) -> Result<(), FieldError> {
+    match (&exp.simulate, exp.servers.is_empty()) {
+        (Some(s), false) => Err((
+            s.users.span(),
+            "[simulate] experiments have no [[server]]".into(),
+        )),
+        (None, true) => Err((
+            exp.name.span(),
+            "a measured experiment needs at least one [[server]]".into(),
+        )),
+        (None, false) if exp.load.is_none() => {
+            Err((exp.name.span(), "a measured experiment needs [load]".into()))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Labels are unique and each server is an engine or a peer; returns the labels.
+fn servers(exp: &Experiment) -> Result<BTreeSet<String>, FieldError> {
+    let mut labels = BTreeSet::new();
+    for s in &exp.servers {
+        if !labels.insert(s.label.get_ref().clone()) {
+            return Err((
+                s.label.span(),
+                format!("server label `{}` used twice", s.label.get_ref()),
+            ));
+        }
+        if s.engine.is_some() == s.peer.is_some() {
+            return Err((
+                s.label.span(),
+                "a server needs exactly one of `engine` and `peer`".into(),
+            ));
+        }
+    }
+    Ok(labels)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+name = "t"
+title = "T"
+question = "Q?"
+[[axis]]
+name = "users"
+label = "users"
+values = [1, 2, 4]
+[[server]]
+label = "pool"
+engine = "pool"
+[load]
+users = "{users}"
+requests = 10
+path = "/a.bin"
+[[plot]]
+title = "X"
+x = "users"
+y = "throughput"
+"#;
+
+    fn err(text: &str) -> String {
+        Experiment::parse(text, "t.toml").unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_syntax_error_names_its_line() {
+        let e = err(&GOOD.replace("requests = 10", "requests = = 10"));
+        assert!(e.starts_with("t.toml:14:"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_metric_names_its_line_and_the_known_ones() {
+        let e = err(&GOOD.replace("\"throughput\"", "\"thruput\""));
+        assert!(
+            e.starts_with("t.toml:19:5: unknown metric `thruput` (known: throughput, mean_ms"),
+            "{e}"
+        );
+        let e = err(&GOOD.replace("\"throughput\"", "\"utilisation\""));
+        assert!(
+            e.starts_with("t.toml:19:5: a measured experiment does not record `utilisation`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_field_or_conclusion_kind_is_an_error() {
+        assert!(err(&GOOD.replace("path =", "pth =")).contains("pth"));
+        let e = err(
+            &(GOOD.to_string() + "[conclusion]\nkind = \"fastest\"\nmetric = \"throughput\"\n")
+        );
+        assert!(
+            e.starts_with("t.toml:21:8: unknown variant `fastest`"),
+            "{e}"
+        );
+        let e = err(&(GOOD.to_string()
+            + "[conclusion]\nkind = \"ratio\"\nmetric = \"throughput\"\na = \"pool\"\nb = \"serial\"\n"));
+        assert!(e.contains("no server labelled `serial`"), "{e}");
+    }
+}

@@ -1,0 +1,339 @@
+//! A measured point, step by step: start its server, warm it up, measure each
+//! repeat, record the figures. Each step returns a [`PointFailure`] that says
+//! how the point ended when it cannot go on; the run records it and moves on.
+
+use std::ffi::OsString;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use indicatif::ProgressBar;
+use servelab_load::{LoadSpec, Target, Workload};
+
+use super::RunOptions;
+use super::simulate::{add_model_error, predict};
+use crate::cpu::{CpuReading, Placement};
+use crate::error::{LabError, Result};
+use crate::experiment::{Measure, Plan, ResolvedLoad, Server, Work};
+use crate::metric::Metric;
+use crate::peer;
+use crate::results::{Figures, PointRecord, Status};
+use crate::server::{self, ServerProcess, StartError};
+
+/// Longest a repeat bounded by a request count may take before it is cut.
+const REPEAT_CAP: Duration = Duration::from_secs(120);
+
+/// What every point of a measured run shares.
+struct Ctx<'a> {
+    plan: &'a Plan,
+    opts: &'a RunOptions,
+    placement: &'a Placement,
+    stop: &'a Arc<AtomicBool>,
+    bar: &'a ProgressBar,
+}
+
+/// Why a point produced no figures.
+#[derive(Debug)]
+struct PointFailure {
+    status: Status,
+    reason: String,
+}
+
+impl PointFailure {
+    fn failed(reason: impl Into<String>) -> PointFailure {
+        PointFailure {
+            status: Status::Failed,
+            reason: reason.into(),
+        }
+    }
+
+    fn unavailable(reason: impl Into<String>) -> PointFailure {
+        PointFailure {
+            status: Status::Unavailable,
+            reason: reason.into(),
+        }
+    }
+
+    fn interrupted() -> PointFailure {
+        PointFailure {
+            status: Status::Skipped,
+            reason: "interrupted".into(),
+        }
+    }
+}
+
+/// Predicts, then measures every point with the load generator pinned to its
+/// CPUs.
+pub(super) fn measure_all(
+    plan: &Plan,
+    opts: &RunOptions,
+    placement: &Placement,
+    stop: &Arc<AtomicBool>,
+    bar: &ProgressBar,
+    records: &mut [PointRecord],
+) -> Result<()> {
+    // Predictions first, on every CPU, before the measurements pin this thread.
+    if plan
+        .points
+        .iter()
+        .any(|p| matches!(&p.work, Work::Measure(m) if m.predict.is_some()))
+    {
+        bar.set_message("simulating the predictions");
+        predict(plan, records);
+    }
+    let original = crate::cpu::allowed_cpus();
+    crate::cpu::pin_current_thread(&placement.load)
+        .map_err(|e| LabError::Other(format!("pinning the load generator: {e}")))?;
+    let ctx = Ctx {
+        plan,
+        opts,
+        placement,
+        stop,
+        bar,
+    };
+    for (p, rec) in plan.points.iter().zip(records.iter_mut()) {
+        let Work::Measure(m) = &p.work else {
+            continue;
+        };
+        if stop.load(Ordering::Relaxed) {
+            rec.status = Status::Skipped;
+            rec.reason = Some("interrupted before this point".into());
+            continue;
+        }
+        bar.set_message(rec.label());
+        if let Err(f) = measure_point(&ctx, m, rec) {
+            bar.println(format!(
+                "{}: {} ({})",
+                rec.label(),
+                f.status.as_str(),
+                f.reason
+            ));
+            rec.status = f.status;
+            rec.reason = Some(f.reason);
+            // The bar counts repeats; a point that ended early skips the rest.
+            let done = rec.repeats.len() as u64;
+            bar.inc(u64::from(plan.repeats).saturating_sub(done));
+        }
+    }
+    let _ = crate::cpu::pin_current_thread(&original);
+    add_model_error(records);
+    Ok(())
+}
+
+/// Starts the point's server, warms it up, measures it `repeats` times and
+/// summarises the repeats.
+fn measure_point(ctx: &Ctx<'_>, m: &Measure, rec: &mut PointRecord) -> Result<(), PointFailure> {
+    let mut srv = start_server(ctx, &m.server)?;
+    rec.command = Some(srv.command.clone());
+    let url = format!("http://{}{}", srv.addr, m.load.path);
+    warm_up(ctx, &m.load, &url)?;
+    if m.load.duration.is_some() {
+        drain(srv.addr, &m.load.path);
+    }
+    for r in 1..=ctx.plan.repeats {
+        let (report, cpu) = measure_repeat(ctx, &m.load, &url, &mut srv, r)?;
+        record_repeat(rec, r, &report, cpu);
+        ctx.bar.inc(1);
+        if m.load.duration.is_some() {
+            drain(srv.addr, &m.load.path);
+        }
+    }
+    rec.summarise();
+    srv.stop();
+    Ok(())
+}
+
+/// Starts `servelab serve` with the planned flags on a free port, or a peer from
+/// a configuration written into the temporary directory.
+fn start_server(ctx: &Ctx<'_>, server: &Server) -> Result<ServerProcess, PointFailure> {
+    let port =
+        server::free_port().map_err(|e| PointFailure::failed(format!("no free port: {e}")))?;
+    let tmp = &ctx.plan.tmp;
+    let argv: Vec<OsString> = match server {
+        Server::Servelab(args) => {
+            let mut args = (**args).clone();
+            args.port = Some(port);
+            [ctx.opts.exe.clone().into_os_string(), "serve".into()]
+                .into_iter()
+                .chain(args.to_args())
+                .collect()
+        }
+        Server::Peer(p) => {
+            let exe = peer::find(*p)
+                .ok_or_else(|| PointFailure::unavailable(format!("{p} is not installed")))?;
+            let dir = tmp.join(format!("{p}-{port}"));
+            std::fs::create_dir_all(&dir)
+                .and_then(|()| peer::command(*p, &exe, &tmp.join("www"), port, &dir))
+                .map_err(|e| PointFailure::failed(format!("{p} configuration: {e}")))?
+        }
+    };
+    ServerProcess::start(&argv, port, tmp, ctx.placement, ctx.stop).map_err(|e| match e {
+        StartError::Unavailable(m) => PointFailure::unavailable(m),
+        StartError::Failed(m) => PointFailure::failed(m),
+        StartError::Interrupted => PointFailure::interrupted(),
+    })
+}
+
+/// The load of one run against `url`. A request-bounded run is also time-capped
+/// so that a stuck server cannot hang the lab.
+fn load_spec(
+    ctx: &Ctx<'_>,
+    load: &ResolvedLoad,
+    url: &str,
+    users: u32,
+    (requests, duration): (Option<u64>, Option<Duration>),
+    seed: u64,
+) -> LoadSpec {
+    let mut s = LoadSpec::new(vec![Target::new(url.to_string())]);
+    s.workload = Workload::Closed {
+        users,
+        session: load.session,
+        think: load.think,
+    };
+    s.requests = requests;
+    s.duration = duration.or(Some(REPEAT_CAP));
+    s.threads = ctx.placement.load.len().clamp(1, users.max(1) as usize);
+    s.seed = seed;
+    s.stop = Some(Arc::clone(ctx.stop));
+    s
+}
+
+/// Requests whose figures are thrown away: connections, caches and the
+/// scheduler settle before the first repeat.
+fn warm_up(ctx: &Ctx<'_>, load: &ResolvedLoad, url: &str) -> Result<(), PointFailure> {
+    let warmup = ctx.plan.warmup;
+    if warmup == 0 {
+        return Ok(());
+    }
+    let users = load
+        .users
+        .min(u32::try_from(warmup).unwrap_or(u32::MAX))
+        .max(1);
+    let spec = load_spec(
+        ctx,
+        load,
+        url,
+        users,
+        (Some(warmup.max(u64::from(users))), None),
+        999,
+    );
+    servelab_load::run(&spec)
+        .map(drop)
+        .map_err(|e| PointFailure::failed(format!("warm-up: {e}")))
+}
+
+/// One measured repeat (number `r`, from 1): the load generator's report and
+/// the server's CPU per request, or why that CPU could not be measured.
+fn measure_repeat(
+    ctx: &Ctx<'_>,
+    load: &ResolvedLoad,
+    url: &str,
+    srv: &mut ServerProcess,
+    r: u32,
+) -> Result<(servelab_load::Report, Result<f64, String>), PointFailure> {
+    if ctx.stop.load(Ordering::Relaxed) {
+        return Err(PointFailure::interrupted());
+    }
+    let spec = load_spec(
+        ctx,
+        load,
+        url,
+        load.users,
+        (load.requests, load.duration),
+        u64::from(r),
+    );
+    let cpu0 = CpuReading::of_tree(srv.pid());
+    let report = servelab_load::run(&spec)
+        .map_err(|e| PointFailure::failed(format!("repeat {r}: load: {e}")))?;
+    let cpu1 = CpuReading::of_tree(srv.pid());
+    if ctx.stop.load(Ordering::Relaxed) {
+        return Err(PointFailure::interrupted());
+    }
+    if report.counts.ok == 0 {
+        let died = if srv.alive() {
+            String::new()
+        } else {
+            format!("; the server died: {}", srv.stderr_tail())
+        };
+        return Err(PointFailure::failed(format!(
+            "repeat {r}: no request succeeded ({} errors{}){died}",
+            report.counts.errors,
+            error_classes(&report),
+        )));
+    }
+    let cpu = cpu0.per_request_us(cpu1, report.counts.completed);
+    Ok((report, cpu))
+}
+
+/// The figures of repeat `r` into the point's record.
+fn record_repeat(
+    rec: &mut PointRecord,
+    r: u32,
+    report: &servelab_load::Report,
+    cpu: Result<f64, String>,
+) {
+    if report.counts.errors > 0 {
+        rec.notes.push(format!(
+            "repeat {r}: {} of {} requests failed{}",
+            report.counts.errors,
+            report.counts.completed,
+            error_classes(report)
+        ));
+    }
+    let mut m = Figures::new();
+    m.insert(Metric::Throughput, report.throughput.ok_per_s);
+    m.insert(Metric::MeanMs, report.latency.mean / 1000.0);
+    m.insert(Metric::P50Ms, report.latency.p50 as f64 / 1000.0);
+    m.insert(Metric::P99Ms, report.latency.p99 as f64 / 1000.0);
+    m.insert(Metric::TotalS, report.duration_s);
+    m.insert(Metric::MbPerS, report.throughput.bytes_per_s / 1e6);
+    m.insert(Metric::Errors, report.counts.errors as f64);
+    match cpu {
+        Ok(us) => {
+            m.insert(Metric::CpuUs, us);
+        }
+        Err(why) => {
+            rec.unmeasurable
+                .entry(Metric::CpuUs)
+                .or_insert_with(|| format!("repeat {r}: {why}"));
+        }
+    }
+    rec.repeats.push(m);
+}
+
+/// Waits until the server has worked off what a time-bounded repeat left behind.
+///
+/// A repeat that ends on time abandons the requests in flight, but a server that
+/// has already accepted them still serves them (seed 002's badput): with one
+/// worker and a 40 ms delay, 31 abandoned requests steal the first 1.2 s of the
+/// next repeat (measured: 24.5/s in the first repeat, 9/s in the next ones). One
+/// request sent now queues behind them (FIFO in the pool's queue and in the listen
+/// backlog), so its answer means the server is free again.
+fn drain(addr: std::net::SocketAddr, path: &str) {
+    use std::io::{Read, Write};
+    let Ok(mut s) = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5)) else {
+        return;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(30)));
+    let req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    if s.write_all(req.as_bytes()).is_ok() {
+        let mut sink = [0u8; 16 * 1024];
+        while matches!(s.read(&mut sink), Ok(n) if n > 0) {}
+    }
+}
+
+fn error_classes(report: &servelab_load::Report) -> String {
+    let v = serde_json::to_value(report.errors).unwrap_or_default();
+    let parts: Vec<String> = v
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(_, n)| n.as_u64().unwrap_or(0) > 0)
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", parts.join(", "))
+    }
+}

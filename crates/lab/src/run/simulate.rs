@@ -1,0 +1,189 @@
+//! The simulator's side of a run: the points of a simulated experiment, the
+//! predictions of a measured one, and measured throughput against the exact
+//! model.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use indicatif::ProgressBar;
+
+use crate::experiment::{Model, Plan, Work};
+use crate::metric::Metric;
+use crate::results::{PointRecord, Stat, Status};
+
+/// Simulates every point of a simulated experiment.
+pub(super) fn simulate_all(
+    plan: &Plan,
+    records: &mut [PointRecord],
+    stop: &AtomicBool,
+    bar: &ProgressBar,
+) {
+    for (p, rec) in plan.points.iter().zip(records) {
+        let Work::Simulate(model) = &p.work else {
+            continue;
+        };
+        if stop.load(Ordering::Relaxed) {
+            rec.status = Status::Skipped;
+            rec.reason = Some("interrupted before this point".into());
+            continue;
+        }
+        bar.set_message(rec.label());
+        simulate_point(model, rec);
+        bar.inc(1);
+    }
+}
+
+/// The simulator's figures of a point (mean and 95% interval) and the exact
+/// model's values and bounds.
+fn sim_metrics(r: &servelab_sim::PointResult) -> (BTreeMap<Metric, Stat>, BTreeMap<Metric, f64>) {
+    let mut pred = BTreeMap::new();
+    if let Some(s) = &r.sim {
+        let mut put = |k: Metric, e: &servelab_sim::Estimate, scale: f64| {
+            pred.insert(
+                k,
+                Stat {
+                    median: e.mean * scale,
+                    min: (e.mean - e.half_width) * scale,
+                    max: (e.mean + e.half_width) * scale,
+                },
+            );
+        };
+        put(Metric::Throughput, &s.throughput, 1.0);
+        put(Metric::Goodput, &s.goodput, 1.0);
+        put(Metric::MeanMs, &s.response_time, 1000.0);
+        put(Metric::P50Ms, &s.response_p50, 1000.0);
+        put(Metric::P99Ms, &s.response_p99, 1000.0);
+        put(Metric::Utilisation, &s.utilisation, 100.0);
+        put(Metric::DropRate, &s.drop_rate, 1.0);
+        put(Metric::TimeoutRate, &s.timeout_rate, 1.0);
+        put(Metric::SwitchPct, &s.switch_fraction, 100.0);
+    }
+    let mut exact = BTreeMap::new();
+    if let Some(x) = &r.exact {
+        exact.insert(Metric::Throughput, x.throughput);
+        exact.insert(Metric::MeanMs, x.response_time * 1000.0);
+        exact.insert(Metric::Utilisation, x.utilisation * 100.0);
+        exact.insert(Metric::DropRate, x.drop_rate);
+    }
+    exact.insert(Metric::SaturationUsers, r.bounds.saturation_users);
+    exact.insert(Metric::ThroughputMax, r.bounds.throughput_max);
+    (pred, exact)
+}
+
+/// Runs the simulator at one point of a simulated experiment.
+fn simulate_point(m: &Model, rec: &mut PointRecord) {
+    match servelab_sim::run_point(&m.model, &m.run) {
+        Ok(r) => {
+            let (pred, exact) = sim_metrics(&r);
+            rec.repeats
+                .push(pred.iter().map(|(k, s)| (*k, s.median)).collect());
+            rec.summary = pred;
+            rec.exact = exact;
+            if let Some(why) = &r.not_exact_because {
+                rec.notes.push(format!("no exact solution: {why}"));
+            }
+            rec.command = Some(format!("{} replications of {:?}", m.run.reps, m.run.length));
+        }
+        Err(e) => {
+            rec.status = Status::Failed;
+            rec.reason = Some(format!("simulation: {e}"));
+        }
+    }
+}
+
+/// Simulates the model of every measured point (one simulation per distinct model).
+pub(super) fn predict(plan: &Plan, records: &mut [PointRecord]) {
+    let mut models: Vec<servelab_sim::Model> = Vec::new();
+    let mut which = Vec::new();
+    let mut run = None;
+    for p in &plan.points {
+        let Work::Measure(m) = &p.work else {
+            which.push(None);
+            continue;
+        };
+        let Some(model) = &m.predict else {
+            which.push(None);
+            continue;
+        };
+        let i = models
+            .iter()
+            .position(|x| *x == model.model)
+            .unwrap_or_else(|| {
+                models.push(model.model.clone());
+                models.len() - 1
+            });
+        which.push(Some(i));
+        run = Some(model.run);
+    }
+    let Some(run) = run else { return };
+    match servelab_sim::run_models(&models, &run) {
+        Ok(results) => {
+            for (rec, w) in records.iter_mut().zip(which) {
+                if let Some(i) = w {
+                    let (pred, exact) = sim_metrics(&results[i]);
+                    rec.predicted = pred;
+                    rec.exact = exact;
+                    if let Some(why) = &results[i].not_exact_because {
+                        rec.notes.push(format!("no exact solution: {why}"));
+                    }
+                }
+            }
+        }
+        Err(e) => {
+            for rec in records.iter_mut() {
+                rec.notes.push(format!("prediction failed: {e}"));
+            }
+        }
+    }
+}
+
+/// Relative error of measured throughput against the exact model, in percent.
+pub(super) fn add_model_error(records: &mut [PointRecord]) {
+    for rec in records {
+        let Some(&x) = rec.exact.get(&Metric::Throughput) else {
+            continue;
+        };
+        if x <= 0.0 || rec.repeats.is_empty() {
+            continue;
+        }
+        for r in &mut rec.repeats {
+            if let Some(&m) = r.get(&Metric::Throughput) {
+                r.insert(Metric::ErrorPct, (m - x) / x * 100.0);
+            }
+        }
+        rec.summary.clear();
+        rec.summarise();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::Figures;
+
+    #[test]
+    fn measured_throughput_is_compared_with_the_exact_model_in_percent() {
+        let mut rec = PointRecord {
+            index: 0,
+            server: Some("pool".into()),
+            vars: vec![],
+            status: Status::Ok,
+            reason: None,
+            command: None,
+            repeats: [1.0, 5.0, 2.0]
+                .iter()
+                .map(|v| Figures::from([(Metric::Throughput, *v)]))
+                .collect(),
+            summary: BTreeMap::new(),
+            unmeasurable: BTreeMap::new(),
+            predicted: BTreeMap::new(),
+            exact: BTreeMap::from([(Metric::Throughput, 2.0)]),
+            notes: vec![],
+        };
+        rec.summarise();
+        let mut recs = [rec];
+        add_model_error(&mut recs);
+        assert_eq!(recs[0].summary[&Metric::ErrorPct].median, 0.0);
+        assert_eq!(recs[0].summary[&Metric::ErrorPct].max, 150.0);
+    }
+}

@@ -1,0 +1,409 @@
+//! The flags of `servelab serve` as a typed value, owned by the server crate so
+//! that everything which starts a server reads the same words with the same
+//! parser.
+//!
+//! The binary flattens [`ServeArgs`] into its `serve` subcommand and turns it
+//! into a [`Config`] with [`ServeArgs::into_config`]. The lab checks an
+//! experiment's server `args` with [`ServeArgs::try_parse_from`] before
+//! anything runs, changes the typed fields it controls (root, port, engine), and
+//! starts the child with [`ServeArgs::to_args`]: a command line rendered from
+//! typed values, never pasted together as text. `to_args` writes only what
+//! differs from the defaults, so a command line in a report stays short, and
+//! parsing it back gives an equal value (tested below).
+
+use std::ffi::OsString;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Parser;
+use servelab_dist::parse_duration;
+
+use crate::{Config, Dist, Engine, LogMode, LogTarget};
+
+/// Flags of `servelab serve`.
+#[derive(Debug, Clone, PartialEq, clap::Args)]
+pub struct ServeArgs {
+    /// Directory to serve [default: the bundled site `www/` of this repository].
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Address to listen on.
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
+    pub addr: SocketAddr,
+    /// Port to listen on (shorthand that replaces the port of --addr; 0 picks a free one).
+    #[arg(long, short = 'p', value_name = "N")]
+    pub port: Option<u16>,
+    /// Concurrency engine (`servelab engines` lists them).
+    #[arg(long, short = 'e', default_value_t = Engine::default())]
+    pub engine: Engine,
+    /// Worker threads or processes [default: the number of CPUs].
+    #[arg(long, short = 'w', value_name = "N", value_parser = at_least_one)]
+    pub workers: Option<usize>,
+    /// Accepted connections waiting for a pool worker; beyond it, 503.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub queue: usize,
+    /// Connections served at once by the thread and fork engines; at the cap
+    /// the server stops accepting until one ends (clients wait, not refused).
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub max_conns: usize,
+    /// Serve the counters: GET /-/status (JSON) and GET /-/metrics (Prometheus).
+    #[arg(long)]
+    pub status: bool,
+    /// Access log: a file, `-` for standard output, or `off` [default: -].
+    #[arg(long, value_name = "PATH|-|off", value_parser = log_target)]
+    pub log: Option<LogTarget>,
+    /// Access-log writing: `sync` (one shared file under a lock) or `buffered`
+    /// (per-worker buffers flushed at least once a second).
+    #[arg(long, value_name = "MODE", default_value = "buffered")]
+    pub log_mode: LogMode,
+    /// Also log each connection's accept and close.
+    #[arg(long)]
+    pub log_connections: bool,
+    /// A request head must arrive within this time (else 408).
+    #[arg(long, value_name = "DURATION", default_value = "3s", value_parser = parse_duration)]
+    pub read_timeout: Duration,
+    /// Idle time allowed between requests on a kept-alive connection.
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_duration)]
+    pub keepalive_timeout: Duration,
+    /// A response that makes no progress for this long is abandoned.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    pub write_timeout: Duration,
+    /// Close a connection after this many requests [default: unlimited].
+    #[arg(long, value_name = "N")]
+    pub max_requests_per_conn: Option<u64>,
+    /// On SIGINT/SIGTERM, how long requests in flight may take to finish.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    pub grace: Duration,
+    /// Hold each response back for DIST without holding a CPU (threads sleep,
+    /// event loops park the connection on a timer): `40ms`, `const:5ms`,
+    /// `exp:20ms`, `uniform:10ms..30ms`, `lognormal:20ms,2` (mean, CV) or shifted
+    /// `5ms+exp:20ms`; plain numbers are seconds (the DIST of `servelab sim`).
+    #[arg(long, value_name = "DIST")]
+    pub delay: Option<Dist>,
+    /// Burn DIST of CPU in the handler for each request (same syntax as --delay).
+    #[arg(long, value_name = "DIST")]
+    pub work: Option<Dist>,
+    /// Seed of the --delay and --work draws (each worker has its own stream).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub seed: u64,
+}
+
+/// `servelab serve` alone, for parsing flags outside the binary.
+#[derive(Debug, Parser)]
+#[command(name = "servelab serve", no_binary_name = true)]
+struct ServeCommand {
+    #[command(flatten)]
+    args: ServeArgs,
+}
+
+impl Default for ServeArgs {
+    /// What `servelab serve` with no flags means.
+    fn default() -> ServeArgs {
+        ServeArgs::try_parse_from(std::iter::empty::<OsString>())
+            .expect("the defaults of servelab serve parse")
+    }
+}
+
+impl ServeArgs {
+    /// Parses `servelab serve` flags (without the program and subcommand names)
+    /// with the parser the binary uses. The error is clap's, which names the flag.
+    pub fn try_parse_from<I, T>(words: I) -> Result<ServeArgs, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        ServeCommand::try_parse_from(words).map(|c| c.args)
+    }
+
+    /// The configuration these flags ask for. `default_root` is called only when
+    /// no `--root` was given (the binary looks for its bundled site there).
+    pub fn into_config<E>(
+        self,
+        default_root: impl FnOnce() -> Result<PathBuf, E>,
+    ) -> Result<Config, E> {
+        let root = match self.root {
+            Some(root) => root,
+            None => default_root()?,
+        };
+        let mut config = Config::new(root);
+        config.addr = self.addr;
+        if let Some(port) = self.port {
+            config.addr.set_port(port);
+        }
+        config.engine = self.engine;
+        if let Some(workers) = self.workers {
+            config.workers = workers;
+        }
+        config.queue = self.queue;
+        config.max_conns = self.max_conns;
+        config.status = self.status;
+        config.log = self.log.unwrap_or(LogTarget::Stdout);
+        config.log_mode = self.log_mode;
+        config.log_connections = self.log_connections;
+        config.read_timeout = self.read_timeout;
+        config.keepalive_timeout = self.keepalive_timeout;
+        config.write_timeout = self.write_timeout;
+        config.max_requests_per_conn = self.max_requests_per_conn;
+        config.grace = self.grace;
+        config.delay = self.delay;
+        config.work = self.work;
+        config.seed = self.seed;
+        Ok(config)
+    }
+
+    /// The flags that give this value back when parsed, in declaration order,
+    /// each written only if it differs from the default.
+    pub fn to_args(&self) -> Vec<OsString> {
+        let d = ServeArgs::default();
+        let mut out = Words::default();
+        if let Some(root) = &self.root {
+            out.flag("--root", root.as_os_str());
+        }
+        if self.addr != d.addr {
+            out.flag("--addr", self.addr.to_string());
+        }
+        if let Some(port) = self.port {
+            out.flag("--port", port.to_string());
+        }
+        if self.engine != d.engine {
+            out.flag("--engine", self.engine.name());
+        }
+        if let Some(workers) = self.workers {
+            out.flag("--workers", workers.to_string());
+        }
+        if self.queue != d.queue {
+            out.flag("--queue", self.queue.to_string());
+        }
+        if self.max_conns != d.max_conns {
+            out.flag("--max-conns", self.max_conns.to_string());
+        }
+        if self.status {
+            out.switch("--status");
+        }
+        if let Some(log) = &self.log {
+            out.flag("--log", log_text(log));
+        }
+        if self.log_mode != d.log_mode {
+            out.flag("--log-mode", log_mode_text(self.log_mode));
+        }
+        if self.log_connections {
+            out.switch("--log-connections");
+        }
+        for (flag, value, default) in [
+            ("--read-timeout", self.read_timeout, d.read_timeout),
+            (
+                "--keepalive-timeout",
+                self.keepalive_timeout,
+                d.keepalive_timeout,
+            ),
+            ("--write-timeout", self.write_timeout, d.write_timeout),
+        ] {
+            if value != default {
+                out.flag(flag, duration_text(value));
+            }
+        }
+        if let Some(n) = self.max_requests_per_conn {
+            out.flag("--max-requests-per-conn", n.to_string());
+        }
+        if self.grace != d.grace {
+            out.flag("--grace", duration_text(self.grace));
+        }
+        if let Some(delay) = &self.delay {
+            out.flag("--delay", delay.to_string());
+        }
+        if let Some(work) = &self.work {
+            out.flag("--work", work.to_string());
+        }
+        if self.seed != d.seed {
+            out.flag("--seed", self.seed.to_string());
+        }
+        out.0
+    }
+}
+
+/// A command line being written.
+#[derive(Debug, Default)]
+struct Words(Vec<OsString>);
+
+impl Words {
+    fn flag(&mut self, name: &str, value: impl Into<OsString>) {
+        self.0.push(name.into());
+        self.0.push(value.into());
+    }
+
+    fn switch(&mut self, name: &str) {
+        self.0.push(name.into());
+    }
+}
+
+/// `--workers 0` would leave a pool with nobody to serve it.
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_owned()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// `--log`: `off`, `-` or a path.
+fn log_target(text: &str) -> Result<LogTarget, String> {
+    Ok(match text {
+        "" => return Err("empty; use a path, `-` or `off`".to_owned()),
+        "off" => LogTarget::Off,
+        "-" => LogTarget::Stdout,
+        path => LogTarget::File(path.into()),
+    })
+}
+
+/// The `--log` word for a target; a file named like a keyword gets `./` so
+/// that it stays a file.
+fn log_text(target: &LogTarget) -> OsString {
+    match target {
+        LogTarget::Off => "off".into(),
+        LogTarget::Stdout => "-".into(),
+        LogTarget::File(p) if p.as_os_str() == "off" || p.as_os_str() == "-" => {
+            PathBuf::from(".").join(p).into_os_string()
+        }
+        LogTarget::File(p) => p.clone().into_os_string(),
+    }
+}
+
+fn log_mode_text(mode: LogMode) -> &'static str {
+    match mode {
+        LogMode::Sync => "sync",
+        LogMode::Buffered => "buffered",
+    }
+}
+
+/// A duration in the largest unit that holds it exactly, so that it parses back
+/// to the same nanosecond count.
+fn duration_text(d: Duration) -> String {
+    let ns = d.as_nanos();
+    if ns % 1_000_000_000 == 0 {
+        format!("{}s", ns / 1_000_000_000)
+    } else if ns % 1_000_000 == 0 {
+        format!("{}ms", ns / 1_000_000)
+    } else if ns % 1_000 == 0 {
+        format!("{}us", ns / 1_000)
+    } else {
+        format!("{ns}ns")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(line: &str) -> Result<ServeArgs, clap::Error> {
+        ServeArgs::try_parse_from(line.split_whitespace())
+    }
+
+    fn round_trips(a: &ServeArgs) {
+        let words = a.to_args();
+        let back = ServeArgs::try_parse_from(&words)
+            .unwrap_or_else(|e| panic!("{words:?} does not parse: {e}"));
+        assert_eq!(&back, a, "through {words:?}");
+    }
+
+    #[test]
+    fn the_defaults_render_as_nothing() {
+        assert!(ServeArgs::default().to_args().is_empty());
+        round_trips(&ServeArgs::default());
+    }
+
+    #[test]
+    fn every_field_set_round_trips() {
+        let a = ServeArgs {
+            root: Some("/srv/site dir".into()),
+            addr: "[::1]:9000".parse().unwrap(),
+            port: Some(0),
+            engine: Engine::Prefork,
+            workers: Some(3),
+            queue: 7,
+            max_conns: 9,
+            status: true,
+            log: Some(LogTarget::File("/tmp/a b.log".into())),
+            log_mode: LogMode::Sync,
+            log_connections: true,
+            read_timeout: Duration::from_millis(1500),
+            keepalive_timeout: Duration::from_micros(250),
+            write_timeout: Duration::from_nanos(10),
+            max_requests_per_conn: Some(100),
+            grace: Duration::from_secs(120),
+            delay: Some("5ms+exp:20ms".parse().unwrap()),
+            work: Some("lognormal:1ms,2".parse().unwrap()),
+            seed: 42,
+        };
+        round_trips(&a);
+        for engine in Engine::ALL {
+            round_trips(&ServeArgs {
+                engine: *engine,
+                ..a.clone()
+            });
+        }
+        for log in [LogTarget::Off, LogTarget::Stdout] {
+            round_trips(&ServeArgs {
+                log: Some(log),
+                ..a.clone()
+            });
+        }
+        // A file named like a keyword is written `./off`: the same file, another path.
+        let odd = ServeArgs {
+            log: Some(LogTarget::File("off".into())),
+            ..ServeArgs::default()
+        };
+        let back = ServeArgs::try_parse_from(odd.to_args()).unwrap();
+        assert_eq!(back.log, Some(LogTarget::File("./off".into())));
+        for dist in ["40ms", "const:0.003", "uniform:10ms..30ms", "exp:1e-3s"] {
+            round_trips(&ServeArgs {
+                delay: Some(dist.parse().unwrap()),
+                ..ServeArgs::default()
+            });
+        }
+    }
+
+    #[test]
+    fn only_what_differs_from_the_defaults_is_written() {
+        let a = parse("--workers 4 --log off --delay 40ms").unwrap();
+        assert_eq!(
+            a.to_args(),
+            ["--workers", "4", "--log", "off", "--delay", "const:0.04s"].map(OsString::from)
+        );
+    }
+
+    #[test]
+    fn bad_flags_are_named() {
+        let err = parse("--delay exp:zz").unwrap_err().to_string();
+        assert!(err.contains("exp:zz"), "{err}");
+        let err = parse("--engine warp").unwrap_err().to_string();
+        assert!(err.contains("warp"), "{err}");
+        let err = parse("--workers 0").unwrap_err().to_string();
+        assert!(err.contains("at least 1"), "{err}");
+        let err = parse("--no-such-flag").unwrap_err().to_string();
+        assert!(err.contains("--no-such-flag"), "{err}");
+    }
+
+    #[test]
+    fn config_takes_the_flags_and_the_default_root_only_when_needed() {
+        let c = parse("--root /srv --port 0 --engine pool --workers 2 --log off")
+            .unwrap()
+            .into_config(|| -> Result<PathBuf, ()> { panic!("root was given") })
+            .unwrap();
+        assert_eq!(c.root, PathBuf::from("/srv"));
+        assert_eq!(c.addr, "127.0.0.1:0".parse().unwrap());
+        assert_eq!(
+            (c.engine, c.workers, c.log),
+            (Engine::Pool, 2, LogTarget::Off)
+        );
+        let c = parse("")
+            .unwrap()
+            .into_config(|| Ok::<_, ()>("www".into()))
+            .unwrap();
+        assert_eq!(c.root, PathBuf::from("www"));
+        assert_eq!(c.log, LogTarget::Stdout);
+        assert_eq!(
+            parse("").unwrap().into_config(|| Err("none")).unwrap_err(),
+            "none"
+        );
+    }
+}

@@ -1,0 +1,23 @@
+//! The drivers: the loops that move a [`crate::conn::Conn`] along (read, hand
+//! it the bytes, write what it asks, linger, close), one per way of waiting,
+//! over one module of shared policy.
+//!
+//! - [`blocking`]: blocking syscalls on a thread or process that owns the
+//!   connection (serial, thread, pool, fork, prefork); also the blocking
+//!   accept loop and the 503 for a connection that cannot be taken;
+//! - [`evloop`]: one thread, non-blocking sockets and epoll, many connections
+//!   (epoll, reactor, and the selector of event);
+//! - [`handoff`]: a worker thread that takes a connection with a complete
+//!   request from an event loop, serves it and gives it back (event);
+//! - [`tokio_task`]: a tokio task per connection (async);
+//! - [`policy`]: what they all decide the same way: the lingering close, the
+//!   accept back-off, resource errors, sending a chunk, the grace period.
+//!
+//! The engines in [`crate::engines`] choose a driver and say how connections
+//! are accepted and given CPU.
+
+pub(crate) mod blocking;
+pub(crate) mod evloop;
+pub(crate) mod handoff;
+pub(crate) mod policy;
+pub(crate) mod tokio_task;

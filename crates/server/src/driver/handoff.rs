@@ -1,0 +1,185 @@
+//! Handing a connection with a complete request from an event loop to a worker
+//! thread and back: the half-sync half of the `event` engine.
+//!
+//! The event loop (the half-async half, [`super::evloop`]) owns every
+//! connection while it is idle or while its head arrives. When the connection
+//! has a complete request ([`Interest::Dispatch`]), the loop puts the whole
+//! connection (socket and [`crate::conn::Conn`]) on a bounded queue; a worker
+//! takes it, runs the handler ([`crate::conn::Conn::serve`], with `--work` and
+//! `--delay`), writes the response, file included, and puts the connection on
+//! the way back, then wakes the loop through an eventfd. The loop takes it back
+//! and watches it for the next request. A worker therefore holds a connection
+//! for one request, never for its keep-alive life or while a slow client sends
+//! its head.
+//!
+//! The socket stays non-blocking and stays in the loop's epoll set while it is
+//! away; the loop ignores its events meanwhile and, on its return, assumes it
+//! may be readable and writable (one `recv` that may find nothing, instead of
+//! bookkeeping shared between threads). A worker that meets a full socket
+//! buffer waits with `poll` for at most `--write-timeout`, in slices short
+//! enough to notice that the grace period is over.
+
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+use rustix::event::{PollFd, PollFlags};
+use rustix::io::Errno;
+
+use super::evloop::Connection;
+use super::policy;
+use crate::conn::Interest;
+use crate::shared::{Local, Shared};
+
+/// The longest a worker waits without looking at whether shutdown was forced.
+const FORCE_CHECK: Duration = Duration::from_millis(50);
+
+/// A connection on its way to a worker or back, with its place in the loop.
+#[derive(Debug)]
+pub(crate) struct Job {
+    pub(super) index: u32,
+    pub(super) conn: Connection,
+}
+
+/// The event loop's end: the queue it fills and the way back it drains.
+#[derive(Debug)]
+pub(crate) struct LoopEnd {
+    pub(super) queue: Sender<Job>,
+    pub(super) back: Receiver<Job>,
+    /// Readable when a connection has come back (an eventfd).
+    pub(super) wake: Arc<OwnedFd>,
+}
+
+/// The workers' end.
+#[derive(Debug, Clone)]
+pub(crate) struct WorkerEnd {
+    queue: Receiver<Job>,
+    back: Sender<Job>,
+    wake: Arc<OwnedFd>,
+}
+
+/// A queue of `len` requests and the way back.
+pub(crate) fn channel(len: usize) -> std::io::Result<(LoopEnd, WorkerEnd)> {
+    let (queue_tx, queue_rx) = crossbeam_channel::bounded(len);
+    // Unbounded, but never longer than the connections the loop has sent away.
+    let (back_tx, back_rx) = crossbeam_channel::unbounded();
+    let wake = Arc::new(rustix::event::eventfd(
+        0,
+        rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK,
+    )?);
+    Ok((
+        LoopEnd {
+            queue: queue_tx,
+            back: back_rx,
+            wake: wake.clone(),
+        },
+        WorkerEnd {
+            queue: queue_rx,
+            back: back_tx,
+            wake,
+        },
+    ))
+}
+
+impl LoopEnd {
+    /// Clears the wake-up (before the way back is drained, so that a return
+    /// after the drain wakes the loop again).
+    pub(super) fn clear_wake(&self) {
+        let mut buf = [0u8; 8];
+        let _ = rustix::io::read(&*self.wake, &mut buf);
+    }
+}
+
+impl WorkerEnd {
+    /// Serves connections from the queue until the loop has gone.
+    pub(crate) fn run(&self, site: &Shared, w: &mut Local) {
+        for mut job in &self.queue {
+            serve(&mut job.conn, site, w);
+            if self.back.send(job).is_err() {
+                return; // the loop has gone; the socket closes with the job
+            }
+            // Eight bytes to an eventfd never block while the counter is far
+            // from its maximum, and the loop reads it to zero each time.
+            let _ = rustix::io::write(&*self.wake, &1u64.to_ne_bytes());
+        }
+    }
+}
+
+/// Runs the request the connection holds, and every pipelined one after it,
+/// until the connection wants to read (or close): then it goes back.
+fn serve(c: &mut Connection, site: &Shared, w: &mut Local) {
+    let mut interest = c.interest;
+    if site.shutdown.is_forced() {
+        c.conn.abandon(site);
+        interest = Interest::Close { linger: false };
+    }
+    loop {
+        interest = match interest {
+            Interest::Dispatch => c.conn.serve(site, w),
+            Interest::Hold(until) => {
+                if hold(until, site) {
+                    c.conn.release()
+                } else {
+                    c.conn.abandon(site);
+                    Interest::Close { linger: false }
+                }
+            }
+            Interest::Write => {
+                let more = c.conn.file_follows();
+                let sent = match c.conn.next_write() {
+                    Some(chunk) => policy::send_chunk(&c.sock, chunk, more),
+                    None => Ok(0),
+                };
+                match sent {
+                    Ok(n) => c.conn.wrote(n, site, w),
+                    Err(Errno::INTR) => Interest::Write,
+                    Err(Errno::AGAIN) if writable(&c.sock, site) => Interest::Write,
+                    // Reset, broken pipe, no progress within the write
+                    // timeout, or the grace period is over.
+                    Err(_) => {
+                        c.conn.abandon(site);
+                        Interest::Close { linger: false }
+                    }
+                }
+            }
+            Interest::Read | Interest::Close { .. } => break,
+        };
+    }
+    c.came_back(interest);
+}
+
+/// Sleeps until `until` (`--delay`); false if shutdown was forced meanwhile.
+fn hold(until: Instant, site: &Shared) -> bool {
+    loop {
+        if site.shutdown.is_forced() {
+            return false;
+        }
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return true;
+        }
+        std::thread::sleep(left.min(FORCE_CHECK));
+    }
+}
+
+/// Waits until the socket takes more bytes; false after `--write-timeout`
+/// without room, or when shutdown was forced.
+fn writable(sock: impl AsFd, site: &Shared) -> bool {
+    let until = Instant::now() + site.config.write_timeout;
+    loop {
+        if site.shutdown.is_forced() {
+            return false;
+        }
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        let mut fds = [PollFd::new(&sock, PollFlags::OUT)];
+        match rustix::event::poll(&mut fds, Some(&policy::timespec(left.min(FORCE_CHECK)))) {
+            Ok(0) | Err(Errno::INTR) => {}
+            Ok(_) => return true,
+            Err(_) => return false,
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! The rules every driver and engine follows, each written once: how long and
+//! how much a lingering close drains, how accepting backs off when descriptors
+//! run out, which errors mean "out of resources", how a [`Chunk`] goes to a
+//! socket, and how a pool of threads is given its grace period.
+//!
+//! The drivers ([`super::blocking`], [`super::evloop`], [`super::tokio_task`])
+//! differ in how they wait (a blocking syscall, an epoll edge, a future), not in
+//! what they decide; the decisions live here, so changing the lingering close
+//! or the back-off is one edit.
+
+use std::os::fd::AsFd;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use rustix::io::Errno;
+use rustix::net::SendFlags;
+
+use crate::conn::{Chunk, Conn};
+use crate::log;
+use crate::shared::{Local, Shared};
+
+/// How long a lingering close waits for the client to stop sending.
+pub(crate) const LINGER: Duration = Duration::from_secs(1);
+/// How much a lingering close reads and drops at most.
+const LINGER_BYTES: usize = 256 * 1024;
+
+/// A lingering close in progress (nginx's `lingering_close`): after our last
+/// response the write side is shut, and what the client still sends is read and
+/// dropped, bounded in time and bytes, so that unread request bytes do not make
+/// the kernel reset the connection before the client has read our answer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Linger {
+    until: Instant,
+    drained: usize,
+}
+
+impl Linger {
+    /// Starts now (the caller has just shut the write side).
+    pub(crate) fn start() -> Linger {
+        Linger {
+            until: Instant::now() + LINGER,
+            drained: 0,
+        }
+    }
+
+    /// When the lingering close gives up waiting.
+    pub(crate) fn until(&self) -> Instant {
+        self.until
+    }
+
+    /// Counts `n` bytes read and dropped.
+    pub(crate) fn drained(&mut self, n: usize) {
+        self.drained += n;
+    }
+
+    /// Enough: the time is up or the byte bound is reached.
+    pub(crate) fn is_over(&self) -> bool {
+        self.drained >= LINGER_BYTES || Instant::now() >= self.until
+    }
+}
+
+/// The pause of an accept loop that met a resource error: 10 ms, doubling up
+/// to 500 ms while the error persists, back to nothing after a success. A
+/// listener stays readable while descriptors are exhausted, so without a pause
+/// the loop would spin at full CPU instead of serving what it has.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Backoff(Duration);
+
+impl Backoff {
+    const FIRST: Duration = Duration::from_millis(10);
+    const MOST: Duration = Duration::from_millis(500);
+
+    /// The next pause (after another resource error).
+    pub(crate) fn next(&mut self) -> Duration {
+        self.0 = (self.0 * 2).clamp(Self::FIRST, Self::MOST);
+        self.0
+    }
+
+    /// An accept succeeded.
+    pub(crate) fn reset(&mut self) {
+        self.0 = Duration::ZERO;
+    }
+}
+
+/// Is this accept error the system running out of something (descriptors,
+/// buffers, memory) rather than one client's trouble? Then back off.
+pub(crate) fn is_resource_error(e: Errno) -> bool {
+    matches!(
+        e,
+        Errno::MFILE | Errno::NFILE | Errno::NOBUFS | Errno::NOMEM
+    )
+}
+
+/// [`is_resource_error`] for the standard library's error type.
+pub(crate) fn is_resource_io_error(e: &std::io::Error) -> bool {
+    is_resource_error(Errno::from_io_error(e).unwrap_or(Errno::IO))
+}
+
+/// Sends `chunk` with one syscall: `send` for bytes (with `MSG_MORE` when a
+/// file body follows, so the head and the first body bytes share a segment),
+/// `sendfile` for a file range. `MSG_NOSIGNAL`: a peer that has gone is an
+/// `EPIPE` to handle, never a signal. Returns the bytes taken.
+#[inline]
+pub(crate) fn send_chunk(
+    sock: impl AsFd,
+    chunk: Chunk<'_>,
+    file_follows: bool,
+) -> rustix::io::Result<usize> {
+    match chunk {
+        Chunk::Bytes(bytes) => {
+            let mut flags = SendFlags::NOSIGNAL;
+            if file_follows {
+                flags |= SendFlags::MORE;
+            }
+            rustix::net::send(sock, bytes, flags)
+        }
+        Chunk::File { file, offset, len } => {
+            let mut off = offset;
+            rustix::fs::sendfile(sock, file, Some(&mut off), len)
+        }
+    }
+}
+
+/// Writes a `--log-connections` line as a connection opens (`closed ==
+/// false`) or closes; nothing without that flag or without a log.
+pub(crate) fn log_connection(site: &Shared, w: &mut Local, conn: &Conn, closed: bool) {
+    if !site.config.log_connections || !w.log.enabled() {
+        return;
+    }
+    w.clock.tick();
+    let closed = closed.then(|| (conn.requests(), conn.opened().elapsed().as_micros()));
+    log::line::connection(&mut w.line, conn.peer(), w.clock.clf(), closed);
+    w.log.line(&w.line);
+}
+
+/// A [`Duration`] as the `Timespec` of `poll` and `epoll_wait`.
+pub(crate) fn timespec(d: Duration) -> rustix::time::Timespec {
+    rustix::time::Timespec {
+        tv_sec: d.as_secs() as _,
+        tv_nsec: d.subsec_nanos() as _,
+    }
+}
+
+/// Waits for `threads` within the grace period, then cuts what is left
+/// ([`crate::shutdown::Shutdown::force`]) and joins them.
+pub(crate) fn finish_threads(threads: Vec<JoinHandle<()>>, site: &Shared) {
+    let deadline = Instant::now() + site.config.grace;
+    while Instant::now() < deadline && !threads.iter().all(|t| t.is_finished()) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    if !threads.iter().all(|t| t.is_finished()) {
+        site.shutdown.force();
+    }
+    for t in threads {
+        let _ = t.join();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_within_bounds_and_resets() {
+        let mut b = Backoff::default();
+        let ms = Duration::from_millis;
+        let got: Vec<Duration> = (0..8).map(|_| b.next()).collect();
+        assert_eq!(
+            got,
+            [
+                ms(10),
+                ms(20),
+                ms(40),
+                ms(80),
+                ms(160),
+                ms(320),
+                ms(500),
+                ms(500)
+            ]
+        );
+        b.reset();
+        assert_eq!(b.next(), ms(10));
+    }
+
+    #[test]
+    fn linger_ends_at_its_byte_bound() {
+        let mut l = Linger::start();
+        assert!(!l.is_over());
+        l.drained(LINGER_BYTES - 1);
+        assert!(!l.is_over());
+        l.drained(1);
+        assert!(l.is_over());
+    }
+
+    #[test]
+    fn resource_errors_are_the_four() {
+        for e in [Errno::MFILE, Errno::NFILE, Errno::NOBUFS, Errno::NOMEM] {
+            assert!(is_resource_error(e));
+            assert!(is_resource_io_error(&std::io::Error::from(e)));
+        }
+        assert!(!is_resource_error(Errno::CONNABORTED));
+        assert!(!is_resource_io_error(&std::io::Error::other("x")));
+    }
+}
