@@ -248,6 +248,17 @@ fn both(
                 .map(|n| format!("B: {n}")),
         )
         .collect();
+    fig.drawn_instead = match (&fa.drawn_instead, &fb.drawn_instead) {
+        (Some(x), Some(y)) if x == y => Some(x.clone()),
+        (None, None) => None,
+        (x, y) => Some(
+            [("A", x), ("B", y)]
+                .iter()
+                .filter_map(|(run, d)| d.as_ref().map(|d| format!("{run}: {d}")))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+    };
     fig.empty = match (&fa.empty, &fb.empty) {
         (Some(x), Some(y)) if x == y => Some(x.clone()),
         (Some(x), Some(y)) => Some(format!("A: {x} B: {y}")),
@@ -330,7 +341,13 @@ pub fn html(a: &RunResults, b: &RunResults, a_name: &str, b_name: &str) -> Resul
         for (i, p) in exp.plots.iter().enumerate() {
             let fig = both(p, &exp, a, b);
             let svg = fig.svg()?;
-            let notes: Vec<String> = fig.empty.iter().chain(&fig.notes).map(|n| esc(n)).collect();
+            let notes: Vec<String> = fig
+                .drawn_instead
+                .iter()
+                .chain(&fig.empty)
+                .chain(&fig.notes)
+                .map(|n| esc(n))
+                .collect();
             let _ = writeln!(
                 h,
                 "<figure class=\"plot\" id=\"plot-{n}\" data-marks=\"{m}\">{svg}<figcaption>Figure {n}: {t}: A and B on the same axes.{notes}</figcaption></figure>",
@@ -439,7 +456,10 @@ mod tests {
         let a = quick_run(&exp);
         let page = html(&a, &a, "A", "B").unwrap();
         assert_eq!(page.matches("<svg").count(), exp.plots.len());
-        for label in ["pool, A (measured)", "pool, B (measured)"] {
+        for label in [
+            "pool, client users = 8, A (measured)",
+            "pool, client users = 8, B (measured)",
+        ] {
             assert!(page.contains(label), "missing {label}");
         }
     }

@@ -11,7 +11,7 @@ use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::style::{GRID, WARN};
+use super::style::{BANNER, GRID, WARN};
 use super::{Figure, bars, legend, lines, ticks};
 
 pub(super) type DrawResult<T> = std::result::Result<T, Box<dyn std::error::Error>>;
@@ -36,8 +36,20 @@ pub(super) const FONT: &str = "sans-serif";
 /// Draws a figure into an SVG string.
 pub fn svg(fig: &Figure) -> DrawResult<String> {
     let legend = legend::entries(fig);
+    // Bold text is wider: its lines are a tenth shorter.
+    let banner: Vec<String> = fig
+        .drawn_instead
+        .iter()
+        .flat_map(|n| wrap_to(n, (WIDTH - 32) as usize * 9 / 10 / CHAR as usize))
+        .collect();
     let notes: Vec<String> = fig.notes.iter().flat_map(|n| wrap(n)).collect();
-    let head = 40 + LINE * notes.len() as u32;
+    // The banner: a framed box of its lines, with 6 px of padding and 8 below.
+    let banner_h = if banner.is_empty() {
+        0
+    } else {
+        LINE * banner.len() as u32 + 20
+    };
+    let head = 40 + banner_h + LINE * notes.len() as u32;
     let (cols, rows) = legend::grid(&legend);
     let foot = if legend.is_empty() {
         0
@@ -65,10 +77,27 @@ pub fn svg(fig: &Figure) -> DrawResult<String> {
                 .color(&BLACK)
                 .pos(Pos::new(HPos::Center, VPos::Top)),
         ))?;
+        if !banner.is_empty() {
+            top.draw(&Rectangle::new(
+                [(8, 36), (WIDTH as i32 - 8, 36 + banner_h as i32 - 8)],
+                BANNER.filled(),
+            ))?;
+            top.draw(&Rectangle::new(
+                [(8, 36), (WIDTH as i32 - 8, 36 + banner_h as i32 - 8)],
+                WARN.stroke_width(2),
+            ))?;
+            for (i, n) in banner.iter().enumerate() {
+                top.draw(&Text::new(
+                    n.clone(),
+                    (16, 42 + (LINE * i as u32) as i32),
+                    (FONT, TICK).into_font().style(FontStyle::Bold).color(&WARN),
+                ))?;
+            }
+        }
         for (i, n) in notes.iter().enumerate() {
             top.draw(&Text::new(
                 n.clone(),
-                (16, 40 + (LINE * i as u32) as i32),
+                (16, 40 + banner_h as i32 + (LINE * i as u32) as i32),
                 (FONT, TICK).into_font().color(&WARN),
             ))?;
         }
@@ -105,7 +134,11 @@ pub fn svg(fig: &Figure) -> DrawResult<String> {
 
 /// Splits text into lines that fit the figure's width.
 fn wrap(text: &str) -> Vec<String> {
-    let most = ((WIDTH - 32) / CHAR) as usize;
+    wrap_to(text, ((WIDTH - 32) / CHAR) as usize)
+}
+
+/// Splits text into lines of at most `most` characters (a longer word stays whole).
+fn wrap_to(text: &str, most: usize) -> Vec<String> {
     let mut out = Vec::new();
     let mut line = String::new();
     for word in text.split_whitespace() {

@@ -49,6 +49,10 @@ pub struct Figure {
     /// The look of each series, when chosen by the caller (a comparison gives
     /// the two runs' versions of a series one colour); empty: [`Style::nth`].
     pub styles: Vec<Style>,
+    /// When the run lacks the values the plot is for: the sentence naming the
+    /// values wanted and the ones drawn instead, shown as a banner under the
+    /// title (and in the report's caption), so that it cannot be missed.
+    pub drawn_instead: Option<String>,
     /// Sentences drawn inside the figure, under the title.
     pub notes: Vec<String>,
     /// Why the figure has nothing to draw, when it has nothing.
@@ -225,6 +229,21 @@ pub fn figure(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Figure
             .filter_map(|v| Some((x_of(exp, x_axis, v)? / div, v.to_string())))
             .collect()
     });
+    // A series drawn at a substituted value says that value in its legend too.
+    let mut series = series;
+    if let Some(sub) = &substituted {
+        let at: Vec<String> = sub
+            .drawn
+            .iter()
+            .map(|(n, v)| match exp.axis(n) {
+                Some(a) => format!("{} = {v}{}", a.label, unit_after(a)),
+                None => format!("{n} = {v}"),
+            })
+            .collect();
+        for s in &mut series {
+            s.label = format!("{}, {}", s.label, at.join(", "));
+        }
+    }
     let mut fig = Figure {
         title: plot.title.clone(),
         x_label: x_label(plot, exp),
@@ -236,7 +255,8 @@ pub fn figure(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Figure
         simulated: exp.is_simulated(),
         series,
         styles: Vec::new(),
-        notes: substituted.into_iter().collect(),
+        drawn_instead: substituted.as_ref().map(|s| s.note.clone()),
+        notes: Vec::new(),
         empty: None,
     };
     let here: Vec<&PointRecord> = results
@@ -522,18 +542,25 @@ y = "throughput"
         let fig = figure(&exp.plots[0], &exp, &run);
         assert!(fig.empty.is_none(), "{:?}", fig.empty);
         assert_eq!(fig.series.len(), 1);
-        let all = fig.notes.join(" ");
-        assert!(
-            all.contains("no point at users = 32") && all.contains("drawn at users = 8"),
-            "{all}"
+        // The banner names the value wanted, the values the run has, and the
+        // value drawn; the legend names the value drawn too.
+        let banner = fig.drawn_instead.clone().unwrap();
+        assert_eq!(
+            banner,
+            "Not at users = 32: this run has no point there (it has users = 1, 8), \
+             so this figure is drawn at users = 8."
         );
+        assert_eq!(fig.series[0].label, "pool, client users = 8");
+        let all = fig.notes.join(" ");
         assert!(all.contains("nginx (unavailable here)"), "{all}");
         assert!(all.contains("points are not joined"), "{all}");
         let svg = fig.svg().unwrap();
-        assert!(
-            svg.contains("drawn at users = 8"),
-            "the note is inside the SVG"
-        );
+        for inside in ["drawn at users = 8.", "pool, client users = 8 (measured)"] {
+            assert!(svg.contains(inside), "not inside the SVG: {inside}");
+        }
+        // A plot whose filter the run has is drawn as asked, with no banner.
+        let full = figure(&exp.plots[1], &exp, &run);
+        assert!(full.drawn_instead.is_none());
     }
 
     #[test]

@@ -37,10 +37,21 @@ pub(super) fn filter_of(plot: &PlotSpec) -> Filter {
     })
 }
 
-/// The filter to draw with, and a note when the run lacks a wanted value: each
-/// such axis takes the value this run has that is nearest to the one wanted (the
-/// first one, for text values), so that a quick sweep still shows the shape.
-pub(super) fn substitute(filter: &Filter, results: &RunResults) -> (Filter, Option<String>) {
+/// The values a figure is drawn at instead of the ones its plot wants, because
+/// the run has no point at those.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Substitution {
+    /// The sentence the figure shows, naming the values wanted and drawn.
+    pub(super) note: String,
+    /// Each substituted axis and the value drawn at.
+    pub(super) drawn: Vec<(String, String)>,
+}
+
+/// The filter to draw with, and what was substituted when the run lacks a wanted
+/// value: each such axis takes the value this run has that is nearest to the one
+/// wanted (the first one, for text values), so that a quick sweep still shows the
+/// shape.
+pub(super) fn substitute(filter: &Filter, results: &RunResults) -> (Filter, Option<Substitution>) {
     let ok: Vec<&PointRecord> = results
         .points
         .iter()
@@ -101,10 +112,11 @@ pub(super) fn substitute(filter: &Filter, results: &RunResults) -> (Filter, Opti
         .map(|(a, _, _, n)| format!("{a} = {n}"))
         .collect();
     let note = format!(
-        "This run has no point at {}, which this plot is for (it has {}): drawn at {} instead.",
+        "Not at {}: this run has no point there (it has {}), so this figure is drawn at {}.",
         wanted.join(" and "),
         have.join("; "),
         drawn.join(" and ")
     );
-    (out, Some(note))
+    let drawn = missing.into_iter().map(|(a, _, _, n)| (a, n)).collect();
+    (out, Some(Substitution { note, drawn }))
 }

@@ -27,6 +27,9 @@ pub const GRID: RGBColor = RGBColor(0xDD, 0xDD, 0xDD);
 /// The colour of text that warns the reader (a dark vermillion).
 pub const WARN: RGBColor = RGBColor(0x9A, 0x3B, 0x00);
 
+/// The background of a warning the reader must not miss (a pale vermillion).
+pub const BANNER: RGBColor = RGBColor(0xFD, 0xEB, 0xDD);
+
 /// A marker shape. Every marker is an outline without fill, so that two series
 /// whose points fall on the same spot both stay visible, one shape inside or
 /// across the other.
