@@ -3,7 +3,7 @@
 
 use plotters::prelude::*;
 
-use super::draw::{DESC, DrawResult, FONT, TICK, Ticked, min_max, y_axis};
+use super::draw::{DESC, DrawResult, FONT, TICK, Ticked, WIDTH, min_max, y_axis};
 use super::lines::error_bars;
 use super::style::{GRID, Style};
 use super::{Figure, ticks};
@@ -139,14 +139,18 @@ where
         .max_light_lines(0)
         .draw()?;
     let k = series.len().max(1) as f64;
-    let width = 0.8 / k;
+    // At most 90 px a bar (the plot is about WIDTH - 140 px wide), centred in its
+    // group: one bar alone would otherwise fill the plot and read as a block.
+    let group_px = f64::from(WIDTH - 140) / n as f64;
+    let width = (0.8 / k).min(90.0 / group_px);
+    let start = (1.0 - width * k) / 2.0;
     for (j, (_, values)) in series.iter().enumerate() {
         let color = Style::nth(j).color;
         for (g, v) in values.iter().enumerate() {
             let Some((median, lo, hi)) = *v else {
                 continue;
             };
-            let a = g as f64 + 0.1 + width * j as f64;
+            let a = g as f64 + start + width * j as f64;
             let b = a + width;
             chart.draw_series([
                 Rectangle::new([(a, y0.max(0.0)), (b, median)], color.filled()),

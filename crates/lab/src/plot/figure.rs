@@ -65,6 +65,16 @@ impl Figure {
         self.styles.get(i).copied().unwrap_or_else(|| Style::nth(i))
     }
 
+    /// What the x axis shows, for a caption: grouped bars of several series are
+    /// grouped by server, one bar per value of the plot's x.
+    pub fn x_caption(&self) -> String {
+        if self.categorical && self.series.len() > 1 {
+            format!("server, one bar per {}", self.x_label)
+        } else {
+            self.x_label.clone()
+        }
+    }
+
     /// The number of data marks (points and bars) the figure draws.
     pub fn marks(&self) -> usize {
         if self.empty.is_some() {
