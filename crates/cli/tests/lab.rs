@@ -175,7 +175,25 @@ fn every_builtin_experiment_runs_quick_and_reports() {
         o.status.success() && text.contains("throughput") && text.contains("1.00"),
         "{text}"
     );
-    assert!(std::fs::read_to_string(&html).unwrap().contains("<table>"));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<table>"));
+    // --html draws both runs on the same axes: a figure per plot, with A's and
+    // B's series in one legend.
+    let plots = servelab_lab::builtin::load("filesize").unwrap().plots.len();
+    assert_eq!(page.matches("<svg").count(), plots, "a figure per plot");
+    assert!(page.contains(", A (measured)") && page.contains(", B (measured)"));
+
+    // Two runs with no point in common are refused: one line, status 2.
+    let b = runs.join("session");
+    let o = servelab(&["lab", "compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("nothing to compare") && err.contains("different experiments"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(o.stdout.is_empty(), "no table of dashes");
 }
 
 #[test]
