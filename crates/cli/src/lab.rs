@@ -56,7 +56,7 @@ enum LabCommand {
         a: PathBuf,
         /// The second results directory (after).
         b: PathBuf,
-        /// Also write the comparison as an HTML page.
+        /// Also write the comparison as an HTML page, both runs drawn on the same axes.
         #[arg(long, value_name = "FILE")]
         html: Option<PathBuf>,
     },
@@ -155,9 +155,10 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
             let ra = RunResults::read(&a)?;
             let rb = RunResults::read(&b)?;
             let (an, bn) = (a.display().to_string(), b.display().to_string());
+            compare::check(&ra, &rb, &an, &bn)?;
             print!("{}", compare::text(&ra, &rb, &an, &bn));
             if let Some(path) = html {
-                std::fs::write(&path, compare::html(&ra, &rb, &an, &bn))
+                std::fs::write(&path, compare::html(&ra, &rb, &an, &bn)?)
                     .with_context(|| format!("cannot write {}", path.display()))?;
                 println!("html: {}", path.display());
             }

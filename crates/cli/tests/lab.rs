@@ -121,6 +121,7 @@ fn check_run(name: &str, dir: &Path, r: &RunResults) {
         csv.lines().count() > r.points.len(),
         "{name}: a CSV row per repeat"
     );
+    report_in_browser(name, dir, exp.plots.len());
 }
 
 #[test]
@@ -174,7 +175,25 @@ fn every_builtin_experiment_runs_quick_and_reports() {
         o.status.success() && text.contains("throughput") && text.contains("1.00"),
         "{text}"
     );
-    assert!(std::fs::read_to_string(&html).unwrap().contains("<table>"));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<table>"));
+    // --html draws both runs on the same axes: a figure per plot, with A's and
+    // B's series in one legend.
+    let plots = servelab_lab::builtin::load("filesize").unwrap().plots.len();
+    assert_eq!(page.matches("<svg").count(), plots, "a figure per plot");
+    assert!(page.contains(", A (measured)") && page.contains(", B (measured)"));
+
+    // Two runs with no point in common are refused: one line, status 2.
+    let b = runs.join("session");
+    let o = servelab(&["lab", "compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("nothing to compare") && err.contains("different experiments"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(o.stdout.is_empty(), "no table of dashes");
 }
 
 #[test]
@@ -407,6 +426,118 @@ fn browse(chrome: &Path, url: &str, shot: &Path, profile: &Path) -> Vec<String> 
         .filter(|l| l.contains("CONSOLE"))
         .map(String::from)
         .collect()
+}
+
+/// Opens a report file headless, with a fresh profile and no network, saves a
+/// screenshot to `shot`, and returns the DOM as the browser parsed it and the
+/// console lines.
+fn render_report(chrome: &Path, page: &Path, shot: &Path) -> (String, Vec<String>) {
+    let profile = tempfile::tempdir().unwrap();
+    let o = Command::new(chrome)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--window-size=1400,3000",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("run chromium");
+    assert!(
+        o.status.success(),
+        "chromium failed on {}: {}",
+        page.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        std::fs::metadata(shot).is_ok_and(|m| m.len() > 10_000),
+        "no screenshot of {}",
+        page.display()
+    );
+    let console = String::from_utf8_lossy(&o.stderr)
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .map(String::from)
+        .collect();
+    (String::from_utf8_lossy(&o.stdout).into_owned(), console)
+}
+
+/// A quick report in headless Chromium (skipped, saying so, without one): it
+/// renders, logs nothing to the console, and every figure either draws data marks
+/// in a series colour or says in words why it has none; each figure's own SVG
+/// file, linked from its caption, exists. It reuses the quick run just checked,
+/// so that no experiment runs twice for the browser.
+fn report_in_browser(name: &str, dir: &Path, plots: usize) {
+    let Some(chrome) = chromium() else {
+        eprintln!(
+            "{name}: browser check skipped: chromium is not installed (.ci/install-chromium installs it)"
+        );
+        return;
+    };
+    // Kept after the test, in the target directory, for a reader to look at.
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("lab-report-screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let shot = shots.join(format!("{name}.png"));
+    let (dom, console) = render_report(&chrome, &dir.join("report.html"), &shot);
+    assert!(console.is_empty(), "{name}: console: {console:?}");
+    let colours: Vec<String> = servelab_lab::plot::PALETTE
+        .iter()
+        .map(|c| format!("\"{}\"", servelab_lab::plot::style::hex(*c)))
+        .collect();
+    let figures: Vec<&str> = dom
+        .split("<figure class=\"plot\"")
+        .skip(1)
+        .map(|f| f.split("</figure>").next().unwrap_or(f))
+        .collect();
+    assert_eq!(
+        figures.len(),
+        plots,
+        "{name}: a figure per plot in the browser"
+    );
+    for (i, f) in figures.iter().enumerate() {
+        let what = format!("{name} figure {}", i + 1);
+        assert!(f.contains("<svg") && f.contains("</svg>"), "{what}: no SVG");
+        let marks: usize = f
+            .split('>')
+            .next()
+            .and_then(|tag| tag.split("data-marks=\"").nth(1))
+            .and_then(|m| m.split('"').next())
+            .and_then(|m| m.parse().ok())
+            .unwrap_or_else(|| panic!("{what}: no data-marks"));
+        if marks > 0 {
+            assert!(
+                colours.iter().any(|c| f.contains(c.as_str())),
+                "{what}: {marks} marks, none in a series colour"
+            );
+        } else {
+            // A figure with nothing to draw says why, inside the figure.
+            assert!(
+                f.contains("No point") || f.contains("None of the") || f.contains("unmeasurable"),
+                "{what}: empty and silent"
+            );
+            eprintln!("{what}: no data, and says why");
+        }
+        let file = f
+            .split("href=\"")
+            .nth(1)
+            .and_then(|h| h.split('"').next())
+            .unwrap_or_else(|| panic!("{what}: no link to its SVG file"));
+        let svg = std::fs::read_to_string(dir.join(file))
+            .unwrap_or_else(|e| panic!("{what}: {file}: {e}"));
+        assert!(svg.starts_with("<svg"), "{what}: {file} is not an SVG");
+    }
+    eprintln!("{name}: report rendered, screenshot {}", shot.display());
 }
 
 /// A `servelab serve` child with a synchronous access log, stopped when dropped.

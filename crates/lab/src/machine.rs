@@ -18,7 +18,8 @@ pub struct Machine {
     /// servelab version.
     pub version: String,
     /// `git rev-parse HEAD` of the working directory (with `-dirty` when it has
-    /// uncommitted changes), or `unknown`.
+    /// uncommitted changes outside `results/`, where runs are written), or
+    /// `unknown`.
     pub git_commit: String,
 }
 
@@ -63,8 +64,18 @@ fn git_commit(repo: Option<&std::path::Path>) -> String {
     };
     match out(&["rev-parse", "HEAD"]) {
         Some(c) if !c.is_empty() => {
-            let dirty = out(&["status", "--porcelain", "--untracked-files=no"])
-                .is_some_and(|s| !s.is_empty());
+            // Runs write into `results/` (the reference runs are committed there),
+            // so a change there says nothing about the code that ran: a run that
+            // regenerates results/reference would otherwise call itself dirty.
+            let dirty = out(&[
+                "status",
+                "--porcelain",
+                "--untracked-files=no",
+                "--",
+                ":/",
+                ":(top,exclude)results",
+            ])
+            .is_some_and(|s| !s.is_empty());
             if dirty { format!("{c}-dirty") } else { c }
         }
         _ => "unknown".into(),

@@ -2,6 +2,9 @@
 //! no network fetch) with the question, the conclusion, the plots, a table of every
 //! point and the command that reruns it. It is rebuilt from `results.json` alone
 //! (`servelab lab report DIR`), because the experiment's text is stored there.
+//!
+//! Every figure is also written beside the page as `figure-N.svg`, and linked from
+//! its caption, so that it can go into a paper or a slide as it is.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -13,11 +16,21 @@ use crate::metric::{self, Metric};
 use crate::plot;
 use crate::results::{RunResults, Status, UNMEASURABLE};
 
-/// Writes `report.html` into `dir`.
+/// Writes `report.html` into `dir`, and each figure beside it as `figure-N.svg`.
 pub fn write(dir: &Path, results: &RunResults, exp: &Experiment) -> Result<()> {
+    for (i, p) in exp.plots.iter().enumerate() {
+        let svg = plot::figure(p, exp, results).svg()?;
+        let path = dir.join(figure_file(i));
+        std::fs::write(&path, svg).map_err(|e| LabError::io(path, e))?;
+    }
     let html = render(results, exp)?;
     let path = dir.join("report.html");
     std::fs::write(&path, html).map_err(|e| LabError::io(path, e))
+}
+
+/// The file name of the `i`th figure (from 0), beside `report.html`.
+pub fn figure_file(i: usize) -> String {
+    format!("figure-{}.svg", i + 1)
 }
 
 /// Rebuilds `report.html` of a results directory from its `results.json`.
@@ -44,7 +57,8 @@ pub(crate) const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:
 h1{margin-bottom:.2em}.q{font-size:1.15em;color:#444}.conclusion{background:#eef6ee;border-left:4px solid #4a4;padding:.6em 1em}\
 table{border-collapse:collapse;font-size:.85em;margin:1em 0}td,th{border:1px solid #ccc;padding:.25em .5em;text-align:right}\
 th{background:#f4f4f4}td.l,th.l{text-align:left}.failed{background:#fdecea}.unavailable{background:#f4f4f4;color:#777}\
-.skipped{color:#999}td.unmeasurable{color:#777;font-style:italic}figure{margin:1.5em 0}figcaption{font-size:.9em;color:#555}pre{background:#f6f6f6;padding:.6em;overflow-x:auto}\
+.skipped{color:#999}td.unmeasurable{color:#777;font-style:italic}figure{margin:1.5em 0}figcaption{font-size:.9em;color:#555}figcaption .warn{color:#9a3b00}td.notes{min-width:22em}\
+figure.plot{margin:1.5em 0}figure.plot svg{display:block;width:100%;height:auto}pre{background:#f6f6f6;padding:.6em;overflow-x:auto}\
 dl.meta{display:grid;grid-template-columns:max-content auto;gap:.1em 1em;font-size:.9em}dl.meta dt{font-weight:600}div.wide{overflow-x:auto}";
 
 /// The report's HTML text.
@@ -118,17 +132,7 @@ pub fn render(results: &RunResults, exp: &Experiment) -> Result<String> {
 
     let _ = writeln!(h, "<h2>Plots</h2>");
     for (i, p) in exp.plots.iter().enumerate() {
-        let svg = plot::svg(p, exp, results)?;
-        let _ = writeln!(
-            h,
-            "<figure class=\"plot\" id=\"plot-{}\">{}<figcaption>Figure {}: {}. x: {}; y: {}.</figcaption></figure>",
-            i + 1,
-            svg,
-            i + 1,
-            esc(&p.title),
-            esc(&plot::x_label(p, exp)),
-            esc(&plot::y_label(p))
-        );
+        figure(&mut h, i, &plot::figure(p, exp, results))?;
     }
     let _ = writeln!(h, "<h2>Figures</h2>");
     table(&mut h, results);
@@ -146,6 +150,32 @@ pub fn render(results: &RunResults, exp: &Experiment) -> Result<String> {
     );
     h.push_str("</body></html>\n");
     Ok(h)
+}
+
+/// One figure: the SVG inline (its notes are inside it), and a caption with a link
+/// to its own SVG file. `data-marks` counts the points and bars drawn (0 when the
+/// figure says in words why it has none), for tests that open the page.
+pub(crate) fn figure(h: &mut String, i: usize, fig: &plot::Figure) -> Result<()> {
+    let svg = fig.svg()?;
+    let _ = writeln!(
+        h,
+        "<figure class=\"plot\" id=\"plot-{n}\" data-marks=\"{marks}\">{svg}<figcaption>Figure {n}: {title}. \
+         {instead}x: {x}; y: {y}. <a href=\"{file}\">SVG</a></figcaption></figure>",
+        n = i + 1,
+        marks = fig.marks(),
+        title = esc(&fig.title),
+        instead = fig
+            .drawn_instead
+            .as_ref()
+            .map_or_else(String::new, |d| format!(
+                "<strong class=\"warn\">{}</strong> ",
+                esc(d)
+            )),
+        x = esc(&fig.x_caption()),
+        y = esc(&fig.y_label),
+        file = figure_file(i),
+    );
+    Ok(())
 }
 
 fn table(h: &mut String, results: &RunResults) {
@@ -261,7 +291,11 @@ fn table(h: &mut String, results: &RunResults) {
                 .iter()
                 .map(|(m, why)| format!("{} {UNMEASURABLE}: {why}", m.label())),
         );
-        let _ = writeln!(h, "<td class=\"l\">{}</td></tr>", esc(&notes.join("; ")));
+        let _ = writeln!(
+            h,
+            "<td class=\"l notes\">{}</td></tr>",
+            esc(&notes.join("; "))
+        );
     }
     h.push_str("</tbody></table></div>\n");
 }

@@ -255,9 +255,10 @@ fn measure_repeat(
         } else {
             format!("; the server died: {}", srv.stderr_tail())
         };
+        let what = failures(&report.counts, &report.errors)
+            .unwrap_or_else(|| format!("none of {} sent finished", report.counts.sent));
         return Err(PointFailure::failed(format!(
-            "repeat {r}: no request succeeded ({} errors{}){died}",
-            report.counts.errors,
+            "repeat {r}: no request succeeded ({what}{}){died}",
             error_classes(&report),
         )));
     }
@@ -272,13 +273,9 @@ fn record_repeat(
     report: &servelab_load::Report,
     cpu: Result<f64, String>,
 ) {
-    if report.counts.errors > 0 {
-        rec.notes.push(format!(
-            "repeat {r}: {} of {} requests failed{}",
-            report.counts.errors,
-            report.counts.completed,
-            error_classes(report)
-        ));
+    if let Some(what) = failures(&report.counts, &report.errors) {
+        rec.notes
+            .push(format!("repeat {r}: {what}{}", error_classes(report)));
     }
     let mut m = Figures::new();
     m.insert(Metric::Throughput, report.throughput.ok_per_s);
@@ -287,7 +284,9 @@ fn record_repeat(
     m.insert(Metric::P99Ms, report.latency.p99 as f64 / 1000.0);
     m.insert(Metric::TotalS, report.duration_s);
     m.insert(Metric::MbPerS, report.throughput.bytes_per_s / 1e6);
-    m.insert(Metric::Errors, report.counts.errors as f64);
+    // Failed requests only: a failed connect (counted in `errors` since
+    // servelab-load/2) finishes no request and is said in the note.
+    m.insert(Metric::Errors, report.counts.failed as f64);
     match cpu {
         Ok(us) => {
             m.insert(Metric::CpuUs, us);
@@ -322,6 +321,28 @@ fn drain(addr: std::net::SocketAddr, path: &str) {
     }
 }
 
+/// What failed in a repeat, in words, or `None` when nothing did: the requests
+/// that ended in an error out of those that finished (`failed` of `completed`;
+/// since servelab-load/2 a failed connect finishes no request), and the failed
+/// connects apart, since each is retried for the same request.
+fn failures(counts: &servelab_load::Counts, errors: &servelab_load::Errors) -> Option<String> {
+    let connects = errors.connect_refused + errors.connect_other;
+    let mut parts = Vec::new();
+    if counts.failed > 0 {
+        parts.push(format!(
+            "{} of {} finished requests failed",
+            counts.failed, counts.completed
+        ));
+    }
+    if connects > 0 {
+        parts.push(format!(
+            "{connects} connect{} failed (each retried for the same request)",
+            if connects == 1 { "" } else { "s" }
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join(", and "))
+}
+
 fn error_classes(report: &servelab_load::Report) -> String {
     let v = serde_json::to_value(report.errors).unwrap_or_default();
     let parts: Vec<String> = v
@@ -335,5 +356,51 @@ fn error_classes(report: &servelab_load::Report) -> String {
         String::new()
     } else {
         format!(": {}", parts.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use servelab_load::{Counts, Errors};
+
+    /// Regression: with servelab-load/2 `errors` counts failed connects too, and
+    /// the note "N of M requests failed" divided them by the finished requests
+    /// (a run with 3 refused connects and 2 failed requests of 10 said "5 of 10").
+    #[test]
+    fn failed_requests_are_counted_out_of_finished_ones_and_connects_apart() {
+        let counts = Counts {
+            scheduled: 11,
+            sent: 11,
+            completed: 10,
+            ok: 8,
+            failed: 2,
+            errors: 5,
+            in_flight: 1,
+            ..Counts::default()
+        };
+        let errors = Errors {
+            connect_refused: 3,
+            reset: 2,
+            ..Errors::default()
+        };
+        assert_eq!(
+            failures(&counts, &errors).unwrap(),
+            "2 of 10 finished requests failed, and 3 connects failed (each retried for the same request)"
+        );
+        let only_connects = Counts {
+            failed: 0,
+            ok: 10,
+            ..counts
+        };
+        let one = Errors {
+            connect_other: 1,
+            ..Errors::default()
+        };
+        assert_eq!(
+            failures(&only_connects, &one).unwrap(),
+            "1 connect failed (each retried for the same request)"
+        );
+        assert_eq!(failures(&only_connects, &Errors::default()), None);
     }
 }

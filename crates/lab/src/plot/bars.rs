@@ -1,0 +1,164 @@
+//! A category x axis (engines, or keep-alive against a connection per request):
+//! grouped bars with error bars from min to max, never lines across two points.
+
+use plotters::prelude::*;
+
+use super::draw::{DESC, DrawResult, FONT, TICK, Ticked, WIDTH, min_max, y_axis};
+use super::lines::error_bars;
+use super::style::{GRID, Style};
+use super::{Figure, ticks};
+
+/// A bar: (median, min, max).
+pub(super) type Bar = (f64, f64, f64);
+
+/// The bar series of a category figure: (legend label, value per group), where a
+/// value is (median, min, max). With several series, groups are the series
+/// (servers) and bars the x values; with one, groups are the x values.
+pub(super) fn bar_series(fig: &Figure) -> Vec<(String, Vec<Option<Bar>>)> {
+    let xs = category_values(fig);
+    let name = |x: f64| {
+        fig.x_names
+            .iter()
+            .find(|(v, _)| (v - x).abs() < 1e-9)
+            .map_or_else(|| ticks::label(x), |(_, n)| n.clone())
+    };
+    let short_label = fig
+        .x_label
+        .split(" (")
+        .next()
+        .unwrap_or(&fig.x_label)
+        .to_string();
+    if fig.series.len() == 1 {
+        let s = &fig.series[0];
+        let values = xs
+            .iter()
+            .map(|x| s.points.iter().find(|p| p.0 == *x).map(|p| (p.1, p.2, p.3)))
+            .collect();
+        return vec![(s.label.clone(), values)];
+    }
+    xs.iter()
+        .map(|x| {
+            let values = fig
+                .series
+                .iter()
+                .map(|s| s.points.iter().find(|p| p.0 == *x).map(|p| (p.1, p.2, p.3)))
+                .collect();
+            (format!("{short_label} = {}", name(*x)), values)
+        })
+        .collect()
+}
+
+/// The x values present in a category figure, in axis order.
+pub(super) fn category_values(fig: &Figure) -> Vec<f64> {
+    let mut xs: Vec<f64> = fig
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    xs
+}
+
+/// The group names of a category figure.
+pub(super) fn groups(fig: &Figure) -> Vec<String> {
+    if fig.series.len() == 1 {
+        category_values(fig)
+            .iter()
+            .map(|x| {
+                fig.x_names
+                    .iter()
+                    .find(|(v, _)| (v - x).abs() < 1e-9)
+                    .map_or_else(|| ticks::label(*x), |(_, n)| n.clone())
+            })
+            .collect()
+    } else {
+        fig.series.iter().map(|s| s.label.clone()).collect()
+    }
+}
+
+/// A category x axis: grouped bars with error bars from min to max.
+pub(super) fn draw<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    fig: &Figure,
+) -> DrawResult<()>
+where
+    DB::ErrorType: 'static,
+{
+    let series = bar_series(fig);
+    let groups = groups(fig);
+    let n = groups.len().max(1);
+    let values = series
+        .iter()
+        .flat_map(|(_, v)| v.iter().flatten().flat_map(|(m, lo, hi)| [*m, *lo, *hi]));
+    let (ya, yb) = min_max(values).unwrap_or((0.0, 1.0));
+    let (y0, y1, y_ticks) = y_axis(ya.min(0.0), yb, false);
+    let x_ticks: Vec<f64> = (0..n).map(|i| i as f64 + 0.5).collect();
+    let fmt_x = |v: &f64| {
+        let i = (v - 0.5).round();
+        if i >= 0.0 {
+            groups.get(i as usize).cloned().unwrap_or_default()
+        } else {
+            String::new()
+        }
+    };
+    let fmt_y = |v: &f64| ticks::label(*v);
+    let x_desc = if fig.series.len() == 1 {
+        fig.x_label.clone()
+    } else {
+        "server".to_string()
+    };
+    let mut chart = ChartBuilder::on(area)
+        .margin_left(12)
+        .margin_right(28)
+        .margin_top(10)
+        .x_label_area_size(64)
+        .y_label_area_size(100)
+        .build_cartesian_2d(
+            Ticked {
+                lo: 0.0,
+                hi: n as f64,
+                ticks: x_ticks,
+            },
+            Ticked {
+                lo: y0,
+                hi: y1,
+                ticks: y_ticks,
+            },
+        )?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_desc(x_desc)
+        .y_desc(fig.y_label.as_str())
+        .x_label_formatter(&fmt_x)
+        .y_label_formatter(&fmt_y)
+        .label_style((FONT, TICK))
+        .axis_desc_style((FONT, DESC))
+        .bold_line_style(GRID)
+        .max_light_lines(0)
+        .draw()?;
+    let k = series.len().max(1) as f64;
+    // At most 90 px a bar (the plot is about WIDTH - 140 px wide), centred in its
+    // group: one bar alone would otherwise fill the plot and read as a block.
+    let group_px = f64::from(WIDTH - 140) / n as f64;
+    let width = (0.8 / k).min(90.0 / group_px);
+    let start = (1.0 - width * k) / 2.0;
+    for (j, (_, values)) in series.iter().enumerate() {
+        let color = Style::nth(j).color;
+        for (g, v) in values.iter().enumerate() {
+            let Some((median, lo, hi)) = *v else {
+                continue;
+            };
+            let a = g as f64 + start + width * j as f64;
+            let b = a + width;
+            chart.draw_series([
+                Rectangle::new([(a, y0.max(0.0)), (b, median)], color.filled()),
+                Rectangle::new([(a, y0.max(0.0)), (b, median)], BLACK.stroke_width(1)),
+            ])?;
+            let points = [((a + b) / 2.0, median, lo, hi)];
+            error_bars(&mut chart, &points, BLACK, &|x| x, &|y| y)?;
+        }
+    }
+    Ok(())
+}
