@@ -1056,6 +1056,54 @@ mod tests {
     }
 
     #[test]
+    fn a_close_behind_unread_requests_is_a_half_close_and_one_after_them_abandons() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "hello").unwrap();
+        let req = b"GET /a.txt HTTP/1.1\r\nHost: t\r\n\r\n";
+        let held = |policy: OnAbandon| {
+            let mut config = crate::Config::new(dir.path());
+            config.delay = Some(crate::Dist::Const(Duration::from_secs(60)));
+            config.on_abandon = policy;
+            let site = Shared::new(config).unwrap();
+            let mut conn = Conn::new("127.0.0.1:1".parse().unwrap());
+            conn.read_space()[..req.len()].copy_from_slice(req);
+            let mut w = site.local();
+            assert!(matches!(
+                conn.filled(req.len(), &site, &mut w),
+                Interest::Hold(_)
+            ));
+            (site, w, conn)
+        };
+        // Request bytes still unread ahead of the close: a half-close.
+        let (site, mut w, mut conn) = held(OnAbandon::Cancel);
+        assert!(matches!(
+            conn.peer_closed(true, &site, &mut w),
+            Interest::Hold(_)
+        ));
+        assert!(!conn.watches_peer(), "judged once");
+        assert_eq!(conn.release(&site, &mut w), Interest::Write);
+        assert_eq!(site.stats.snapshot().abandoned, 0);
+        // Nothing left to take: the client left; cancel abandons at once.
+        let (site, mut w, mut conn) = held(OnAbandon::Cancel);
+        let closed = Interest::Close { linger: false };
+        assert_eq!(conn.peer_closed(false, &site, &mut w), closed);
+        let snap = site.stats.snapshot();
+        assert_eq!(
+            (snap.abandoned, snap.in_flight, snap.responses),
+            (1, 0, [0; 5])
+        );
+        // Finish keeps the hold to its end, then abandons instead of writing.
+        let (site, mut w, mut conn) = held(OnAbandon::Finish);
+        assert!(matches!(
+            conn.peer_closed(false, &site, &mut w),
+            Interest::Hold(_)
+        ));
+        assert_eq!(site.stats.snapshot().abandoned, 0, "still being served");
+        assert_eq!(conn.release(&site, &mut w), closed);
+        assert_eq!(site.stats.snapshot().abandoned, 1);
+    }
+
+    #[test]
     fn delay_holds_the_response_until_released() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.txt"), "hello").unwrap();
