@@ -6,7 +6,9 @@
 //! every request is answered.
 //!
 //! The tests order events by the server's own counters (`in_flight` says a
-//! request is being served before the client closes), not by sleeping.
+//! request is being served before the client closes), not by sleeping. The
+//! holds of a second are not a timing assertion: they only give the client
+//! room to act while the server holds the response, on a loaded machine.
 
 use std::io::{Read, Write};
 use std::net::Shutdown;
@@ -90,7 +92,7 @@ fn client_gone_during_delay_is_abandoned_and_logged_499() {
                 // With cancel the delay is far longer than the bound below:
                 // only a cancelled hold can be abandoned in time.
                 let delay = match policy {
-                    OnAbandon::Finish => Duration::from_millis(300),
+                    OnAbandon::Finish => Duration::from_secs(1),
                     OnAbandon::Cancel => Duration::from_secs(60),
                 };
                 let server = serve(dir.path(), &log, engine, Some(delay), None, policy);
@@ -129,7 +131,7 @@ fn client_gone_during_work_is_abandoned() {
                 let logdir = tempfile::tempdir().unwrap();
                 let log = logdir.path().join("access.log");
                 let work = match policy {
-                    OnAbandon::Finish => Duration::from_millis(200),
+                    OnAbandon::Finish => Duration::from_secs(1),
                     OnAbandon::Cancel => Duration::from_secs(60),
                 };
                 let server = serve(dir.path(), &log, engine, None, Some(work), policy);
@@ -176,7 +178,7 @@ fn half_close_after_pipelined_requests_is_answered() {
     let a = "GET /hello.txt HTTP/1.1\r\nHost: t\r\n\r\n";
     let b = "GET /big.bin HTTP/1.1\r\nHost: t\r\n\r\n";
     for &engine in Engine::ALL {
-        for delay in [None, Some(Duration::from_millis(200))] {
+        for delay in [None, Some(Duration::from_secs(1))] {
             let dir = fixture();
             let logdir = tempfile::tempdir().unwrap();
             let log = logdir.path().join("access.log");
