@@ -151,6 +151,20 @@ struct Owed {
     started: Instant,
 }
 
+impl Owed {
+    /// A response of `wire` bytes in all, not yet logged.
+    fn new(status: Status, wire: u64, body_len: u64, started: Instant) -> Owed {
+        Owed {
+            status,
+            wire,
+            body_len,
+            log_end: 0,
+            fields: 0..0,
+            started,
+        }
+    }
+}
+
 /// Bytes a body still to be sent after the output buffer adds to the wire.
 fn body_wire_len(body: &Body) -> u64 {
     match body {
@@ -892,39 +906,27 @@ impl Conn {
         } = handler::respond(req, head, site, w, persist, &mut self.out);
         let wire = (self.out.len() - before) as u64 + body_wire_len(&body);
         self.body = body;
-        self.owe(Some(req), status, wire, body_len, started, site, w);
+        let owed = Owed::new(status, wire, body_len, started);
+        self.owe(Some(req), owed, site, w);
     }
 
-    /// Records a response just produced as owed (and its log line).
-    fn owe(
-        &mut self,
-        req: Option<&RequestHead<'_>>,
-        status: Status,
-        wire: u64,
-        body_len: u64,
-        started: Instant,
-        site: &Shared,
-        w: &Local,
-    ) {
+    /// Records a response just produced as owed, with its log line.
+    fn owe(&mut self, req: Option<&RequestHead<'_>>, mut o: Owed, site: &Shared, w: &Local) {
         let fields = if w.log.enabled() {
             let (ip, clf, at) = (self.peer.ip(), w.clock.clf(), self.log_buf.len());
             let l = &mut self.log_buf;
+            let (status, bytes) = (o.status, o.body_len);
             let f = match site.config.log_format {
-                LogFormat::Combined => log::line::request(l, ip, clf, req, status, body_len),
-                LogFormat::Json => log::json::request(l, ip, clf, req, status, body_len),
+                LogFormat::Combined => log::line::request(l, ip, clf, req, status, bytes),
+                LogFormat::Json => log::json::request(l, ip, clf, req, status, bytes),
             };
             at + f.start..at + f.end
         } else {
             0..0
         };
-        self.owed.push(Owed {
-            status,
-            wire,
-            body_len,
-            log_end: self.log_buf.len(),
-            fields,
-            started,
-        });
+        o.fields = fields;
+        o.log_end = self.log_buf.len();
+        self.owed.push(o);
     }
 
     /// Answers a request that could not be parsed (or timed out) and closes.
@@ -941,7 +943,8 @@ impl Conn {
         let before = self.out.len();
         let resp = handler::error(status, w, persist, head, &mut self.out);
         let wire = (self.out.len() - before) as u64 + body_wire_len(&resp.body);
-        self.owe(None, status, wire, resp.body_len, started, site, w);
+        let owed = Owed::new(status, wire, resp.body_len, started);
+        self.owe(None, owed, site, w);
         self.state = State::Writing;
     }
 

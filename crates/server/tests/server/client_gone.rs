@@ -15,7 +15,7 @@ use std::net::Shutdown;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use servelab_server::{Dist, Engine, LogMode, LogTarget, OnAbandon, Running, Snapshot};
+use servelab_server::{Dist, Engine, LogFormat, LogMode, LogTarget, OnAbandon, Running, Snapshot};
 
 use crate::support::*;
 
@@ -116,6 +116,32 @@ fn client_gone_during_delay_is_abandoned_and_logged_499() {
                 );
             }
         }
+    }
+}
+
+/// The JSON log says 499 and the bytes sent too.
+#[test]
+fn client_gone_is_499_in_the_json_log_too() {
+    for &engine in Engine::ALL {
+        let dir = fixture();
+        let logdir = tempfile::tempdir().unwrap();
+        let log = logdir.path().join("access.log");
+        let server = start(dir.path(), engine, |c| {
+            c.delay = Some(Dist::Const(Duration::from_secs(60)));
+            c.log = LogTarget::File(log.clone());
+            c.log_mode = LogMode::Sync;
+            c.log_format = LogFormat::Json;
+        });
+        request_then_leave(&server, "/hello.txt");
+        let done = wait_for(&server, Duration::from_secs(20), |s| s.abandoned == 1);
+        assert_eq!(done.abandoned, 1, "{engine}: {done:?}");
+        server.shutdown().unwrap();
+        let lines = log_lines(&log);
+        assert_eq!(lines.len(), 1, "{engine}: {lines:?}");
+        assert!(
+            lines[0].contains(r#""status":499,"bytes":0,"#),
+            "{engine}: {lines:?}"
+        );
     }
 }
 
