@@ -19,7 +19,7 @@ use clap::Parser;
 use servelab_dist::parse_duration;
 use servelab_http::ExtraHeader;
 
-use crate::{Config, Dist, Dotfiles, Engine, ListenAddr, LogFormat, LogMode, LogTarget};
+use crate::{Config, Dist, Dotfiles, Engine, ListenAddr, LogFormat, LogMode, LogTarget, OnAbandon};
 
 /// Flags of `servelab serve`.
 #[derive(Debug, Clone, PartialEq, clap::Args)]
@@ -107,6 +107,11 @@ pub struct ServeArgs {
     /// itself are refused.
     #[arg(long, value_name = "NAME: VALUE")]
     pub header: Vec<ExtraHeader>,
+    /// What a request whose client has closed does with the rest of its
+    /// --delay or --work: `cancel` stops it and frees the worker; `finish`
+    /// serves it to the end for nobody (seed 002's badput).
+    #[arg(long, value_name = "POLICY", default_value_t = OnAbandon::default())]
+    pub on_abandon: OnAbandon,
 }
 
 /// `servelab serve` alone, for parsing flags outside the binary.
@@ -182,6 +187,7 @@ impl ServeArgs {
         config.autoindex = self.autoindex;
         config.dotfiles = self.dotfiles;
         config.headers = self.header;
+        config.on_abandon = self.on_abandon;
         Ok(config)
     }
 
@@ -264,6 +270,9 @@ impl ServeArgs {
         }
         for h in &self.header {
             out.flag("--header", format!("{}: {}", h.name(), h.value()));
+        }
+        if self.on_abandon != d.on_abandon {
+            out.flag("--on-abandon", self.on_abandon.to_string());
         }
         // Last, after `--`, so that a directory named like a flag stays a directory.
         if let Some(dir) = &self.dir {
@@ -401,6 +410,7 @@ mod tests {
                 "Cache-Control: max-age=60".parse().unwrap(),
                 "X-A: b: c".parse().unwrap(),
             ],
+            on_abandon: OnAbandon::Finish,
         };
         round_trips(&a);
         round_trips(&ServeArgs {
@@ -507,6 +517,11 @@ mod tests {
         assert!(err.contains("warp"), "{err}");
         let err = parse("--workers 0").unwrap_err().to_string();
         assert!(err.contains("at least 1"), "{err}");
+        let err = parse("--on-abandon maybe").unwrap_err().to_string();
+        assert!(
+            err.contains("maybe") && err.contains("finish or cancel"),
+            "{err}"
+        );
         let err = parse("--no-such-flag").unwrap_err().to_string();
         assert!(err.contains("--no-such-flag"), "{err}");
     }

@@ -114,6 +114,41 @@ impl std::str::FromStr for Dotfiles {
     }
 }
 
+/// What happens to a request whose client has gone (closed its connection)
+/// while the request is still in its `--delay` or `--work`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnAbandon {
+    /// The service runs to its end, then the connection closes without the
+    /// response: the worker's time is spent for nobody (seed 002's badput).
+    Finish,
+    /// The service stops as soon as the client is known to be gone and the
+    /// worker is free at once, as a server with request cancellation does.
+    #[default]
+    Cancel,
+}
+
+impl std::str::FromStr for OnAbandon {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "finish" => Ok(OnAbandon::Finish),
+            "cancel" => Ok(OnAbandon::Cancel),
+            other => Err(format!(
+                "unknown policy `{other}` (expected finish or cancel)"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for OnAbandon {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            OnAbandon::Finish => "finish",
+            OnAbandon::Cancel => "cancel",
+        })
+    }
+}
+
 /// Everything a [`crate::Server`] needs to know.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -167,6 +202,8 @@ pub struct Config {
     pub dotfiles: Dotfiles,
     /// `--header`: fields added to every successful (2xx, 3xx) response.
     pub headers: Vec<ExtraHeader>,
+    /// `--on-abandon`: stop or finish the service of a request whose client left.
+    pub on_abandon: OnAbandon,
 }
 
 impl Config {
@@ -197,6 +234,7 @@ impl Config {
             autoindex: false,
             dotfiles: Dotfiles::default(),
             headers: Vec::new(),
+            on_abandon: OnAbandon::default(),
         }
     }
 }

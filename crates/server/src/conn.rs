@@ -14,6 +14,13 @@
 //! method that uses one) while its response waits; `Writing` responses;
 //! `Closed`. Pipelined requests that arrive together are answered in order,
 //! several small responses batched into one write.
+//!
+//! A response counts (by status class) only once it is completely written. A
+//! client that goes before that abandons it ([`Conn::abandon`]): it is counted
+//! as abandoned and logged with status 499 and the body bytes that did go out.
+//! The drivers tell the connection when they learn that the client closed
+//! ([`Conn::peer_closed`]); what that close means is decided here, once: see
+//! [`PeerEnd`].
 
 use std::fs::File;
 use std::net::SocketAddr;
@@ -21,11 +28,11 @@ use std::time::{Duration, Instant};
 
 use servelab_http::{ChunkedDecoder, Method, Parse, Part, RequestHead, Status, Version};
 
-use crate::LogFormat;
 use crate::handler;
 use crate::log;
 use crate::response::{Body, Persist, Response};
 use crate::shared::{Local, Shared};
+use crate::{LogFormat, OnAbandon};
 
 /// Read buffer to start with; grown up to the head limit when a head is larger.
 const READ_BUF: usize = 8 * 1024;
@@ -56,6 +63,9 @@ pub(crate) enum Interest {
     Read,
     /// Write what [`Conn::next_write`] offers.
     Write,
+    /// Burn this much CPU on this thread first (`--work`), then call
+    /// [`Conn::worked`]; see [`crate::driver::policy::work`].
+    Work(Duration),
     /// Responses are ready but held back until then (`--delay`): wait without
     /// holding a CPU (a sleep, or a timer in an event loop), then call
     /// [`Conn::release`].
@@ -105,6 +115,74 @@ enum BodyReader {
     Chunked(ChunkedDecoder),
 }
 
+/// What the client's end of the connection is known to be.
+///
+/// TCP does not tell a client that only shut its sending side (a half-close,
+/// which RFC 9112 §9.6 leaves legal) from one that closed the socket and left:
+/// both send a FIN, and the difference shows only once we write (a reset).
+/// So the FIN is judged by what it arrived with. Behind request bytes we have
+/// not yet taken (unread in the socket, or read but not yet parsed), it ends a
+/// batch of requests the client still waits for: a half-close, and they are all
+/// answered. With nothing left to take while responses are owed (in `--delay`
+/// or `--work`), it means the client gave up waiting: they are abandoned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PeerEnd {
+    /// Open, as far as we know.
+    Open,
+    /// The client has said all it will say and waits for the answers.
+    HalfClosed,
+    /// The client left while responses were owed: they are abandoned, after
+    /// the rest of the hold with `--on-abandon finish`.
+    Gone,
+}
+
+/// A response produced and not yet completely written.
+#[derive(Debug)]
+struct Owed {
+    status: Status,
+    /// Bytes of the whole response on the wire, head and body.
+    wire: u64,
+    /// Body bytes the head announced.
+    body_len: u64,
+    /// Where its log line (without the service time) ends in `log_buf`, and
+    /// where its `status bytes` fields are (`0..0` without a log).
+    log_end: usize,
+    fields: std::ops::Range<usize>,
+    started: Instant,
+}
+
+impl Owed {
+    /// A response of `wire` bytes in all, not yet logged.
+    fn new(status: Status, wire: u64, body_len: u64, started: Instant) -> Owed {
+        Owed {
+            status,
+            wire,
+            body_len,
+            log_end: 0,
+            fields: 0..0,
+            started,
+        }
+    }
+}
+
+/// Bytes a body still to be sent after the output buffer adds to the wire.
+fn body_wire_len(body: &Body) -> u64 {
+    match body {
+        Body::Empty => 0,
+        Body::File { remaining, .. } => *remaining,
+        Body::Parts { parts, current, .. } => {
+            let parts: u64 = parts
+                .iter()
+                .map(|p| match p {
+                    Part::Bytes(b) => b.len() as u64,
+                    Part::File(r) => r.len(),
+                })
+                .sum();
+            parts + current.map_or(0, |(_, left)| left)
+        }
+    }
+}
+
 /// Which timer applies while the connection waits to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Wait {
@@ -141,18 +219,21 @@ pub(crate) struct Conn {
     /// That close follows an error: linger so the client can read the answer.
     linger_on_close: bool,
     requests: u64,
-    /// Responses produced but not yet completely written.
-    pending: u32,
-    /// Log lines of pending responses, each missing its service time (empty
-    /// without a log).
+    /// Responses produced but not yet completely written, in wire order.
+    owed: Vec<Owed>,
+    /// Bytes of the owed responses written so far.
+    sent: u64,
+    /// Log lines of owed responses, each missing its final ` <µs>\n`.
     log_buf: Vec<u8>,
-    /// Per pending response: where its line ends in `log_buf`, and when it
-    /// started (kept without a log too, for the service-time histogram).
-    log_marks: Vec<(usize, Instant)>,
+    peer_end: PeerEnd,
     /// When the connection started waiting for the current request (or opened).
     waiting_since: Instant,
     /// Owed responses may not be written before this (`--delay`).
     hold: Option<Instant>,
+    /// CPU to burn before the owed responses (`--work`), and the longest
+    /// `--delay` drawn meanwhile, whose hold starts once the work is done.
+    work: Duration,
+    delay_after_work: Option<Duration>,
     opened: Instant,
     /// Stop at each complete request instead of answering it ([`State::Ready`]).
     defer: bool,
@@ -178,11 +259,14 @@ impl Conn {
             close_after: false,
             linger_on_close: false,
             requests: 0,
-            pending: 0,
+            owed: Vec::new(),
+            sent: 0,
             log_buf: Vec::new(),
-            log_marks: Vec::new(),
+            peer_end: PeerEnd::Open,
             waiting_since: now,
             hold: None,
+            work: Duration::ZERO,
+            delay_after_work: None,
             opened: now,
             defer: false,
         }
@@ -279,6 +363,9 @@ impl Conn {
             State::Closed { linger } => Interest::Close { linger },
             State::Draining(_) | State::Reading => Interest::Read,
             State::Ready => Interest::Dispatch,
+            State::Writing | State::Continue(_) if !self.work.is_zero() => {
+                Interest::Work(self.work)
+            }
             State::Writing | State::Continue(_) => match self.hold {
                 Some(until) => Interest::Hold(until),
                 None => Interest::Write,
@@ -289,7 +376,7 @@ impl Conn {
     /// True between requests: nothing buffered, nothing owed. Shutdown closes
     /// such connections at once.
     pub(crate) fn is_idle(&self) -> bool {
-        matches!(self.state, State::Reading) && self.start == self.end && self.pending == 0
+        matches!(self.state, State::Reading) && self.start == self.end && self.owed.is_empty()
     }
 
     /// The timer that applies to the next read.
@@ -332,8 +419,11 @@ impl Conn {
         if n == 0 {
             // The client closed its side. Whatever it had half-sent is dropped; if
             // responses are owed we still try to write them (a half-close is legal).
-            self.state = if self.pending > 0 {
+            self.state = if !self.owed.is_empty() {
                 self.close_after = true;
+                if self.peer_end == PeerEnd::Open {
+                    self.peer_end = PeerEnd::HalfClosed;
+                }
                 State::Writing
             } else {
                 State::Closed { linger: false }
@@ -383,10 +473,62 @@ impl Conn {
         self.interest()
     }
 
-    /// The hold of [`Interest::Hold`] is over: responses may be written.
-    pub(crate) fn release(&mut self) -> Interest {
+    /// The hold of [`Interest::Hold`] is over: responses may be written, or,
+    /// if the client left meanwhile (`--on-abandon finish`), abandoned.
+    pub(crate) fn release(&mut self, site: &Shared, w: &mut Local) -> Interest {
         self.hold = None;
+        if self.peer_end == PeerEnd::Gone {
+            self.abandon(site, w);
+        }
         self.interest()
+    }
+
+    /// The work of [`Interest::Work`] is burnt: a `--delay` drawn meanwhile
+    /// starts now (service time = work + delay).
+    pub(crate) fn worked(&mut self) -> Interest {
+        self.work = Duration::ZERO;
+        if let Some(d) = self.delay_after_work.take() {
+            let until = Instant::now() + d;
+            self.hold = Some(self.hold.map_or(until, |h| h.max(until)));
+        }
+        self.interest()
+    }
+
+    /// The driver learned that the client closed (a FIN or a reset: `RDHUP`,
+    /// `HUP` or `ERR`) while responses are owed and being served. `unread`:
+    /// request bytes were still waiting in the socket ahead of the close (a
+    /// `MSG_PEEK` said so, or they came in the same readiness). See
+    /// [`PeerEnd`] for what that means; with `--on-abandon cancel`, or with
+    /// nothing left to hold, the owed responses are abandoned now.
+    pub(crate) fn peer_closed(&mut self, unread: bool, site: &Shared, w: &mut Local) -> Interest {
+        if self.owed.is_empty() || self.peer_end != PeerEnd::Open {
+            return self.interest();
+        }
+        if unread || self.start < self.end {
+            self.peer_end = PeerEnd::HalfClosed;
+            return self.interest();
+        }
+        self.peer_end = PeerEnd::Gone;
+        if self.hold.is_none() || site.config.on_abandon == OnAbandon::Cancel {
+            self.abandon(site, w);
+        }
+        self.interest()
+    }
+
+    /// Whether a close learned now should be judged ([`Conn::peer_closed`]):
+    /// responses are owed and the client's end is not judged yet. Lets a
+    /// driver skip its `MSG_PEEK` when the answer cannot matter.
+    pub(crate) fn watches_peer(&self) -> bool {
+        !self.owed.is_empty() && self.peer_end == PeerEnd::Open
+    }
+
+    /// Marks the client's close as a half-close: it came with the request
+    /// bytes just read (an event loop saw `RDHUP` in the readiness that
+    /// delivered them).
+    pub(crate) fn closed_with_requests(&mut self) {
+        if self.peer_end == PeerEnd::Open {
+            self.peer_end = PeerEnd::HalfClosed;
+        }
     }
 
     /// What to write next, if anything.
@@ -444,6 +586,7 @@ impl Conn {
     /// the response cannot be completed, so the connection closes.
     pub(crate) fn wrote(&mut self, n: usize, site: &Shared, w: &mut Local) -> Interest {
         site.stats.sent(n as u64);
+        self.sent += n as u64;
         if self.out_pos < self.out.len() {
             self.out_pos += n;
             if self.out_pos == self.out.len() {
@@ -468,7 +611,7 @@ impl Conn {
             };
             match (progress, &mut self.body) {
                 ((false, _), _) => {
-                    self.abandon(site);
+                    self.abandon(site, w);
                     return self.interest();
                 }
                 ((true, true), Body::Parts { current, .. }) => *current = None,
@@ -486,45 +629,74 @@ impl Conn {
         self.next_write().is_none()
     }
 
-    /// The peer is gone (reset, broken pipe, write timeout) while responses were
-    /// owed: count them as abandoned and close.
-    pub(crate) fn abandon(&mut self, site: &Shared) {
-        for _ in 0..self.pending {
+    /// The peer is gone (closed while served, reset, broken pipe, write
+    /// timeout) while responses were owed: count them as abandoned, not by
+    /// their status; log them as 499 with the body bytes that did go out; close.
+    pub(crate) fn abandon(&mut self, site: &Shared, w: &mut Local) {
+        let now = Instant::now();
+        let mut sent = self.sent;
+        let mut from = 0;
+        for o in &self.owed {
+            let got = sent.min(o.wire);
+            sent -= got;
+            if w.log.enabled() {
+                // What went out beyond the head is body.
+                let head = o.wire - o.body_len.min(o.wire);
+                let fields = o.fields.start - from..o.fields.end - from;
+                let us = now.saturating_duration_since(o.started).as_micros() as u64;
+                let start = &self.log_buf[from..o.log_end];
+                let body = got.saturating_sub(head);
+                let mut line = start[..fields.start].to_vec();
+                let status = log::line::CLIENT_CLOSED;
+                match site.config.log_format {
+                    LogFormat::Combined => log::line::status_and_bytes(&mut line, status, body),
+                    LogFormat::Json => log::json::status_and_bytes(&mut line, status, body),
+                }
+                line.extend_from_slice(&start[fields.end..]);
+                match site.config.log_format {
+                    LogFormat::Combined => log::line::finish(&mut w.line, &line, us),
+                    LogFormat::Json => log::json::finish(&mut w.line, &line, us),
+                }
+                w.log.line(&w.line);
+                from = o.log_end;
+            }
             site.stats.request_finished(true);
         }
-        self.pending = 0;
-        self.log_marks.clear();
+        self.owed.clear();
+        self.sent = 0;
         self.log_buf.clear();
+        self.hold = None;
+        self.work = Duration::ZERO;
+        self.delay_after_work = None;
         self.body = Body::Empty;
         self.state = State::Closed { linger: false };
     }
 
-    /// Every owed response is out: log them, then go on with what is buffered.
+    /// Every owed response is out: count and log them, then go on with what is
+    /// buffered.
     fn responses_done(&mut self, site: &Shared, w: &mut Local) {
         let now = Instant::now();
         let mut from = 0;
         let logging = w.log.enabled();
-        for &(to, started) in &self.log_marks {
-            let took = now.saturating_duration_since(started);
+        for o in &self.owed {
+            let took = now.saturating_duration_since(o.started);
             site.stats.served(took);
             if logging {
                 let us = took.as_micros() as u64;
+                let start = &self.log_buf[from..o.log_end];
                 match site.config.log_format {
-                    LogFormat::Combined => {
-                        log::line::finish(&mut w.line, &self.log_buf[from..to], us);
-                    }
-                    LogFormat::Json => log::json::finish(&mut w.line, &self.log_buf[from..to], us),
+                    LogFormat::Combined => log::line::finish(&mut w.line, start, us),
+                    LogFormat::Json => log::json::finish(&mut w.line, start, us),
                 }
                 w.log.line(&w.line);
+                from = o.log_end;
             }
-            from = to;
-        }
-        self.log_buf.clear();
-        self.log_marks.clear();
-        for _ in 0..self.pending {
+            site.stats.response(o.status.code());
             site.stats.request_finished(false);
         }
-        self.pending = 0;
+        self.owed.clear();
+        self.sent = 0;
+        self.log_buf.clear();
         if self.close_after {
             self.state = State::Closed {
                 linger: self.linger_on_close,
@@ -588,7 +760,7 @@ impl Conn {
             }
             if self.start == self.end {
                 self.compact_if_empty();
-                if self.pending > 0 {
+                if !self.owed.is_empty() {
                     self.state = State::Writing;
                 }
                 return;
@@ -613,7 +785,7 @@ impl Conn {
     fn parse_one(&mut self, buf: &[u8], site: &Shared, w: &mut Local) -> bool {
         match servelab_http::parse_request(&buf[self.start..self.end], &site.config.limits) {
             Ok(Parse::Incomplete) => {
-                if self.pending > 0 {
+                if !self.owed.is_empty() {
                     // Send what is ready; the rest of this head can follow.
                     self.state = State::Writing;
                 }
@@ -698,15 +870,20 @@ impl Conn {
         let started = Instant::now();
         w.clock.tick();
         site.stats.request_started();
-        w.service.work();
+        if let Some(d) = w.service.work() {
+            self.work += d;
+        }
         if let Some(d) = w.service.delay() {
             // The hold starts once the work is done (service time = work +
             // delay); pipelined responses leave together, after the longest.
-            let until = Instant::now() + d;
-            self.hold = Some(self.hold.map_or(until, |h| h.max(until)));
+            if self.work.is_zero() {
+                let until = Instant::now() + d;
+                self.hold = Some(self.hold.map_or(until, |h| h.max(until)));
+            } else {
+                self.delay_after_work = Some(self.delay_after_work.map_or(d, |h| h.max(d)));
+            }
         }
         self.requests += 1;
-        self.pending += 1;
         let keep_alive = req.keep_alive
             && !site.shutdown.is_requested()
             && site
@@ -721,18 +898,35 @@ impl Conn {
             http10: req.version == Version::Http10,
         };
         // Split borrows: the request borrows `buf`, the response goes to `out`.
+        let before = self.out.len();
         let Response {
             status,
             body_len,
             body,
         } = handler::respond(req, head, site, w, persist, &mut self.out);
+        let wire = (self.out.len() - before) as u64 + body_wire_len(&body);
         self.body = body;
-        site.stats.response(status.code());
-        if w.log.enabled() {
-            self.log_request(Some(req), status, body_len, site, w);
-        }
-        // Also without a log: the service-time histogram needs the start.
-        self.log_marks.push((self.log_buf.len(), started));
+        let owed = Owed::new(status, wire, body_len, started);
+        self.owe(Some(req), owed, site, w);
+    }
+
+    /// Records a response just produced as owed, with its log line.
+    fn owe(&mut self, req: Option<&RequestHead<'_>>, mut o: Owed, site: &Shared, w: &Local) {
+        let fields = if w.log.enabled() {
+            let (ip, clf, at) = (self.peer.ip(), w.clock.clf(), self.log_buf.len());
+            let l = &mut self.log_buf;
+            let (status, bytes) = (o.status, o.body_len);
+            let f = match site.config.log_format {
+                LogFormat::Combined => log::line::request(l, ip, clf, req, status, bytes),
+                LogFormat::Json => log::json::request(l, ip, clf, req, status, bytes),
+            };
+            at + f.start..at + f.end
+        } else {
+            0..0
+        };
+        o.fields = fields;
+        o.log_end = self.log_buf.len();
+        self.owed.push(o);
     }
 
     /// Answers a request that could not be parsed (or timed out) and closes.
@@ -740,40 +934,18 @@ impl Conn {
     fn fail(&mut self, status: Status, head: bool, site: &Shared, w: &mut Local) {
         let started = Instant::now();
         site.stats.request_started();
-        self.pending += 1;
         self.close_after = true;
         self.linger_on_close = true;
         let persist = Persist {
             keep_alive: false,
             http10: false,
         };
+        let before = self.out.len();
         let resp = handler::error(status, w, persist, head, &mut self.out);
-        site.stats.response(status.code());
-        if w.log.enabled() {
-            self.log_request(None, status, resp.body_len, site, w);
-        }
-        self.log_marks.push((self.log_buf.len(), started));
+        let wire = (self.out.len() - before) as u64 + body_wire_len(&resp.body);
+        let owed = Owed::new(status, wire, resp.body_len, started);
+        self.owe(None, owed, site, w);
         self.state = State::Writing;
-    }
-
-    /// Appends this request's log line, without its service time, to `log_buf`.
-    fn log_request(
-        &mut self,
-        req: Option<&RequestHead<'_>>,
-        status: Status,
-        bytes: u64,
-        site: &Shared,
-        w: &Local,
-    ) {
-        let ip = self.peer.ip();
-        match site.config.log_format {
-            LogFormat::Combined => {
-                log::line::request(&mut self.log_buf, ip, w.clock.clf(), req, status, bytes);
-            }
-            LogFormat::Json => {
-                log::json::request(&mut self.log_buf, ip, w.clock.clf(), req, status, bytes);
-            }
-        }
     }
 
     fn compact_if_empty(&mut self) {
@@ -887,6 +1059,54 @@ mod tests {
     }
 
     #[test]
+    fn a_close_behind_unread_requests_is_a_half_close_and_one_after_them_abandons() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "hello").unwrap();
+        let req = b"GET /a.txt HTTP/1.1\r\nHost: t\r\n\r\n";
+        let held = |policy: OnAbandon| {
+            let mut config = crate::Config::new(dir.path());
+            config.delay = Some(crate::Dist::Const(Duration::from_secs(60)));
+            config.on_abandon = policy;
+            let site = Shared::new(config).unwrap();
+            let mut conn = Conn::new("127.0.0.1:1".parse().unwrap());
+            conn.read_space()[..req.len()].copy_from_slice(req);
+            let mut w = site.local();
+            assert!(matches!(
+                conn.filled(req.len(), &site, &mut w),
+                Interest::Hold(_)
+            ));
+            (site, w, conn)
+        };
+        // Request bytes still unread ahead of the close: a half-close.
+        let (site, mut w, mut conn) = held(OnAbandon::Cancel);
+        assert!(matches!(
+            conn.peer_closed(true, &site, &mut w),
+            Interest::Hold(_)
+        ));
+        assert!(!conn.watches_peer(), "judged once");
+        assert_eq!(conn.release(&site, &mut w), Interest::Write);
+        assert_eq!(site.stats.snapshot().abandoned, 0);
+        // Nothing left to take: the client left; cancel abandons at once.
+        let (site, mut w, mut conn) = held(OnAbandon::Cancel);
+        let closed = Interest::Close { linger: false };
+        assert_eq!(conn.peer_closed(false, &site, &mut w), closed);
+        let snap = site.stats.snapshot();
+        assert_eq!(
+            (snap.abandoned, snap.in_flight, snap.responses),
+            (1, 0, [0; 5])
+        );
+        // Finish keeps the hold to its end, then abandons instead of writing.
+        let (site, mut w, mut conn) = held(OnAbandon::Finish);
+        assert!(matches!(
+            conn.peer_closed(false, &site, &mut w),
+            Interest::Hold(_)
+        ));
+        assert_eq!(site.stats.snapshot().abandoned, 0, "still being served");
+        assert_eq!(conn.release(&site, &mut w), closed);
+        assert_eq!(site.stats.snapshot().abandoned, 1);
+    }
+
+    #[test]
     fn delay_holds_the_response_until_released() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.txt"), "hello").unwrap();
@@ -904,7 +1124,7 @@ mod tests {
             }
             other => panic!("expected a hold, got {other:?}"),
         }
-        assert_eq!(conn.release(), Interest::Write);
+        assert_eq!(conn.release(&site, &mut w), Interest::Write);
         assert!(matches!(conn.next_write(), Some(Chunk::Bytes(b)) if b.ends_with(b"hello")));
     }
 }

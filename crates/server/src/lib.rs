@@ -72,7 +72,7 @@ mod status;
 
 pub use addr::{AddrError, ListenAddr};
 pub use args::ServeArgs;
-pub use config::{Config, Dotfiles, LogFormat, LogMode, LogTarget, default_workers};
+pub use config::{Config, Dotfiles, LogFormat, LogMode, LogTarget, OnAbandon, default_workers};
 pub use engine::{Engine, UnknownEngine};
 pub use error::ServerError;
 /// The service-time distribution of [`Config::delay`] and [`Config::work`]

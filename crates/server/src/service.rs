@@ -2,6 +2,9 @@
 //! handler) and `--delay` (a hold that takes no CPU), drawn from the
 //! [`servelab_dist::Dist`]s of the configuration, as in seeds 001 and 002.
 //!
+//! The drivers burn the work ([`burn`]), so that they can watch the client
+//! while it runs and stop it for a client that has gone.
+//!
 //! Each worker draws from its own generator ([`Service`]), seeded from `--seed`
 //! and the worker's index, so draws need no lock and a run is repeatable.
 
@@ -40,21 +43,41 @@ impl Service {
         Some(d.sample_duration(&mut self.rng))
     }
 
-    /// Burns a drawn amount of CPU on the calling thread (`--work`). The loop
-    /// reads the clock (a vDSO call, no syscall) so it is CPU time spent, not a
-    /// sleep, which is what a compute-bound handler looks like to the scheduler.
-    pub(crate) fn work(&mut self) {
-        let Some(d) = self.work else { return };
-        let d = d.sample_duration(&mut self.rng);
-        let until = Instant::now() + d;
-        let mut x = 0u64;
-        while Instant::now() < until {
-            for i in 0..64u64 {
-                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
-            }
-        }
-        std::hint::black_box(x);
+    /// How much CPU to burn for the next request (`--work`), if any; the
+    /// driver burns it with [`burn`], watching the client meanwhile.
+    pub(crate) fn work(&mut self) -> Option<Duration> {
+        let d = self.work?;
+        Some(d.sample_duration(&mut self.rng))
     }
+}
+
+/// How often [`burn`] asks whether to stop.
+const CHECK_EVERY: Duration = Duration::from_millis(1);
+
+/// Burns CPU on the calling thread until `until` (`--work`), asking `stop`
+/// about every millisecond whether to give up; true if it did. The loop reads
+/// the clock (a vDSO call, no syscall) so it is CPU time spent, not a sleep,
+/// which is what a compute-bound handler looks like to the scheduler.
+pub(crate) fn burn(until: Instant, mut stop: impl FnMut() -> bool) -> bool {
+    let mut x = 0u64;
+    let mut check = Instant::now() + CHECK_EVERY;
+    loop {
+        let now = Instant::now();
+        if now >= until {
+            break;
+        }
+        if now >= check {
+            if stop() {
+                return true;
+            }
+            check = now + CHECK_EVERY;
+        }
+        for i in 0..64u64 {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
+        }
+    }
+    std::hint::black_box(x);
+    false
 }
 
 #[cfg(test)]
@@ -102,6 +125,19 @@ mod tests {
     fn zero_means_nothing_to_do() {
         let mut s = Service::new(Some(Dist::Const(Duration::ZERO)), None, 0, 0);
         assert_eq!(s.delay(), None);
-        s.work();
+        assert_eq!(s.work(), None);
+    }
+
+    #[test]
+    fn burn_runs_out_or_stops_when_asked() {
+        let until = Instant::now() + ms(5);
+        assert!(!burn(until, || false));
+        assert!(Instant::now() >= until);
+        let mut asked = 0;
+        assert!(burn(Instant::now() + Duration::from_secs(60), || {
+            asked += 1;
+            asked == 3
+        }));
+        assert_eq!(asked, 3);
     }
 }

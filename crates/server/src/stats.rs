@@ -152,7 +152,8 @@ pub struct Snapshot {
     pub abandoned: u64,
     /// Bytes written to clients (heads and bodies).
     pub bytes_sent: u64,
-    /// Responses by status class: `[1xx, 2xx, 3xx, 4xx, 5xx]`.
+    /// Responses completely written, by status class: `[1xx, 2xx, 3xx, 4xx,
+    /// 5xx]`; an abandoned response is counted in `abandoned` only.
     pub responses: [u64; 5],
     /// Service times of the responses completely written.
     pub service: ServiceTimes,

@@ -108,7 +108,8 @@ pub(crate) fn json(s: &Snapshot, engine: &str, workers: usize) -> String {
         s.accepted,
         s.open,
         s.dropped,
-        c1 + c2 + c3 + c4 + c5,
+        // Every request finished: delivered (by class) or abandoned.
+        c1 + c2 + c3 + c4 + c5 + s.abandoned,
         s.in_flight,
         s.abandoned,
         c1,
@@ -142,7 +143,7 @@ pub(crate) fn prometheus(s: &Snapshot, engine: &str, workers: usize) -> String {
     metric(
         "responses_total",
         "counter",
-        "Responses by status class.",
+        "Responses completely written, by status class (abandoned ones apart).",
         &[
             ("{class=\"1xx\"}", c1),
             ("{class=\"2xx\"}", c2),
@@ -232,7 +233,7 @@ mod tests {
         let j = json(&snap(), "fork", 4);
         assert!(j.starts_with("{\"engine\":\"fork\",\"workers\":4,\"uptime_seconds\":2.500,"));
         assert!(j.contains("\"connections\":{\"accepted\":7,\"open\":1,\"dropped\":2}"));
-        assert!(j.contains("\"requests\":{\"total\":10,\"in_flight\":1,\"abandoned\":3,"));
+        assert!(j.contains("\"requests\":{\"total\":13,\"in_flight\":1,\"abandoned\":3,"));
         assert!(j.contains("\"by_class\":{\"1xx\":0,\"2xx\":5,\"3xx\":1,\"4xx\":2,\"5xx\":2}}"));
         assert!(j.ends_with("\"bytes_sent\":12345}\n"));
         let opens = j.matches('{').count();

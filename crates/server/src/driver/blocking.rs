@@ -9,6 +9,10 @@
 //! times out early is simply retried against the connection's real deadline
 //! ([`Conn::wait`]), and the timeout is lowered only when the deadline is nearer
 //! than the current one (a slow request head).
+//!
+//! A `--delay` hold waits in `poll` for the client's close (`POLLRDHUP`)
+//! instead of sleeping: the same one syscall, and a client that leaves is seen
+//! at once ([`Conn::peer_closed`]).
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown as Side, SocketAddr, TcpListener, TcpStream};
@@ -92,7 +96,7 @@ pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Shared, w: &
                     }
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                     Err(_) => {
-                        conn.abandon(site);
+                        conn.abandon(site, w);
                         Interest::Close { linger: false }
                     }
                 };
@@ -108,16 +112,27 @@ pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Shared, w: &
                     Err(Errno::INTR) => continue,
                     Err(_) => {
                         // Reset, broken pipe, or no progress within the write timeout.
-                        conn.abandon(site);
+                        conn.abandon(site, w);
                         Interest::Close { linger: false }
                     }
                 };
             }
             Interest::Dispatch => interest = conn.serve(site, w),
+            Interest::Work(d) => interest = policy::work(&stream, &mut conn, d, site, w),
             Interest::Hold(until) => {
-                // --delay: this thread has nothing else to do meanwhile.
-                std::thread::sleep(until.saturating_duration_since(Instant::now()));
-                interest = conn.release();
+                // --delay: this thread has nothing else to do meanwhile but
+                // watch for the client leaving.
+                interest = if conn.watches_peer() {
+                    if hold(&stream, until) {
+                        let unread = policy::unread_before_close(&stream);
+                        conn.peer_closed(unread, site, w)
+                    } else {
+                        conn.release(site, w)
+                    }
+                } else {
+                    std::thread::sleep(until.saturating_duration_since(Instant::now()));
+                    conn.release(site, w)
+                };
             }
             Interest::Close { linger } => {
                 if linger {
@@ -130,6 +145,25 @@ pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Shared, w: &
     drop(reg);
     log_connection(site, w, &conn, true);
     site.stats.conn_closed();
+}
+
+/// Waits until `until` unless the client closes first (true). Only the close
+/// wakes it (`POLLRDHUP`; a reset is `POLLHUP`/`POLLERR`, always reported):
+/// pipelined requests arriving meanwhile stay unread, so a close behind them
+/// is recognised as a half-close by the peek that follows.
+fn hold(stream: &TcpStream, until: Instant) -> bool {
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        let mut fds = [PollFd::new(stream, PollFlags::RDHUP)];
+        match rustix::event::poll(&mut fds, Some(&policy::timespec(left))) {
+            Ok(0) | Err(Errno::INTR) => continue,
+            Ok(_) => return true,
+            Err(_) => return false,
+        }
+    }
 }
 
 /// A read that does not wait: `Some(n)` if bytes (or EOF) were there.

@@ -19,6 +19,14 @@
 //! `epoll_wait`; no `epoll_ctl` per request, no `setsockopt` per connection
 //! (`TCP_NODELAY` is inherited from the listener).
 //!
+//! A client that leaves: `RDHUP` (with `HUP`/`ERR` for a reset) comes in the
+//! readiness the loop already gets, so knowing costs nothing per request. On
+//! a connection whose response is held (`--delay`), one `MSG_PEEK` tells a
+//! half-close behind unread requests from a client that left
+//! ([`Conn::peer_closed`]); `RDHUP` seen before request bytes are read means
+//! those bytes came before the close (a half-close), and the socket is then
+//! read to its end rather than left waiting for an edge that already came.
+//!
 //! Timers: each connection has one deadline (read, keep-alive, write progress,
 //! `--delay` hold, or lingering close), kept in a binary heap with lazy
 //! deletion: a deadline that moves later (the usual case: the next request's
@@ -112,6 +120,9 @@ pub(crate) struct Connection {
     linger: Option<Linger>,
     /// In the epoll set yet (see [`EventLoop::add`]).
     registered: bool,
+    /// The client's close (`RDHUP`, `HUP` or `ERR`) has been signalled: what is
+    /// read from now on came before it.
+    fin: bool,
 }
 
 impl Connection {
@@ -333,7 +344,7 @@ impl<'s> EventLoop<'s> {
     fn close_all(&mut self) {
         for i in 0..self.slots.len() {
             if let Some(slot) = &mut self.slots[i] {
-                slot.conn.abandon(self.site);
+                slot.conn.abandon(self.site, &mut self.w);
                 self.close(i);
             }
         }
@@ -400,6 +411,7 @@ impl<'s> EventLoop<'s> {
             // without ever touching the epoll set (two syscalls and an epitem
             // saved per connection, as h2o does).
             registered: false,
+            fin: false,
         });
         self.open += 1;
         self.drive(index);
@@ -419,6 +431,14 @@ impl<'s> EventLoop<'s> {
         }
         if flags.intersects(EventFlags::OUT | EventFlags::HUP | EventFlags::ERR) {
             slot.writable = true;
+        }
+        if flags.intersects(EventFlags::RDHUP | EventFlags::HUP | EventFlags::ERR) {
+            slot.fin = true;
+            if matches!(slot.interest, Interest::Hold(_)) && slot.conn.watches_peer() {
+                // Rare (a close while a response is held): one peek.
+                let unread = policy::unread_before_close(&slot.sock);
+                slot.interest = slot.conn.peer_closed(unread, self.site, &mut self.w);
+            }
         }
         self.drive(index);
     }
@@ -456,8 +476,13 @@ impl<'s> EventLoop<'s> {
                     let want = space.len();
                     match rustix::net::recv(&slot.sock, space, RecvFlags::empty()) {
                         Ok((n, _)) => {
-                            if n < want {
+                            // After the close was signalled the next read is
+                            // its end (0) or more bytes: no edge would come.
+                            if n < want && !slot.fin {
                                 slot.readable = false;
+                            }
+                            if n > 0 && slot.fin {
+                                slot.conn.closed_with_requests();
                             }
                             if draining && n == 0 && slot.conn.is_idle() {
                                 slot.interest = Interest::Close { linger: false };
@@ -477,7 +502,7 @@ impl<'s> EventLoop<'s> {
                         }
                         Err(Errno::INTR) => {}
                         Err(_) => {
-                            slot.conn.abandon(site);
+                            slot.conn.abandon(site, &mut self.w);
                             slot.interest = Interest::Close { linger: false };
                         }
                     }
@@ -510,7 +535,7 @@ impl<'s> EventLoop<'s> {
                         Err(Errno::AGAIN) => slot.writable = false,
                         Err(Errno::INTR) => {}
                         Err(_) => {
-                            slot.conn.abandon(site);
+                            slot.conn.abandon(site, &mut self.w);
                             slot.interest = Interest::Close { linger: false };
                         }
                     }
@@ -523,11 +548,16 @@ impl<'s> EventLoop<'s> {
                     slot.interest = slot.conn.serve(site, &mut self.w);
                     slot.wrote_at = Instant::now();
                 }
+                Interest::Work(d) => {
+                    // --work burns this loop's CPU, as a handler would.
+                    slot.interest = policy::work(&slot.sock, &mut slot.conn, d, site, &mut self.w);
+                    slot.wrote_at = Instant::now();
+                }
                 Interest::Hold(until) => {
                     if Instant::now() < until {
                         break;
                     }
-                    slot.interest = slot.conn.release();
+                    slot.interest = slot.conn.release(site, &mut self.w);
                     slot.wrote_at = Instant::now();
                 }
                 Interest::Close { linger: false } => {
@@ -553,7 +583,7 @@ impl<'s> EventLoop<'s> {
             let token = (u64::from(self.gens[index]) << 32) | index as u64;
             let flags = EventFlags::IN | EventFlags::OUT | EventFlags::RDHUP | EventFlags::ET;
             if epoll::add(&self.epoll, &slot.sock, EventData::new_u64(token), flags).is_err() {
-                slot.conn.abandon(site);
+                slot.conn.abandon(site, &mut self.w);
                 self.close(index);
                 return;
             }
@@ -563,6 +593,7 @@ impl<'s> EventLoop<'s> {
             Interest::Read => slot.conn.wait(site).deadline(),
             Interest::Write | Interest::Dispatch => slot.wrote_at + site.config.write_timeout,
             Interest::Hold(until) => until,
+            Interest::Work(_) => Instant::now(),
             Interest::Close { .. } => slot.linger.map_or_else(Instant::now, |l| l.until()),
         };
         if slot.armed.is_none_or(|a| deadline < a) {
@@ -620,10 +651,10 @@ impl<'s> EventLoop<'s> {
                         continue;
                     }
                     // No progress for the write timeout: the client stopped reading.
-                    slot.conn.abandon(site);
+                    slot.conn.abandon(site, &mut self.w);
                     slot.interest = Interest::Close { linger: false };
                 }
-                Interest::Hold(_) | Interest::Dispatch => {}
+                Interest::Hold(_) | Interest::Dispatch | Interest::Work(_) => {}
                 Interest::Close { linger: true } => {
                     if slot.linger.is_some_and(|l| now >= l.until()) {
                         slot.interest = Interest::Close { linger: false };
@@ -669,7 +700,7 @@ impl<'s> EventLoop<'s> {
             if self.forced
                 && let Some(slot) = &mut self.slots[index]
             {
-                slot.conn.abandon(self.site);
+                slot.conn.abandon(self.site, &mut self.w);
                 self.close(index);
                 continue;
             }

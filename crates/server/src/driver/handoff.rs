@@ -18,6 +18,11 @@
 //! bookkeeping shared between threads). A worker that meets a full socket
 //! buffer waits with `poll` for at most `--write-timeout`, in slices short
 //! enough to notice that the grace period is over.
+//!
+//! While the connection is away its events do not reach the loop, so the
+//! worker watches for the client leaving itself: a `--delay` hold waits in
+//! `poll(POLLRDHUP)` (instead of a sleep: the same one syscall per slice), and
+//! `--work` is burnt by [`policy::work`], as on every driver.
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Arc;
@@ -111,20 +116,24 @@ impl WorkerEnd {
 fn serve(c: &mut Connection, site: &Shared, w: &mut Local) {
     let mut interest = c.interest;
     if site.shutdown.is_forced() {
-        c.conn.abandon(site);
+        c.conn.abandon(site, w);
         interest = Interest::Close { linger: false };
     }
     loop {
         interest = match interest {
             Interest::Dispatch => c.conn.serve(site, w),
-            Interest::Hold(until) => {
-                if hold(until, site) {
-                    c.conn.release()
-                } else {
-                    c.conn.abandon(site);
+            Interest::Work(d) => policy::work(&c.sock, &mut c.conn, d, site, w),
+            Interest::Hold(until) => match hold(&c.sock, until, c.conn.watches_peer(), site) {
+                Held::Over => c.conn.release(site, w),
+                Held::Closed => {
+                    let unread = policy::unread_before_close(&c.sock);
+                    c.conn.peer_closed(unread, site, w)
+                }
+                Held::Forced => {
+                    c.conn.abandon(site, w);
                     Interest::Close { linger: false }
                 }
-            }
+            },
             Interest::Write => {
                 let more = c.conn.file_follows();
                 let sent = match c.conn.next_write() {
@@ -138,7 +147,7 @@ fn serve(c: &mut Connection, site: &Shared, w: &mut Local) {
                     // Reset, broken pipe, no progress within the write
                     // timeout, or the grace period is over.
                     Err(_) => {
-                        c.conn.abandon(site);
+                        c.conn.abandon(site, w);
                         Interest::Close { linger: false }
                     }
                 }
@@ -149,17 +158,39 @@ fn serve(c: &mut Connection, site: &Shared, w: &mut Local) {
     c.came_back(interest);
 }
 
-/// Sleeps until `until` (`--delay`); false if shutdown was forced meanwhile.
-fn hold(until: Instant, site: &Shared) -> bool {
+/// How a worker's [`hold`] ended.
+enum Held {
+    /// The time is up.
+    Over,
+    /// The client closed (or reset) the connection.
+    Closed,
+    /// Shutdown was forced meanwhile.
+    Forced,
+}
+
+/// Waits until `until` (`--delay`), and with `watch` for the client's close
+/// too (only the close wakes the `poll`: pipelined requests arriving
+/// meanwhile stay unread, so a close behind them reads as a half-close).
+fn hold(sock: impl AsFd, until: Instant, watch: bool, site: &Shared) -> Held {
     loop {
         if site.shutdown.is_forced() {
-            return false;
+            return Held::Forced;
         }
         let left = until.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return true;
+            return Held::Over;
         }
-        std::thread::sleep(left.min(FORCE_CHECK));
+        let slice = left.min(FORCE_CHECK);
+        if !watch {
+            std::thread::sleep(slice);
+            continue;
+        }
+        let mut fds = [PollFd::new(&sock, PollFlags::RDHUP)];
+        match rustix::event::poll(&mut fds, Some(&policy::timespec(slice))) {
+            Ok(0) | Err(Errno::INTR) => {}
+            Ok(_) => return Held::Closed,
+            Err(_) => std::thread::sleep(slice),
+        }
     }
 }
 

@@ -13,10 +13,14 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use rustix::io::Errno;
-use rustix::net::SendFlags;
+use rustix::net::{RecvFlags, SendFlags};
 
-use crate::conn::{Chunk, Conn};
+use rustix::event::{PollFd, PollFlags};
+
+use crate::OnAbandon;
+use crate::conn::{Chunk, Conn, Interest};
 use crate::log;
+use crate::service;
 use crate::shared::{Local, Shared};
 
 /// How long a lingering close waits for the client to stop sending.
@@ -119,6 +123,59 @@ pub(crate) fn send_chunk(
             rustix::fs::sendfile(sock, file, Some(&mut off), len)
         }
     }
+}
+
+/// After the client's close was signalled (`RDHUP`, `HUP`, `ERR`) while a
+/// response is owed: are request bytes still waiting in the socket ahead of it
+/// (then it is a half-close; see [`Conn::peer_closed`])? One `recv(MSG_PEEK)`
+/// of one byte, made only on that signal, so at most once per connection and
+/// never on the way of an ordinary keep-alive request. A reset reads as an
+/// error: nothing waits, the client is gone.
+pub(crate) fn unread_before_close(sock: impl AsFd) -> bool {
+    let mut byte = [0u8; 1];
+    let flags = RecvFlags::PEEK | RecvFlags::DONTWAIT;
+    matches!(rustix::net::recv(sock, &mut byte, flags), Ok((n, _)) if n > 0)
+}
+
+/// Has the client closed (or reset) the connection? A `poll` that does not
+/// wait; made only while `--work` burns, never on an ordinary request.
+pub(crate) fn closed_now(sock: impl AsFd) -> bool {
+    let mut fds = [PollFd::new(&sock, PollFlags::RDHUP)];
+    matches!(rustix::event::poll(&mut fds, Some(&timespec(Duration::ZERO))), Ok(n) if n > 0)
+}
+
+/// Runs an [`Interest::Work`] on the calling thread: burns `d` of CPU, then
+/// lets a drawn `--delay` start ([`Conn::worked`]). The client is watched
+/// meanwhile, with a `poll` that does not wait: about every millisecond with
+/// `--on-abandon cancel` (a client that leaves stops the work, and the
+/// connection closes at once), once at the end with `finish` (the work runs
+/// out for nobody, and the response is not written). Both cost nothing
+/// without `--work`.
+pub(crate) fn work(
+    sock: impl AsFd,
+    conn: &mut Conn,
+    d: Duration,
+    site: &Shared,
+    w: &mut Local,
+) -> Interest {
+    let until = Instant::now() + d;
+    let watch = conn.watches_peer();
+    let cancel = site.config.on_abandon == OnAbandon::Cancel;
+    if watch && cancel && service::burn(until, || closed_now(&sock)) {
+        let next = conn.peer_closed(unread_before_close(&sock), site, w);
+        if matches!(next, Interest::Close { .. }) {
+            return next;
+        }
+        // A half-close: the client waits for the answer; finish the work.
+        service::burn(until, || false);
+    } else if !watch || !cancel {
+        service::burn(until, || false);
+    }
+    let next = conn.worked();
+    if conn.watches_peer() && closed_now(&sock) {
+        return conn.peer_closed(unread_before_close(&sock), site, w);
+    }
+    next
 }
 
 /// Writes a `--log-connections` line as a connection opens (`closed ==

@@ -25,6 +25,10 @@
 //! Timeouts are `tokio::time` timers around the awaits: the read deadline of
 //! [`Conn::wait`], and `--write-timeout` for each write that makes no progress.
 //! `--delay` ([`Interest::Hold`]) is a timer too: the thread serves others.
+//! The hold also awaits the socket's read readiness, so a client that leaves
+//! meanwhile is seen at once ([`Conn::peer_closed`]); since tokio's readiness
+//! may be left over from the read that brought the request, a `MSG_PEEK`
+//! confirms it (one per held request; none without `--delay`).
 //! Shutdown reaches a task through a `watch` channel: an idle connection closes
 //! at once, a busy one finishes its response (with `Connection: close`, decided
 //! by `Conn`).
@@ -154,7 +158,7 @@ pub(crate) async fn serve(
                     Some(Ok(n)) => with_local(&site, |w| conn.filled(n, &site, w)),
                     Some(Err(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
                     Some(Err(_)) => {
-                        conn.abandon(&site);
+                        with_local(&site, |w| conn.abandon(&site, w));
                         Interest::Close { linger: false }
                     }
                     None if Instant::now() >= deadline => {
@@ -184,22 +188,87 @@ pub(crate) async fn serve(
                     Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
                     // Reset, broken pipe, or no progress within the write timeout.
                     Ok(Err(_)) | Err(_) => {
-                        conn.abandon(&site);
+                        with_local(&site, |w| conn.abandon(&site, w));
                         Interest::Close { linger: false }
                     }
                 };
             }
             Interest::Dispatch => interest = with_local(&site, |w| conn.serve(&site, w)),
+            Interest::Work(d) => {
+                // --work burns this runtime thread's CPU, as a handler would.
+                interest = with_local(&site, |w| policy::work(&stream, &mut conn, d, &site, w));
+            }
             Interest::Hold(until) => {
                 // --delay: a timer; the runtime thread serves others meanwhile.
+                if conn.watches_peer()
+                    && let Some(unread) = hold(&stream, until).await
+                {
+                    interest = with_local(&site, |w| conn.peer_closed(unread, &site, w));
+                    continue;
+                }
                 tokio::time::sleep_until(until.into()).await;
-                interest = conn.release();
+                interest = with_local(&site, |w| conn.release(&site, w));
             }
             Interest::Close { linger } => {
                 if linger {
                     linger_close(&mut stream).await;
                 }
                 break;
+            }
+        }
+    }
+}
+
+/// Waits until `until` unless the client closes first: then `Some(unread)`,
+/// whether request bytes are still waiting ahead of the close; `None` when
+/// the time is up.
+///
+/// Read readiness also means "pipelined bytes arrived", and tokio has no wait
+/// for the close alone; so once bytes are seen waiting, the close is looked
+/// for in tokio's recorded readiness every 10 ms (no syscall), and a close
+/// seen then is behind those bytes: a half-close.
+async fn hold(stream: &TcpStream, until: Instant) -> Option<bool> {
+    const LOOK: std::time::Duration = std::time::Duration::from_millis(10);
+    let sleep = tokio::time::sleep_until(until.into());
+    tokio::pin!(sleep);
+    loop {
+        tokio::select! {
+            _ = &mut sleep => return None,
+            ready = stream.ready(tokio::io::Interest::READABLE) => {
+                if ready.is_err() {
+                    return Some(false);
+                }
+                let mut byte = [0u8; 1];
+                // try_io clears a stale readiness when the peek would block.
+                let peek = stream.try_io(tokio::io::Interest::READABLE, || {
+                    let flags = rustix::net::RecvFlags::PEEK | rustix::net::RecvFlags::DONTWAIT;
+                    rustix::net::recv(stream, &mut byte, flags)
+                        .map(|(n, _)| n)
+                        .map_err(io::Error::from)
+                });
+                match peek {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                    Ok(0) | Err(_) => return Some(false),
+                    Ok(_) => break,
+                }
+            }
+        }
+    }
+    // Bytes wait unread: look for a close behind them until the time is up.
+    loop {
+        tokio::select! {
+            _ = &mut sleep => return None,
+            _ = tokio::time::sleep(LOOK) => {
+                let now = tokio::time::timeout(
+                    std::time::Duration::ZERO,
+                    stream.ready(tokio::io::Interest::READABLE),
+                )
+                .await;
+                match now {
+                    Ok(Ok(r)) if r.is_read_closed() => return Some(true),
+                    Ok(Err(_)) => return Some(false),
+                    _ => {}
+                }
             }
         }
     }

@@ -35,7 +35,8 @@ struct Request<'a> {
 }
 
 /// Appends a JSON line without its service time (`{"time":...,"user_agent":...`);
-/// `req` is `None` for a request that could not be parsed.
+/// `req` is `None` for a request that could not be parsed. Returns where the
+/// `status` and `bytes` values are in `out` (see [`status_and_bytes`]).
 pub(crate) fn request(
     out: &mut Vec<u8>,
     ip: IpAddr,
@@ -43,7 +44,7 @@ pub(crate) fn request(
     req: Option<&RequestHead<'_>>,
     status: Status,
     bytes: u64,
-) {
+) -> std::ops::Range<usize> {
     let req = req.map(|r| Request {
         method: r.method_str,
         target: r.target,
@@ -54,7 +55,7 @@ pub(crate) fn request(
         referer: r.referer,
         user_agent: r.user_agent,
     });
-    head(out, ip, clf, req, status.code(), bytes);
+    head(out, ip, clf, req, status.code(), bytes)
 }
 
 /// Makes `line` the complete line: `start` (from [`request`]), the service time
@@ -73,7 +74,7 @@ fn head(
     req: Option<Request<'_>>,
     status: u16,
     bytes: u64,
-) {
+) -> std::ops::Range<usize> {
     out.extend_from_slice(b"{\"time\":\"");
     iso_from_clf(clf_date, out);
     // Writing to a Vec cannot fail; an IP address needs no escaping.
@@ -84,13 +85,22 @@ fn head(
     out.extend_from_slice(b",\"protocol\":");
     opt_str(out, req.map(|r| r.protocol));
     out.extend_from_slice(b",\"status\":");
-    out.extend_from_slice(itoa::Buffer::new().format(status).as_bytes());
-    out.extend_from_slice(b",\"bytes\":");
-    out.extend_from_slice(itoa::Buffer::new().format(bytes).as_bytes());
+    let at = out.len();
+    status_and_bytes(out, status, bytes);
+    let fields = at..out.len();
     out.extend_from_slice(b",\"referer\":");
     opt_str(out, req.and_then(|r| r.referer));
     out.extend_from_slice(b",\"user_agent\":");
     opt_str(out, req.and_then(|r| r.user_agent));
+    fields
+}
+
+/// The values of `status` and `bytes`: `200,"bytes":13` (rewritten for a
+/// request whose client left: 499 and the body bytes that did go out).
+pub(crate) fn status_and_bytes(out: &mut Vec<u8>, status: u16, bytes: u64) {
+    out.extend_from_slice(itoa::Buffer::new().format(status).as_bytes());
+    out.extend_from_slice(b",\"bytes\":");
+    out.extend_from_slice(itoa::Buffer::new().format(bytes).as_bytes());
 }
 
 /// Appends the service time and ends the line.

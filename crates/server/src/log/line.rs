@@ -15,7 +15,8 @@ use servelab_http::{RequestHead, Status, Version};
 
 /// Appends a Combined Log Format line without its service time: `ip - - [date]
 /// "request" status bytes "referer" "user-agent"`. `req` is `None` for a
-/// request that could not be parsed (logged as `"-"`).
+/// request that could not be parsed (logged as `"-"`). Returns where the
+/// `status bytes` fields are in `l` (see [`status_and_bytes`]).
 pub(crate) fn request(
     l: &mut Vec<u8>,
     ip: IpAddr,
@@ -23,7 +24,7 @@ pub(crate) fn request(
     req: Option<&RequestHead<'_>>,
     status: Status,
     bytes: u64,
-) {
+) -> std::ops::Range<usize> {
     // Writing to a Vec cannot fail.
     let _ = std::io::Write::write_fmt(l, format_args!("{ip} - - ["));
     l.extend_from_slice(clf);
@@ -41,19 +42,33 @@ pub(crate) fn request(
         None => l.push(b'-'),
     }
     l.extend_from_slice(b"\" ");
-    l.extend_from_slice(itoa::Buffer::new().format(status.code()).as_bytes());
+    let fields = l.len();
+    status_and_bytes(l, status.code(), bytes);
+    let fields = fields..l.len();
+    l.extend_from_slice(b" \"");
+    push_escaped(l, req.and_then(|r| r.referer).unwrap_or("-").as_bytes());
+    l.extend_from_slice(b"\" \"");
+    push_escaped(l, req.and_then(|r| r.user_agent).unwrap_or("-").as_bytes());
+    l.push(b'"');
+    fields
+}
+
+/// The `status bytes` fields of a line; `-` for no bytes, as CLF has it
+/// (rewritten for a request whose client left: 499 and the body bytes that
+/// did go out).
+pub(crate) fn status_and_bytes(l: &mut Vec<u8>, status: u16, bytes: u64) {
+    l.extend_from_slice(itoa::Buffer::new().format(status).as_bytes());
     l.push(b' ');
     if bytes == 0 {
         l.push(b'-');
     } else {
         l.extend_from_slice(itoa::Buffer::new().format(bytes).as_bytes());
     }
-    l.extend_from_slice(b" \"");
-    push_escaped(l, req.and_then(|r| r.referer).unwrap_or("-").as_bytes());
-    l.extend_from_slice(b"\" \"");
-    push_escaped(l, req.and_then(|r| r.user_agent).unwrap_or("-").as_bytes());
-    l.push(b'"');
 }
+
+/// nginx's status for a request whose client closed its connection before the
+/// response was completely written.
+pub(crate) const CLIENT_CLOSED: u16 = 499;
 
 /// Makes `line` the complete line: `start` (from [`request`]), a space, the
 /// service time in microseconds and the newline.
@@ -142,6 +157,24 @@ mod tests {
             String::from_utf8(line).unwrap(),
             "127.0.0.1 - - [10/Oct/2000:13:55:36 +0000] \"-\" 400 - \"-\" \"-\" 42\n"
         );
+    }
+
+    #[test]
+    fn status_and_bytes_are_where_request_says() {
+        let mut start = Vec::new();
+        let fields = request(
+            &mut start,
+            "127.0.0.1".parse().unwrap(),
+            b"D",
+            None,
+            Status::OK,
+            1000,
+        );
+        assert_eq!(&start[fields.clone()], b"200 1000");
+        let mut patched = start[..fields.start].to_vec();
+        status_and_bytes(&mut patched, CLIENT_CLOSED, 0);
+        patched.extend_from_slice(&start[fields.end..]);
+        assert_eq!(patched, b"127.0.0.1 - - [D] \"-\" 499 - \"-\" \"-\"");
     }
 
     #[test]

@@ -7,6 +7,7 @@ mod support;
 mod access_log;
 mod addresses;
 mod churn;
+mod client_gone;
 mod conditional;
 mod conformance;
 mod counters;
