@@ -1,0 +1,547 @@
+#!/usr/bin/env python3
+"""servelab side by side with nginx, lighttpd and h2o, each on one CPU, wrk on another.
+
+Every server runs with one worker pinned to one CPU (--server-cpu, default 0) and
+wrk runs with one thread pinned to another (--client-cpu, default 1), so a server
+cannot borrow the client's CPU nor the client the server's. Rounds are interleaved
+and their order rotates (A B C, B C A, C A B ...), so a machine that gets busier
+or quieter during the run, and the position in a round, hurt every server alike.
+
+Per server and scenario, over the rounds:
+  rps        requests per second that wrk saw (median, min..max)
+  cpu_us     server CPU time (user + sys) per request, in microseconds, summed over
+             the server's process tree from /proc: the live processes and the
+             children they have reaped. Far steadier than rps on a shared machine.
+  client_us  wrk's CPU time per request (from wait4): a server that leaves work
+             to the client's CPU (on loopback, TCP sending that happens while
+             processing the client's ACKs) shows here.
+and the ratio of rps and cpu_us to the best peer.
+
+Scenarios: keepalive (1k.txt), close (1k.txt, Connection: close), 1m (1m.bin,
+keep-alive) by default; 10k and 100k (keep-alive) on request.
+
+Missing peers and wrk are installed with apt-get when running as root; a peer
+that is still missing is left out with a message. Raw rounds go to
+<out>/<prefix>-rounds.csv, medians and the setup to <out>/<prefix>-<scenario>.json,
+and the tables to <out>/<prefix>-summary.md; <out> defaults to
+bench/results/<UTC date>/.
+
+Examples (from the repository root):
+  bench/peers.py --servelab target/release/servelab --engine reactor
+  bench/peers.py --servelab target/release/servelab --engine reactor --engine epoll \\
+      --scenario 1m --rounds 5 --duration 5
+  bench/peers.py --server 'mine=target/release/servelab serve --root {root} --port {port}' \\
+      --peers h2o --scenario keepalive
+"""
+import argparse
+import csv
+import datetime
+import json
+import os
+import platform
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import http.client
+
+PEERS = ("nginx", "lighttpd", "h2o")
+# Debian package that provides each tool.
+PACKAGES = {"nginx": "nginx", "lighttpd": "lighttpd", "h2o": "h2o", "wrk": "wrk"}
+# Files served, by name and size. Text for the small ones, random bytes for the
+# large ones (so no layer can shortcut them by compressing).
+FILES = {"1k.txt": 1024, "10k.txt": 10 * 1024, "100k.bin": 100 * 1024, "1m.bin": 1 << 20}
+# name: (file, Connection: close, title)
+SCENARIOS = {
+    "keepalive": ("1k.txt", False, "keep-alive, 1 KiB"),
+    "close": ("1k.txt", True, "Connection: close, 1 KiB"),
+    "1m": ("1m.bin", False, "keep-alive, 1 MiB"),
+    "10k": ("10k.txt", False, "keep-alive, 10 KiB"),
+    "100k": ("100k.bin", False, "keep-alive, 100 KiB"),
+}
+DEFAULT_SCENARIOS = "keepalive,close,1m"
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+class BenchError(Exception):
+    """A reason to stop, said in one line."""
+
+
+# ---------------------------------------------------------------- setup
+
+def make_root(root):
+    os.makedirs(root)
+    for name, size in FILES.items():
+        with open(os.path.join(root, name), "wb") as f:
+            if name.endswith(".bin"):
+                f.write(os.urandom(size))
+            else:
+                line = b"x" * 63 + b"\n"
+                f.write((line * (size // len(line) + 1))[:size])
+    with open(os.path.join(root, "index.html"), "w") as f:
+        f.write("<html><body>bench</body></html>\n")
+    for dirpath, _, names in os.walk(root):
+        os.chmod(dirpath, 0o755)
+        for n in names:
+            os.chmod(os.path.join(dirpath, n), 0o644)
+
+
+_apt_updated = False
+
+
+def ensure_tool(tool, install):
+    """True when `tool` is on PATH, installing its package with apt-get if allowed."""
+    global _apt_updated
+    if shutil.which(tool):
+        return True
+    if not install or os.geteuid() != 0 or not shutil.which("apt-get"):
+        return False
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env}
+    if not _apt_updated:
+        subprocess.run(["apt-get", "update"], **quiet)
+        _apt_updated = True
+    print(f"# installing {PACKAGES[tool]} with apt-get", file=sys.stderr)
+    subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", PACKAGES[tool]], **quiet)
+    return shutil.which(tool) is not None
+
+
+def peer_argv(name, root, port, work):
+    """The command line of a peer configured like servelab: one worker, no access
+    log, sendfile, keep-alive without a request limit."""
+    if name == "nginx":
+        conf = f"""worker_processes 1;
+daemon off;
+master_process off;
+pid {work}/nginx.pid;
+error_log {work}/error.log;
+events {{ worker_connections 16384; }}
+http {{
+    access_log off;
+    sendfile on;
+    tcp_nopush on;
+    tcp_nodelay on;
+    keepalive_requests 1000000;
+    open_file_cache max=1000 inactive=60s;
+    types {{ text/plain txt; text/html html; application/octet-stream bin; }}
+    client_body_temp_path {work}/body;
+    proxy_temp_path {work}/proxy;
+    fastcgi_temp_path {work}/fastcgi;
+    uwsgi_temp_path {work}/uwsgi;
+    scgi_temp_path {work}/scgi;
+    server {{ listen 127.0.0.1:{port}; root {root}; }}
+}}
+"""
+        path = os.path.join(work, "nginx.conf")
+        with open(path, "w") as f:
+            f.write(conf)
+        return ["nginx", "-p", work, "-c", path]
+    if name == "lighttpd":
+        conf = f"""server.document-root = "{root}"
+server.bind = "127.0.0.1"
+server.port = {port}
+server.max-keep-alive-requests = 1000000
+server.max-fds = 16384
+server.errorlog = "{work}/error.log"
+index-file.names = ("index.html")
+mimetype.assign = (".txt" => "text/plain", ".html" => "text/html", ".bin" => "application/octet-stream")
+"""
+        path = os.path.join(work, "lighttpd.conf")
+        with open(path, "w") as f:
+            f.write(conf)
+        return ["lighttpd", "-D", "-f", path]
+    if name == "h2o":
+        # Started as root, h2o serves as 'nobody': the root is world-readable.
+        conf = f"""listen:
+  host: 127.0.0.1
+  port: {port}
+num-threads: 1
+hosts:
+  default:
+    paths:
+      /:
+        file.dir: {root}
+"""
+        path = os.path.join(work, "h2o.conf")
+        with open(path, "w") as f:
+            f.write(conf)
+        return ["h2o", "-c", path]
+    raise ValueError(name)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pinned(cpu):
+    return lambda: os.sched_setaffinity(0, {cpu})
+
+
+def wait_listening(port, proc, timeout=10.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            return False
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+def serves(port, path, size):
+    """True when GET /path answers 200 with exactly `size` bytes."""
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        c.request("GET", "/" + path)
+        r = c.getresponse()
+        body = r.read()
+        c.close()
+        return r.status == 200 and len(body) == size
+    except (OSError, http.client.HTTPException):
+        return False
+
+
+class Server:
+    """A server process (and its descendants), started in its own session."""
+
+    def __init__(self, name, argv, work, cpu):
+        self.name = name
+        self.port = None
+        self.argv = argv
+        self.stderr = open(os.path.join(work, "stderr"), "w")
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=self.stderr, preexec_fn=pinned(cpu),
+                                     start_new_session=True)
+
+    def stop(self):
+        """SIGTERM to the server's process group, SIGKILL after 3 s."""
+        for sig, grace in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 1.0)):
+            try:
+                os.killpg(self.proc.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                self.proc.wait(grace)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        self.stderr.close()
+
+
+# ---------------------------------------------------------------- measuring
+
+def proc_stat(pid):
+    """(ppid, utime+stime+cutime+cstime in ticks) of one process, or None if gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    # fields[0] is the state (field 3 of stat(5)); ppid is field 4, utime 14 .. cstime 17.
+    return int(fields[1]), sum(int(x) for x in fields[11:15])
+
+
+def tree_cpu(root_pid):
+    """(CPU ticks, pids) of root_pid and its descendants: their own time and that
+    of the children they reaped. A descendant that exited and was not reaped by
+    the tree is not counted: the caller compares the pid sets to know."""
+    stats = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            s = proc_stat(int(entry))
+            if s:
+                stats[int(entry)] = s
+    kids = {}
+    for pid, (ppid, _) in stats.items():
+        kids.setdefault(ppid, []).append(pid)
+    seen, todo = set(), [root_pid]
+    while todo:
+        p = todo.pop()
+        if p in stats and p not in seen:
+            seen.add(p)
+            todo.extend(kids.get(p, []))
+    return sum(stats[p][1] for p in seen), frozenset(seen)
+
+
+def run_wrk(port, path, conns, secs, close, cpu):
+    """One wrk run: (requests, rps, errors, wrk CPU seconds); raises BenchError
+    when wrk's output cannot be read."""
+    argv = ["wrk", "-t1", f"-c{conns}", f"-d{secs}s", "--timeout", "5s"]
+    if close:
+        argv += ["-H", "Connection: close"]
+    argv.append(f"http://127.0.0.1:{port}/{path}")
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         preexec_fn=pinned(cpu))
+    out = p.stdout.read()
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    requests = rps = None
+    errors = 0
+    for line in out.splitlines():
+        words = line.replace(",", " ").replace(":", " ").split()
+        if " requests in " in line:
+            requests = int(words[0])
+        elif line.startswith("Requests/sec:"):
+            rps = float(words[1])
+        elif line.lstrip().startswith(("Socket errors", "Non-2xx")):
+            errors += sum(int(w) for w in words if w.isdigit())
+    if p.returncode != 0 or requests is None or rps is None:
+        raise BenchError(f"wrk failed (exit {p.returncode}): {out.strip()[:200]}")
+    return requests, rps, errors, usage.ru_utime + usage.ru_stime
+
+
+def measure(server, scenario, conns, secs, client_cpu):
+    path, close, _ = SCENARIOS[scenario]
+    t0, pids0 = tree_cpu(server.proc.pid)
+    requests, rps, errors, client_s = run_wrk(server.port, path, conns, secs, close, client_cpu)
+    t1, pids1 = tree_cpu(server.proc.pid)
+    row = {"requests": requests, "rps": rps, "errors": errors,
+           "cpu_complete": pids0 == pids1, "cpu_us": None, "client_us": None}
+    if requests > 0:
+        row["cpu_us"] = (t1 - t0) / CLK_TCK / requests * 1e6
+        row["client_us"] = client_s / requests * 1e6
+    return row
+
+
+# ---------------------------------------------------------------- reporting
+
+def summarize(rows):
+    """Medians and spread of one server's rounds in one scenario."""
+    rps = [r["rps"] for r in rows]
+    cpu = [r["cpu_us"] for r in rows if r["cpu_us"] is not None]
+    client = [r["client_us"] for r in rows if r["client_us"] is not None]
+    med = statistics.median(rps)
+    return {
+        "rps": med,
+        "rps_min": min(rps),
+        "rps_max": max(rps),
+        # (max - min) / median: the width the goal "spread no wider" is about.
+        "rps_spread": (max(rps) - min(rps)) / med if med else None,
+        "cpu_us": statistics.median(cpu) if cpu else None,
+        "cpu_us_min": min(cpu) if cpu else None,
+        "cpu_us_max": max(cpu) if cpu else None,
+        "cpu_complete": all(r["cpu_complete"] for r in rows),
+        "client_us": statistics.median(client) if client else None,
+        "errors": sum(r["errors"] for r in rows),
+        "rounds": len(rows),
+    }
+
+
+def fmt(x, spec):
+    return "n/a" if x is None else format(x, spec)
+
+
+def table(scenario, medians, header):
+    """A markdown table of one scenario, with ratios to the best peer."""
+    peers = [n for n in medians if n in PEERS]
+    best_rps = max((medians[p]["rps"] for p in peers), default=None)
+    cpus = [medians[p]["cpu_us"] for p in peers if medians[p]["cpu_us"] is not None]
+    best_cpu = min(cpus, default=None)
+    lines = [header, "",
+             "| server | rps (median) | rps min..max | spread | cpu_us/req | client_us/req | rps/best | cpu/best | errors |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for n, m in medians.items():
+        cpu = fmt(m["cpu_us"], ".2f")
+        if m["cpu_us"] is not None and not m["cpu_complete"]:
+            cpu = "≥" + cpu  # some processes came and went unreaped during a round
+        rr = f"{m['rps'] / best_rps:.2f}" if best_rps else "n/a"
+        rc = f"{m['cpu_us'] / best_cpu:.2f}" if best_cpu and m["cpu_us"] is not None else "n/a"
+        lines.append(f"| {n} | {m['rps']:.0f} | {m['rps_min']:.0f}..{m['rps_max']:.0f} | "
+                     f"{fmt(m['rps_spread'], '.2f')} | {cpu} | {fmt(m['client_us'], '.2f')} | "
+                     f"{rr} | {rc} | {m['errors']} |")
+    return lines
+
+
+def machine():
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    except OSError:
+        load = "n/a"
+    return {"cpu": model, "cpus": os.cpu_count(), "kernel": platform.release(), "loadavg": load}
+
+
+# ---------------------------------------------------------------- main
+
+def parse_args():
+    here = os.path.dirname(os.path.abspath(__file__))
+    today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--servelab", metavar="BIN", help="the servelab binary that --engine runs")
+    ap.add_argument("--engine", action="append", default=[],
+                    help="a servelab engine to run with --workers 1 (repeatable)")
+    ap.add_argument("--server", action="append", default=[], metavar="NAME=COMMAND",
+                    help="another server; {root} and {port} are filled in (repeatable)")
+    ap.add_argument("--peers", default=",".join(PEERS), help="comma list of peers, or 'none'")
+    ap.add_argument("--scenario", default=DEFAULT_SCENARIOS,
+                    help=f"comma list from {','.join(SCENARIOS)} (default {DEFAULT_SCENARIOS})")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--duration", type=int, default=3, help="seconds per round")
+    ap.add_argument("--conns", type=int, default=50, help="wrk connections")
+    ap.add_argument("--server-cpu", type=int, default=0)
+    ap.add_argument("--client-cpu", type=int, default=1)
+    ap.add_argument("--out", default=os.path.join(here, "results", today),
+                    help="directory for the results (default bench/results/<UTC date>)")
+    ap.add_argument("--prefix", default="peers", help="file name prefix of the results")
+    ap.add_argument("--no-install", action="store_true", help="never call apt-get")
+    a = ap.parse_args()
+    if a.engine and not a.servelab:
+        ap.error("--engine needs --servelab BIN")
+    if a.rounds < 1 or a.duration < 1 or a.conns < 1:
+        ap.error("--rounds, --duration and --conns must be at least 1")
+    a.scenarios = [s for s in a.scenario.split(",") if s]
+    for s in a.scenarios:
+        if s not in SCENARIOS:
+            ap.error(f"unknown scenario {s!r}; choose from {', '.join(SCENARIOS)}")
+    a.peer_list = [] if a.peers == "none" else [p for p in a.peers.split(",") if p]
+    for p in a.peer_list:
+        if p not in PEERS:
+            ap.error(f"unknown peer {p!r}; choose from {', '.join(PEERS)} or 'none'")
+    a.targets = []
+    for e in a.engine:
+        bin_ = os.path.abspath(a.servelab)
+        a.targets.append((e, f"{bin_} serve --engine {e} --workers 1 --log off --root {{root}} --port {{port}}"))
+    for s in a.server:
+        name, eq, cmd = s.partition("=")
+        if not eq or not name or not cmd:
+            ap.error(f"--server wants NAME=COMMAND, got {s!r}")
+        a.targets.append((name, cmd))
+    names = [n for n, _ in a.targets] + a.peer_list
+    if len(set(names)) != len(names):
+        ap.error("every server needs a different name")
+    if not names:
+        ap.error("nothing to measure: give --engine, --server or peers")
+    cpus = os.sched_getaffinity(0)
+    for flag, cpu in (("--server-cpu", a.server_cpu), ("--client-cpu", a.client_cpu)):
+        if cpu not in cpus:
+            ap.error(f"{flag} {cpu} is not a CPU this process may use ({sorted(cpus)})")
+    if a.server_cpu == a.client_cpu:
+        ap.error("--server-cpu and --client-cpu must differ")
+    return a
+
+
+def start_all(a, root, tmp, started):
+    """Starts every server (appending it to `started`, so the caller stops it) and
+    returns those that serve every scenario's file."""
+    ok = []
+    for name, cmd in a.targets + [(p, None) for p in a.peer_list]:
+        if cmd is None and not ensure_tool(name, not a.no_install):
+            print(f"# {name}: not installed, left out", file=sys.stderr)
+            continue
+        work = os.path.join(tmp, name)
+        os.makedirs(work)
+        port = free_port()
+        argv = peer_argv(name, root, port, work) if cmd is None else \
+            ["sh", "-c", "exec " + cmd.format(root=root, port=port)]
+        s = Server(name, argv, work, a.server_cpu)
+        s.port = port
+        started.append(s)
+        if not wait_listening(port, s.proc):
+            print(f"# {name}: not listening on {port}: {tail(work)}", file=sys.stderr)
+            continue
+        files = {SCENARIOS[sc][0] for sc in a.scenarios}
+        bad = [f for f in sorted(files) if not serves(port, f, FILES[f])]
+        if bad:
+            print(f"# {name}: GET /{bad[0]} did not answer 200 with the whole file; left out",
+                  file=sys.stderr)
+            continue
+        ok.append(s)
+    return ok
+
+
+def tail(work):
+    try:
+        with open(os.path.join(work, "stderr")) as f:
+            text = f.read().strip().splitlines()
+        return text[-1] if text else "(no output)"
+    except OSError:
+        return "(no output)"
+
+
+def main():
+    a = parse_args()
+    if not ensure_tool("wrk", not a.no_install):
+        raise BenchError("wrk is needed and is not installed (apt-get install wrk)")
+    os.makedirs(a.out, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="servelab-peers-")
+    os.chmod(tmp, 0o755)
+    root = os.path.join(tmp, "www")
+    make_root(root)
+    started = []
+    try:
+        servers = start_all(a, root, tmp, started)
+        if not servers:
+            raise BenchError("no server could be started")
+        info = machine()
+        rows = []
+        summary = [f"# Side by side: {', '.join(s.name for s in servers)}", "",
+                   f"Machine: {info['cpu']}, {info['cpus']} CPUs, Linux {info['kernel']}, "
+                   f"load average {info['loadavg']} at the start.",
+                   f"Every server has one worker on CPU {a.server_cpu}; wrk (one thread, "
+                   f"{a.conns} connections) on CPU {a.client_cpu}. {a.rounds} interleaved rounds "
+                   f"of {a.duration} s per scenario, medians. cpu_us is server CPU (user+sys) per "
+                   "request; client_us is wrk's; /best is the ratio to the best peer; spread is "
+                   "(max - min) / median of rps.",
+                   f"Command: `{' '.join(sys.argv)}`", ""]
+        for sc in a.scenarios:
+            path, close, title = SCENARIOS[sc]
+            for s in servers:  # warm-up: open-file caches, TCP buffer autotuning
+                run_wrk(s.port, path, a.conns, 1, close, a.client_cpu)
+            per = {s.name: [] for s in servers}
+            for r in range(a.rounds):
+                k = r % len(servers)
+                for s in servers[k:] + servers[:k]:
+                    row = measure(s, sc, a.conns, a.duration, a.client_cpu)
+                    per[s.name].append(row)
+                    rows.append({"scenario": sc, "round": r + 1, "server": s.name, **row})
+            medians = {n: summarize(v) for n, v in per.items()}
+            lines = table(sc, medians, f"## {title} ({sc})")
+            print("\n".join(lines) + "\n", flush=True)
+            summary += lines + [""]
+            with open(os.path.join(a.out, f"{a.prefix}-{sc}.json"), "w") as f:
+                json.dump({"scenario": sc, "file": path, "close": close, "conns": a.conns,
+                           "duration_s": a.duration, "rounds": a.rounds,
+                           "server_cpu": a.server_cpu, "client_cpu": a.client_cpu,
+                           "machine": info, "command": sys.argv,
+                           "servers": {s.name: " ".join(s.argv) for s in servers},
+                           "medians": medians, "rounds_raw": per}, f, indent=2)
+        if any(not r["cpu_complete"] for r in rows):
+            summary.append("≥: processes of that server came and went during a round without being "
+                           "reaped inside its process tree, so their CPU is missing from the figure.")
+        with open(os.path.join(a.out, f"{a.prefix}-rounds.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=["scenario", "round", "server", "requests", "rps",
+                                              "errors", "cpu_us", "client_us", "cpu_complete"])
+            w.writeheader()
+            w.writerows(rows)
+        with open(os.path.join(a.out, f"{a.prefix}-summary.md"), "w") as f:
+            f.write("\n".join(summary) + "\n")
+        print(f"# results in {a.out}/{a.prefix}-*", file=sys.stderr)
+    finally:
+        for s in started:
+            s.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except BenchError as e:
+        sys.exit(f"peers.py: {e}")
+    except KeyboardInterrupt:
+        sys.exit(130)
