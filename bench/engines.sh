@@ -39,7 +39,7 @@ python3 bench/peers.py --servelab "$BIN" "${args[@]}" --peers "$PEERS" \
 # Idle connections: RSS with 10,000 open keep-alive connections, each used once.
 echo "engine,connections,rss_kib,rss_before_kib,new_request_ok" >"$OUT/engines-idle10k.csv"
 for e in epoll reactor async; do
-    grep -qx "$e" <<<"$ENGINES" || continue
+    case " $(echo $ENGINES) " in *" $e "*) ;; *) continue ;; esac
     python3 bench/idle_conns.py --bin "$BIN" --engine "$e" --conns 10000 >>"$OUT/engines-idle10k.csv"
 done
 
