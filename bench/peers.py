@@ -215,7 +215,6 @@ class Server:
     def __init__(self, name, argv, work, cpu):
         self.name = name
         self.port = None
-        self.argv = argv
         self.stderr = open(os.path.join(work, "stderr"), "w")
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=self.stderr, preexec_fn=pinned(cpu),
@@ -415,8 +414,7 @@ def parse_args():
             ap.error(f"unknown peer {p!r}; choose from {', '.join(PEERS)} or 'none'")
     a.targets = []
     for e in a.engine:
-        bin_ = os.path.abspath(a.servelab)
-        a.targets.append((e, f"{bin_} serve --engine {e} --workers 1 --log off --root {{root}} --port {{port}}"))
+        a.targets.append((e, f"{a.servelab} serve --engine {e} --workers 1 --log off --root {{root}} --port {{port}}"))
     for s in a.server:
         name, eq, cmd = s.partition("=")
         if not eq or not name or not cmd:
@@ -451,6 +449,9 @@ def start_all(a, root, tmp, started):
             ["sh", "-c", "exec " + cmd.format(root=root, port=port)]
         s = Server(name, argv, work, a.server_cpu)
         s.port = port
+        # What the results record: the command as given, or the peer's name
+        # (its configuration is the one peer_argv writes).
+        s.recipe = cmd if cmd is not None else f"{name} (configured by bench/peers.py)"
         started.append(s)
         if not wait_listening(port, s.proc):
             print(f"# {name}: not listening on {port}: {tail(work)}", file=sys.stderr)
@@ -519,7 +520,7 @@ def main():
                            "duration_s": a.duration, "rounds": a.rounds,
                            "server_cpu": a.server_cpu, "client_cpu": a.client_cpu,
                            "machine": info, "command": sys.argv,
-                           "servers": {s.name: " ".join(s.argv) for s in servers},
+                           "servers": {s.name: s.recipe for s in servers},
                            "medians": medians, "rounds_raw": per}, f, indent=2)
         if any(not r["cpu_complete"] for r in rows):
             summary.append("≥: processes of that server came and went during a round without being "
