@@ -279,7 +279,8 @@ def run_wrk(port, path, conns, secs, close, cpu):
     argv.append(f"http://127.0.0.1:{port}/{path}")
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                          preexec_fn=pinned(cpu))
-    out = p.stdout.read()
+    with p.stdout:
+        out = p.stdout.read()
     _, status, usage = os.wait4(p.pid, 0)
     p.returncode = os.waitstatus_to_exitcode(status)
     requests = rps = None
@@ -293,7 +294,8 @@ def run_wrk(port, path, conns, secs, close, cpu):
         elif line.lstrip().startswith(("Socket errors", "Non-2xx")):
             errors += sum(int(w) for w in words if w.isdigit())
     if p.returncode != 0 or requests is None or rps is None:
-        raise BenchError(f"wrk failed (exit {p.returncode}): {out.strip()[:200]}")
+        said = " / ".join(line.strip() for line in out.strip().splitlines()[:3])
+        raise BenchError(f"wrk failed (exit {p.returncode}): {said or 'no output'}")
     return requests, rps, errors, usage.ru_utime + usage.ru_stime
 
 
