@@ -1,7 +1,9 @@
 //! What only the event-loop engines promise: nothing a client does stalls the
 //! others on the same loop, `--delay` parks a connection instead of a thread,
-//! and idle connections are cheap. Each test runs `epoll` and `reactor` with
-//! one worker, so every connection shares one loop. Assertions are on counts.
+//! and idle connections are cheap, and a large body sent in pieces resumes
+//! when the client reads. Each test runs `epoll` and `reactor` with one worker,
+//! so every connection shares one loop (the large-body test runs `event` too).
+//! Assertions are on counts and bytes.
 
 use std::io::{Read, Write};
 use std::sync::Arc;
@@ -110,6 +112,53 @@ fn delay_parks_connections_not_the_loop() {
             .filter(|&status| status == 200)
             .count();
         assert_eq!(ok, 20, "{engine}");
+        server.shutdown().unwrap();
+    }
+}
+
+#[test]
+fn large_bodies_resume_after_a_client_that_reads_late() {
+    // The loops stop a `sendfile` once 64 KiB wait unsent (TCP_NOTSENT_LOWAT)
+    // and resume on the next EPOLLOUT edge. A client with a small receive
+    // buffer asks for the 1 MiB file twice and reads nothing for a while, so
+    // each body has to be sent in many pieces, each after such an edge: both
+    // must arrive whole and in order, and another client is served meanwhile.
+    // `event` is here too: its workers send without the mark and wait for
+    // POLLOUT when the socket is full, a path this client forces as well.
+    for engine in [Engine::Epoll, Engine::Reactor, Engine::Event] {
+        let dir = fixture();
+        let server = start(dir.path(), engine, |c| c.workers = 1);
+        let addr = server.local_addr();
+        let sock =
+            socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        sock.set_recv_buffer_size(16 * 1024).unwrap();
+        sock.connect(&addr.into()).unwrap();
+        let mut slow: std::net::TcpStream = sock.into();
+        slow.set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        slow.write_all(
+            b"GET /big.bin HTTP/1.1\r\nHost: t\r\n\r\n\
+              GET /big.bin HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+        )
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        let mut other = connect(addr);
+        other
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        other
+            .write_all(b"GET /hello.txt HTTP/1.1\r\nHost: t\r\n\r\n")
+            .unwrap();
+        assert_eq!(read_one(&mut other).status, 200, "{engine}");
+        let mut raw = Vec::new();
+        slow.read_to_end(&mut raw).unwrap();
+        let big = big_bytes();
+        let (first, used) = parse_one(&raw, false);
+        let (second, _) = parse_one(&raw[used..], false);
+        for (i, r) in [first, second].iter().enumerate() {
+            assert_eq!(r.status, 200, "{engine} response {i}");
+            assert!(r.body == big, "{engine} response {i}: body differs");
+        }
         server.shutdown().unwrap();
     }
 }
