@@ -59,7 +59,7 @@
 //! whole 1 MiB body; the kernel then sends most of it later, while it processes
 //! the client's ACKs, which on loopback happens on the client's CPU. Measured
 //! with `bench/peers.py --scenario 1m` (50 connections, server on CPU 0, wrk on
-//! CPU 1): wrk spent 193 to 411 us of CPU per response (155 to 176 with the
+//! CPU 1): wrk spent 191 to 411 us of CPU per response (145 to 176 with the
 //! mark), tail-loss probes resent a segment for 0.2 to 0.7 of the responses
 //! when wrk was descheduled (under 0.1 with the mark), and requests/s swung by
 //! a factor of two between rounds. With the mark, `sendfile` stops once 64 KiB
