@@ -706,5 +706,16 @@ y = "throughput"
             svg.contains("client users = 8 (measured)"),
             "bars name the x value"
         );
+        assert!(!svg.contains("n/a"));
+        // A bar with no figure is marked where it would stand, never drawn as 0.
+        let mut run = run;
+        let p = run
+            .points
+            .iter_mut()
+            .find(|p| p.status == Status::Ok && p.var("users").unwrap().to_string() == "8")
+            .unwrap();
+        p.summary.clear();
+        let svg = figure(&exp.plots[1], &exp, &run).svg().unwrap();
+        assert!(svg.contains("n/a"), "a missing bar is marked");
     }
 }
