@@ -57,7 +57,7 @@ pub(crate) const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:
 h1{margin-bottom:.2em}.q{font-size:1.15em;color:#444}.conclusion{background:#eef6ee;border-left:4px solid #4a4;padding:.6em 1em}\
 table{border-collapse:collapse;font-size:.85em;margin:1em 0}td,th{border:1px solid #ccc;padding:.25em .5em;text-align:right}\
 th{background:#f4f4f4}td.l,th.l{text-align:left}.failed{background:#fdecea}.unavailable{background:#f4f4f4;color:#777}\
-.skipped{color:#999}td.unmeasurable{color:#777;font-style:italic}figure{margin:1.5em 0}figcaption{font-size:.9em;color:#555}figcaption .warn{color:#9a3b00}td.notes{min-width:22em}\
+.skipped{color:#999}td.unmeasurable{color:#777;font-style:italic}figure{margin:1.5em 0}figcaption{font-size:.9em;color:#555}figcaption .warn{color:#9a3b00}td.notes{min-width:36em}\
 figure.plot{margin:1.5em 0}figure.plot svg{display:block;width:100%;height:auto}pre{background:#f6f6f6;padding:.6em;overflow-x:auto}\
 dl.meta{display:grid;grid-template-columns:max-content auto;gap:.1em 1em;font-size:.9em}dl.meta dt{font-weight:600}div.wide{overflow-x:auto}";
 

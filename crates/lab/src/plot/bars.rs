@@ -2,8 +2,12 @@
 //! grouped bars with error bars from min to max, never lines across two points.
 
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::draw::{DESC, DrawResult, FONT, TICK, Ticked, WIDTH, min_max, y_axis};
+
+/// The colour of the mark of a missing bar.
+const GREY_TEXT: RGBColor = RGBColor(0x66, 0x66, 0x66);
 use super::lines::error_bars;
 use super::style::{GRID, Style};
 use super::{Figure, ticks};
@@ -147,11 +151,21 @@ where
     for (j, (_, values)) in series.iter().enumerate() {
         let color = Style::nth(j).color;
         for (g, v) in values.iter().enumerate() {
-            let Some((median, lo, hi)) = *v else {
-                continue;
-            };
             let a = g as f64 + start + width * j as f64;
             let b = a + width;
+            let Some((median, lo, hi)) = *v else {
+                // A missing bar is marked where it would stand, so that it does
+                // not read as 0; the figure's note says why it is missing.
+                chart.draw_series([Text::new(
+                    "n/a",
+                    ((a + b) / 2.0, y0.max(0.0)),
+                    (FONT, TICK)
+                        .into_font()
+                        .color(&GREY_TEXT)
+                        .pos(Pos::new(HPos::Center, VPos::Bottom)),
+                )])?;
+                continue;
+            };
             chart.draw_series([
                 Rectangle::new([(a, y0.max(0.0)), (b, median)], color.filled()),
                 Rectangle::new([(a, y0.max(0.0)), (b, median)], BLACK.stroke_width(1)),

@@ -305,10 +305,10 @@ pub fn figure(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Figure
     // Points that ran but could not measure this metric (too short for the
     // clock that measures it, say): never drawn as 0, and the reason the run
     // recorded is named.
-    let unmeasurable: Vec<&String> = here
+    let unmeasurable: Vec<(String, &String)> = here
         .iter()
         .filter(|r| r.status == Status::Ok && !r.summary.contains_key(&metric))
-        .filter_map(|r| r.unmeasurable.get(&metric))
+        .filter_map(|r| Some((r.label(), r.unmeasurable.get(&metric)?)))
         .collect();
     let unmeasured = here
         .iter()
@@ -318,12 +318,17 @@ pub fn figure(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Figure
                 && !r.unmeasurable.contains_key(&metric)
         })
         .count();
-    if let Some(why) = unmeasurable.first() {
+    if let Some((point, why)) = unmeasurable.first() {
         let n = unmeasurable.len();
+        let others: Vec<&str> = unmeasurable[1..].iter().map(|(p, _)| p.as_str()).collect();
         parts.push(format!(
-            "{n} point{} where {label} is unmeasurable ({why}{})",
+            "{n} point{} where {label} is unmeasurable ({point}: {why}{})",
             if n == 1 { "" } else { "s" },
-            if n > 1 { "; the others alike" } else { "" }
+            match others.len() {
+                0 => String::new(),
+                1..=3 => format!("; alike at {}", others.join("; ")),
+                k => format!("; alike at {} and {} more", others[..2].join("; "), k - 2),
+            }
         ));
     }
     if unmeasured > 0 {
@@ -378,7 +383,7 @@ pub fn figure(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Figure
                 "None of the {} points this plot needs produced figures; the table of figures says why.",
                 here.len()
             )
-        } else if let Some(why) = unmeasurable.first().filter(|_| unmeasured == 0) {
+        } else if let Some((_, why)) = unmeasurable.first().filter(|_| unmeasured == 0) {
             format!(
                 "At every point of this plot, {label} is unmeasurable, so nothing is drawn (never 0): {why}."
             )
@@ -648,7 +653,10 @@ y = "throughput"
         let fig = figure(&exp.plots[1], &exp, &run);
         let all = fig.notes.join(" ");
         assert!(
-            all.contains(&format!("1 point where throughput is unmeasurable ({why})")),
+            all.contains(&format!(
+                "1 point where throughput is unmeasurable ({}: {why})",
+                run.points[ok[0]].label()
+            )),
             "{all}"
         );
         assert_eq!(fig.marks(), ok.len() - 1);
@@ -698,5 +706,16 @@ y = "throughput"
             svg.contains("client users = 8 (measured)"),
             "bars name the x value"
         );
+        assert!(!svg.contains("n/a"));
+        // A bar with no figure is marked where it would stand, never drawn as 0.
+        let mut run = run;
+        let p = run
+            .points
+            .iter_mut()
+            .find(|p| p.status == Status::Ok && p.var("users").unwrap().to_string() == "8")
+            .unwrap();
+        p.summary.clear();
+        let svg = figure(&exp.plots[1], &exp, &run).svg().unwrap();
+        assert!(svg.contains("n/a"), "a missing bar is marked");
     }
 }
