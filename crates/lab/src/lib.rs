@@ -11,6 +11,7 @@
 //! - [`builtin`]: the experiments of `experiments/`, compiled in
 //! - [`run`]: running an experiment (servers, warm-up, repeats, progress, Ctrl-C)
 //! - [`server`], [`peer`], [`cpu`]: child processes, peer configs, CPU placement
+//! - [`sched`]: the kernel scheduler's slice and switch cost, for round-robin models
 //! - [`results`], [`machine`], [`metric`]: what is recorded, and about what
 //! - [`rundir`], [`index`]: the results directory, and what the lab may overwrite
 //! - [`plot`], [`report`], [`conclusion`], [`compare`]: the reports
@@ -53,6 +54,7 @@ pub mod plot;
 pub mod report;
 pub mod results;
 pub mod run;
+pub mod sched;
 pub mod rundir;
 pub mod server;
 
