@@ -31,6 +31,9 @@ pub fn conclude(exp: &Experiment, results: &RunResults) -> String {
         ConclusionKind::Best => best(&ctx),
         ConclusionKind::Scaling => scaling(&ctx),
         ConclusionKind::Model => model(&ctx),
+        ConclusionKind::Prediction => {
+            crate::accuracy::table(exp, results).and_then(|t| crate::accuracy::sentence(&t))
+        }
     };
     sentence.unwrap_or_else(|| {
         let failed = results
@@ -662,6 +665,7 @@ mod tests {
             machine: crate::machine::Machine::detect("0", None),
             placement: String::new(),
             interrupted: false,
+            kernel: None,
             points,
         }
     }
@@ -700,7 +704,7 @@ mod tests {
             ),
             (
                 "seed002",
-                "At a client timeout of 50s+exp:5s, a context switch of 0.1 s and 150 users, policy fcfs was the best of 2 settings: its mean response time was 0.333x that of the worst, policy rr (40.0 against 120 ms), a difference larger than the noise (the 95% intervals do not overlap).",
+                "At a client timeout of 50s+exp:5s, a context switch of 0.1 s and 150 users, policy fcfs was the best of 2 settings: its mean user response time was 0.333x that of the worst, policy rr (40.0 against 120 ms), a difference larger than the noise (the 95% intervals do not overlap).",
             ),
             (
                 "engines",
@@ -762,7 +766,7 @@ mod tests {
         let exp = Experiment::parse(&text, "t").unwrap();
         let s = conclude(&exp, &synthetic(&exp));
         assert!(
-            s.contains("serial was better: its mean response time was 0.420x that of pool, no log (20.0 against 47.6 ms)"),
+            s.contains("serial was better: its mean user response time was 0.420x that of pool, no log (20.0 against 47.6 ms)"),
             "{s}"
         );
     }

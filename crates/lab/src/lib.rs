@@ -15,6 +15,7 @@
 //! - [`results`], [`machine`], [`metric`]: what is recorded, and about what
 //! - [`rundir`], [`index`]: the results directory, and what the lab may overwrite
 //! - [`plot`], [`report`], [`conclusion`], [`compare`]: the reports
+//! - [`accuracy`]: measured against simulated, error per point and per metric
 //!
 //! # Example
 //!
@@ -40,6 +41,7 @@
 
 #![deny(missing_docs)]
 
+pub mod accuracy;
 pub mod builtin;
 pub mod compare;
 pub mod conclusion;
@@ -54,8 +56,8 @@ pub mod plot;
 pub mod report;
 pub mod results;
 pub mod run;
-pub mod sched;
 pub mod rundir;
+pub mod sched;
 pub mod server;
 
 pub use error::{LabError, Result};

@@ -245,8 +245,7 @@ pub fn measure_switch(cpu: usize, rounds: u32) -> std::io::Result<Measured> {
             - overhead.as_secs_f64() / f64::from(rounds);
         samples.push(per_switch.max(0.0));
     }
-    Measured::of(&mut samples)
-        .ok_or_else(|| std::io::Error::other("no ping-pong batch finished"))
+    Measured::of(&mut samples).ok_or_else(|| std::io::Error::other("no ping-pong batch finished"))
 }
 
 /// `rounds` round trips between two threads pinned to `cpu`.
@@ -299,6 +298,48 @@ fn join<T>(h: std::thread::JoinHandle<std::io::Result<T>>) -> std::io::Result<T>
         .unwrap_or_else(|_| Err(std::io::Error::other("measuring thread panicked")))
 }
 
+impl KernelSched {
+    /// The report's section on the kernel figures a model used.
+    pub fn html(&self) -> String {
+        use crate::report::esc;
+        let ms = |s: f64| format!("{:.3} ms", s * 1e3);
+        let us = |s: f64| format!("{:.2} &micro;s", s * 1e6);
+        let spread = |m: &Measured, f: &dyn Fn(f64) -> String| {
+            format!(
+                "{} (quartiles {} .. {}, {} samples)",
+                f(m.median),
+                f(m.q1),
+                f(m.q3),
+                m.samples
+            )
+        };
+        let slice = self
+            .slice
+            .as_ref()
+            .map_or("not measured".to_string(), |m| spread(m, &ms));
+        let switch = self
+            .switch
+            .as_ref()
+            .map_or("not measured".to_string(), |m| spread(m, &us));
+        let notes = if self.notes.is_empty() {
+            String::new()
+        } else {
+            format!("<p>{}</p>", esc(&self.notes.join("; ")))
+        };
+        format!(
+            "<h2>The kernel's scheduler (CPU {})</h2><dl class=\"meta\">\
+             <dt>slice setting</dt><dd>{} ({})</dd>\
+             <dt>effective slice</dt><dd>{slice}: the run of a CPU-bound thread between two turns of \
+             another, measured by two spinners; the model's quantum</dd>\
+             <dt>context switch</dt><dd>{switch}: pipe ping-pong less the pipe alone; the model's \
+             switch cost</dd></dl>{notes}\n",
+            self.cpu,
+            ms(self.setting.seconds),
+            esc(&self.setting.source),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -329,7 +370,11 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let two = read_slice(root.path(), 2);
         assert_eq!(two.seconds, 0.0015);
-        assert!(two.source.starts_with("not readable here"), "{}", two.source);
+        assert!(
+            two.source.starts_with("not readable here"),
+            "{}",
+            two.source
+        );
         assert_eq!(read_slice(root.path(), 1).seconds, 0.00075);
         // The scaling stops at 8 CPUs: 1 + log2(8) = 4.
         assert_eq!(read_slice(root.path(), 64).seconds, 0.003);

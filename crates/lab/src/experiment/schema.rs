@@ -164,6 +164,10 @@ pub struct Experiment {
     /// How the report's one-sentence conclusion is computed.
     #[serde(default)]
     pub conclusion: Option<ConclusionSpec>,
+    /// Measured against simulated: the metrics whose error is tabled, and the
+    /// targets they are held to.
+    #[serde(default)]
+    pub accuracy: Option<AccuracySpec>,
     /// What `--quick` changes.
     #[serde(default)]
     pub quick: Option<QuickSpec>,
@@ -244,6 +248,15 @@ pub struct LoadSpec {
     /// Think time after each answer (load DIST syntax; default none).
     #[serde(default)]
     pub think: Option<Template>,
+    /// Per-attempt client timeout (load DIST syntax; default none: wait forever).
+    #[serde(default)]
+    pub timeout: Option<Template>,
+    /// Retries after a timeout (default: without end, as seed 002's users).
+    #[serde(default)]
+    pub retries: Option<Template>,
+    /// Wait between a timed-out attempt and its retry (default none).
+    #[serde(default)]
+    pub retry_wait: Option<Template>,
     /// Path requested.
     pub path: Template,
 }
@@ -337,6 +350,39 @@ pub struct ConclusionSpec {
     pub at: Option<Spanned<toml::Table>>,
 }
 
+/// The error table of a measured experiment with a prediction.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccuracySpec {
+    /// The metrics compared, in table order.
+    pub metrics: Vec<Spanned<Metric>>,
+    /// A rate whose simulated value is under this share of the point's
+    /// throughput bound is compared against that share instead (a relative
+    /// error of a near-zero rate says nothing). Default 0.05.
+    #[serde(default)]
+    pub floor: Option<f64>,
+    /// What each metric must meet.
+    #[serde(default, rename = "target")]
+    pub targets: Vec<TargetSpec>,
+}
+
+/// A target: the metrics within `within_pct` of the simulation at the points
+/// whose users lie in `nstar` (in units of the saturation population N*).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetSpec {
+    /// The metrics held to it.
+    pub metrics: Vec<Spanned<Metric>>,
+    /// Largest relative error allowed, in percent.
+    pub within_pct: f64,
+    /// `[from, to)` in units of N*; absent: every point.
+    #[serde(default)]
+    pub nstar: Option<[f64; 2]>,
+    /// Why the model may miss it, shown beside the verdict when it does.
+    #[serde(default)]
+    pub caveat: Option<String>,
+}
+
 /// What a conclusion compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -350,6 +396,8 @@ pub enum ConclusionKind {
     Scaling,
     /// Measured or simulated figures against the exact model.
     Model,
+    /// Measured figures against the simulator, by the `[accuracy]` targets.
+    Prediction,
 }
 
 /// A `servelab serve --engine` name, read with the server crate's own parser.

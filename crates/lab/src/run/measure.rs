@@ -11,6 +11,7 @@ use indicatif::ProgressBar;
 use servelab_load::{LoadSpec, Target, Workload};
 
 use super::RunOptions;
+use super::counters;
 use super::simulate::{add_model_error, predict};
 use crate::cpu::{CpuReading, Placement};
 use crate::error::{LabError, Result};
@@ -130,9 +131,18 @@ fn measure_point(ctx: &Ctx<'_>, m: &Measure, rec: &mut PointRecord) -> Result<()
     if m.load.duration.is_some() {
         drain(srv.addr, &m.load.path);
     }
+    let counted = matches!(&m.server, Server::Servelab(a) if a.status);
     for r in 1..=ctx.plan.repeats {
+        let reader = counted
+            .then_some(m.load.duration)
+            .flatten()
+            .map(|d| spawn_reader(srv.addr, d));
         let (report, cpu) = measure_repeat(ctx, &m.load, &url, &mut srv, r)?;
-        record_repeat(rec, r, &report, cpu);
+        let server_rates = reader.map(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err("the counter reader panicked".into()))
+        });
+        record_repeat(rec, r, &report, cpu, server_rates);
         ctx.bar.inc(1);
         if m.load.duration.is_some() {
             drain(srv.addr, &m.load.path);
@@ -190,6 +200,9 @@ fn load_spec(
         session: load.session,
         think: load.think,
     };
+    s.timeout = load.timeout;
+    s.retries = load.retries;
+    s.retry_wait = load.retry_wait;
     s.requests = requests;
     s.duration = duration.or(Some(REPEAT_CAP));
     s.threads = ctx.placement.load.len().clamp(1, users.max(1) as usize);
@@ -266,20 +279,59 @@ fn measure_repeat(
     Ok((report, cpu))
 }
 
-/// The figures of repeat `r` into the point's record.
+/// Reads the server's counters twice during a repeat of length `d` (at a
+/// quarter and at 0.6 of it, each answered before 0.95 of it) and returns its
+/// rates in between; see [`counters`](super::counters).
+fn spawn_reader(
+    addr: std::net::SocketAddr,
+    d: Duration,
+) -> std::thread::JoinHandle<Result<Figures, String>> {
+    std::thread::spawn(move || {
+        let t0 = std::time::Instant::now();
+        let end = t0 + d.mul_f64(0.95);
+        std::thread::sleep(d.mul_f64(0.25));
+        let a = counters::read(addr, end)?;
+        std::thread::sleep(
+            (t0 + d.mul_f64(0.6)).saturating_duration_since(std::time::Instant::now()),
+        );
+        let b = counters::read(addr, end)?;
+        counters::rates(&a, &b).ok_or_else(|| "the two readings coincide".to_string())
+    })
+}
+
+/// The figures of repeat `r` into the point's record; `server` holds the
+/// server's own rates when its counters were read.
 fn record_repeat(
     rec: &mut PointRecord,
     r: u32,
     report: &servelab_load::Report,
     cpu: Result<f64, String>,
+    server: Option<Result<Figures, String>>,
 ) {
     if let Some(what) = failures(&report.counts, &report.errors) {
         rec.notes
             .push(format!("repeat {r}: {what}{}", error_classes(report)));
     }
     let mut m = Figures::new();
+    let secs = report.duration_s.max(1e-9);
+    // Without the server's counters, what the load generator saw: every ok
+    // answer was served to the end, and no abandoned request can be seen.
     m.insert(Metric::Throughput, report.throughput.ok_per_s);
+    m.insert(Metric::Goodput, report.throughput.ok_per_s);
+    let refused = report.status.get("503").copied().unwrap_or(0);
+    m.insert(Metric::DropRate, refused as f64 / secs);
+    m.insert(Metric::TimeoutRate, report.counts.timeouts as f64 / secs);
+    match server {
+        Some(Ok(f)) => m.extend(f),
+        Some(Err(why)) => {
+            rec.unmeasurable
+                .entry(Metric::Badput)
+                .or_insert_with(|| format!("repeat {r}: {why}"));
+        }
+        None => {}
+    }
     m.insert(Metric::MeanMs, report.latency.mean / 1000.0);
+    m.insert(Metric::AttemptMs, report.latency_uncorrected.mean / 1000.0);
     m.insert(Metric::P50Ms, report.latency.p50 as f64 / 1000.0);
     m.insert(Metric::P99Ms, report.latency.p99 as f64 / 1000.0);
     m.insert(Metric::TotalS, report.duration_s);
@@ -290,6 +342,10 @@ fn record_repeat(
     match cpu {
         Ok(us) => {
             m.insert(Metric::CpuUs, us);
+            m.insert(
+                Metric::CpuPct,
+                us * report.counts.completed as f64 / secs / 1e4,
+            );
         }
         Err(why) => {
             rec.unmeasurable

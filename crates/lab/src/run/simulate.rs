@@ -50,7 +50,12 @@ fn sim_metrics(r: &servelab_sim::PointResult) -> (BTreeMap<Metric, Stat>, BTreeM
         };
         put(Metric::Throughput, &s.throughput, 1.0);
         put(Metric::Goodput, &s.goodput, 1.0);
-        put(Metric::MeanMs, &s.attempt_response_time, 1000.0);
+        // The user's response time is what `load` measures (from the end of
+        // the think time, timeouts and retries included); with no retries it
+        // equals the attempt's, which is what the exact model predicts.
+        put(Metric::MeanMs, &s.user_response_time, 1000.0);
+        put(Metric::AttemptMs, &s.attempt_response_time, 1000.0);
+        put(Metric::Badput, &s.badput, 1.0);
         put(Metric::P50Ms, &s.attempt_p50, 1000.0);
         put(Metric::P99Ms, &s.attempt_p99, 1000.0);
         put(Metric::Utilisation, &s.utilisation, 100.0);
