@@ -272,11 +272,14 @@ pub fn sentence(t: &Table) -> Option<String> {
                     .map_or(String::new(), |(at, e)| {
                         format!(", worst {} at {at}", pct(*e))
                     });
+                let band = match v.nstar {
+                    None => String::new(),
+                    Some(b) => format!(" {}", band_phrase(Some(b))),
+                };
                 format!(
-                    "{} missed {}% {} at {} of {} points{worst}",
+                    "{} missed {}%{band} at {} of {} points{worst}",
                     v.metric.label(),
                     metric::fmt_tick(v.within_pct),
-                    band_phrase(v.nstar),
                     v.misses.len(),
                     v.points
                 )
