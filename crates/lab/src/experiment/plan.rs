@@ -106,6 +106,8 @@ pub struct ResolvedLoad {
     pub requests: Option<u64>,
     /// Duration of a repeat.
     pub duration: Option<Duration>,
+    /// Duration of the warm-up at full load (instead of a request count).
+    pub warmup: Option<Duration>,
     /// Think time.
     pub think: servelab_load::Dist,
     /// Per-attempt timeout.
@@ -294,6 +296,11 @@ impl Experiment {
             };
             requests = Some(u64::from(users) * u64::from(session) * sessions.max(1));
         }
+        let warmup_t = pick(q.and_then(|q| q.load_warmup.as_ref()), &load.warmup);
+        let warmup = warmup_t
+            .as_ref()
+            .map(|t| positive_duration(t, vars, "warmup"))
+            .transpose()?;
         let duration = match &duration_t {
             None => None,
             Some(t) => {
@@ -346,6 +353,7 @@ impl Experiment {
             session,
             requests,
             duration,
+            warmup,
             think,
             timeout,
             retries,
@@ -414,6 +422,20 @@ impl Experiment {
         run.validate()
             .map_err(|e| (spec.users.span(), format!("simulation: {e}")))?;
         Ok(Model { model: m, run })
+    }
+}
+
+/// A positive constant duration (`2s`).
+fn positive_duration(t: &Template, vars: &Vars<'_>, what: &str) -> Result<Duration, FieldError> {
+    match parse_with(t, vars, what, str::parse::<servelab_load::Dist>)? {
+        servelab_load::Dist::Const(d) if !d.is_zero() => Ok(d),
+        _ => Err((
+            t.span(),
+            format!(
+                "{what} `{}` must be a positive constant like 2s",
+                expand(t, vars)?
+            ),
+        )),
     }
 }
 

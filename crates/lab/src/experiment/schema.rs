@@ -245,6 +245,11 @@ pub struct LoadSpec {
     /// Length of a repeat (instead of a request count), e.g. `"2s"`.
     #[serde(default)]
     pub duration: Option<Template>,
+    /// A warm-up of this long at the point's full load, instead of the
+    /// experiment's `warmup` requests (for states that take time to build,
+    /// such as a collapse).
+    #[serde(default)]
+    pub warmup: Option<Template>,
     /// Think time after each answer (load DIST syntax; default none).
     #[serde(default)]
     pub think: Option<Template>,
@@ -436,6 +441,9 @@ pub struct QuickSpec {
     /// `load.duration`.
     #[serde(default)]
     pub duration: Option<Template>,
+    /// `load.warmup`.
+    #[serde(default)]
+    pub load_warmup: Option<Template>,
     /// Simulator replications.
     #[serde(default)]
     pub reps: Option<u32>,

@@ -128,7 +128,11 @@ fn measure_point(ctx: &Ctx<'_>, m: &Measure, rec: &mut PointRecord) -> Result<()
     rec.command = Some(srv.command.clone());
     let url = format!("http://{}{}", srv.addr, m.load.path);
     warm_up(ctx, &m.load, &url)?;
-    if m.load.duration.is_some() {
+    // With client timeouts the backlog a run leaves behind is part of the
+    // overloaded state being measured: draining it would restart every repeat
+    // from an empty server, and a collapse takes seconds to come back.
+    let drains = m.load.duration.is_some() && m.load.timeout.is_none();
+    if drains {
         drain(srv.addr, &m.load.path);
     }
     let counted = matches!(&m.server, Server::Servelab(a) if a.status);
@@ -144,7 +148,7 @@ fn measure_point(ctx: &Ctx<'_>, m: &Measure, rec: &mut PointRecord) -> Result<()
         });
         record_repeat(rec, r, &report, cpu, server_rates);
         ctx.bar.inc(1);
-        if m.load.duration.is_some() {
+        if drains {
             drain(srv.addr, &m.load.path);
         }
     }
@@ -214,6 +218,14 @@ fn load_spec(
 /// Requests whose figures are thrown away: connections, caches and the
 /// scheduler settle before the first repeat.
 fn warm_up(ctx: &Ctx<'_>, load: &ResolvedLoad, url: &str) -> Result<(), PointFailure> {
+    if let Some(d) = load.warmup {
+        // A warm-up of a duration runs the point's whole load, so that the
+        // server reaches the state the repeats measure (a collapse included).
+        let spec = load_spec(ctx, load, url, load.users, (None, Some(d)), 999);
+        return servelab_load::run(&spec)
+            .map(drop)
+            .map_err(|e| PointFailure::failed(format!("warm-up: {e}")));
+    }
     let warmup = ctx.plan.warmup;
     if warmup == 0 {
         return Ok(());
@@ -262,7 +274,12 @@ fn measure_repeat(
     if ctx.stop.load(Ordering::Relaxed) {
         return Err(PointFailure::interrupted());
     }
-    if report.counts.ok == 0 {
+    // With client timeouts, no success can be the result itself (goodput
+    // collapses under overload) as long as the server answered something;
+    // without them, it means the server is broken.
+    let answered = report.status.values().sum::<u64>() > 0;
+    let collapse_allowed = load.timeout.is_some() && answered && srv.alive();
+    if report.counts.ok == 0 && !collapse_allowed {
         let died = if srv.alive() {
             String::new()
         } else {
