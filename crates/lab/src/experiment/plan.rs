@@ -404,6 +404,15 @@ impl Experiment {
             }
         }
         m.retries = opt_num(&spec.retries, vars, "retries")?;
+        if let Some(t) = &spec.retry_wait {
+            m.retry_wait = sim_dist(t, "retry_wait")?;
+        }
+        if let Some(t) = &spec.on_full {
+            m.on_full = parse_with(t, vars, "on_full", str::parse)?;
+        }
+        if let Some(t) = &spec.on_abandon {
+            m.on_abandon = parse_with(t, vars, "on_abandon", str::parse)?;
+        }
         m.validate()
             .map_err(|e| (spec.users.span(), format!("model: {e}")))?;
         let q = self.quick.as_ref().filter(|_| quick);

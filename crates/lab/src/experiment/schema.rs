@@ -300,6 +300,15 @@ pub struct ModelSpec {
     /// Retries after a timeout (absent: forever).
     #[serde(default)]
     pub retries: Option<Template>,
+    /// Wait between a timeout (or a rejection) and the retry.
+    #[serde(default)]
+    pub retry_wait: Option<Template>,
+    /// A full buffer: `reject` (answered at once, as a 503) or `silent`.
+    #[serde(default)]
+    pub on_full: Option<Template>,
+    /// A request whose user timed out: `finish` (badput) or `cancel`.
+    #[serde(default)]
+    pub on_abandon: Option<Template>,
     /// Replications per point (default 5).
     #[serde(default)]
     pub reps: Option<u32>,

@@ -296,21 +296,21 @@ fn measure_repeat(
     Ok((report, cpu))
 }
 
-/// Reads the server's counters twice during a repeat of length `d` (at a
-/// quarter and at 0.6 of it, each answered before 0.95 of it) and returns its
-/// rates in between; see [`counters`](super::counters).
+/// Reads the server's counters twice during a repeat of length `d` (sent at
+/// 0.15 and 0.55 of it) and returns its rates in between; see
+/// [`counters`](super::counters). A reading may wait in a full buffer for
+/// seconds, so each may take until 3 s after the repeat's end.
 fn spawn_reader(
     addr: std::net::SocketAddr,
     d: Duration,
 ) -> std::thread::JoinHandle<Result<Figures, String>> {
     std::thread::spawn(move || {
         let t0 = std::time::Instant::now();
-        let end = t0 + d.mul_f64(0.95);
-        std::thread::sleep(d.mul_f64(0.25));
+        let end = t0 + d + Duration::from_secs(3);
+        std::thread::sleep(d.mul_f64(0.15));
         let a = counters::read(addr, end)?;
-        std::thread::sleep(
-            (t0 + d.mul_f64(0.6)).saturating_duration_since(std::time::Instant::now()),
-        );
+        let second = (t0 + d.mul_f64(0.55)).saturating_duration_since(std::time::Instant::now());
+        std::thread::sleep(second);
         let b = counters::read(addr, end)?;
         counters::rates(&a, &b).ok_or_else(|| "the two readings coincide".to_string())
     })
@@ -338,19 +338,47 @@ fn record_repeat(
     let refused = report.status.get("503").copied().unwrap_or(0);
     m.insert(Metric::DropRate, refused as f64 / secs);
     m.insert(Metric::TimeoutRate, report.counts.timeouts as f64 / secs);
-    match server {
-        Some(Ok(f)) => m.extend(f),
-        Some(Err(why)) => {
+    let unmeasurable = |rec: &mut PointRecord, m: &mut Figures, why: String| {
+        for k in [Metric::Throughput, Metric::Badput] {
+            m.remove(&k);
             rec.unmeasurable
-                .entry(Metric::Badput)
+                .entry(k)
                 .or_insert_with(|| format!("repeat {r}: {why}"));
         }
+    };
+    match server {
+        Some(Ok(f)) => m.extend(f),
+        Some(Err(why)) => unmeasurable(rec, &mut m, why),
+        // With client timeouts the server also finishes requests nobody waits
+        // for; only its own counters see them.
+        None if report.counts.timeouts > 0 => unmeasurable(
+            rec,
+            &mut m,
+            "clients timed out, and only the server counts the requests it finished for them \
+             (serve --status, with a duration-bound load)"
+                .into(),
+        ),
         None => {}
     }
-    m.insert(Metric::MeanMs, report.latency.mean / 1000.0);
-    m.insert(Metric::AttemptMs, report.latency_uncorrected.mean / 1000.0);
-    m.insert(Metric::P50Ms, report.latency.p50 as f64 / 1000.0);
-    m.insert(Metric::P99Ms, report.latency.p99 as f64 / 1000.0);
+    if report.counts.ok > 0 {
+        m.insert(Metric::MeanMs, report.latency.mean / 1000.0);
+        m.insert(Metric::AttemptMs, report.latency_uncorrected.mean / 1000.0);
+        m.insert(Metric::P50Ms, report.latency.p50 as f64 / 1000.0);
+        m.insert(Metric::P99Ms, report.latency.p99 as f64 / 1000.0);
+    } else {
+        // Under a collapse no user gets an answer: the load's times would be
+        // those of its refusals (503s), not response times.
+        for k in [
+            Metric::MeanMs,
+            Metric::AttemptMs,
+            Metric::P50Ms,
+            Metric::P99Ms,
+        ] {
+            rec.unmeasurable
+                .entry(k)
+                .or_insert_with(|| format!("repeat {r}: no request got a 2xx answer"));
+        }
+    }
     m.insert(Metric::TotalS, report.duration_s);
     m.insert(Metric::MbPerS, report.throughput.bytes_per_s / 1e6);
     // Failed requests only: a failed connect (counted in `errors` since
