@@ -44,6 +44,9 @@ pub enum Metric {
     Goodput,
     /// Requests served to the end after their client gave up (wasted work).
     Badput,
+    /// Requests whose client left before the answer, at the server: served for
+    /// nobody (badput) or cancelled.
+    Abandoned,
     /// Server CPU time per second of wall time, in percent of one CPU.
     CpuPct,
     /// Requests whose client gave up.
@@ -123,6 +126,7 @@ impl Metric {
         Metric::DropRate,
         Metric::Goodput,
         Metric::Badput,
+        Metric::Abandoned,
         Metric::TimeoutRate,
         Metric::CpuPct,
         Metric::SwitchPct,
@@ -161,6 +165,13 @@ impl Metric {
             Metric::DropRate => e("drop_rate", "dropped requests", "requests/s", Both, Lower),
             Metric::Goodput => e("goodput", "goodput", "requests/s", Both, Higher),
             Metric::Badput => e("badput", "badput", "requests/s", Both, Lower),
+            Metric::Abandoned => e(
+                "abandoned",
+                "abandoned at the server",
+                "requests/s",
+                Both,
+                Lower,
+            ),
             Metric::TimeoutRate => e("timeout_rate", "timeouts", "requests/s", Both, Lower),
             Metric::CpuPct => e("cpu_pct", "server CPU share", "%", Measured, Neither),
             Metric::SwitchPct => e(

@@ -87,9 +87,13 @@ fn parse(response: &str) -> Result<(u64, u64, u64), String> {
     ))
 }
 
-/// The server's rates between two readings: goodput, badput, throughput (the
-/// two together) and drops, per second.
-pub(crate) fn rates(a: &Reading, b: &Reading) -> Option<Figures> {
+/// The server's rates between two readings, per second: goodput, requests
+/// abandoned, drops, and, when the server `finishes` abandoned requests,
+/// badput (they are all served for nobody) and throughput (the two together).
+/// A server that cancels them counts a cancelled request and one abandoned
+/// while its answer was being written as one, so its badput is not known, and
+/// its throughput is its goodput (less those few written for nobody).
+pub(crate) fn rates(a: &Reading, b: &Reading, finishes: bool) -> Option<Figures> {
     let dt = b.at.checked_duration_since(a.at)?.as_secs_f64();
     if dt <= 0.0 {
         return None;
@@ -98,12 +102,18 @@ pub(crate) fn rates(a: &Reading, b: &Reading) -> Option<Figures> {
     let ok = b.ok.saturating_sub(a.ok).saturating_sub(1) as f64 / dt;
     let bad = b.abandoned.saturating_sub(a.abandoned) as f64 / dt;
     let drops = b.dropped.saturating_sub(a.dropped) as f64 / dt;
-    Some(Figures::from([
+    let mut f = Figures::from([
         (Metric::Goodput, ok),
-        (Metric::Badput, bad),
-        (Metric::Throughput, ok + bad),
+        (Metric::Abandoned, bad),
         (Metric::DropRate, drops),
-    ]))
+    ]);
+    if finishes {
+        f.insert(Metric::Badput, bad);
+        f.insert(Metric::Throughput, ok + bad);
+    } else {
+        f.insert(Metric::Throughput, ok);
+    }
+    Some(f)
 }
 
 #[cfg(test)]
@@ -140,11 +150,17 @@ mod tests {
             abandoned: 50,
             dropped: 8,
         };
-        let r = rates(&a, &b).unwrap();
+        let r = rates(&a, &b, true).unwrap();
         assert_eq!(r[&Metric::Goodput], 200.0);
         assert_eq!(r[&Metric::Badput], 20.0);
+        assert_eq!(r[&Metric::Abandoned], 20.0);
         assert_eq!(r[&Metric::Throughput], 220.0);
         assert_eq!(r[&Metric::DropRate], 4.0);
-        assert!(rates(&b, &a).is_none());
+        assert!(rates(&b, &a, true).is_none());
+        // Cancelled requests are abandoned but not badput, and not served.
+        let r = rates(&a, &b, false).unwrap();
+        assert_eq!(r[&Metric::Abandoned], 20.0);
+        assert!(!r.contains_key(&Metric::Badput));
+        assert_eq!(r[&Metric::Throughput], 200.0);
     }
 }

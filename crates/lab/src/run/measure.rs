@@ -135,12 +135,16 @@ fn measure_point(ctx: &Ctx<'_>, m: &Measure, rec: &mut PointRecord) -> Result<()
     if drains {
         drain(srv.addr, &m.load.path);
     }
-    let counted = matches!(&m.server, Server::Servelab(a) if a.status);
+    // (whether the server's counters are read, whether it finishes abandoned
+    // requests)
+    let counted = match &m.server {
+        Server::Servelab(a) if a.status => Some(finishes(a)),
+        _ => None,
+    };
     for r in 1..=ctx.plan.repeats {
         let reader = counted
-            .then_some(m.load.duration)
-            .flatten()
-            .map(|d| spawn_reader(srv.addr, d));
+            .zip(m.load.duration)
+            .map(|(finish, d)| spawn_reader(srv.addr, d, finish));
         let (report, cpu) = measure_repeat(ctx, &m.load, &url, &mut srv, r)?;
         let server_rates = reader.map(|h| {
             h.join()
@@ -303,6 +307,7 @@ fn measure_repeat(
 fn spawn_reader(
     addr: std::net::SocketAddr,
     d: Duration,
+    finishes: bool,
 ) -> std::thread::JoinHandle<Result<Figures, String>> {
     std::thread::spawn(move || {
         let t0 = std::time::Instant::now();
@@ -312,8 +317,14 @@ fn spawn_reader(
         let second = (t0 + d.mul_f64(0.55)).saturating_duration_since(std::time::Instant::now());
         std::thread::sleep(second);
         let b = counters::read(addr, end)?;
-        counters::rates(&a, &b).ok_or_else(|| "the two readings coincide".to_string())
+        counters::rates(&a, &b, finishes).ok_or_else(|| "the two readings coincide".to_string())
     })
+}
+
+/// Whether the server serves a request whose client has gone to its end.
+fn finishes(_args: &servelab_server::ServeArgs) -> bool {
+    // Every engine does until the server learns to cancel.
+    true
 }
 
 /// The figures of repeat `r` into the point's record; `server` holds the
@@ -339,7 +350,7 @@ fn record_repeat(
     m.insert(Metric::DropRate, refused as f64 / secs);
     m.insert(Metric::TimeoutRate, report.counts.timeouts as f64 / secs);
     let unmeasurable = |rec: &mut PointRecord, m: &mut Figures, why: String| {
-        for k in [Metric::Throughput, Metric::Badput] {
+        for k in [Metric::Throughput, Metric::Badput, Metric::Abandoned] {
             m.remove(&k);
             rec.unmeasurable
                 .entry(k)
@@ -347,7 +358,16 @@ fn record_repeat(
         }
     };
     match server {
-        Some(Ok(f)) => m.extend(f),
+        Some(Ok(f)) => {
+            if !f.contains_key(&Metric::Badput) {
+                rec.unmeasurable.entry(Metric::Badput).or_insert_with(|| {
+                    "the server cancels abandoned requests and counts them with the few \
+                     abandoned while being written, so what it finished for nobody is unknown"
+                        .into()
+                });
+            }
+            m.extend(f);
+        }
         Some(Err(why)) => unmeasurable(rec, &mut m, why),
         // With client timeouts the server also finishes requests nobody waits
         // for; only its own counters see them.
