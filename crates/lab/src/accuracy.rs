@@ -318,7 +318,7 @@ pub fn html(t: &Table) -> String {
         let _ = writeln!(
             h,
             "<tr><td class=\"l\">{}</td><td>{}</td><td class=\"l\">{}</td><td>{}%</td><td>{}</td></tr>",
-            esc(&s.metric.label()),
+            esc(s.metric.label()),
             esc(&pct(s.largest.0)),
             esc(&s.largest.1),
             metric::fmt(s.mean_abs),
@@ -333,7 +333,7 @@ pub fn html(t: &Table) -> String {
         );
         for v in &t.verdicts {
             let verdict = if v.points == 0 {
-                "no point in this band".to_string()
+                "no point in this band with both figures".to_string()
             } else if v.misses.is_empty() {
                 "met".to_string()
             } else {
@@ -352,7 +352,7 @@ pub fn html(t: &Table) -> String {
                 h,
                 "<tr class=\"{}\"><td class=\"l\">{} within {}% {}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
                 if v.misses.is_empty() { "ok" } else { "failed" },
-                esc(&v.metric.label()),
+                esc(v.metric.label()),
                 metric::fmt_tick(v.within_pct),
                 esc(&band_phrase(v.nstar)),
                 v.points,
@@ -367,7 +367,7 @@ pub fn html(t: &Table) -> String {
         let _ = write!(
             h,
             "<th>{}<br><small>measured / simulated ({}): error</small></th>",
-            esc(&m.label()),
+            esc(m.label()),
             esc(m.unit())
         );
     }

@@ -250,8 +250,8 @@ pub fn measure_switch(cpu: usize, rounds: u32) -> std::io::Result<Measured> {
 
 /// `rounds` round trips between two threads pinned to `cpu`.
 fn ping_pong(cpu: usize, rounds: u32) -> std::io::Result<Duration> {
-    let (mut a_read, mut b_write) = std::io::pipe()?;
-    let (mut b_read, mut a_write) = std::io::pipe()?;
+    let (mut a_read, mut b_write) = pipe()?;
+    let (mut b_read, mut a_write) = pipe()?;
     let echo = std::thread::spawn(move || -> std::io::Result<()> {
         crate::cpu::pin_current_thread(&[cpu])?;
         let mut byte = [0u8];
@@ -281,7 +281,7 @@ fn ping_pong(cpu: usize, rounds: u32) -> std::io::Result<Duration> {
 fn pipe_alone(cpu: usize, rounds: u32) -> std::io::Result<Duration> {
     let t = std::thread::spawn(move || -> std::io::Result<Duration> {
         crate::cpu::pin_current_thread(&[cpu])?;
-        let (mut r, mut w) = std::io::pipe()?;
+        let (mut r, mut w) = pipe()?;
         let mut byte = [0u8];
         let t0 = Instant::now();
         for _ in 0..rounds {
@@ -291,6 +291,12 @@ fn pipe_alone(cpu: usize, rounds: u32) -> std::io::Result<Duration> {
         Ok(t0.elapsed())
     });
     join(t)
+}
+
+/// A pipe's (read end, write end), as files so that `Read` and `Write` work.
+fn pipe() -> std::io::Result<(std::fs::File, std::fs::File)> {
+    let (r, w) = rustix::pipe::pipe()?;
+    Ok((std::fs::File::from(r), std::fs::File::from(w)))
 }
 
 fn join<T>(h: std::thread::JoinHandle<std::io::Result<T>>) -> std::io::Result<T> {
