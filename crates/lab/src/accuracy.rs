@@ -362,7 +362,11 @@ pub fn html(t: &Table) -> String {
         }
         h.push_str("</tbody></table>\n");
     }
-    h.push_str("<div class=\"wide\"><table><thead><tr><th class=\"l\">point</th><th>N/N*</th>");
+    let loaded = t.rows.iter().any(|r| r.load.is_some());
+    h.push_str("<div class=\"wide\"><table><thead><tr><th class=\"l\">point</th>");
+    if loaded {
+        h.push_str("<th>N/N*</th>");
+    }
     for m in &t.metrics {
         let _ = write!(
             h,
@@ -373,12 +377,14 @@ pub fn html(t: &Table) -> String {
     }
     h.push_str("</tr></thead><tbody>\n");
     for r in &t.rows {
-        let _ = write!(
-            h,
-            "<tr><td class=\"l\">{}</td><td>{}</td>",
-            esc(&r.label),
-            r.load.map_or(String::new(), |x| format!("{x:.2}"))
-        );
+        let _ = write!(h, "<tr><td class=\"l\">{}</td>", esc(&r.label));
+        if loaded {
+            let _ = write!(
+                h,
+                "<td>{}</td>",
+                r.load.map_or(String::new(), |x| format!("{x:.2}"))
+            );
+        }
         for m in &t.metrics {
             match r.cells.get(m) {
                 Some(c) => {
