@@ -27,6 +27,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("seed002", include_str!("../../../experiments/seed002.toml")),
     ("engines", include_str!("../../../experiments/engines.toml")),
     (
+        "overload",
+        include_str!("../../../experiments/overload.toml"),
+    ),
+    (
         "timeslice",
         include_str!("../../../experiments/timeslice.toml"),
     ),

@@ -322,9 +322,8 @@ fn spawn_reader(
 }
 
 /// Whether the server serves a request whose client has gone to its end.
-fn finishes(_args: &servelab_server::ServeArgs) -> bool {
-    // Every engine does until the server learns to cancel.
-    true
+fn finishes(args: &servelab_server::ServeArgs) -> bool {
+    args.on_abandon == servelab_server::OnAbandon::Finish
 }
 
 /// The figures of repeat `r` into the point's record; `server` holds the
