@@ -116,6 +116,25 @@ fn check_run(name: &str, dir: &Path, r: &RunResults) {
         !html.contains("src=\"http") && !html.contains("href=\"http"),
         "{name}: the report fetches nothing"
     );
+    // An experiment that predicts with the kernel's slice records and shows it;
+    // one with an error table shows it.
+    assert_eq!(
+        r.kernel.is_some(),
+        exp.uses_kernel(),
+        "{name}: the kernel is measured exactly when a template names it"
+    );
+    if let Some(k) = &r.kernel {
+        assert!(k.setting.seconds > 0.0, "{name}: {k:?}");
+        assert!(
+            html.contains("The kernel&#39;s scheduler") || html.contains("The kernel's scheduler")
+        );
+    }
+    if exp.accuracy.is_some() {
+        assert!(
+            html.contains("Measured against simulated") && html.contains("largest error"),
+            "{name}: the error table"
+        );
+    }
     let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
     assert!(
         csv.lines().count() > r.points.len(),

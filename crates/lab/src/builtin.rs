@@ -26,6 +26,14 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("model", include_str!("../../../experiments/model.toml")),
     ("seed002", include_str!("../../../experiments/seed002.toml")),
     ("engines", include_str!("../../../experiments/engines.toml")),
+    (
+        "overload",
+        include_str!("../../../experiments/overload.toml"),
+    ),
+    (
+        "timeslice",
+        include_str!("../../../experiments/timeslice.toml"),
+    ),
 ];
 
 /// Finds an experiment: a built-in name, or a path to a `.toml` file.

@@ -31,6 +31,9 @@ pub fn conclude(exp: &Experiment, results: &RunResults) -> String {
         ConclusionKind::Best => best(&ctx),
         ConclusionKind::Scaling => scaling(&ctx),
         ConclusionKind::Model => model(&ctx),
+        ConclusionKind::Prediction => {
+            crate::accuracy::table(exp, results).and_then(|t| crate::accuracy::sentence(&t))
+        }
     };
     sentence.unwrap_or_else(|| {
         let failed = results
@@ -630,7 +633,26 @@ mod tests {
                     Work::Measure(m) if m.predict.is_some() => BTreeMap::from([
                         (Metric::Throughput, 10.0 * scale * 1.02),
                         (Metric::SaturationUsers, 24.0),
+                        (Metric::ThroughputMax, 100.0),
                     ]),
+                    _ => BTreeMap::new(),
+                };
+                // The simulator 4% above every measured figure, 2% interval.
+                let predicted: BTreeMap<Metric, Stat> = match &p.work {
+                    Work::Measure(m) if m.predict.is_some() => summary
+                        .iter()
+                        .map(|(k, s)| {
+                            let v = s.median * 1.04;
+                            (
+                                *k,
+                                Stat {
+                                    median: v,
+                                    min: v * 0.98,
+                                    max: v * 1.02,
+                                },
+                            )
+                        })
+                        .collect(),
                     _ => BTreeMap::new(),
                 };
                 PointRecord {
@@ -643,7 +665,7 @@ mod tests {
                     repeats: vec![],
                     summary,
                     unmeasurable: BTreeMap::new(),
-                    predicted: BTreeMap::new(),
+                    predicted,
                     exact,
                     notes: vec![],
                 }
@@ -662,6 +684,7 @@ mod tests {
             machine: crate::machine::Machine::detect("0", None),
             placement: String::new(),
             interrupted: false,
+            kernel: None,
             points,
         }
     }
@@ -700,11 +723,19 @@ mod tests {
             ),
             (
                 "seed002",
-                "At a client timeout of 50s+exp:5s, a context switch of 0.1 s and 150 users, policy fcfs was the best of 2 settings: its mean response time was 0.333x that of the worst, policy rr (40.0 against 120 ms), a difference larger than the noise (the 95% intervals do not overlap).",
+                "At a client timeout of 50s+exp:5s, a context switch of 0.1 s and 150 users, policy fcfs was the best of 2 settings: its mean user response time was 0.333x that of the worst, policy rr (40.0 against 120 ms), a difference larger than the noise (the 95% intervals do not overlap).",
             ),
             (
                 "engines",
-                "At 100 requests per connection, h2o was the best of 11 servers: its throughput was 62.2x that of the worst, serial (1245 against 20.0 requests/s), a difference larger than the noise (the ranges of 3 repeats do not overlap).",
+                "At 100 requests per connection, h2o was the best of 12 servers: its throughput was 80.7x that of the worst, serial (1615 against 20.0 requests/s), a difference larger than the noise (the ranges of 3 repeats do not overlap).",
+            ),
+            (
+                "overload",
+                "The model holds: all 3 targets met over 2 points. Largest errors: throughput -3.85% (mean 3.85%), goodput -3.85% (mean 3.85%), badput -3.85% (mean 3.85%), abandoned at the server -3.85% (mean 3.85%), dropped requests -3.85% (mean 3.85%), mean user response time -3.85% (mean 3.85%), mean response time per attempt -3.85% (mean 3.85%).",
+            ),
+            (
+                "timeslice",
+                "The model holds: all 3 targets met over 2 points. Largest errors: throughput -3.85% (mean 3.85%), mean user response time -3.85% (mean 3.85%), median response time -3.85% (mean 3.85%), 99th percentile response time -3.85% (mean 3.85%).",
             ),
         ];
         assert_eq!(expected.len(), BUILTIN.len());
@@ -762,7 +793,7 @@ mod tests {
         let exp = Experiment::parse(&text, "t").unwrap();
         let s = conclude(&exp, &synthetic(&exp));
         assert!(
-            s.contains("serial was better: its mean response time was 0.420x that of pool, no log (20.0 against 47.6 ms)"),
+            s.contains("serial was better: its mean user response time was 0.420x that of pool, no log (20.0 against 47.6 ms)"),
             "{s}"
         );
     }

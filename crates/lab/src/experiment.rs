@@ -17,6 +17,6 @@ mod validate;
 
 pub use plan::{Measure, Model, Plan, PlannedPoint, ResolvedLoad, ServedFile, Server, Work};
 pub use schema::{
-    Axis, ConclusionKind, ConclusionSpec, EngineName, Experiment, FileSpec, LoadSpec, ModelSpec,
-    PlotSpec, QuickSpec, Scalar, ServerSpec, Source, Template,
+    AccuracySpec, Axis, ConclusionKind, ConclusionSpec, EngineName, Experiment, FileSpec, LoadSpec,
+    ModelSpec, PlotSpec, QuickSpec, Scalar, ServerSpec, Source, TargetSpec, Template,
 };

@@ -11,9 +11,11 @@
 //! - [`builtin`]: the experiments of `experiments/`, compiled in
 //! - [`run`]: running an experiment (servers, warm-up, repeats, progress, Ctrl-C)
 //! - [`server`], [`peer`], [`cpu`]: child processes, peer configs, CPU placement
+//! - [`sched`]: the kernel scheduler's slice and switch cost, for round-robin models
 //! - [`results`], [`machine`], [`metric`]: what is recorded, and about what
 //! - [`rundir`], [`index`]: the results directory, and what the lab may overwrite
 //! - [`plot`], [`report`], [`conclusion`], [`compare`]: the reports
+//! - [`accuracy`]: measured against simulated, error per point and per metric
 //!
 //! # Example
 //!
@@ -39,6 +41,7 @@
 
 #![deny(missing_docs)]
 
+pub mod accuracy;
 pub mod builtin;
 pub mod compare;
 pub mod conclusion;
@@ -54,6 +57,7 @@ pub mod report;
 pub mod results;
 pub mod run;
 pub mod rundir;
+pub mod sched;
 pub mod server;
 
 pub use error::{LabError, Result};

@@ -15,10 +15,13 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// A figure recorded at a point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Metric {
-    /// Successful responses per second.
+    /// Requests served to the end per second: goodput plus badput.
     Throughput,
-    /// Mean response time, from the intended send time.
+    /// Mean user response time: from the intended send time (the end of the
+    /// think time) to the answer, timeouts and retries included.
     MeanMs,
+    /// Mean response time of the attempt that got the answer, from its send.
+    AttemptMs,
     /// Median response time.
     P50Ms,
     /// 99th percentile response time.
@@ -39,6 +42,13 @@ pub enum Metric {
     DropRate,
     /// Completed requests that the client still waited for.
     Goodput,
+    /// Requests served to the end after their client gave up (wasted work).
+    Badput,
+    /// Requests whose client left before the answer, at the server: served for
+    /// nobody (badput) or cancelled.
+    Abandoned,
+    /// Server CPU time per second of wall time, in percent of one CPU.
+    CpuPct,
     /// Requests whose client gave up.
     TimeoutRate,
     /// Share of core time spent switching context.
@@ -104,6 +114,7 @@ impl Metric {
     pub const ALL: &'static [Metric] = &[
         Metric::Throughput,
         Metric::MeanMs,
+        Metric::AttemptMs,
         Metric::P50Ms,
         Metric::P99Ms,
         Metric::TotalS,
@@ -114,7 +125,10 @@ impl Metric {
         Metric::Utilisation,
         Metric::DropRate,
         Metric::Goodput,
+        Metric::Badput,
+        Metric::Abandoned,
         Metric::TimeoutRate,
+        Metric::CpuPct,
         Metric::SwitchPct,
         Metric::SaturationUsers,
         Metric::ThroughputMax,
@@ -126,7 +140,14 @@ impl Metric {
         use Source::{Both, Bound, Measured, Simulated};
         match self {
             Metric::Throughput => e("throughput", "throughput", "requests/s", Both, Higher),
-            Metric::MeanMs => e("mean_ms", "mean response time", "ms", Both, Lower),
+            Metric::MeanMs => e("mean_ms", "mean user response time", "ms", Both, Lower),
+            Metric::AttemptMs => e(
+                "attempt_ms",
+                "mean response time per attempt",
+                "ms",
+                Both,
+                Lower,
+            ),
             Metric::P50Ms => e("p50_ms", "median response time", "ms", Both, Lower),
             Metric::P99Ms => e("p99_ms", "99th percentile response time", "ms", Both, Lower),
             Metric::TotalS => e("total_s", "total time", "s", Measured, Lower),
@@ -141,15 +162,18 @@ impl Metric {
                 Neither,
             ),
             Metric::Utilisation => e("utilisation", "core utilisation", "%", Simulated, Neither),
-            Metric::DropRate => e(
-                "drop_rate",
-                "dropped requests",
+            Metric::DropRate => e("drop_rate", "dropped requests", "requests/s", Both, Lower),
+            Metric::Goodput => e("goodput", "goodput", "requests/s", Both, Higher),
+            Metric::Badput => e("badput", "badput", "requests/s", Both, Lower),
+            Metric::Abandoned => e(
+                "abandoned",
+                "abandoned at the server",
                 "requests/s",
-                Simulated,
+                Both,
                 Lower,
             ),
-            Metric::Goodput => e("goodput", "goodput", "requests/s", Simulated, Higher),
-            Metric::TimeoutRate => e("timeout_rate", "timeouts", "requests/s", Simulated, Lower),
+            Metric::TimeoutRate => e("timeout_rate", "timeouts", "requests/s", Both, Lower),
+            Metric::CpuPct => e("cpu_pct", "server CPU share", "%", Measured, Neither),
             Metric::SwitchPct => e(
                 "switch_pct",
                 "time spent switching context",

@@ -134,6 +134,12 @@ pub fn render(results: &RunResults, exp: &Experiment) -> Result<String> {
     for (i, p) in exp.plots.iter().enumerate() {
         figure(&mut h, i, &plot::figure(p, exp, results))?;
     }
+    if let Some(t) = crate::accuracy::table(exp, results) {
+        h.push_str(&crate::accuracy::html(&t));
+    }
+    if let Some(k) = &results.kernel {
+        h.push_str(&k.html());
+    }
     let _ = writeln!(h, "<h2>Figures</h2>");
     table(&mut h, results);
     let _ = writeln!(

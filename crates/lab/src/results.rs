@@ -197,6 +197,10 @@ pub struct RunResults {
     pub placement: String,
     /// True when Ctrl-C or SIGTERM ended the run early.
     pub interrupted: bool,
+    /// The kernel scheduler's slice and switch cost, when the experiment
+    /// used them (`{kernel_quantum}`, `{kernel_switch}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<crate::sched::KernelSched>,
     /// Every point.
     pub points: Vec<PointRecord>,
 }
@@ -391,6 +395,7 @@ mod tests {
             machine: Machine::detect("0", None),
             placement: String::new(),
             interrupted: false,
+            kernel: None,
             points: vec![point],
         };
         let csv = results.to_csv();

@@ -12,8 +12,10 @@
 //!
 //! Layout: this file holds the run as a whole (options, directories, results,
 //! Ctrl-C, progress); `measure.rs` a measured point step by step;
+//! `counters.rs` the server's own counters read during a repeat;
 //! `simulate.rs` the simulator's points and predictions.
 
+mod counters;
 mod measure;
 mod simulate;
 
@@ -115,15 +117,10 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Finished> {
         tmp.path(),
         std::os::unix::fs::PermissionsExt::from_mode(0o755),
     );
-    let plan = exp.plan(opts.quick, opts.repeats, tmp.path())?;
     // The other sweep is planned only to report its mistakes now, not on the
-    // next run.
+    // next run (and before the kernel is measured, which takes a second).
     exp.plan(!opts.quick, opts.repeats, tmp.path())?;
-    let out = rundir::create(opts.out.as_deref(), exp.name(), &stamp, opts.force)?;
-
-    let stop = Arc::new(AtomicBool::new(false));
-    let signals = Signals::register(&stop)?;
-    let t0 = Instant::now();
+    exp.plan(opts.quick, opts.repeats, tmp.path())?;
     let placement = if exp.is_simulated() {
         Placement {
             server: vec![],
@@ -132,6 +129,23 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Finished> {
     } else {
         Placement::plan()
     };
+    let kernel = exp.uses_kernel().then(|| {
+        let cpu = placement
+            .server
+            .first()
+            .copied()
+            .unwrap_or_else(|| crate::cpu::allowed_cpus().first().copied().unwrap_or(0));
+        crate::sched::KernelSched::detect(cpu)
+    });
+    let plan = match &kernel {
+        Some(k) => exp.plan_with(opts.quick, opts.repeats, tmp.path(), k)?,
+        None => exp.plan(opts.quick, opts.repeats, tmp.path())?,
+    };
+    let out = rundir::create(opts.out.as_deref(), exp.name(), &stamp, opts.force)?;
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let signals = Signals::register(&stop)?;
+    let t0 = Instant::now();
     let bar = progress_bar(opts.progress, &plan, exp.is_simulated());
     let mut records: Vec<PointRecord> = plan.points.iter().map(blank_record).collect();
     if exp.is_simulated() {
@@ -160,6 +174,7 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Finished> {
             placement.describe()
         },
         interrupted: stop.load(Ordering::Relaxed),
+        kernel,
         points: records,
     };
     results.write_json(&out.path)?;
@@ -331,6 +346,7 @@ mod tests {
                 machine: Machine::detect("0", None),
                 placement: String::new(),
                 interrupted: false,
+                kernel: None,
                 points: vec![rec],
             },
             index: None,

@@ -177,6 +177,29 @@ pub(crate) fn run(cfg: LoopConfig, control: Arc<RunControl>) -> std::io::Result<
     })
 }
 
+impl ClientLoop {
+    /// Closed users with a think time start in the middle of one, at the
+    /// stationary residual of the think distribution, as the simulator's users
+    /// do: where a user found thinking in steady state would be. Starting them
+    /// all at once (wrk's way, kept when there is no think time) sends a burst
+    /// of N requests at the first instant, which under client timeouts turns
+    /// into a wave of timeouts and retries that steady state never has.
+    fn stagger_closed_users(&mut self, now: Instant) {
+        let ThreadShare::Closed { think, .. } = self.cfg.share else {
+            return;
+        };
+        if think.is_zero() {
+            return;
+        }
+        for i in self.ready.drain(..) {
+            let s = &mut self.conns[i];
+            s.state = ConnState::Thinking;
+            let d = Duration::from_secs_f64(think.sample_residual(&mut s.rng));
+            s.timer.arm(now + d, i, &mut self.timers);
+        }
+    }
+}
+
 fn seeded(seed: u64, stream: u64) -> Pcg64Mcg {
     // Mix so that neighbouring streams are unrelated.
     let mut x = seed ^ stream.wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -239,7 +262,7 @@ impl ClientLoop {
         } else {
             None
         };
-        Ok(ClientLoop {
+        let mut l = ClientLoop {
             epoll,
             conns,
             timers: Timers::default(),
@@ -276,7 +299,9 @@ impl ClientLoop {
             arrival_rng,
             cfg,
             control,
-        })
+        };
+        l.stagger_closed_users(now);
+        Ok(l)
     }
 
     fn open(&self) -> bool {

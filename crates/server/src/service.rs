@@ -8,7 +8,7 @@
 //! Each worker draws from its own generator ([`Service`]), seeded from `--seed`
 //! and the worker's index, so draws need no lock and a run is repeatable.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
@@ -51,18 +51,21 @@ impl Service {
     }
 }
 
-/// How often [`burn`] asks whether to stop.
+/// How often [`burn`] asks whether to stop, in CPU time.
 const CHECK_EVERY: Duration = Duration::from_millis(1);
 
-/// Burns CPU on the calling thread until `until` (`--work`), asking `stop`
-/// about every millisecond whether to give up; true if it did. The loop reads
-/// the clock (a vDSO call, no syscall) so it is CPU time spent, not a sleep,
-/// which is what a compute-bound handler looks like to the scheduler.
-pub(crate) fn burn(until: Instant, mut stop: impl FnMut() -> bool) -> bool {
+/// Burns CPU on the calling thread until its CPU clock reads `until`
+/// (`--work`; see [`thread_cpu_time`]), asking `stop` about every
+/// millisecond of it whether to give up; true if it did. The deadline is CPU
+/// time, not wall time: a handler that needs 10 ms of CPU takes 10 ms alone
+/// but 80 ms among 8 threads on one CPU. A wall-clock deadline would end it
+/// after 10 ms whatever the sharing, and k threads on one CPU would seem to
+/// serve k times as fast.
+pub(crate) fn burn(until: Duration, mut stop: impl FnMut() -> bool) -> bool {
     let mut x = 0u64;
-    let mut check = Instant::now() + CHECK_EVERY;
+    let mut check = thread_cpu_time() + CHECK_EVERY;
     loop {
-        let now = Instant::now();
+        let now = thread_cpu_time();
         if now >= until {
             break;
         }
@@ -72,12 +75,20 @@ pub(crate) fn burn(until: Instant, mut stop: impl FnMut() -> bool) -> bool {
             }
             check = now + CHECK_EVERY;
         }
-        for i in 0..64u64 {
+        // The thread clock is a system call (no vDSO), so it is read every
+        // 4096 multiplications (a few microseconds), not every 64.
+        for i in 0..4096u64 {
             x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
         }
     }
     std::hint::black_box(x);
     false
+}
+
+/// CPU time the calling thread has used: the clock [`burn`]'s deadline is on.
+pub(crate) fn thread_cpu_time() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
 
 #[cfg(test)]
@@ -128,13 +139,16 @@ mod tests {
         assert_eq!(s.work(), None);
     }
 
+    /// Regression: `--work` ended on a wall-clock deadline, so a thread that
+    /// was preempted finished with less CPU than it drew, and k threads on one
+    /// CPU served k times as fast as one.
     #[test]
-    fn burn_runs_out_or_stops_when_asked() {
-        let until = Instant::now() + ms(5);
+    fn burn_runs_out_on_the_threads_cpu_clock_or_stops_when_asked() {
+        let until = thread_cpu_time() + ms(5);
         assert!(!burn(until, || false));
-        assert!(Instant::now() >= until);
+        assert!(thread_cpu_time() >= until);
         let mut asked = 0;
-        assert!(burn(Instant::now() + Duration::from_secs(60), || {
+        assert!(burn(thread_cpu_time() + Duration::from_secs(60), || {
             asked += 1;
             asked == 3
         }));

@@ -16,6 +16,7 @@ use super::schema::{Experiment, ModelSpec, Scalar, ServerSpec, Template};
 use super::template::{FieldError, Vars, expand, opt_num, parse_num, parse_with};
 use crate::error::Result;
 use crate::peer::Peer;
+use crate::sched::KernelSched;
 
 /// Everything a run does, resolved.
 #[derive(Debug, Clone)]
@@ -105,8 +106,16 @@ pub struct ResolvedLoad {
     pub requests: Option<u64>,
     /// Duration of a repeat.
     pub duration: Option<Duration>,
+    /// Duration of the warm-up at full load (instead of a request count).
+    pub warmup: Option<Duration>,
     /// Think time.
     pub think: servelab_load::Dist,
+    /// Per-attempt timeout.
+    pub timeout: Option<servelab_load::Dist>,
+    /// Retries after a timeout (`None`: without end).
+    pub retries: Option<u32>,
+    /// Wait before a retry.
+    pub retry_wait: servelab_load::Dist,
     /// Path requested.
     pub path: String,
 }
@@ -132,9 +141,33 @@ const LAB_SETS: &str = "--root, --addr, --port and --engine";
 impl Experiment {
     /// Expands and resolves every point of the full or `--quick` sweep, with
     /// `tmp` as the run's temporary directory. `repeats` overrides the file's.
+    /// `{kernel_quantum}` and `{kernel_switch}` take the kernel's setting and
+    /// no switch cost ([`KernelSched::unmeasured`]); a run measures them and
+    /// uses [`Experiment::plan_with`].
     pub fn plan(&self, quick: bool, repeats: Option<u32>, tmp: &Path) -> Result<Plan> {
-        self.plan_fields(quick, repeats, tmp)
-            .map_err(|(span, message)| self.source.error_at(span, message))
+        self.plan_with(quick, repeats, tmp, &KernelSched::unmeasured())
+    }
+
+    /// [`Experiment::plan`] with the kernel's measured quantum and switch cost.
+    pub fn plan_with(
+        &self,
+        quick: bool,
+        repeats: Option<u32>,
+        tmp: &Path,
+        kernel: &KernelSched,
+    ) -> Result<Plan> {
+        self.plan_fields(
+            quick,
+            repeats,
+            tmp,
+            (kernel.quantum(), kernel.switch_cost()),
+        )
+        .map_err(|(span, message)| self.source.error_at(span, message))
+    }
+
+    /// Whether a template names the kernel's figures, so a run must measure them.
+    pub fn uses_kernel(&self) -> bool {
+        self.source.text.contains("{kernel_")
     }
 
     fn plan_fields(
@@ -142,6 +175,7 @@ impl Experiment {
         quick: bool,
         repeats: Option<u32>,
         tmp: &Path,
+        kernel: (f64, f64),
     ) -> Result<Plan, FieldError> {
         let tmp_text = tmp.to_string_lossy();
         let mut points = Vec::new();
@@ -150,6 +184,7 @@ impl Experiment {
             let v = Vars {
                 point: &vars,
                 tmp: &tmp_text,
+                kernel,
             };
             for file in self.resolve_files(&v)? {
                 add_file(&mut files, file)?;
@@ -261,6 +296,11 @@ impl Experiment {
             };
             requests = Some(u64::from(users) * u64::from(session) * sessions.max(1));
         }
+        let warmup_t = pick(q.and_then(|q| q.load_warmup.as_ref()), &load.warmup);
+        let warmup = warmup_t
+            .as_ref()
+            .map(|t| positive_duration(t, vars, "warmup"))
+            .transpose()?;
         let duration = match &duration_t {
             None => None,
             Some(t) => {
@@ -295,6 +335,15 @@ impl Experiment {
             None => servelab_load::Dist::ZERO,
             Some(t) => parse_with(t, vars, "think", str::parse::<servelab_load::Dist>)?,
         };
+        let load_dist = |t: &Option<Template>, what: &str| {
+            t.as_ref()
+                .map(|t| parse_with(t, vars, what, str::parse::<servelab_load::Dist>))
+                .transpose()
+        };
+        let timeout = load_dist(&load.timeout, "timeout")?;
+        let retry_wait =
+            load_dist(&load.retry_wait, "retry_wait")?.unwrap_or(servelab_load::Dist::ZERO);
+        let retries: Option<u32> = opt_num(&load.retries, vars, "retries")?;
         let path = expand(&load.path, vars)?;
         if !path.starts_with('/') {
             return Err((load.path.span(), format!("path `{path}` must start with /")));
@@ -304,7 +353,11 @@ impl Experiment {
             session,
             requests,
             duration,
+            warmup,
             think,
+            timeout,
+            retries,
+            retry_wait,
             path,
         })
     }
@@ -351,6 +404,15 @@ impl Experiment {
             }
         }
         m.retries = opt_num(&spec.retries, vars, "retries")?;
+        if let Some(t) = &spec.retry_wait {
+            m.retry_wait = sim_dist(t, "retry_wait")?;
+        }
+        if let Some(t) = &spec.on_full {
+            m.on_full = parse_with(t, vars, "on_full", str::parse)?;
+        }
+        if let Some(t) = &spec.on_abandon {
+            m.on_abandon = parse_with(t, vars, "on_abandon", str::parse)?;
+        }
         m.validate()
             .map_err(|e| (spec.users.span(), format!("model: {e}")))?;
         let q = self.quick.as_ref().filter(|_| quick);
@@ -369,6 +431,20 @@ impl Experiment {
         run.validate()
             .map_err(|e| (spec.users.span(), format!("simulation: {e}")))?;
         Ok(Model { model: m, run })
+    }
+}
+
+/// A positive constant duration (`2s`).
+fn positive_duration(t: &Template, vars: &Vars<'_>, what: &str) -> Result<Duration, FieldError> {
+    match parse_with(t, vars, what, str::parse::<servelab_load::Dist>)? {
+        servelab_load::Dist::Const(d) if !d.is_zero() => Ok(d),
+        _ => Err((
+            t.span(),
+            format!(
+                "{what} `{}` must be a positive constant like 2s",
+                expand(t, vars)?
+            ),
+        )),
     }
 }
 

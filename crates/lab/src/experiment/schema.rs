@@ -164,6 +164,10 @@ pub struct Experiment {
     /// How the report's one-sentence conclusion is computed.
     #[serde(default)]
     pub conclusion: Option<ConclusionSpec>,
+    /// Measured against simulated: the metrics whose error is tabled, and the
+    /// targets they are held to.
+    #[serde(default)]
+    pub accuracy: Option<AccuracySpec>,
     /// What `--quick` changes.
     #[serde(default)]
     pub quick: Option<QuickSpec>,
@@ -241,9 +245,23 @@ pub struct LoadSpec {
     /// Length of a repeat (instead of a request count), e.g. `"2s"`.
     #[serde(default)]
     pub duration: Option<Template>,
+    /// A warm-up of this long at the point's full load, instead of the
+    /// experiment's `warmup` requests (for states that take time to build,
+    /// such as a collapse).
+    #[serde(default)]
+    pub warmup: Option<Template>,
     /// Think time after each answer (load DIST syntax; default none).
     #[serde(default)]
     pub think: Option<Template>,
+    /// Per-attempt client timeout (load DIST syntax; default none: wait forever).
+    #[serde(default)]
+    pub timeout: Option<Template>,
+    /// Retries after a timeout (default: without end, as seed 002's users).
+    #[serde(default)]
+    pub retries: Option<Template>,
+    /// Wait between a timed-out attempt and its retry (default none).
+    #[serde(default)]
+    pub retry_wait: Option<Template>,
     /// Path requested.
     pub path: Template,
 }
@@ -282,6 +300,15 @@ pub struct ModelSpec {
     /// Retries after a timeout (absent: forever).
     #[serde(default)]
     pub retries: Option<Template>,
+    /// Wait between a timeout (or a rejection) and the retry.
+    #[serde(default)]
+    pub retry_wait: Option<Template>,
+    /// A full buffer: `reject` (answered at once, as a 503) or `silent`.
+    #[serde(default)]
+    pub on_full: Option<Template>,
+    /// A request whose user timed out: `finish` (badput) or `cancel`.
+    #[serde(default)]
+    pub on_abandon: Option<Template>,
     /// Replications per point (default 5).
     #[serde(default)]
     pub reps: Option<u32>,
@@ -337,6 +364,39 @@ pub struct ConclusionSpec {
     pub at: Option<Spanned<toml::Table>>,
 }
 
+/// The error table of a measured experiment with a prediction.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccuracySpec {
+    /// The metrics compared, in table order.
+    pub metrics: Vec<Spanned<Metric>>,
+    /// A rate whose simulated value is under this share of the point's
+    /// throughput bound is compared against that share instead (a relative
+    /// error of a near-zero rate says nothing). Default 0.05.
+    #[serde(default)]
+    pub floor: Option<f64>,
+    /// What each metric must meet.
+    #[serde(default, rename = "target")]
+    pub targets: Vec<TargetSpec>,
+}
+
+/// A target: the metrics within `within_pct` of the simulation at the points
+/// whose users lie in `nstar` (in units of the saturation population N*).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetSpec {
+    /// The metrics held to it.
+    pub metrics: Vec<Spanned<Metric>>,
+    /// Largest relative error allowed, in percent.
+    pub within_pct: f64,
+    /// `[from, to)` in units of N*; absent: every point.
+    #[serde(default)]
+    pub nstar: Option<[f64; 2]>,
+    /// Why the model may miss it, shown beside the verdict when it does.
+    #[serde(default)]
+    pub caveat: Option<String>,
+}
+
 /// What a conclusion compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -350,6 +410,8 @@ pub enum ConclusionKind {
     Scaling,
     /// Measured or simulated figures against the exact model.
     Model,
+    /// Measured figures against the simulator, by the `[accuracy]` targets.
+    Prediction,
 }
 
 /// A `servelab serve --engine` name, read with the server crate's own parser.
@@ -388,6 +450,9 @@ pub struct QuickSpec {
     /// `load.duration`.
     #[serde(default)]
     pub duration: Option<Template>,
+    /// `load.warmup`.
+    #[serde(default)]
+    pub load_warmup: Option<Template>,
     /// Simulator replications.
     #[serde(default)]
     pub reps: Option<u32>,

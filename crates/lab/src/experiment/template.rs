@@ -1,5 +1,8 @@
 //! Placeholders: `{AXIS}` becomes the point's value of that axis and `{tmp}` the
 //! run's temporary directory, in any templated field of an experiment.
+//! `{kernel_quantum}` and `{kernel_switch}` become the kernel scheduler's
+//! effective slice and context-switch cost in seconds, as the run measured them
+//! on the server's CPU (see [`crate::sched`]).
 //!
 //! A field that cannot be expanded or read is a [`FieldError`]: the byte span of
 //! the field in the file and what is wrong, turned into `file:line:column:
@@ -19,6 +22,8 @@ pub(crate) struct Vars<'a> {
     pub(crate) point: &'a [(String, Scalar)],
     /// The run's temporary directory.
     pub(crate) tmp: &'a str,
+    /// The kernel's quantum and switch cost, seconds.
+    pub(crate) kernel: (f64, f64),
 }
 
 /// Replaces `{AXIS}` and `{tmp}` in a templated field.
@@ -34,6 +39,10 @@ pub(crate) fn expand(t: &Template, vars: &Vars<'_>) -> Result<String, FieldError
         let key = &rest[open + 1..open + close];
         if key == "tmp" {
             out.push_str(vars.tmp);
+        } else if key == "kernel_quantum" {
+            out.push_str(&vars.kernel.0.to_string());
+        } else if key == "kernel_switch" {
+            out.push_str(&vars.kernel.1.to_string());
         } else if let Some((_, v)) = vars.point.iter().find(|(n, _)| n == key) {
             out.push_str(&v.to_string());
         } else {
@@ -41,7 +50,7 @@ pub(crate) fn expand(t: &Template, vars: &Vars<'_>) -> Result<String, FieldError
             return Err((
                 t.span(),
                 format!(
-                    "unknown placeholder `{{{key}}}` (axes: {}; and tmp)",
+                    "unknown placeholder `{{{key}}}` (axes: {}; and tmp, kernel_quantum, kernel_switch)",
                     known.join(", ")
                 ),
             ));
@@ -105,6 +114,7 @@ mod tests {
         let vars = Vars {
             point: &point,
             tmp: "/t",
+            kernel: (0.004, 5e-6),
         };
         assert_eq!(
             expand(&template("{tmp}/log-{users}"), &vars).unwrap(),
@@ -116,5 +126,9 @@ mod tests {
         assert!(expand(&template("{users"), &vars).is_err());
         let n: u32 = parse_num(&template("{users}"), &vars, "users").unwrap();
         assert_eq!(n, 8);
+        assert_eq!(
+            expand(&template("{kernel_quantum}s/{kernel_switch}"), &vars).unwrap(),
+            "0.004s/0.000005"
+        );
     }
 }

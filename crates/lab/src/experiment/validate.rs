@@ -104,6 +104,29 @@ pub(crate) fn experiment(exp: &Experiment) -> Result<(), FieldError> {
             ConclusionKind::Model => {
                 return Err((c.kind.span(), "a `model` conclusion needs [predict]".into()));
             }
+            ConclusionKind::Prediction if exp.predict.is_some() && exp.accuracy.is_some() => {}
+            ConclusionKind::Prediction => {
+                return Err((
+                    c.kind.span(),
+                    "a `prediction` conclusion needs [predict] and [accuracy]".into(),
+                ));
+            }
+        }
+    }
+    if let Some(a) = &exp.accuracy {
+        for m in a
+            .metrics
+            .iter()
+            .chain(a.targets.iter().flat_map(|t| &t.metrics))
+        {
+            metric(m)?;
+        }
+        if exp.predict.is_none() {
+            let span = a.metrics.first().map_or(exp.name.span(), |m| m.span());
+            return Err((
+                span,
+                "[accuracy] compares with [predict], which is missing".into(),
+            ));
         }
     }
     Ok(())

@@ -546,6 +546,7 @@ y = "throughput"
             },
             placement: String::new(),
             interrupted: false,
+            kernel: None,
             points,
         }
     }

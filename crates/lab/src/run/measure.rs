@@ -11,6 +11,7 @@ use indicatif::ProgressBar;
 use servelab_load::{LoadSpec, Target, Workload};
 
 use super::RunOptions;
+use super::counters;
 use super::simulate::{add_model_error, predict};
 use crate::cpu::{CpuReading, Placement};
 use crate::error::{LabError, Result};
@@ -127,14 +128,31 @@ fn measure_point(ctx: &Ctx<'_>, m: &Measure, rec: &mut PointRecord) -> Result<()
     rec.command = Some(srv.command.clone());
     let url = format!("http://{}{}", srv.addr, m.load.path);
     warm_up(ctx, &m.load, &url)?;
-    if m.load.duration.is_some() {
+    // With client timeouts the backlog a run leaves behind is part of the
+    // overloaded state being measured: draining it would restart every repeat
+    // from an empty server, and a collapse takes seconds to come back.
+    let drains = m.load.duration.is_some() && m.load.timeout.is_none();
+    if drains {
         drain(srv.addr, &m.load.path);
     }
+    // (whether the server's counters are read, whether it finishes abandoned
+    // requests)
+    let counted = match &m.server {
+        Server::Servelab(a) if a.status => Some(finishes(a)),
+        _ => None,
+    };
     for r in 1..=ctx.plan.repeats {
+        let reader = counted
+            .zip(m.load.duration)
+            .map(|(finish, d)| spawn_reader(srv.addr, d, finish));
         let (report, cpu) = measure_repeat(ctx, &m.load, &url, &mut srv, r)?;
-        record_repeat(rec, r, &report, cpu);
+        let server_rates = reader.map(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err("the counter reader panicked".into()))
+        });
+        record_repeat(rec, r, &report, cpu, server_rates);
         ctx.bar.inc(1);
-        if m.load.duration.is_some() {
+        if drains {
             drain(srv.addr, &m.load.path);
         }
     }
@@ -190,6 +208,9 @@ fn load_spec(
         session: load.session,
         think: load.think,
     };
+    s.timeout = load.timeout;
+    s.retries = load.retries;
+    s.retry_wait = load.retry_wait;
     s.requests = requests;
     s.duration = duration.or(Some(REPEAT_CAP));
     s.threads = ctx.placement.load.len().clamp(1, users.max(1) as usize);
@@ -201,6 +222,14 @@ fn load_spec(
 /// Requests whose figures are thrown away: connections, caches and the
 /// scheduler settle before the first repeat.
 fn warm_up(ctx: &Ctx<'_>, load: &ResolvedLoad, url: &str) -> Result<(), PointFailure> {
+    if let Some(d) = load.warmup {
+        // A warm-up of a duration runs the point's whole load, so that the
+        // server reaches the state the repeats measure (a collapse included).
+        let spec = load_spec(ctx, load, url, load.users, (None, Some(d)), 999);
+        return servelab_load::run(&spec)
+            .map(drop)
+            .map_err(|e| PointFailure::failed(format!("warm-up: {e}")));
+    }
     let warmup = ctx.plan.warmup;
     if warmup == 0 {
         return Ok(());
@@ -249,7 +278,12 @@ fn measure_repeat(
     if ctx.stop.load(Ordering::Relaxed) {
         return Err(PointFailure::interrupted());
     }
-    if report.counts.ok == 0 {
+    // With client timeouts, no success can be the result itself (goodput
+    // collapses under overload) as long as the server answered something;
+    // without them, it means the server is broken.
+    let answered = report.status.values().sum::<u64>() > 0;
+    let collapse_allowed = load.timeout.is_some() && answered && srv.alive();
+    if report.counts.ok == 0 && !collapse_allowed {
         let died = if srv.alive() {
             String::new()
         } else {
@@ -266,22 +300,104 @@ fn measure_repeat(
     Ok((report, cpu))
 }
 
-/// The figures of repeat `r` into the point's record.
+/// Reads the server's counters twice during a repeat of length `d` (sent at
+/// 0.15 and 0.55 of it) and returns its rates in between; see
+/// [`counters`](super::counters). A reading may wait in a full buffer for
+/// seconds, so each may take until 3 s after the repeat's end.
+fn spawn_reader(
+    addr: std::net::SocketAddr,
+    d: Duration,
+    finishes: bool,
+) -> std::thread::JoinHandle<Result<Figures, String>> {
+    std::thread::spawn(move || {
+        let t0 = std::time::Instant::now();
+        let end = t0 + d + Duration::from_secs(3);
+        std::thread::sleep(d.mul_f64(0.15));
+        let a = counters::read(addr, end)?;
+        let second = (t0 + d.mul_f64(0.55)).saturating_duration_since(std::time::Instant::now());
+        std::thread::sleep(second);
+        let b = counters::read(addr, end)?;
+        counters::rates(&a, &b, finishes).ok_or_else(|| "the two readings coincide".to_string())
+    })
+}
+
+/// Whether the server serves a request whose client has gone to its end.
+fn finishes(args: &servelab_server::ServeArgs) -> bool {
+    args.on_abandon == servelab_server::OnAbandon::Finish
+}
+
+/// The figures of repeat `r` into the point's record; `server` holds the
+/// server's own rates when its counters were read.
 fn record_repeat(
     rec: &mut PointRecord,
     r: u32,
     report: &servelab_load::Report,
     cpu: Result<f64, String>,
+    server: Option<Result<Figures, String>>,
 ) {
     if let Some(what) = failures(&report.counts, &report.errors) {
         rec.notes
             .push(format!("repeat {r}: {what}{}", error_classes(report)));
     }
     let mut m = Figures::new();
+    let secs = report.duration_s.max(1e-9);
+    // Without the server's counters, what the load generator saw: every ok
+    // answer was served to the end, and no abandoned request can be seen.
     m.insert(Metric::Throughput, report.throughput.ok_per_s);
-    m.insert(Metric::MeanMs, report.latency.mean / 1000.0);
-    m.insert(Metric::P50Ms, report.latency.p50 as f64 / 1000.0);
-    m.insert(Metric::P99Ms, report.latency.p99 as f64 / 1000.0);
+    m.insert(Metric::Goodput, report.throughput.ok_per_s);
+    let refused = report.status.get("503").copied().unwrap_or(0);
+    m.insert(Metric::DropRate, refused as f64 / secs);
+    m.insert(Metric::TimeoutRate, report.counts.timeouts as f64 / secs);
+    let unmeasurable = |rec: &mut PointRecord, m: &mut Figures, why: String| {
+        for k in [Metric::Throughput, Metric::Badput, Metric::Abandoned] {
+            m.remove(&k);
+            rec.unmeasurable
+                .entry(k)
+                .or_insert_with(|| format!("repeat {r}: {why}"));
+        }
+    };
+    match server {
+        Some(Ok(f)) => {
+            if !f.contains_key(&Metric::Badput) {
+                rec.unmeasurable.entry(Metric::Badput).or_insert_with(|| {
+                    "the server cancels abandoned requests and counts them with the few \
+                     abandoned while being written, so what it finished for nobody is unknown"
+                        .into()
+                });
+            }
+            m.extend(f);
+        }
+        Some(Err(why)) => unmeasurable(rec, &mut m, why),
+        // With client timeouts the server also finishes requests nobody waits
+        // for; only its own counters see them.
+        None if report.counts.timeouts > 0 => unmeasurable(
+            rec,
+            &mut m,
+            "clients timed out, and only the server counts the requests it finished for them \
+             (serve --status, with a duration-bound load)"
+                .into(),
+        ),
+        None => {}
+    }
+    if report.counts.ok > 0 {
+        m.insert(Metric::MeanMs, report.latency.mean / 1000.0);
+        m.insert(Metric::AttemptMs, report.latency_uncorrected.mean / 1000.0);
+        m.insert(Metric::P50Ms, report.latency.p50 as f64 / 1000.0);
+        m.insert(Metric::P99Ms, report.latency.p99 as f64 / 1000.0);
+    } else {
+        // Under a collapse no user gets an answer: the load's times would be
+        // those of its refusals (503s), not response times.
+        for k in [
+            Metric::MeanMs,
+            Metric::AttemptMs,
+            Metric::P50Ms,
+            Metric::P99Ms,
+        ] {
+            rec.unmeasurable
+                .entry(k)
+                .or_insert_with(|| format!("repeat {r}: no request got a 2xx answer"));
+        }
+    }
     m.insert(Metric::TotalS, report.duration_s);
     m.insert(Metric::MbPerS, report.throughput.bytes_per_s / 1e6);
     // Failed requests only: a failed connect (counted in `errors` since
@@ -290,6 +406,10 @@ fn record_repeat(
     match cpu {
         Ok(us) => {
             m.insert(Metric::CpuUs, us);
+            m.insert(
+                Metric::CpuPct,
+                us * report.counts.completed as f64 / secs / 1e4,
+            );
         }
         Err(why) => {
             rec.unmeasurable

@@ -38,25 +38,56 @@ pub(super) fn simulate_all(
 fn sim_metrics(r: &servelab_sim::PointResult) -> (BTreeMap<Metric, Stat>, BTreeMap<Metric, f64>) {
     let mut pred = BTreeMap::new();
     if let Some(s) = &r.sim {
+        // A metric no replication could measure (a response time when no
+        // user got an answer) has no mean: it is left out, not written as NaN.
         let mut put = |k: Metric, e: &servelab_sim::Estimate, scale: f64| {
+            if !e.mean.is_finite() {
+                return;
+            }
+            let half = if e.half_width.is_finite() {
+                e.half_width
+            } else {
+                0.0
+            };
             pred.insert(
                 k,
                 Stat {
                     median: e.mean * scale,
-                    min: (e.mean - e.half_width) * scale,
-                    max: (e.mean + e.half_width) * scale,
+                    min: (e.mean - half) * scale,
+                    max: (e.mean + half) * scale,
                 },
             );
         };
         put(Metric::Throughput, &s.throughput, 1.0);
         put(Metric::Goodput, &s.goodput, 1.0);
-        put(Metric::MeanMs, &s.attempt_response_time, 1000.0);
+        // The user's response time is what `load` measures (from the end of
+        // the think time, timeouts and retries included); with no retries it
+        // equals the attempt's, which is what the exact model predicts.
+        put(Metric::MeanMs, &s.user_response_time, 1000.0);
+        put(Metric::AttemptMs, &s.attempt_response_time, 1000.0);
+        put(Metric::Badput, &s.badput, 1.0);
         put(Metric::P50Ms, &s.attempt_p50, 1000.0);
         put(Metric::P99Ms, &s.attempt_p99, 1000.0);
         put(Metric::Utilisation, &s.utilisation, 100.0);
         put(Metric::DropRate, &s.drop_rate, 1.0);
         put(Metric::TimeoutRate, &s.timeout_rate, 1.0);
         put(Metric::SwitchPct, &s.switch_fraction, 100.0);
+        // The server's abandoned counter: what it finished for nobody and what
+        // it cancelled (one of the two is zero under either policy, so the
+        // half widths add).
+        let (b, c) = (&s.badput, &s.cancel_rate);
+        let finite = |h: f64| if h.is_finite() { h } else { 0.0 };
+        let half = finite(b.half_width) + finite(c.half_width);
+        if (b.mean + c.mean).is_finite() {
+            pred.insert(
+                Metric::Abandoned,
+                Stat {
+                    median: b.mean + c.mean,
+                    min: b.mean + c.mean - half,
+                    max: b.mean + c.mean + half,
+                },
+            );
+        }
     }
     let mut exact = BTreeMap::new();
     if let Some(x) = &r.exact {

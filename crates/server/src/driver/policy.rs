@@ -158,7 +158,7 @@ pub(crate) fn work(
     site: &Shared,
     w: &mut Local,
 ) -> Interest {
-    let until = Instant::now() + d;
+    let until = service::thread_cpu_time() + d;
     let watch = conn.watches_peer();
     let cancel = site.config.on_abandon == OnAbandon::Cancel;
     if watch && cancel && service::burn(until, || closed_now(&sock)) {
