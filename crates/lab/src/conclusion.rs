@@ -656,18 +656,10 @@ mod tests {
                     _ => BTreeMap::new(),
                 };
                 PointRecord {
-                    index: p.index,
-                    server: p.server_label().map(String::from),
-                    vars: p.vars.clone(),
-                    status: Status::Ok,
-                    reason: None,
-                    command: None,
-                    repeats: vec![],
                     summary,
-                    unmeasurable: BTreeMap::new(),
                     predicted,
                     exact,
-                    notes: vec![],
+                    ..PointRecord::planned(p)
                 }
             })
             .collect();

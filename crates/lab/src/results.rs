@@ -132,6 +132,24 @@ pub struct PointRecord {
 }
 
 impl PointRecord {
+    /// The record of a planned point before it runs: status ok, no figures yet.
+    pub fn planned(p: &crate::experiment::PlannedPoint) -> PointRecord {
+        PointRecord {
+            index: p.index,
+            server: p.server_label().map(String::from),
+            vars: p.vars.clone(),
+            status: Status::Ok,
+            reason: None,
+            command: None,
+            repeats: Vec::new(),
+            summary: BTreeMap::new(),
+            unmeasurable: BTreeMap::new(),
+            predicted: BTreeMap::new(),
+            exact: BTreeMap::new(),
+            notes: Vec::new(),
+        }
+    }
+
     /// The value of axis `name`.
     pub fn var(&self, name: &str) -> Option<&Scalar> {
         self.vars.iter().find(|(n, _)| n == name).map(|(_, v)| v)

@@ -19,7 +19,6 @@ mod counters;
 mod measure;
 mod simulate;
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,7 +28,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::cpu::Placement;
 use crate::error::{LabError, Result};
-use crate::experiment::{Experiment, Plan, PlannedPoint};
+use crate::experiment::{Experiment, Plan};
 use crate::index;
 use crate::machine::{self, Machine};
 use crate::results::{PointRecord, RunResults, SCHEMA, Status};
@@ -147,7 +146,7 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Finished> {
     let signals = Signals::register(&stop)?;
     let t0 = Instant::now();
     let bar = progress_bar(opts.progress, &plan, exp.is_simulated());
-    let mut records: Vec<PointRecord> = plan.points.iter().map(blank_record).collect();
+    let mut records: Vec<PointRecord> = plan.points.iter().map(PointRecord::planned).collect();
     if exp.is_simulated() {
         simulate::simulate_all(&plan, &mut records, &stop, &bar);
     } else {
@@ -189,23 +188,6 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Finished> {
         results,
         index,
     })
-}
-
-fn blank_record(p: &PlannedPoint) -> PointRecord {
-    PointRecord {
-        index: p.index,
-        server: p.server_label().map(String::from),
-        vars: p.vars.clone(),
-        status: Status::Ok,
-        reason: None,
-        command: None,
-        repeats: Vec::new(),
-        summary: BTreeMap::new(),
-        unmeasurable: BTreeMap::new(),
-        predicted: BTreeMap::new(),
-        exact: BTreeMap::new(),
-        notes: Vec::new(),
-    }
 }
 
 /// Creates the served files of the plan under `tmp/www`.
@@ -303,7 +285,7 @@ impl Drop for Signals {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::{Model, Work};
+    use crate::experiment::{Model, PlannedPoint, Work};
 
     #[test]
     fn file_bytes_have_the_size_asked() {
@@ -315,7 +297,7 @@ mod tests {
 
     #[test]
     fn a_run_with_no_figures_or_an_interruption_is_an_error() {
-        let mut rec = blank_record(&PlannedPoint {
+        let mut rec = PointRecord::planned(&PlannedPoint {
             index: 0,
             vars: vec![],
             work: Work::Simulate(Box::new(Model {
