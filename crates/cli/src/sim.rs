@@ -128,7 +128,7 @@ pub(crate) struct Args {
     /// Print only the exact solution and bounds (no simulation).
     #[arg(long)]
     analytic: bool,
-    /// Write every metric with its interval, per point, as JSON (schema servelab-sim/2).
+    /// Write every metric with its interval, per point, as JSON (schema servelab-sim/3).
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
     /// Write every metric with its interval, one row per point, as CSV.
@@ -137,6 +137,9 @@ pub(crate) struct Args {
     /// Write the event trace of replication 0 of the first point (for small runs).
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
+    /// Print every column of the table (by default it fits in 100 columns).
+    #[arg(long)]
+    wide: bool,
 }
 
 fn write_file(path: &Path, mut file: File, text: &str) -> anyhow::Result<()> {
@@ -204,7 +207,12 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
         let started = Instant::now();
         let points = servelab_sim::run_models_on(&sweep.models(), &spec, args.jobs)?;
         let secs = started.elapsed().as_secs_f64();
-        print!("{}", report::table(&points, Some(&spec)));
+        let columns = if args.wide {
+            report::Columns::All
+        } else {
+            report::Columns::Fit
+        };
+        print!("{}", report::table(&points, Some(&spec), columns));
         let requests: f64 = points
             .iter()
             .filter_map(|p| {
@@ -337,7 +345,7 @@ mod tests {
         );
         run(args(&line).unwrap()).unwrap();
         let json = std::fs::read_to_string(p("out.json")).unwrap();
-        assert!(json.contains("\"schema\": \"servelab-sim/2\""));
+        assert!(json.contains("\"schema\": \"servelab-sim/3\""));
         assert_eq!(
             std::fs::read_to_string(p("out.csv"))
                 .unwrap()

@@ -74,6 +74,9 @@ struct User {
     token: u32,
     live: u32,
     retries: u32,
+    /// Whether the user is in a response period (sent, waiting or about to retry)
+    /// rather than thinking.
+    waiting: bool,
     /// When the current request began for the user: the end of its think time (the
     /// start of R_user, which retries do not reset).
     since: f64,
@@ -185,6 +188,26 @@ impl<T: Tracer> Sim<'_, T> {
         self.cum.t = t;
     }
 
+    /// The user's response period ends (answered, given up, or blocked without a
+    /// timeout): one user cycle for Little's law, and the user thinks next.
+    fn end_period(&mut self, user: u32) {
+        let u = &mut self.users[user as usize];
+        self.cum.cycles += 1;
+        self.cum.cycle_rt += self.now - u.since;
+        u.retries = 0;
+        u.waiting = false;
+    }
+
+    /// Users still in a response period now, and the sum of their waits so far: each
+    /// a lower bound of its response time, as `servelab load` counts a request
+    /// unfinished at the end of its run.
+    fn censored(&self) -> (u64, f64) {
+        self.users
+            .iter()
+            .filter(|u| u.waiting)
+            .fold((0, 0.0), |(n, sum), u| (n + 1, sum + (self.now - u.since)))
+    }
+
     fn think(&mut self, user: u32) {
         let t = self.now + self.m.think.sample(&mut self.rng);
         self.q.push(t, Event::Send { user });
@@ -199,6 +222,7 @@ impl<T: Tracer> Sim<'_, T> {
         let first = u.retries == 0;
         if first {
             u.since = self.now;
+            u.waiting = true;
         }
         self.trace(if first { "send" } else { "retry" }, user, NONE, NONE)?;
         // A free thread: on the least-loaded core when pinned (ties to the lowest index).
@@ -233,8 +257,9 @@ impl<T: Tracer> Sim<'_, T> {
             self.users[user as usize].live = NONE;
             self.trace("drop", user, NONE, NONE)?;
             if self.m.timeout.is_none() {
-                // A blocked arrival returns to thinking (the exact model's convention).
-                self.users[user as usize].retries = 0;
+                // A blocked arrival returns to thinking (the exact model's convention):
+                // its response period ends, at length 0 if it was a first attempt.
+                self.end_period(user);
                 self.think(user);
             }
             return Ok(());
@@ -426,10 +451,10 @@ impl<T: Tracer> Sim<'_, T> {
             self.cum.good += 1;
             self.cum.good_rt += rt;
             self.cum.good_user_rt += self.now - self.users[r.user as usize].since;
+            self.end_period(r.user);
             let u = &mut self.users[r.user as usize];
             u.token = u.token.wrapping_add(1); // cancels the pending timeout
             u.live = NONE;
-            u.retries = 0;
             self.think(r.user);
             self.trace("done", r.user, core, r.thread)?;
         } else {
@@ -510,7 +535,7 @@ impl<T: Tracer> Sim<'_, T> {
             Ok(())
         } else {
             self.cum.gave_up += 1;
-            self.users[user as usize].retries = 0;
+            self.end_period(user);
             self.trace("give_up", user, NONE, NONE)?;
             self.think(user);
             Ok(())
@@ -580,6 +605,7 @@ pub(crate) fn run_replication<T: Tracer>(
                 token: 0,
                 live: NONE,
                 retries: 0,
+                waiting: false,
                 since: 0.0,
             };
             n
@@ -660,7 +686,7 @@ pub(crate) fn run_replication<T: Tracer>(
             });
         }
     }
-    Ok(window.finish(sim.cum, model.cores, events))
+    Ok(window.finish(sim.cum, sim.censored(), model.cores, events))
 }
 
 #[cfg(test)]

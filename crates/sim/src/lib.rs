@@ -71,7 +71,7 @@ pub use bounds::Bounds;
 pub use error::{Result, SimError};
 pub use exact::Exact;
 pub use model::{Affinity, Model, OnAbandon, OnFull, Policy};
-pub use result::{Diff, Metrics, PointResult, WarmupUsed};
+pub use result::{Diff, LittleCheck, Metrics, PointResult, WarmupUsed};
 pub use servelab_dist::Dist;
 pub use spec::{Length, RunSpec, Warmup};
 pub use stats::Estimate;

@@ -32,8 +32,23 @@ pub struct Metrics {
     pub attempt_response_time: Estimate,
     /// R_user: mean response time of a user, from the end of its think time to the
     /// answer, with the timeouts, rejections, retry waits and retries before it. What
-    /// `servelab load` measures. Equal to R_attempt when nobody retries.
+    /// `servelab load` measures. Users still waiting at the end of the run count with
+    /// their wait so far (a lower bound), as `load` counts unfinished requests; so it
+    /// is itself a lower bound when `users_waiting_at_end` is not small. Equal to
+    /// R_attempt when nobody retries.
     pub user_response_time: Estimate,
+    /// User cycles per second: response periods that ended (answered, given up after
+    /// the last retry, or blocked by a full buffer with no timeout, which thinks
+    /// again). The X of Little's law N = X (R + Z); equal to goodput when every
+    /// period ends with an answer.
+    pub user_cycle_rate: Estimate,
+    /// Mean length of a user's response period, seconds: R_user over every period of
+    /// `user_cycle_rate`, given-up and blocked ones included, and the periods still
+    /// open at the end counted to the end. The R of Little's law.
+    pub user_cycle_time: Estimate,
+    /// Users in a response period at the end of the run (per replication): the
+    /// periods counted as lower bounds.
+    pub users_waiting_at_end: Estimate,
     /// Median of R_attempt.
     pub attempt_p50: Estimate,
     /// 90th percentile of R_attempt.
@@ -73,6 +88,9 @@ impl Metrics {
             badput: e(|r| r.badput),
             attempt_response_time: e(|r| r.attempt_response_time),
             user_response_time: e(|r| r.user_response_time),
+            user_cycle_rate: e(|r| r.cycle_rate),
+            user_cycle_time: e(|r| r.cycle_time),
+            users_waiting_at_end: e(|r| r.waiting_at_end),
             attempt_p50: e(|r| r.p50),
             attempt_p90: e(|r| r.p90),
             attempt_p99: e(|r| r.p99),
@@ -102,6 +120,55 @@ pub struct WarmupUsed {
     pub mean_kept: f64,
     /// Mean kept window length, seconds of simulated time.
     pub mean_window: f64,
+}
+
+/// Little's law on the users' loop, checked at every simulated point: N = X (R + Z),
+/// with X the user cycle rate, R the mean response period (`user_cycle_time`) and Z
+/// the mean think time of the model.
+///
+/// Every user is always either thinking or in a response period, so the law holds
+/// exactly in a long enough steady-state run. A point fails it when the run is too
+/// short for the response time (periods longer than the run are cut at its end and
+/// only counted as lower bounds), when the warm-up cut left a transient, or when
+/// there is a bug.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct LittleCheck {
+    /// N, the users of the point.
+    pub users: f64,
+    /// X (R + Z) per replication, its mean and 95% interval over replications.
+    pub predicted: Estimate,
+    /// predicted / N - 1.
+    pub rel_error: f64,
+    /// False when the law fails: `rel_error` beyond [`LittleCheck::TOLERANCE`] and
+    /// N outside the interval of `predicted` (a larger error that noise explains is
+    /// not a failure).
+    pub holds: bool,
+}
+
+impl LittleCheck {
+    /// Relative error up to which the law is taken to hold, whatever the interval:
+    /// the "few percent" of METHOD.md. Larger than the end-of-window effects of a
+    /// stationary run of thousands of completions, far smaller than the 78% and 85%
+    /// that cut-off users caused at the collapse (issue 17).
+    pub const TOLERANCE: f64 = 0.05;
+
+    fn new(model: &Model, reps: &[RepMetrics]) -> LittleCheck {
+        let z = model.think.mean();
+        let predicted = Estimate::from_samples(
+            &reps
+                .iter()
+                .map(|r| r.cycle_rate * (r.cycle_time + z))
+                .collect::<Vec<_>>(),
+        );
+        let users = f64::from(model.users);
+        let rel_error = predicted.mean / users - 1.0;
+        LittleCheck {
+            users,
+            predicted,
+            rel_error,
+            holds: rel_error.abs() <= Self::TOLERANCE || predicted.covers(users),
+        }
+    }
 }
 
 /// Simulation minus exact, where both exist.
@@ -135,6 +202,8 @@ pub struct PointResult {
     pub events: u64,
     /// Simulated metrics; `None` for an analytic-only point.
     pub sim: Option<Metrics>,
+    /// Little's law on the users' loop; `None` for an analytic-only point.
+    pub little: Option<LittleCheck>,
     /// The exact solution, when the model is product-form.
     pub exact: Option<Exact>,
     /// Why there is no exact solution, when there is none.
@@ -153,8 +222,9 @@ impl PointResult {
         outs: &[RepOutput],
     ) -> PointResult {
         let exact = crate::exact::solve(model);
-        let sim = (!outs.is_empty())
-            .then(|| Metrics::from_reps(&outs.iter().map(|o| o.metrics).collect::<Vec<_>>()));
+        let reps: Vec<RepMetrics> = outs.iter().map(|o| o.metrics).collect();
+        let sim = (!outs.is_empty()).then(|| Metrics::from_reps(&reps));
+        let little = (!outs.is_empty()).then(|| LittleCheck::new(model, &reps));
         let warmup = spec.filter(|_| !outs.is_empty()).map(|s| {
             let mean =
                 |f: fn(&RepOutput) -> f64| outs.iter().map(f).sum::<f64>() / outs.len() as f64;
@@ -185,6 +255,7 @@ impl PointResult {
             warmup,
             events: outs.iter().map(|o| o.events).sum(),
             sim,
+            little,
             exact,
             not_exact_because: crate::exact::not_exact_because(model).map(str::to_string),
             bounds: crate::bounds::bounds(model),

@@ -16,8 +16,8 @@
 //! assert_eq!(points.len(), 2);
 //! assert!(points.iter().all(|p| p.exact.is_some() && p.sim.is_some()));
 //! let json = report::to_json(&points, Some(&spec)); // what `--json` writes
-//! assert!(json.contains("servelab-sim/2"));
-//! print!("{}", report::table(&points, Some(&spec))); // what `servelab sim` prints
+//! assert!(json.contains("servelab-sim/3"));
+//! print!("{}", report::table(&points, Some(&spec), report::Columns::Fit)); // what `servelab sim` prints
 //! # Ok::<(), servelab_sim::SimError>(())
 //! ```
 

@@ -50,6 +50,11 @@ pub(crate) struct Cum {
     pub(crate) good_rt: f64,
     /// Sum of the users' response times (R_user) of good completions.
     pub(crate) good_user_rt: f64,
+    /// Users' response periods ended: answered, given up, or blocked and thinking
+    /// again (one user cycle each, for Little's law).
+    pub(crate) cycles: u64,
+    /// Sum of the lengths of those periods (from the end of thinking to their end).
+    pub(crate) cycle_rt: f64,
     /// Requests stopped because their user had gone (`OnAbandon::Cancel`).
     pub(crate) cancelled: u64,
     pub(crate) drops: u64,
@@ -65,6 +70,12 @@ pub(crate) struct RepMetrics {
     pub(crate) badput: f64,
     pub(crate) attempt_response_time: f64,
     pub(crate) user_response_time: f64,
+    /// User cycles (response periods ended) per second.
+    pub(crate) cycle_rate: f64,
+    /// Mean response period of a user, censored periods included.
+    pub(crate) cycle_time: f64,
+    /// Users still waiting at the end of the run (counted to the end, lower bounds).
+    pub(crate) waiting_at_end: f64,
     pub(crate) p50: f64,
     pub(crate) p90: f64,
     pub(crate) p99: f64,
@@ -174,7 +185,16 @@ impl Window {
 
     /// The run is over at `end`: a replication whose warm-up cut is still to be
     /// chosen (see `warmup`).
-    pub(crate) fn finish(mut self, end: Cum, cores: u32, events: u64) -> Replication {
+    ///
+    /// `censored` is the number of users still waiting at `end` and the sum of their
+    /// waits so far.
+    pub(crate) fn finish(
+        mut self,
+        end: Cum,
+        censored: (u64, f64),
+        cores: u32,
+        events: u64,
+    ) -> Replication {
         if self.snaps.is_empty() {
             // A horizon shorter than the fixed warm-up: nothing kept.
             self.snaps.push(end);
@@ -182,6 +202,7 @@ impl Window {
         Replication {
             window: self,
             end,
+            censored,
             cores,
             events,
         }
@@ -194,6 +215,7 @@ impl Window {
 pub(crate) struct Replication {
     window: Window,
     end: Cum,
+    censored: (u64, f64),
     cores: u32,
     events: u64,
 }
@@ -260,13 +282,21 @@ impl Replication {
         let core_time = dt * f64::from(cores);
         let per_s = |a: u64, b: u64| (a - b) as f64 / dt;
         let arrivals = end.arrivals - start.arrivals;
+        let (censored_n, censored_rt) = self.censored;
         let metrics = RepMetrics {
             throughput: per_s(end.completions, start.completions),
             goodput: per_s(end.good, start.good),
             badput: per_s(end.bad, start.bad),
             attempt_response_time: (end.good_rt - start.good_rt) / (end.good - start.good) as f64,
-            user_response_time: (end.good_user_rt - start.good_user_rt)
-                / (end.good - start.good) as f64,
+            // Users still waiting at the end count to the end of the run, as lower
+            // bounds: dropping them biased R_user low past the collapse, where the
+            // longest waits are the ones that have not ended.
+            user_response_time: (end.good_user_rt - start.good_user_rt + censored_rt)
+                / (end.good - start.good + censored_n) as f64,
+            cycle_rate: per_s(end.cycles, start.cycles),
+            cycle_time: (end.cycle_rt - start.cycle_rt + censored_rt)
+                / (end.cycles - start.cycles + censored_n) as f64,
+            waiting_at_end: censored_n as f64,
             p50,
             p90,
             p99,
@@ -329,7 +359,7 @@ mod tests {
                 .unwrap();
             assert_eq!(full, i == 10);
         }
-        let out = w.finish(cum(10.0, 10, 20.0), 4, 99).close(0);
+        let out = w.finish(cum(10.0, 10, 20.0), (0, 0.0), 4, 99).close(0);
         assert_eq!(out.metrics.throughput, 1.0);
         assert_eq!(out.metrics.attempt_response_time, 1.0);
         assert_eq!(out.metrics.mean_in_system, 2.0);
@@ -356,7 +386,7 @@ mod tests {
                 .unwrap();
         }
         let out = crate::warmup::close_point(
-            vec![w.finish(cum(8.0, 40, integral), 1, 0)],
+            vec![w.finish(cum(8.0, 40, integral), (0, 0.0), 1, 0)],
             crate::spec::Warmup::Mser5,
         )
         .remove(0);

@@ -14,6 +14,7 @@
 mod bounds_hold;
 mod determinism;
 mod exact_agreement;
+mod little;
 mod retries;
 mod scheduling;
 mod timeouts;

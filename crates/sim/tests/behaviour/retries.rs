@@ -52,13 +52,18 @@ fn user_response_time_counts_rejections_and_retry_waits() {
     assert_eq!(s.timeout_rate.mean, 0.0);
 }
 
+/// Without retries a user's response time is its one attempt's; the two differ only
+/// by the users still waiting at the end of the run, which R_user counts (to the
+/// end, lower bounds) and R_attempt, a per-answer figure, does not.
 #[test]
 fn without_retries_user_and_attempt_response_times_are_the_same() {
     let s = servelab_sim::run_point(&crate::seed_model(150), &spec(3, 2000, 72))
         .unwrap()
         .sim
         .unwrap();
-    assert_eq!(s.user_response_time, s.attempt_response_time);
+    assert!(s.users_waiting_at_end.mean > 0.0);
+    let (user, attempt) = (s.user_response_time.mean, s.attempt_response_time.mean);
+    assert!((user / attempt - 1.0).abs() < 0.02, "{user} against {attempt}");
 }
 
 #[test]
