@@ -37,8 +37,8 @@ use crate::error::{Result, SimError};
 use crate::model::{Affinity, Model, OnAbandon, OnFull, Policy};
 use crate::queue::{Event, EventQueue};
 use crate::spec::{Length, RunSpec, Warmup};
-use crate::trace::{TraceLine, Tracer};
-use crate::window::{Cum, Obs, Replication, Window};
+use crate::trace::{NoTrace, TraceLine, Tracer};
+use crate::window::{Again, Cum, Obs, Prefix, Replication, Window};
 
 const NONE: u32 = u32::MAX;
 /// Events allowed between two completions before the run is declared stuck.
@@ -569,6 +569,32 @@ pub(crate) fn run_replication<T: Tracer>(
     rep: u32,
     tracer: &mut T,
 ) -> Result<Replication> {
+    simulate(model, spec, point, rep, tracer, None)
+}
+
+/// Runs replication `rep` of sweep point `point` again, to its `kept`-th kept
+/// completion: the warm-up cut, chosen after the first run (see `window`). The same
+/// seed and the same code give the same events, so it stops in the state the first
+/// run was in there.
+pub(crate) fn run_to(
+    model: &Model,
+    spec: &RunSpec,
+    point: usize,
+    rep: u32,
+    kept: u64,
+) -> Result<Prefix> {
+    simulate(model, spec, point, rep, &mut NoTrace, Some(kept)).map(Replication::into_prefix)
+}
+
+/// The event loop: the whole run, or up to `to` kept completions.
+fn simulate<T: Tracer>(
+    model: &Model,
+    spec: &RunSpec,
+    point: usize,
+    rep: u32,
+    tracer: &mut T,
+    to: Option<u64>,
+) -> Result<Replication> {
     model.validate()?;
     spec.validate()?;
     let c = model.cores as usize;
@@ -644,7 +670,11 @@ pub(crate) fn run_replication<T: Tracer>(
         Length::Requests(r) => (r.div_ceil(5) * 5, f64::INFINITY),
         Length::Horizon(h) => (u64::MAX, warm + h),
     };
-    let mut window = Window::new(target);
+    let mser = matches!(spec.warmup, Warmup::Mser5 | Warmup::Mser5Each);
+    let mut window = match to {
+        None => Window::new(target, mser),
+        Some(kept) => Window::new(kept.min(target), false),
+    };
     if recording {
         window.open(sim.cum);
     }
@@ -686,7 +716,13 @@ pub(crate) fn run_replication<T: Tracer>(
             });
         }
     }
-    Ok(window.finish(sim.cum, sim.censored(), model.cores, events))
+    let again = Again {
+        model: model.clone(),
+        spec: *spec,
+        point,
+        rep,
+    };
+    Ok(window.finish(sim.cum, sim.censored(), model.cores, events, Some(again)))
 }
 
 #[cfg(test)]
@@ -694,7 +730,7 @@ mod tests {
     use servelab_dist::Dist;
 
     use super::*;
-    use crate::trace::{NoTrace, TextTrace};
+    use crate::trace::TextTrace;
     use crate::window::RepOutput;
 
     /// One replication, cut on its own.
@@ -706,7 +742,7 @@ mod tests {
         t: &mut impl Tracer,
     ) -> Result<RepOutput> {
         let r = super::run_replication(m, s, point, rep, t)?;
-        Ok(crate::warmup::close_point(vec![r], s.warmup).remove(0))
+        Ok(crate::warmup::close_point(vec![r], s.warmup)?.remove(0))
     }
 
     fn spec(requests: u64) -> RunSpec {

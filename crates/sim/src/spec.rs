@@ -4,9 +4,14 @@ use serde::Serialize;
 
 use crate::error::{Result, SimError};
 
-/// Most completions one point may hold at once with the pooled warm-up cut (about
-/// 1 GB).
-pub const MAX_POINT_KEPT: u64 = 40_000_000;
+/// Most completions of one point with an MSER-5 warm-up: their batch series, held
+/// at once to choose the cut, take about 3.2 bytes a completion (1 GB here).
+pub const MAX_POINT_KEPT: u64 = 300_000_000;
+
+/// Most requests one replication may be asked for: a bound on the run time (about
+/// a minute of one core per 100 M), not on memory, which no longer grows with the
+/// requests with a fixed warm-up.
+pub const MAX_REQUESTS: u64 = 10_000_000_000;
 
 /// How long one replication runs (after its warm-up when the warm-up is fixed).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -83,12 +88,18 @@ impl RunSpec {
         if self.reps > 100_000 {
             return bad("at most 100,000 replications per point");
         }
+        let mser = matches!(self.warmup, Warmup::Mser5 | Warmup::Mser5Each);
         match self.length {
             Length::Requests(0) => return bad("need at least one request per replication"),
-            Length::Requests(r) if r > crate::window::MAX_KEPT as u64 => {
+            Length::Requests(r) if r > MAX_REQUESTS => {
                 return Err(SimError::InvalidRun(format!(
-                    "at most {} requests per replication (each is kept for MSER-5 and the \
-                     percentiles); use more replications",
+                    "at most {MAX_REQUESTS} requests per replication; use more replications"
+                )));
+            }
+            Length::Requests(r) if mser && r > crate::window::MAX_KEPT => {
+                return Err(SimError::InvalidRun(format!(
+                    "at most {} requests per replication with an MSER-5 warm-up (its batch \
+                     series grows with the run); use more replications or a fixed warm-up",
                     crate::window::MAX_KEPT
                 )));
             }
@@ -97,16 +108,14 @@ impl RunSpec {
             }
             _ => {}
         }
-        if let (Warmup::Mser5, Length::Requests(r)) = (self.warmup, self.length) {
-            // The pooled cut needs every replication of a point at once (about 25
-            // bytes a completion); one at a time, the other cuts need only the
-            // replications running.
+        if let (true, Length::Requests(r)) = (mser, self.length) {
+            // Choosing the cut needs the batch series of every replication of a
+            // point at once (16 bytes per 5 completions); a fixed warm-up keeps none.
             if u64::from(self.reps).saturating_mul(r) > MAX_POINT_KEPT {
                 return Err(SimError::InvalidRun(format!(
                     "{} replications x {r} requests is more than {MAX_POINT_KEPT} completions \
-                     per point, held at once to choose the warm-up cut on their average \
-                     (about 25 bytes each); use fewer, or --warmup mser5-each or a fixed \
-                     warm-up",
+                     per point, whose MSER-5 batch series are held at once to choose the \
+                     warm-up cut (about 3.2 bytes a completion); use fewer, or a fixed warm-up",
                     self.reps
                 )));
             }
@@ -131,6 +140,14 @@ mod tests {
             reps: 10,
             length: Length::Requests(10_000_000),
             warmup: Warmup::Mser5Each,
+            ..RunSpec::default()
+        }
+        .validate()
+        .unwrap();
+        RunSpec {
+            reps: 2,
+            length: Length::Requests(1_000_000_000),
+            warmup: Warmup::Fixed(10.0),
             ..RunSpec::default()
         }
         .validate()
@@ -166,7 +183,12 @@ mod tests {
             },
             RunSpec {
                 reps: 10,
-                length: Length::Requests(10_000_000),
+                length: Length::Requests(40_000_000),
+                ..RunSpec::default()
+            },
+            RunSpec {
+                length: Length::Requests(200_000_000),
+                warmup: Warmup::Mser5Each,
                 ..RunSpec::default()
             },
         ];

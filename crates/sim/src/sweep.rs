@@ -102,7 +102,7 @@ pub fn run_models(models: &[Model], spec: &RunSpec) -> Result<Vec<PointResult>> 
                 .into_par_iter()
                 .map(|r| run_replication(m, spec, p, r, &mut NoTrace))
                 .collect::<Result<Vec<_>>>()?;
-            let outs = close_point(runs, spec.warmup);
+            let outs = close_point(runs, spec.warmup)?;
             Ok(PointResult::new(p, m, Some(spec), &outs))
         })
         .collect()

@@ -55,20 +55,24 @@
 //! `Warmup::Mser5Each` keeps the per-replication cut for comparison; `Warmup::Fixed`
 //! deletes a fixed simulated time in the engine and cuts nothing here.
 
+use rayon::prelude::*;
+
+use crate::error::Result;
 use crate::spec::Warmup;
 use crate::stats::mser;
 use crate::window::{RepOutput, Replication, Series};
 
-/// Chooses the warm-up cut of every replication of one point and closes them.
-pub(crate) fn close_point(reps: Vec<Replication>, warmup: Warmup) -> Vec<RepOutput> {
-    match warmup {
-        Warmup::Fixed(_) => reps.iter().map(|r| r.close(0)).collect(),
-        Warmup::Mser5Each => reps.iter().map(|r| r.close(cut(&r.series()))).collect(),
-        Warmup::Mser5 => {
-            let d = pooled_cut(&reps);
-            reps.iter().map(|r| r.close(d)).collect()
-        }
-    }
+/// Chooses the warm-up cut of every replication of one point and closes them (in
+/// parallel: closing at a cut past 0 runs the replication again up to it).
+pub(crate) fn close_point(reps: Vec<Replication>, warmup: Warmup) -> Result<Vec<RepOutput>> {
+    let pooled = match warmup {
+        Warmup::Mser5 => Some(pooled_cut(&reps)),
+        Warmup::Fixed(_) => Some(0),
+        Warmup::Mser5Each => None,
+    };
+    reps.par_iter()
+        .map(|r| r.close(pooled.unwrap_or_else(|| cut(r.series()))))
+        .collect()
 }
 
 /// The MSER cut of a series pair, in batches: the later of the two.
@@ -80,7 +84,7 @@ fn cut(s: &Series) -> usize {
 /// (with a horizon, replications end after different numbers of completions).
 fn pooled_cut(reps: &[Replication]) -> usize {
     if let [one] = reps {
-        return cut(&one.series());
+        return cut(one.series());
     }
     let Some(m) = reps.iter().map(Replication::batches).min() else {
         return 0;
@@ -113,6 +117,50 @@ mod tests {
     use crate::spec::{Length, RunSpec};
     use crate::stats::Estimate;
     use crate::trace::NoTrace;
+
+    #[test]
+    fn mser_cut_removes_a_transient_in_either_series() {
+        // Response times flat, occupancy 10 for two batches then alternating 0.5 and
+        // 1.5 (mean 1): the occupancy series decides, and cuts exactly two batches.
+        let occupancy: Vec<f64> = (0..8)
+            .map(|b| match b {
+                0 | 1 => 10.0,
+                b if b % 2 == 0 => 0.5,
+                _ => 1.5,
+            })
+            .collect();
+        let s = Series {
+            rt: vec![1.0; 8],
+            occupancy,
+        };
+        assert_eq!(cut(&s), 2);
+    }
+
+    /// Closing at a cut runs the replication again to it: the kept part then is
+    /// what a run that opened its window at the cut would have kept.
+    #[test]
+    fn closing_at_a_cut_repeats_the_run_up_to_it() {
+        let m = Model {
+            users: 60,
+            ..Model::default()
+        };
+        let spec = RunSpec {
+            reps: 1,
+            length: Length::Requests(2_000),
+            warmup: Warmup::Mser5,
+            seed: 9,
+        };
+        let r = run_replication(&m, &spec, 0, 0, &mut NoTrace).unwrap();
+        let all = r.close(0).unwrap();
+        let cut = r.close(40).unwrap();
+        assert_eq!((cut.warmup_deleted, cut.kept), (200, 1_800));
+        assert!(cut.warmup_time > all.warmup_time);
+        assert!((cut.metrics.duration + cut.warmup_time - all.metrics.duration).abs() < 1e-9);
+        // The first 200 completions and the last 1,800 add up to the whole window.
+        let whole = all.metrics.throughput * all.metrics.duration;
+        let parts = cut.metrics.throughput * cut.metrics.duration + 200.0;
+        assert!((whole - parts).abs() < 1e-6, "{whole} against {parts}");
+    }
 
     fn env(name: &str, default: u64) -> u64 {
         std::env::var(name)
@@ -168,16 +216,16 @@ mod tests {
                     .into_par_iter()
                     .map(|r| run_replication(&m, &spec, 0, r, &mut NoTrace).unwrap())
                     .collect();
-                let each: Vec<usize> = runs.iter().map(|r| cut(&r.series())).collect();
+                let each: Vec<usize> = runs.iter().map(|r| cut(r.series())).collect();
                 let largest = each.iter().copied().max().unwrap_or(0);
                 let pooled = pooled_cut(&runs);
                 for (i, outs) in [
                     runs.iter()
                         .zip(&each)
-                        .map(|(r, &d)| r.close(d))
+                        .map(|(r, &d)| r.close(d).unwrap())
                         .collect::<Vec<_>>(),
-                    runs.iter().map(|r| r.close(largest)).collect(),
-                    runs.iter().map(|r| r.close(pooled)).collect(),
+                    runs.iter().map(|r| r.close(largest).unwrap()).collect(),
+                    runs.iter().map(|r| r.close(pooled).unwrap()).collect(),
                 ]
                 .iter()
                 .enumerate()

@@ -1,34 +1,41 @@
 //! The kept window of one replication: recording completions, cutting the warm-up,
-//! and turning cumulative counters into metrics.
+//! and turning cumulative counters into metrics, in memory that does not grow with
+//! the number of completions (except the MSER-5 series, 16 bytes a batch of 5).
 //!
 //! The event loop keeps cumulative counters and time integrals ([`Cum`]). The window
-//! stores every completion (4 bytes each, for MSER-5 and the percentiles) and a
-//! snapshot of the counters every 5 completions, so that after the run the warm-up
-//! cut, in batches of 5, selects a snapshot and every metric is the difference of two
-//! snapshots over the time between them; no second pass over the run is needed.
+//! streams every completion into:
+//! - an HDR histogram of the good response times (3 significant digits), for the
+//!   percentiles;
+//! - with an MSER-5 warm-up, the two batch series the cut is chosen on (one value
+//!   each per batch of 5 completions), computed as the completions arrive.
+//!
+//! After the run, the cut `d` (in batches) is chosen over the replications of the
+//! point (see `warmup`). Every metric is then the difference of the counters at the
+//! end of the run and at the cut, and the percentiles come from the histogram of the
+//! whole window minus that of the first `5 d` completions. Both are known at once
+//! when `d` is 0 (and always with a fixed warm-up). Otherwise the replication is run
+//! again from its seed up to its `5 d`-th kept completion (see [`Replication::close`]):
+//! it is deterministic, so the second run reaches exactly the same state, and it
+//! stops at the cut, which MSER keeps in the first half of the run.
+//!
+//! Before, the window stored every completion (4 bytes) and a snapshot of the
+//! counters every 5 (24 bytes a completion): 20 M simulated requests held 560 MB.
 
-use std::sync::Mutex;
+use hdrhistogram::Histogram;
 
 use crate::error::{Result, SimError};
-use crate::stats::quantiles;
+use crate::model::Model;
+use crate::spec::RunSpec;
 
-/// Buffers of closed replications, for the next ones to reuse. A point holds all its
-/// replications until its warm-up cut is chosen, then frees them together, and the
-/// allocator gave that memory back to the kernel: fresh buffers for the next point
-/// cost page faults, 5% of a seed-002 sweep's CPU time. Reuse keeps the pages.
-/// Contents are cleared, so results do not depend on it.
-static SPARE: Mutex<Vec<(Vec<Obs>, Vec<Cum>)>> = Mutex::new(Vec::new());
+/// Most completions one replication keeps with an MSER-5 warm-up (its batch series
+/// holds 16 bytes per 5 completions: 320 MB here). A fixed warm-up keeps no series
+/// and has no such limit.
+pub(crate) const MAX_KEPT: u64 = 100_000_000;
 
-/// Most bytes [`SPARE`] keeps after a run.
-const SPARE_BYTES: usize = 64 << 20;
-
-fn bytes(obs: &Vec<Obs>, snaps: &Vec<Cum>) -> usize {
-    obs.capacity() * size_of::<Obs>() + snaps.capacity() * size_of::<Cum>()
-}
-
-/// Most completions one replication keeps (every one is stored for MSER-5 and the
-/// percentiles, plus a snapshot per 5: about 25 bytes each, so 0.5 GB here).
-pub(crate) const MAX_KEPT: usize = 20_000_000;
+/// Significant decimal digits of the response-time histograms: a percentile is the
+/// middle of the histogram bucket that holds the nearest-rank value, within 0.05% of
+/// it (1 part in 2,048).
+const SIGFIG: u8 = 3;
 
 /// Cumulative counters and time integrals at one instant.
 #[derive(Clone, Copy, Debug, Default)]
@@ -101,14 +108,14 @@ pub(crate) struct RepOutput {
     pub(crate) warmup_time: f64,
     /// Completions kept.
     pub(crate) kept: u64,
-    /// Events processed (stale ones included).
+    /// Events processed (stale ones included), the second run to the cut excluded.
     pub(crate) events: u64,
 }
 
-/// One completion: its response time as an `f32` (4 bytes: a replication keeps every
-/// completion, and memory traffic, page faults included, was an eighth of the run
-/// time with 16-byte records), negated for badput. `-0.0` is negative too, so a zero
-/// response time keeps its flag.
+/// One completion: its response time as an `f32`, negated for badput (`-0.0` is
+/// negative too, so a zero response time keeps its flag). The MSER-5 series is built
+/// from these rounded values, as it was when every completion was stored this way, so
+/// that the warm-up cut did not move when the storage went.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Obs(f32);
 
@@ -125,99 +132,9 @@ impl Obs {
     }
 }
 
-/// The completions and snapshots of one replication since its window opened.
-#[derive(Debug)]
-pub(crate) struct Window {
-    obs: Vec<Obs>,
-    snaps: Vec<Cum>,
-    target: u64,
-}
-
-impl Drop for Window {
-    fn drop(&mut self) {
-        let (obs, snaps) = (
-            std::mem::take(&mut self.obs),
-            std::mem::take(&mut self.snaps),
-        );
-        if let Ok(mut spare) = SPARE.lock() {
-            let held: usize = spare.iter().map(|(o, s)| bytes(o, s)).sum();
-            if held + bytes(&obs, &snaps) <= SPARE_BYTES {
-                spare.push((obs, snaps));
-            }
-        }
-    }
-}
-
-impl Window {
-    /// A window that will be full after `target` completions (`u64::MAX`: never).
-    pub(crate) fn new(target: u64) -> Window {
-        // Reserve for the run, but never more than 1M entries up front.
-        let reserve = target.min(1 << 20) as usize;
-        let spare = SPARE.lock().ok().and_then(|mut s| s.pop());
-        let (mut obs, mut snaps) = spare.unwrap_or_default();
-        obs.clear();
-        snaps.clear();
-        obs.reserve(reserve);
-        snaps.reserve(reserve / 5 + 2);
-        Window { obs, snaps, target }
-    }
-
-    /// Starts recording with the counters as they are now.
-    pub(crate) fn open(&mut self, now: Cum) {
-        self.snaps.push(now);
-    }
-
-    /// Records a completion (`now` includes it); true when the window is full.
-    #[inline]
-    pub(crate) fn record(&mut self, o: Obs, now: &Cum) -> Result<bool> {
-        if self.obs.len() >= MAX_KEPT {
-            return Err(SimError::InvalidRun(format!(
-                "a replication of more than {MAX_KEPT} completions would need gigabytes \
-                 (about 25 bytes each); use more replications or a shorter horizon"
-            )));
-        }
-        self.obs.push(o);
-        if self.obs.len() % 5 == 0 {
-            self.snaps.push(*now);
-        }
-        Ok(self.obs.len() as u64 >= self.target)
-    }
-
-    /// The run is over at `end`: a replication whose warm-up cut is still to be
-    /// chosen (see `warmup`).
-    ///
-    /// `censored` is the number of users still waiting at `end` and the sum of their
-    /// waits so far.
-    pub(crate) fn finish(
-        mut self,
-        end: Cum,
-        censored: (u64, f64),
-        cores: u32,
-        events: u64,
-    ) -> Replication {
-        if self.snaps.is_empty() {
-            // A horizon shorter than the fixed warm-up: nothing kept.
-            self.snaps.push(end);
-        }
-        Replication {
-            window: self,
-            end,
-            censored,
-            cores,
-            events,
-        }
-    }
-}
-
-/// A replication that has run, before its warm-up cut: the cut may depend on the
-/// other replications of its point (see `warmup`).
-#[derive(Debug)]
-pub(crate) struct Replication {
-    window: Window,
-    end: Cum,
-    censored: (u64, f64),
-    cores: u32,
-    events: u64,
+/// An empty response-time histogram (nanoseconds, resized to the largest value).
+fn histogram() -> Histogram<u64> {
+    Histogram::new(SIGFIG).expect("3 significant digits are valid")
 }
 
 /// The two series the warm-up cut is computed on, one value per batch of 5
@@ -232,52 +149,221 @@ pub(crate) struct Series {
     pub(crate) occupancy: Vec<f64>,
 }
 
+/// Builds the [`Series`] as completions arrive.
+#[derive(Debug, Default)]
+struct Batcher {
+    series: Series,
+    /// Sum of the response times of the current batch so far.
+    sum: f64,
+    /// Time and occupancy integral at the end of the previous batch.
+    last: (f64, f64),
+    /// The previous batch's occupancy, repeated for a batch of zero length.
+    occupancy: f64,
+}
+
+impl Batcher {
+    /// A batcher for a window of `target` completions (`u64::MAX`: unknown).
+    fn new(open: &Cum, target: u64) -> Batcher {
+        // Reserve the whole series when its length is known: growing by doubling
+        // left up to half of it unused, 20 MB of a 20 M-request run.
+        let batches = if target == u64::MAX {
+            0
+        } else {
+            (target.min(MAX_KEPT) / 5) as usize
+        };
+        Batcher {
+            series: Series {
+                rt: Vec::with_capacity(batches),
+                occupancy: Vec::with_capacity(batches),
+            },
+            last: (open.t, open.in_system),
+            ..Batcher::default()
+        }
+    }
+
+    /// Adds completion number `n` (from 1) of the window; `now` includes it.
+    #[inline]
+    fn push(&mut self, o: Obs, n: u64, now: &Cum) {
+        self.sum += o.rt();
+        if n % 5 == 0 {
+            self.series.rt.push(self.sum / 5.0);
+            self.sum = 0.0;
+            let dt = now.t - self.last.0;
+            if dt > 0.0 {
+                self.occupancy = (now.in_system - self.last.1) / dt;
+            }
+            self.series.occupancy.push(self.occupancy);
+            self.last = (now.t, now.in_system);
+        }
+    }
+}
+
+/// The completions of one replication since its window opened, streamed.
+#[derive(Debug)]
+pub(crate) struct Window {
+    target: u64,
+    count: u64,
+    open: Option<Cum>,
+    hist: Histogram<u64>,
+    /// Whether to build the MSER-5 series (not for a fixed warm-up, nor for the run
+    /// to a cut that is already chosen).
+    batch: bool,
+    batcher: Option<Batcher>,
+}
+
+impl Window {
+    /// A window that will be full after `target` completions (`u64::MAX`: never),
+    /// building the MSER-5 series when `batch`.
+    pub(crate) fn new(target: u64, batch: bool) -> Window {
+        Window {
+            target,
+            count: 0,
+            open: None,
+            hist: histogram(),
+            batch,
+            batcher: None,
+        }
+    }
+
+    /// Starts recording with the counters as they are now.
+    pub(crate) fn open(&mut self, now: Cum) {
+        self.open = Some(now);
+        if self.batch {
+            self.batcher = Some(Batcher::new(&now, self.target));
+        }
+    }
+
+    /// Records a completion (`now` includes it); true when the window is full.
+    #[inline]
+    pub(crate) fn record(&mut self, o: Obs, now: &Cum) -> Result<bool> {
+        self.count += 1;
+        if o.good() {
+            // Whole nanoseconds: far below the histogram's resolution at any scale
+            // the model validates.
+            let ns = (o.rt() * 1e9).round() as u64;
+            // The histogram grows to the largest value; `record` fails only past
+            // what a u64 of nanoseconds holds (585 years), which then saturates.
+            if self.hist.record(ns).is_err() {
+                self.hist.saturating_record(ns);
+            }
+        }
+        if let Some(b) = &mut self.batcher {
+            if self.count > MAX_KEPT {
+                return Err(SimError::InvalidRun(format!(
+                    "a replication of more than {MAX_KEPT} completions with an MSER-5 warm-up \
+                     would need gigabytes for its batch series; use more replications, a \
+                     shorter horizon or a fixed warm-up"
+                )));
+            }
+            b.push(o, self.count, now);
+        }
+        Ok(self.count >= self.target)
+    }
+
+    /// The run is over at `end`: a replication whose warm-up cut is still to be
+    /// chosen (see `warmup`). `censored` is the number of users still waiting at
+    /// `end` and the sum of their waits so far; `again` says how to run it again.
+    pub(crate) fn finish(
+        self,
+        end: Cum,
+        censored: (u64, f64),
+        cores: u32,
+        events: u64,
+        again: Option<Again>,
+    ) -> Replication {
+        Replication {
+            // A horizon shorter than the fixed warm-up: nothing kept.
+            open: self.open.unwrap_or(end),
+            count: self.count,
+            hist: self.hist,
+            series: self.batcher.map(|b| b.series).unwrap_or_default(),
+            end,
+            censored,
+            cores,
+            events,
+            again,
+        }
+    }
+}
+
+/// What it takes to run a replication again, to its warm-up cut.
+#[derive(Clone, Debug)]
+pub(crate) struct Again {
+    pub(crate) model: Model,
+    pub(crate) spec: RunSpec,
+    pub(crate) point: usize,
+    pub(crate) rep: u32,
+}
+
+/// A replication that has run, before its warm-up cut: the cut may depend on the
+/// other replications of its point (see `warmup`).
+#[derive(Debug)]
+pub(crate) struct Replication {
+    /// The counters when the window opened, and at its end.
+    open: Cum,
+    end: Cum,
+    /// Completions recorded in the window.
+    count: u64,
+    /// Good response times of the whole window, nanoseconds.
+    hist: Histogram<u64>,
+    series: Series,
+    censored: (u64, f64),
+    cores: u32,
+    events: u64,
+    /// `None` for a run that cannot be repeated (a unit test's hand-made window).
+    again: Option<Again>,
+}
+
 impl Replication {
-    /// Number of whole batches of 5 completions recorded.
+    /// Number of whole batches of 5 completions recorded (0 with a fixed warm-up,
+    /// which keeps no series).
     pub(crate) fn batches(&self) -> usize {
-        (self.window.obs.len() / 5).min(self.window.snaps.len() - 1)
+        self.series.rt.len()
     }
 
     /// The batch series of this replication (see [`Series`]).
-    pub(crate) fn series(&self) -> Series {
-        let w = &self.window;
-        let m = self.batches();
-        let rt = w.obs[..5 * m]
-            .chunks_exact(5)
-            .map(|c| c.iter().map(|o| o.rt()).sum::<f64>() / 5.0)
-            .collect();
-        let mut last = 0.0;
-        let occupancy = w.snaps[..=m]
-            .windows(2)
-            .map(|s| {
-                let dt = s[1].t - s[0].t;
-                if dt > 0.0 {
-                    last = (s[1].in_system - s[0].in_system) / dt;
-                }
-                last
-            })
-            .collect();
-        Series { rt, occupancy }
+    pub(crate) fn series(&self) -> &Series {
+        &self.series
+    }
+
+    /// The counters and the histogram of the good response times at the end of the
+    /// first `d` batches: runs the replication again up to there when `d > 0`.
+    fn at_cut(&self, d: usize) -> Result<(Cum, Histogram<u64>)> {
+        if d == 0 {
+            return Ok((self.open, histogram()));
+        }
+        let again = self.again.as_ref().ok_or_else(|| {
+            SimError::InvalidRun("this replication cannot be run again to its cut".into())
+        })?;
+        let prefix = crate::engine::run_to(
+            &again.model,
+            &again.spec,
+            again.point,
+            again.rep,
+            5 * d as u64,
+        )?;
+        Ok((prefix.end, prefix.hist))
     }
 
     /// Deletes the first `d` batches of 5 completions and computes the metrics of the
     /// rest, up to the end of the run.
-    pub(crate) fn close(&self, d: usize) -> RepOutput {
-        let (w, end, cores, events) = (&self.window, self.end, self.cores, self.events);
-        let d = d.min(w.snaps.len() - 1);
-        let start = w.snaps[d];
-        let kept = &w.obs[(5 * d).min(w.obs.len())..];
-        let mut good_rts: Vec<f64> = kept.iter().filter(|o| o.good()).map(|o| o.rt()).collect();
-        // The values are f32s widened to f64; print them as the short decimals they are
-        // (0.919, not 0.9190000295639038) in tables and JSON.
-        let tidy = |v: f64| {
-            if v.is_finite() {
-                (v as f32).to_string().parse().unwrap_or(v)
+    pub(crate) fn close(&self, d: usize) -> Result<RepOutput> {
+        let (end, cores, events) = (self.end, self.cores, self.events);
+        let d = d.min(self.batches());
+        let (start, prefix) = self.at_cut(d)?;
+        let mut good = self.hist.clone();
+        good.subtract(&prefix).map_err(|e| {
+            SimError::InvalidRun(format!(
+                "the second run to the warm-up cut did not repeat the first ({e:?})"
+            ))
+        })?;
+        let [p50, p90, p99] = [0.50, 0.90, 0.99].map(|q| {
+            if good.is_empty() {
+                f64::NAN
             } else {
-                v
+                good.median_equivalent(good.value_at_quantile(q)) as f64 / 1e9
             }
-        };
-        let [p50, p90, p99] = quantiles(&mut good_rts, [0.50, 0.90, 0.99]).map(tidy);
+        });
         let dt = end.t - start.t;
         let core_time = dt * f64::from(cores);
         let per_s = |a: u64, b: u64| (a - b) as f64 / dt;
@@ -315,12 +401,30 @@ impl Replication {
             mean_in_system: (end.in_system - start.in_system) / dt,
             duration: dt,
         };
-        RepOutput {
+        Ok(RepOutput {
             metrics,
             warmup_deleted: 5 * d as u64,
             warmup_time: start.t,
-            kept: kept.len() as u64,
+            kept: self.count - 5 * d as u64,
             events,
+        })
+    }
+}
+
+/// A run stopped at its warm-up cut: the counters there and the histogram of the
+/// good response times before it.
+#[derive(Debug)]
+pub(crate) struct Prefix {
+    pub(crate) end: Cum,
+    pub(crate) hist: Histogram<u64>,
+}
+
+impl Replication {
+    /// The state of a run to a cut: its end and its histogram.
+    pub(crate) fn into_prefix(self) -> Prefix {
+        Prefix {
+            end: self.end,
+            hist: self.hist,
         }
     }
 }
@@ -351,7 +455,7 @@ mod tests {
     fn metrics_are_differences_of_snapshots() {
         // 10 completions of response time 1 over 10 s, 2 requests on the server on
         // average; no warm-up cut for a fixed warm-up.
-        let mut w = Window::new(10);
+        let mut w = Window::new(10, false);
         w.open(cum(0.0, 0, 0.0));
         for i in 1..=10u64 {
             let full = w
@@ -359,42 +463,32 @@ mod tests {
                 .unwrap();
             assert_eq!(full, i == 10);
         }
-        let out = w.finish(cum(10.0, 10, 20.0), (0, 0.0), 4, 99).close(0);
+        let out = w
+            .finish(cum(10.0, 10, 20.0), (0, 0.0), 4, 99, None)
+            .close(0)
+            .unwrap();
         assert_eq!(out.metrics.throughput, 1.0);
         assert_eq!(out.metrics.attempt_response_time, 1.0);
         assert_eq!(out.metrics.mean_in_system, 2.0);
-        assert_eq!(out.metrics.p50, 1.0);
+        // The middle of the bucket of 1 s: within 0.05%.
+        assert!((out.metrics.p50 - 1.0).abs() < 5e-4, "{}", out.metrics.p50);
         assert_eq!((out.kept, out.events, out.warmup_deleted), (10, 99, 0));
     }
 
     #[test]
-    fn mser_cut_removes_a_transient_in_either_series() {
-        // Response times flat, occupancy 10 for two batches then alternating 0.5 and
-        // 1.5 (mean 1): the occupancy series decides, and cuts exactly two batches.
-        let mut w = Window::new(u64::MAX);
+    fn batch_series_are_built_as_completions_arrive() {
+        // Response times 1..=10 in two batches; occupancy 2 in the first batch (over
+        // 5 s), then a batch of zero length that repeats it.
+        let mut w = Window::new(u64::MAX, true);
         w.open(cum(0.0, 0, 0.0));
-        let mut integral = 0.0;
-        for i in 1..=40u64 {
-            let batch = (i - 1) / 5;
-            let level = match batch {
-                0 | 1 => 10.0,
-                b if b % 2 == 0 => 0.5,
-                _ => 1.5,
-            };
-            integral += level * 0.2; // 0.2 s per completion
-            w.record(Obs::new(1.0, true), &cum(i as f64 * 0.2, i, integral))
+        for i in 1..=10u64 {
+            let t = (i as f64).min(5.0);
+            w.record(Obs::new(i as f64, true), &cum(t, i, 2.0 * t))
                 .unwrap();
         }
-        let out = crate::warmup::close_point(
-            vec![w.finish(cum(8.0, 40, integral), (0, 0.0), 1, 0)],
-            crate::spec::Warmup::Mser5,
-        )
-        .remove(0);
-        assert_eq!(out.warmup_deleted, 10);
-        assert!(
-            (out.metrics.mean_in_system - 1.0).abs() < 1e-9,
-            "{:?}",
-            out.metrics
-        );
+        let r = w.finish(cum(5.0, 10, 10.0), (0, 0.0), 1, 0, None);
+        assert_eq!(r.batches(), 2);
+        assert_eq!(r.series().rt, [3.0, 8.0]);
+        assert_eq!(r.series().occupancy, [2.0, 2.0]);
     }
 }

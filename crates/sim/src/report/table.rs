@@ -281,16 +281,32 @@ pub fn table(points: &[PointResult], spec: Option<&RunSpec>, which: Columns) -> 
     let mut cols = vec![
         (0, "N", col(&|p, _| p.users.to_string())),
         (1, "X sim/s", col(&|_, s| pm(&s.throughput))),
-        (6, "X exact", col(&|p, _| opt(p.exact.map(|e| e.throughput)))),
+        (
+            6,
+            "X exact",
+            col(&|p, _| opt(p.exact.map(|e| e.throughput))),
+        ),
         (4, "dX", col(&|p, _| pct(p.diff.map(|d| d.throughput_rel)))),
         (15, "X max", col(&|p, _| num(p.bounds.throughput_max))),
         (2, "R_att s", col(&|_, s| pm(&s.attempt_response_time))),
-        (7, "R exact", col(&|p, _| opt(p.exact.map(|e| e.response_time)))),
-        (5, "dR", col(&|p, _| pct(p.diff.map(|d| d.response_time_rel)))),
+        (
+            7,
+            "R exact",
+            col(&|p, _| opt(p.exact.map(|e| e.response_time))),
+        ),
+        (
+            5,
+            "dR",
+            col(&|p, _| pct(p.diff.map(|d| d.response_time_rel))),
+        ),
         (16, "R min", col(&|p, _| num(p.bounds.response_time_min))),
         (3, "R_user s", col(&|_, s| pm(&s.user_response_time))),
         (8, "U sim", col(&|_, s| pm(&s.utilisation))),
-        (17, "U exact", col(&|p, _| opt(p.exact.map(|e| e.utilisation)))),
+        (
+            17,
+            "U exact",
+            col(&|p, _| opt(p.exact.map(|e| e.utilisation))),
+        ),
         (10, "drop/s", col(&|_, s| num(s.drop_rate.mean))),
         (11, "tmo/s", col(&|_, s| num(s.timeout_rate.mean))),
         (12, "good/s", col(&|_, s| num(s.goodput.mean))),
@@ -448,8 +464,18 @@ mod tests {
         assert!(widest <= FIT_WIDTH, "{widest} columns:\n{fit}");
         assert!(fit.contains("--wide shows them all"), "{fit}");
         let wide = table(&p, Some(&spec), Columns::All);
-        let heads = wide.lines().find(|l| l.trim_start().starts_with("N ")).unwrap();
-        for h in ["X max", "R min", "U exact", "cancel/s", "p99_att s", "Little"] {
+        let heads = wide
+            .lines()
+            .find(|l| l.trim_start().starts_with("N "))
+            .unwrap();
+        for h in [
+            "X max",
+            "R min",
+            "U exact",
+            "cancel/s",
+            "p99_att s",
+            "Little",
+        ] {
             assert!(heads.contains(h), "{h} missing from {heads}");
         }
         assert!(!wide.contains("--wide"), "{wide}");

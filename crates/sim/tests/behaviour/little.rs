@@ -27,7 +27,10 @@ fn users_still_waiting_at_the_end_count_as_lower_bounds() {
         seed: 1 + seed_offset(),
     };
     let sim = run_point(&m, &s).unwrap().sim.unwrap();
-    assert!((sim.attempt_response_time.mean - 10.0).abs() < 1e-9, "{sim:?}");
+    assert!(
+        (sim.attempt_response_time.mean - 10.0).abs() < 1e-9,
+        "{sim:?}"
+    );
     assert_eq!(sim.users_waiting_at_end.mean, 2.0);
     assert!((sim.user_response_time.mean - 13.0).abs() < 0.01, "{sim:?}");
 }
@@ -38,7 +41,11 @@ fn little_holds_in_steady_state() {
     let models: Vec<Model> = [20, 144, 300].map(seed_model).to_vec();
     for p in run_models(&models, &spec(4, 4000, 71)).unwrap() {
         let l = p.little.unwrap();
-        assert!(l.holds && l.rel_error.abs() < 0.05, "N = {}: {l:?}", p.users);
+        assert!(
+            l.holds && l.rel_error.abs() < 0.05,
+            "N = {}: {l:?}",
+            p.users
+        );
     }
 }
 

@@ -63,7 +63,10 @@ fn without_retries_user_and_attempt_response_times_are_the_same() {
         .unwrap();
     assert!(s.users_waiting_at_end.mean > 0.0);
     let (user, attempt) = (s.user_response_time.mean, s.attempt_response_time.mean);
-    assert!((user / attempt - 1.0).abs() < 0.02, "{user} against {attempt}");
+    assert!(
+        (user / attempt - 1.0).abs() < 0.02,
+        "{user} against {attempt}"
+    );
 }
 
 #[test]
