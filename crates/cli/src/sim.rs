@@ -12,7 +12,8 @@ use std::time::Instant;
 
 use anyhow::Context;
 use servelab_sim::{
-    Affinity, Dist, Length, Model, OnAbandon, OnFull, Policy, RunSpec, Sweep, Warmup, report,
+    Affinity, Dist, Length, Model, OnAbandon, OnFull, Policy, RunSpec, SimError, Sweep, Warmup,
+    report,
 };
 
 fn dist(s: &str) -> Result<Dist, String> {
@@ -239,11 +240,17 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
         write_file(&path, file, &report::to_csv(&points))?;
     }
     if let Some((path, file)) = trace {
+        let cannot = || format!("cannot write trace {}", path.display());
         let mut out = BufWriter::new(file);
-        servelab_sim::trace_replication(&sweep.models()[0], &spec, &mut out)
-            .with_context(|| format!("cannot write trace {}", path.display()))?;
-        out.flush()
-            .with_context(|| format!("cannot write trace {}", path.display()))?;
+        servelab_sim::trace_replication(&sweep.models()[0], &spec, &mut out).map_err(|e| {
+            // A write error is said with the path here, and its cause once; the
+            // library's own words ("cannot write the event trace") would repeat it.
+            match e {
+                SimError::Trace(io) => anyhow::Error::new(io).context(cannot()),
+                other => anyhow::Error::new(other),
+            }
+        })?;
+        out.flush().with_context(cannot)?;
         eprintln!(
             "trace of replication 0 at N = {} written to {}",
             sweep.users[0],

@@ -62,8 +62,9 @@ pub enum SimError {
         /// Requests completed by then.
         completions: u64,
     },
-    /// Writing the event trace failed; the run stops.
-    #[error("cannot write trace: {0}")]
+    /// Writing the event trace failed; the run stops. The cause is the source, not
+    /// part of the message, so that `{:#}` says it once.
+    #[error("cannot write the event trace")]
     Trace(#[from] std::io::Error),
 }
 
@@ -94,5 +95,20 @@ mod tests {
         );
         let err: SimError = parse_secs_f64("1parsec").unwrap_err().into();
         assert!(err.to_string().contains("unknown unit"), "{err}");
+    }
+
+    /// Regression: "cannot write trace: No space left on device (os error 28)" came
+    /// with the same io::Error as its source, so a chain printed the cause twice.
+    #[test]
+    fn a_trace_error_says_its_cause_once() {
+        use std::error::Error as _;
+        let err = SimError::from(std::io::Error::other("disk full"));
+        let mut chain = vec![err.to_string()];
+        let mut source = err.source();
+        while let Some(s) = source {
+            chain.push(s.to_string());
+            source = s.source();
+        }
+        assert_eq!(chain.join(": ").matches("disk full").count(), 1, "{chain:?}");
     }
 }

@@ -317,13 +317,14 @@ pub fn table(points: &[PointResult], spec: Option<&RunSpec>, which: Columns) -> 
     if cancels {
         cols.insert(16, (13, "cancel/s", col(&|_, s| num(s.cancel_rate.mean))));
     }
-    if which == Columns::Fit {
-        // Without timeouts nobody retries: R_user is R_att and goodput throughput.
-        if points.iter().all(|p| p.model.timeout.is_none()) {
-            cols.retain(|(_, h, _)| !matches!(*h, "tmo/s" | "good/s" | "bad/s"));
-        }
+    let all = cols.len();
+    if which == Columns::Fit && points.iter().all(|p| p.model.timeout.is_none()) {
+        // Without timeouts nobody times out, and every completion is goodput.
+        cols.retain(|(_, h, _)| !matches!(*h, "tmo/s" | "good/s" | "bad/s"));
     }
-    let (text, hidden) = layout(cols, which);
+    let hidden = all - cols.len();
+    let (text, more) = layout(cols, which);
+    let hidden = hidden + more;
     let mut out = header(points, spec);
     out.push('\n');
     out.push_str(&text);

@@ -1,0 +1,67 @@
+//! `servelab sim`'s errors as a user meets them: one line, the cause said once, a
+//! non-zero exit, never a panic. (A file of its own so that it merges beside
+//! `cli.rs`, which other work changes.)
+
+use std::process::Command;
+
+fn sim(args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_servelab"))
+        .arg("sim")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Asserts that `err` is one `servelab: error:` line saying its last cause once.
+fn said_once(args: &[&str], err: &str) {
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("servelab: error:"))
+        .unwrap_or_else(|| panic!("{args:?}: no error line in {err}"));
+    assert_eq!(
+        err.lines().filter(|l| l.contains("error")).count(),
+        1,
+        "{args:?}: {err}"
+    );
+    let cause = line.rsplit(": ").next().unwrap().trim();
+    assert_eq!(line.matches(cause).count(), 1, "{args:?}: {line}");
+    assert!(line.matches("(os error").count() <= 1, "{args:?}: {line}");
+}
+
+/// Regression (issue 18): `--trace /dev/full` printed "cannot write trace /dev/full:
+/// cannot write trace: No space left on device (os error 28): No space left on
+/// device (os error 28)".
+#[test]
+fn a_trace_write_error_says_its_cause_once() {
+    if !std::path::Path::new("/dev/full").exists() {
+        eprintln!("skipped: no /dev/full on this system");
+        return;
+    }
+    let args = ["--users", "5", "--reps", "1", "--requests", "2000", "--trace", "/dev/full"];
+    let (code, err) = sim(&args);
+    assert_ne!(code, Some(0), "{err}");
+    said_once(&args, &err);
+    assert!(err.contains("cannot write trace /dev/full"), "{err}");
+}
+
+#[test]
+fn bad_output_paths_and_flags_say_their_cause_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no/such/dir/out.json").display().to_string();
+    let missing_trace = dir.path().join("no/such/dir/t.tsv").display().to_string();
+    for args in [
+        vec!["--json", missing.as_str()],
+        vec!["--trace", missing_trace.as_str()],
+        vec!["--users", "0"],
+        vec!["--reps", "0"],
+    ] {
+        let (code, err) = sim(&args);
+        assert_ne!(code, Some(0), "{args:?}: {err}");
+        said_once(&args, &err);
+    }
+}
