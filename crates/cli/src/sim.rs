@@ -12,8 +12,8 @@ use std::time::Instant;
 
 use anyhow::Context;
 use servelab_sim::{
-    Affinity, Dist, Length, Model, OnAbandon, OnFull, Policy, RunSpec, SimError, Sweep, Warmup,
-    report,
+    Affinity, Dist, Length, Model, NoEffect, OnAbandon, OnFull, Policy, RunSpec, SimError, Sweep,
+    Warmup, report,
 };
 
 fn dist(s: &str) -> Result<Dist, String> {
@@ -52,7 +52,7 @@ fn warmup(s: &str) -> Result<Warmup, String> {
 #[command(
     after_help = "DIST: 40ms, 1s, const:1s, exp:6s, uniform:4s..10s, lognormal:MEAN,CV, A+DIST \
     (e.g. 50s+exp:5s); plain numbers are seconds (the same syntax as serve --delay and load --think).\n\
-    Example (seed 002): servelab sim --users 1..800:25 --timeout 50s+exp:5s --policy rr --context-switch 0.1"
+    Example (seed 002): servelab sim --users 1..800:25 --timeout 50s+exp:5s --threads-per-core 8 --policy rr --context-switch 0.1"
 )]
 pub(crate) struct Args {
     /// User counts: a list (1,50,144), a range with step (1..800:25, ends at 800), or both.
@@ -97,9 +97,9 @@ pub(crate) struct Args {
     /// Scheduling on a core: fcfs (run to completion) or rr (round robin).
     #[arg(long, value_parser = |s: &str| s.parse::<Policy>().map_err(|e| e.to_string()), default_value = "fcfs")]
     policy: Policy,
-    /// Round-robin quantum.
-    #[arg(long, value_name = "DURATION", value_parser = duration, default_value = "0.5s")]
-    quantum: f64,
+    /// Round-robin quantum [default: 0.5s].
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    quantum: Option<f64>,
     /// Cost of a round-robin preemption (busy, not utilisation). Seed 002: 0.1, 0.01, 0.001.
     #[arg(long, value_name = "DURATION", value_parser = duration, default_value = "0")]
     context_switch: f64,
@@ -164,7 +164,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
         threads_per_core: args.threads_per_core,
         buffer: args.buffer,
         policy: args.policy,
-        quantum: args.quantum,
+        quantum: args.quantum.unwrap_or(Model::default().quantum),
         context_switch: args.context_switch,
         affinity: args.affinity,
     };
@@ -181,6 +181,15 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
     // a long sweep and a bad flag leaves no empty file behind.
     for m in sweep.models() {
         m.validate()?;
+    }
+    // Settings that cannot change the run: one line each, before it starts.
+    let max_users = sweep.users.iter().copied().max().unwrap_or(1);
+    let mut inert = servelab_sim::no_effect(&sweep.base, max_users);
+    if args.quantum.is_some() && args.policy == Policy::Fcfs {
+        inert.push(NoEffect::QuantumWithoutRoundRobin);
+    }
+    for w in inert {
+        eprintln!("servelab: warning: {w}");
     }
     if !args.analytic {
         spec.validate()?;

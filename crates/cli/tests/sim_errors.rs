@@ -42,7 +42,16 @@ fn a_trace_write_error_says_its_cause_once() {
         eprintln!("skipped: no /dev/full on this system");
         return;
     }
-    let args = ["--users", "5", "--reps", "1", "--requests", "2000", "--trace", "/dev/full"];
+    let args = [
+        "--users",
+        "5",
+        "--reps",
+        "1",
+        "--requests",
+        "2000",
+        "--trace",
+        "/dev/full",
+    ];
     let (code, err) = sim(&args);
     assert_ne!(code, Some(0), "{err}");
     said_once(&args, &err);
@@ -52,7 +61,11 @@ fn a_trace_write_error_says_its_cause_once() {
 #[test]
 fn bad_output_paths_and_flags_say_their_cause_once() {
     let dir = tempfile::tempdir().unwrap();
-    let missing = dir.path().join("no/such/dir/out.json").display().to_string();
+    let missing = dir
+        .path()
+        .join("no/such/dir/out.json")
+        .display()
+        .to_string();
     let missing_trace = dir.path().join("no/such/dir/t.tsv").display().to_string();
     for args in [
         vec!["--json", missing.as_str()],
@@ -64,4 +77,42 @@ fn bad_output_paths_and_flags_say_their_cause_once() {
         assert_ne!(code, Some(0), "{args:?}: {err}");
         said_once(&args, &err);
     }
+}
+
+/// Regression (issue 17 §5): README's seed-002 example `--policy rr --context-switch
+/// 0.1` with 1 thread per core printed output bit-identical to FCFS, silently. A
+/// setting that cannot change the run now gets one warning line; the run goes on.
+#[test]
+fn a_setting_without_effect_gets_one_warning_line() {
+    let small = ["--users", "5", "--reps", "2", "--requests", "200"];
+    for (extra, says) in [
+        (
+            &["--policy", "rr", "--context-switch", "0.1"][..],
+            "--policy rr",
+        ),
+        (&["--quantum", "1s"][..], "--quantum"),
+        (&["--on-abandon", "cancel"][..], "--on-abandon cancel"),
+    ] {
+        let args: Vec<&str> = small.iter().chain(extra).copied().collect();
+        let (code, err) = sim(&args);
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+        let warnings: Vec<&str> = err.lines().filter(|l| l.contains("warning")).collect();
+        assert_eq!(warnings.len(), 1, "{args:?}: {err}");
+        assert!(
+            warnings[0].starts_with("servelab: warning: ") && warnings[0].contains(says),
+            "{args:?}: {err}"
+        );
+    }
+    let fixed = [
+        "--threads-per-core",
+        "4",
+        "--policy",
+        "rr",
+        "--context-switch",
+        "0.1",
+    ];
+    let args: Vec<&str> = small.iter().chain(&fixed).copied().collect();
+    let (code, err) = sim(&args);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("warning"), "{err}");
 }

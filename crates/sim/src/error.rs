@@ -109,6 +109,10 @@ mod tests {
             chain.push(s.to_string());
             source = s.source();
         }
-        assert_eq!(chain.join(": ").matches("disk full").count(), 1, "{chain:?}");
+        assert_eq!(
+            chain.join(": ").matches("disk full").count(),
+            1,
+            "{chain:?}"
+        );
     }
 }
