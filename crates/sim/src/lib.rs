@@ -7,9 +7,14 @@
 //! drops, abandoned requests finished or cancelled, and FCFS or round-robin scheduling
 //! with a context-switch cost. Its words mean what `servelab load` and `servelab
 //! serve` mean by them (see [`model`]): the user's response time R_user counts the
-//! timeouts and retries, as `load` does, beside the per-attempt R_attempt. Each
+//! timeouts and retries, as `load` does, beside the per-attempt R_attempt; users still
+//! waiting when a run ends count to its end, as lower bounds, and every point is
+//! checked against Little's law N = X (R + Z) ([`LittleCheck`]), so a run too short
+//! for its response times says so. Each
 //! configuration is run as independent replications, with a warm-up cut chosen by
-//! MSER-5 on their average (see `warmup`) and Student-t intervals;
+//! MSER-5 on their average (see `warmup`) and Student-t intervals; the statistics are
+//! streamed (an HDR histogram for the percentiles), so memory does not grow with the
+//! length of a run beyond MSER-5's batch series;
 //! product-form configurations are also solved exactly (a birth-death chain in log
 //! space), and the asymptotic bounds are always given. `servelab sim` is a thin front
 //! end; the lab calls this library directly.
@@ -20,15 +25,20 @@
 //! - [`model`]: the model ([`Model`], [`Policy`], [`Affinity`], [`OnFull`],
 //!   [`OnAbandon`]) and what its words mean
 //! - [`spec`]: how to run it ([`RunSpec`]: replications, length, warm-up, seed)
+//! - [`no_effect`](mod@no_effect): settings that cannot change a run (warned about before it)
 //! - `queue`, `engine`, `window`: the event list, one replication's event loop, and
-//!   its kept window (completions, snapshots, metrics)
+//!   its kept window (streamed statistics, the MSER-5 series, metrics at the cut)
 //! - `warmup`: the warm-up cut, chosen over all replications of a point
 //! - [`stats`]: t intervals, MSER-5, quantiles
 //! - [`exact`]: the exact solution and when it applies
 //! - [`bounds`]: asymptotic bounds and the saturation point
 //! - [`result`]: what a sweep point returns (the JSON schema)
 //! - [`sweep`]: sweeps over users in parallel, user-list syntax, traced runs
-//! - [`report`]: the text table, CSV and JSON writers
+//! - [`report`]: the text table (fitted to 100 columns), CSV and JSON writers
+//!
+//! The model's semantics, precisely enough to reimplement it (placement, when a
+//! context switch is charged, the start state, run length, MSER-5, every JSON field),
+//! are in `docs/sim-model.md`.
 //! - [`trace`]: the event-trace format
 //!
 //! # Example
