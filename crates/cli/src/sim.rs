@@ -148,6 +148,25 @@ fn write_file(path: &Path, mut file: File, text: &str) -> anyhow::Result<()> {
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// The simulation flags given other values than their defaults: `--analytic`
+/// ignores them. (A flag given at its default value cannot be told apart, and
+/// changes nothing either way.)
+fn simulation_flags_set(args: &Args, spec: &RunSpec) -> Vec<&'static str> {
+    let default = RunSpec::default();
+    [
+        ("--reps", spec.reps != default.reps),
+        ("--requests", spec.length != default.length && args.horizon.is_none()),
+        ("--horizon", args.horizon.is_some()),
+        ("--warmup", spec.warmup != default.warmup),
+        ("--seed", spec.seed != default.seed),
+        ("--jobs", args.jobs != 0),
+        ("--wide", args.wide),
+    ]
+    .into_iter()
+    .filter_map(|(flag, set)| set.then_some(flag))
+    .collect()
+}
+
 /// Runs `servelab sim`.
 pub(crate) fn run(args: Args) -> anyhow::Result<()> {
     let users = servelab_sim::parse_users(&args.users)?;
@@ -190,6 +209,16 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
     }
     for w in inert {
         eprintln!("servelab: warning: {w}");
+    }
+    if args.analytic {
+        let unused = simulation_flags_set(&args, &spec);
+        if !unused.is_empty() {
+            eprintln!(
+                "servelab: warning: {} {} no effect with --analytic, which simulates nothing",
+                unused.join(", "),
+                if unused.len() == 1 { "has" } else { "have" }
+            );
+        }
     }
     if !args.analytic {
         spec.validate()?;

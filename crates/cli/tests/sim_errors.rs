@@ -116,3 +116,14 @@ fn a_setting_without_effect_gets_one_warning_line() {
     assert_eq!(code, Some(0), "{err}");
     assert!(!err.contains("warning"), "{err}");
 }
+
+#[test]
+fn simulation_flags_with_analytic_get_one_warning_line() {
+    let (code, err) = sim(&["--analytic", "--users", "10", "--reps", "5", "--seed", "3"]);
+    assert_eq!(code, Some(0), "{err}");
+    let warnings: Vec<&str> = err.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(warnings.len(), 1, "{err}");
+    assert!(warnings[0].contains("--reps, --seed have no effect with --analytic"), "{err}");
+    let (_, err) = sim(&["--analytic", "--users", "10"]);
+    assert!(!err.contains("warning"), "{err}");
+}

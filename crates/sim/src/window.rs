@@ -335,13 +335,17 @@ impl Replication {
         let again = self.again.as_ref().ok_or_else(|| {
             SimError::InvalidRun("this replication cannot be run again to its cut".into())
         })?;
-        let prefix = crate::engine::run_to(
-            &again.model,
-            &again.spec,
-            again.point,
-            again.rep,
-            5 * d as u64,
-        )?;
+        let kept = 5 * d as u64;
+        let prefix =
+            crate::engine::run_to(&again.model, &again.spec, again.point, again.rep, kept)?;
+        if prefix.count != kept {
+            // Cannot happen while the loop is a pure function of the seed; a silent
+            // mismatch would shift every metric, so it is an error.
+            return Err(SimError::InvalidRun(format!(
+                "the second run to the warm-up cut reached {} completions, not {kept}",
+                prefix.count
+            )));
+        }
         Ok((prefix.end, prefix.hist))
     }
 
@@ -354,7 +358,7 @@ impl Replication {
         let mut good = self.hist.clone();
         good.subtract(&prefix).map_err(|e| {
             SimError::InvalidRun(format!(
-                "the second run to the warm-up cut did not repeat the first ({e:?})"
+                "the second run to the warm-up cut did not repeat the first: {e:?}"
             ))
         })?;
         let [p50, p90, p99] = [0.50, 0.90, 0.99].map(|q| {
@@ -417,6 +421,8 @@ impl Replication {
 pub(crate) struct Prefix {
     pub(crate) end: Cum,
     pub(crate) hist: Histogram<u64>,
+    /// Completions recorded: the cut, when the run repeated the first.
+    pub(crate) count: u64,
 }
 
 impl Replication {
@@ -425,6 +431,7 @@ impl Replication {
         Prefix {
             end: self.end,
             hist: self.hist,
+            count: self.count,
         }
     }
 }
