@@ -155,7 +155,10 @@ fn simulation_flags_set(args: &Args, spec: &RunSpec) -> Vec<&'static str> {
     let default = RunSpec::default();
     [
         ("--reps", spec.reps != default.reps),
-        ("--requests", spec.length != default.length && args.horizon.is_none()),
+        (
+            "--requests",
+            spec.length != default.length && args.horizon.is_none(),
+        ),
         ("--horizon", args.horizon.is_some()),
         ("--warmup", spec.warmup != default.warmup),
         ("--seed", spec.seed != default.seed),

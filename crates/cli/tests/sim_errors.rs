@@ -123,7 +123,10 @@ fn simulation_flags_with_analytic_get_one_warning_line() {
     assert_eq!(code, Some(0), "{err}");
     let warnings: Vec<&str> = err.lines().filter(|l| l.contains("warning")).collect();
     assert_eq!(warnings.len(), 1, "{err}");
-    assert!(warnings[0].contains("--reps, --seed have no effect with --analytic"), "{err}");
+    assert!(
+        warnings[0].contains("--reps, --seed have no effect with --analytic"),
+        "{err}"
+    );
     let (_, err) = sim(&["--analytic", "--users", "10"]);
     assert!(!err.contains("warning"), "{err}");
 }
