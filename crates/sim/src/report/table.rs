@@ -1,7 +1,7 @@
 //! The text table that `servelab sim` prints: a header that says what was run, one
 //! row per point, and a note on every point that fails Little's law.
 //!
-//! A terminal is about 100 columns wide, and all 19 columns of a sweep past the
+//! A terminal is about 100 columns wide, and all 20 columns of a sweep past the
 //! collapse took 164. By default ([`Columns::Fit`]) columns that hold nothing (an
 //! exact value where no point has one) are left out, then the least important ones
 //! until the table fits in [`FIT_WIDTH`] columns, and a last line says how many were
@@ -307,6 +307,18 @@ pub fn table(points: &[PointResult], spec: Option<&RunSpec>, which: Columns) -> 
             "U exact",
             col(&|p, _| opt(p.exact.map(|e| e.utilisation))),
         ),
+        // Core time spent switching: only round robin pays it ("-" otherwise).
+        (
+            9,
+            "switch",
+            col(&|p, s| {
+                if p.model.policy == Policy::RoundRobin {
+                    num(s.switch_fraction.mean)
+                } else {
+                    "-".into()
+                }
+            }),
+        ),
         (10, "drop/s", col(&|_, s| num(s.drop_rate.mean))),
         (11, "tmo/s", col(&|_, s| num(s.timeout_rate.mean))),
         (12, "good/s", col(&|_, s| num(s.goodput.mean))),
@@ -315,7 +327,7 @@ pub fn table(points: &[PointResult], spec: Option<&RunSpec>, which: Columns) -> 
         (4, "Little", col(&|p, _| little(p.little))),
     ];
     if cancels {
-        cols.insert(16, (13, "cancel/s", col(&|_, s| num(s.cancel_rate.mean))));
+        cols.insert(17, (13, "cancel/s", col(&|_, s| num(s.cancel_rate.mean))));
     }
     let all = cols.len();
     if which == Columns::Fit && points.iter().all(|p| p.model.timeout.is_none()) {
@@ -473,6 +485,7 @@ mod tests {
             "X max",
             "R min",
             "U exact",
+            "switch",
             "cancel/s",
             "p99_att s",
             "Little",
