@@ -23,11 +23,11 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
     let server = Server::bind(config)?;
     let engine = server.engine();
     let workers = if engine.uses_workers() {
-        format!("{workers} workers")
+        count(workers, "worker")
     } else if matches!(engine, Engine::Thread | Engine::Fork) {
-        format!("at most {max_conns} connections at once")
+        format!("at most {} at once", count(max_conns, "connection"))
     } else {
-        "1 worker".to_owned()
+        count(1, "worker")
     };
     let addrs: Vec<String> = server
         .local_addrs()
@@ -41,6 +41,15 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
     );
     server.run_until_signal()?;
     Ok(())
+}
+
+/// "1 worker", "2 workers".
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }
 
 /// Prints the engines, one line each.
@@ -104,6 +113,14 @@ mod tests {
         assert_eq!(a.delay, Some(Dist::Const(Duration::from_millis(40))));
         let err = args("--delay exp:-1ms").unwrap_err().to_string();
         assert!(err.contains("exp:-1ms"), "{err}");
+    }
+
+    /// Regression: the start line said "(engine reactor, 1 workers)".
+    #[test]
+    fn counts_agree_with_their_noun() {
+        assert_eq!(count(1, "worker"), "1 worker");
+        assert_eq!(count(2, "worker"), "2 workers");
+        assert_eq!(count(1, "connection"), "1 connection");
     }
 
     #[test]

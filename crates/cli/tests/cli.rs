@@ -64,6 +64,11 @@ fn bad_input_is_one_line_and_status_2() {
         ],
         vec!["serve".into(), "--read-timeout".into(), "soon".into()],
         vec!["serve".into(), "--addr".into(), "not-an-address".into()],
+        // clap's own errors: an unknown flag, a typo of a subcommand, a missing argument.
+        vec!["serve".into(), "--prot".into(), "3".into()],
+        vec!["lod".into()],
+        vec!["lab".into(), "report".into()],
+        vec!["load".into(), "http://127.0.0.1:1/".into(), "-d".into()],
     ];
     for args in cases {
         let out = servelab().args(&args).output().unwrap();
@@ -71,7 +76,56 @@ fn bad_input_is_one_line_and_status_2() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!err.contains("panicked"), "{args:?}: {err}");
         assert!(!err.contains("RUST_BACKTRACE"), "{args:?}: {err}");
-        assert!(err.contains("error"), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("servelab: error: "), "{args:?}: {err}");
+    }
+}
+
+/// `--help` and `--version` are not errors: clap's own output, status 0.
+#[test]
+fn help_and_version_print_as_before_and_succeed() {
+    for args in [
+        &["--help"][..],
+        &["--version"],
+        &["serve", "--help"],
+        &["help", "load"],
+    ] {
+        let out = servelab().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("servelab"), "{args:?}: {text}");
+        assert!(out.stderr.is_empty(), "{args:?}");
+    }
+}
+
+/// `lab report` on a directory that is not a run said "DIR/results.json: No
+/// such file or directory (os error 2)", about a file the user never named.
+#[test]
+fn lab_report_on_a_directory_that_is_not_a_run_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        vec![
+            "lab".to_owned(),
+            "report".into(),
+            dir.path().display().to_string(),
+        ],
+        vec![
+            "lab".to_owned(),
+            "report".into(),
+            dir.path().join("missing").display().to_string(),
+        ],
+    ] {
+        let out = servelab().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with("servelab: error: "), "{err}");
+        assert!(
+            err.contains("is not a servelab lab run (no results.json)"),
+            "{err}"
+        );
+        assert!(err.contains("servelab lab run NAME"), "{err}");
+        assert!(!err.contains("os error"), "{err}");
     }
 }
 
@@ -86,7 +140,14 @@ fn port_in_use_is_a_clear_error() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("cannot listen on"), "{err}");
+    assert!(
+        err.starts_with("servelab: error: cannot listen on"),
+        "{err}"
+    );
+    assert!(
+        err.contains("already in use") && err.contains("--port N"),
+        "{err}"
+    );
 }
 
 /// Regression: the system's words were printed twice ("...: No such file or
@@ -97,11 +158,11 @@ fn a_start_error_says_its_cause_once() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing");
     let unopenable_log = dir.path().join("no/such/dir/x.log");
-    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = taken.local_addr().unwrap().port().to_string();
     let cases: Vec<Vec<String>> = vec![
         vec!["--root".into(), missing.display().to_string()],
-        vec!["--port".into(), port],
+        // Not an address of this machine (TEST-NET-1): EADDRNOTAVAIL. (An
+        // address in use has a message of its own, without the system's words.)
+        vec!["--addr".into(), "192.0.2.1:8080".into()],
         vec!["--log".into(), unopenable_log.display().to_string()],
     ];
     for args in cases {
