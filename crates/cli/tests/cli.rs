@@ -529,3 +529,82 @@ fn directory_argument_addresses_and_feature_flags() {
         );
     }
 }
+
+/// Reads a child's stderr lines on a thread of its own, so a test can wait
+/// for a line with a bound instead of blocking on a server that is still up.
+fn stderr_lines(child: &mut Child) -> std::sync::mpsc::Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// `ab -k -c 50` against one pool worker printed nothing for 40 s: every
+/// connection but one waited, silently, for a worker that a kept-alive client
+/// held. Now the server says so, naming the flag to raise, on every engine
+/// that ties a connection to a worker.
+#[test]
+fn a_server_whose_workers_ran_out_says_which_flag_to_raise() {
+    for (engine, limit, flag) in [
+        ("pool", "--workers", "raise --workers"),
+        ("prefork", "--workers", "raise --workers"),
+        ("thread", "--max-conns", "raise --max-conns"),
+        ("fork", "--max-conns", "raise --max-conns"),
+        ("serial", "--max-conns", "lower --keepalive-timeout"),
+    ] {
+        let (mut child, addr) = serve(&[
+            "--engine",
+            engine,
+            limit,
+            "1",
+            "--keepalive-timeout",
+            "60s",
+            "--log",
+            "off",
+        ]);
+        let lines = stderr_lines(&mut child);
+        // One kept-alive client holds the only worker...
+        let mut held = TcpStream::connect(addr).unwrap();
+        held.set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        held.write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+            .unwrap();
+        let mut first = [0u8; 12];
+        held.read_exact(&mut first).unwrap();
+        assert_eq!(&first, b"HTTP/1.1 200", "{engine}");
+        // ...and the next one waits for it.
+        let mut waiting = TcpStream::connect(addr).unwrap();
+        waiting
+            .write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+            .unwrap();
+        // A bound for failure only: the watcher looks once a second.
+        let warning = lines
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|e| panic!("{engine}: no warning ({e})"));
+        assert!(
+            warning.starts_with("servelab: warning: "),
+            "{engine}: {warning}"
+        );
+        assert!(warning.contains(flag), "{engine}: {warning}");
+        assert!(
+            warning.contains("--engine event or reactor"),
+            "{engine}: {warning}"
+        );
+        sigterm(&child);
+        drop((held, waiting));
+        assert_eq!(child.wait().unwrap().code(), Some(0), "{engine}");
+        // One line per interval, not one per look.
+        let more: Vec<String> = lines.try_iter().collect();
+        assert!(
+            more.iter().all(|l| !l.contains("warning")),
+            "{engine}: {more:?}"
+        );
+    }
+}

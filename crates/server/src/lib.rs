@@ -62,6 +62,7 @@ mod files;
 mod handler;
 mod log;
 mod response;
+mod saturation;
 mod server;
 mod service;
 mod service_time;
