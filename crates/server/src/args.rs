@@ -98,6 +98,11 @@ pub struct ServeArgs {
     /// List directories that have no index.html (sorted, dotfiles left out).
     #[arg(long)]
     pub autoindex: bool,
+    /// Single-page application: a GET or HEAD of a route with no file gets
+    /// /index.html; a missing asset (a last segment with an extension, such
+    /// as /app.js) stays 404.
+    #[arg(long)]
+    pub spa: bool,
     /// Files and directories whose name starts with `.`: `hide` (404, except
     /// /.well-known/) or `serve`.
     #[arg(long, value_name = "hide|serve", default_value = "hide")]
@@ -185,6 +190,7 @@ impl ServeArgs {
         config.work = self.work;
         config.seed = self.seed;
         config.autoindex = self.autoindex;
+        config.spa = self.spa;
         config.dotfiles = self.dotfiles;
         config.headers = self.header;
         config.on_abandon = self.on_abandon;
@@ -264,6 +270,9 @@ impl ServeArgs {
         }
         if self.autoindex {
             out.switch("--autoindex");
+        }
+        if self.spa {
+            out.switch("--spa");
         }
         if self.dotfiles != d.dotfiles {
             out.flag("--dotfiles", self.dotfiles.name());
@@ -405,6 +414,7 @@ mod tests {
             work: Some("lognormal:1ms,2".parse().unwrap()),
             seed: 42,
             autoindex: true,
+            spa: true,
             dotfiles: Dotfiles::Serve,
             header: vec![
                 "Cache-Control: max-age=60".parse().unwrap(),

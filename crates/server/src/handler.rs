@@ -12,6 +12,8 @@
 //!    is unsafe; a dotfile is 404 unless `--dotfiles serve` (`/.well-known/`
 //!    excepted, see `servelab_http::dotfile`); opened beneath the root (see
 //!    [`crate::files`]);
+//!    with `--spa`, a missing route gets the root's `index.html` instead of
+//!    404 ([`crate::spa`]);
 //! 3. directories: with a trailing slash their `index.html` (or, with
 //!    `--autoindex` and no `index.html`, a listing: [`crate::autoindex`]),
 //!    without it a 301;
@@ -113,6 +115,15 @@ fn serve_path(
     let is_dir = match w.files.open(&site.root, path) {
         Ok(Entry::Dir { .. }) => true,
         Ok(Entry::File(_)) => false,
+        Err(FileError::NotFound) if site.config.spa && crate::spa::is_route(path) => {
+            return match w.files.open(&site.root, "index.html") {
+                Ok(Entry::File(f)) => {
+                    send_file(ask, f, "index.html", site, w.clock.http(), persist, out)
+                }
+                Ok(Entry::Dir { .. }) => error(Status::NOT_FOUND, w, persist, head_only, out),
+                Err(e) => file_error(e, "index.html", w, persist, head_only, out),
+            };
+        }
         Err(e) => return file_error(e, path, w, persist, head_only, out),
     };
     match (is_dir, kind) {

@@ -68,6 +68,7 @@ mod service;
 mod service_time;
 mod shared;
 mod shutdown;
+mod spa;
 mod stats;
 mod status;
 

@@ -29,5 +29,6 @@ mod service_histogram;
 mod shutdown;
 mod slow_clients;
 mod smuggling;
+mod spa;
 mod static_files;
 mod traversal;
