@@ -608,3 +608,67 @@ fn a_server_whose_workers_ran_out_says_which_flag_to_raise() {
         );
     }
 }
+
+/// Waits for `child` up to `bound`; `None` if it is still running then (it is
+/// killed, so a failing test does not leave it behind).
+fn wait_at_most(child: &mut Child, bound: Duration) -> Option<std::process::ExitStatus> {
+    let until = std::time::Instant::now() + bound;
+    while std::time::Instant::now() < until {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+/// Ctrl-C on a server a browser had used: a browser keeps idle kept-alive
+/// connections and opens speculative ones that never send a request. Neither
+/// is in flight, so neither may hold the exit for a keep-alive timeout, a read
+/// timeout or the grace period (all 60 s here; the bound is 30 s and the exit
+/// measured in milliseconds, so the bound only catches a wait for them).
+#[test]
+fn sigint_does_not_wait_for_idle_or_unused_connections_on_any_engine() {
+    for engine in servelab_server::Engine::ALL {
+        let (mut child, addr) = serve(&[
+            "--engine",
+            engine.name(),
+            "--log",
+            "off",
+            "--keepalive-timeout",
+            "60s",
+            "--read-timeout",
+            "60s",
+            "--grace",
+            "60s",
+            "--max-conns",
+            "16",
+            "--workers",
+            "4",
+        ]);
+        let mut idle = TcpStream::connect(addr).unwrap();
+        idle.set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        idle.write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+            .unwrap();
+        let mut status = [0u8; 12];
+        idle.read_exact(&mut status).unwrap();
+        assert_eq!(&status, b"HTTP/1.1 200", "{engine}");
+        let unused: Vec<TcpStream> = (0..2).map(|_| TcpStream::connect(addr).unwrap()).collect();
+        std::thread::sleep(Duration::from_millis(300));
+        rustix::process::kill_process(
+            rustix::process::Pid::from_raw(child.id() as i32).unwrap(),
+            rustix::process::Signal::INT,
+        )
+        .unwrap();
+        let exit = wait_at_most(&mut child, Duration::from_secs(30));
+        assert_eq!(
+            exit.and_then(|s| s.code()),
+            Some(0),
+            "{engine}: waited out a timeout"
+        );
+        drop((idle, unused));
+    }
+}
