@@ -129,6 +129,28 @@ fn lab_report_on_a_directory_that_is_not_a_run_says_so() {
     }
 }
 
+/// A password file with a plaintext or weak hash never goes live.
+#[test]
+fn serve_refuses_a_weak_auth_file_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let users = dir.path().join("users");
+    for (text, why) in [
+        ("alice:secret\n", "plaintext"),
+        ("carol:$apr1$kUhpBK7a$6jzD6h8UJmEZ8NXGyptf80\n", "MD5"),
+    ] {
+        std::fs::write(&users, text).unwrap();
+        let out = servelab()
+            .args(["serve", "--port", "0", "--auth", users.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with("servelab: error: --auth "), "{err}");
+        assert!(err.contains(why) && err.contains("htpasswd -B"), "{err}");
+    }
+}
+
 #[test]
 fn port_in_use_is_a_clear_error() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

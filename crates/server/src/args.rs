@@ -103,6 +103,13 @@ pub struct ServeArgs {
     /// as /app.js) stays 404.
     #[arg(long)]
     pub spa: bool,
+    /// Require HTTP Basic credentials (401 otherwise), checked against FILE:
+    /// `user:hash` lines of bcrypt hashes, as `htpasswd -B` writes them.
+    /// Plaintext and weak hashes are refused at start. Without TLS the
+    /// password crosses the network readable: use it on loopback or behind
+    /// a TLS proxy.
+    #[arg(long, value_name = "FILE")]
+    pub auth: Option<PathBuf>,
     /// Files and directories whose name starts with `.`: `hide` (404, except
     /// /.well-known/) or `serve`.
     #[arg(long, value_name = "hide|serve", default_value = "hide")]
@@ -191,6 +198,7 @@ impl ServeArgs {
         config.seed = self.seed;
         config.autoindex = self.autoindex;
         config.spa = self.spa;
+        config.auth = self.auth;
         config.dotfiles = self.dotfiles;
         config.headers = self.header;
         config.on_abandon = self.on_abandon;
@@ -273,6 +281,9 @@ impl ServeArgs {
         }
         if self.spa {
             out.switch("--spa");
+        }
+        if let Some(auth) = &self.auth {
+            out.flag("--auth", auth.as_os_str());
         }
         if self.dotfiles != d.dotfiles {
             out.flag("--dotfiles", self.dotfiles.name());
@@ -415,6 +426,7 @@ mod tests {
             seed: 42,
             autoindex: true,
             spa: true,
+            auth: Some("/etc/servelab users".into()),
             dotfiles: Dotfiles::Serve,
             header: vec![
                 "Cache-Control: max-age=60".parse().unwrap(),

@@ -49,6 +49,16 @@ pub enum ServerError {
         /// What the system said.
         source: io::Error,
     },
+    /// The `--auth` file cannot be read or is not safe to use (a weak hash, a
+    /// malformed line); the server does not start. The message says which
+    /// line and why, and the system's words when it could not be read.
+    #[error("--auth {path}: {message}")]
+    Auth {
+        /// The password file.
+        path: PathBuf,
+        /// What is wrong, and what to do.
+        message: String,
+    },
     /// A configuration value is out of range (for example zero workers).
     #[error("invalid configuration: {0}")]
     Config(String),

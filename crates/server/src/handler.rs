@@ -8,22 +8,24 @@
 //! Order of decisions, following RFC 9110:
 //! 1. method: GET and HEAD are served; other registered methods get 405 with
 //!    `Allow`, unknown ones 501;
-//! 2. path: percent-decoded and normalised by `servelab_http::path`, 400 when it
+//! 2. credentials: with `--auth`, a request without a valid `Authorization:
+//!    Basic` gets 401 and the challenge ([`crate::auth`]), `/-/status` too;
+//! 3. path: percent-decoded and normalised by `servelab_http::path`, 400 when it
 //!    is unsafe; a dotfile is 404 unless `--dotfiles serve` (`/.well-known/`
 //!    excepted, see `servelab_http::dotfile`); opened beneath the root (see
 //!    [`crate::files`]);
 //!    with `--spa`, a missing route gets the root's `index.html` instead of
 //!    404 ([`crate::spa`]);
-//! 3. directories: with a trailing slash their `index.html` (or, with
+//! 4. directories: with a trailing slash their `index.html` (or, with
 //!    `--autoindex` and no `index.html`, a listing: [`crate::autoindex`]),
 //!    without it a 301;
-//! 4. representation (12.5.3): `Accept-Encoding` against the precompressed
+//! 5. representation (12.5.3): `Accept-Encoding` against the precompressed
 //!    siblings the file cache found (`X.br`, `X.zst`, `X.gz`); 406 only when the
 //!    client excludes the plain file and accepts none of them. Everything below
 //!    applies to the representation chosen: its ETag, its time, its length;
-//! 5. preconditions (13.2.2): `If-Match`, else `If-Unmodified-Since`, give 412;
+//! 6. preconditions (13.2.2): `If-Match`, else `If-Unmodified-Since`, give 412;
 //!    then `If-None-Match`, else `If-Modified-Since`, give 304;
-//! 6. ranges (GET only, 14.2): `If-Range`, then one range (206), several
+//! 7. ranges (GET only, 14.2): `If-Range`, then one range (206), several
 //!    (multipart 206; on an encoded file the whole file instead, since a
 //!    `Content-Encoding` would wrongly cover the multipart body), or
 //!    unsatisfiable (416).
@@ -71,6 +73,12 @@ pub(crate) fn respond(
             };
         }
     };
+    // --auth: before any path is looked at, the counters endpoints included.
+    if let Some(auth) = &site.auth
+        && !auth.allows(head)
+    {
+        return unauthorized(w, persist, head_only, out);
+    }
     // --status: the counters endpoints (owned by status.rs; a no-op without the flag).
     if let Some(resp) = crate::status::respond(req, head_only, site, w, persist, out) {
         return resp;
@@ -419,6 +427,25 @@ pub(crate) fn error(
 ) -> Response {
     w.clock.tick();
     error_at(status, w.clock.http(), persist, head_only, out)
+}
+
+/// 401 with the `WWW-Authenticate` challenge (RFC 7617), for `--auth`.
+fn unauthorized(w: &mut Local, persist: Persist, head_only: bool, out: &mut Vec<u8>) -> Response {
+    let status = Status::UNAUTHORIZED;
+    // The error head alone, then the challenge before its blank line.
+    error(status, w, persist, true, out);
+    out.truncate(out.len() - 2);
+    out.extend_from_slice(crate::auth::CHALLENGE);
+    out.extend_from_slice(b"\r\n");
+    let body = status.error_body();
+    if !head_only {
+        out.extend_from_slice(body.as_bytes());
+    }
+    Response {
+        status,
+        body_len: if head_only { 0 } else { body.len() as u64 },
+        body: Body::Empty,
+    }
 }
 
 /// [`error`] for callers without a worker (the acceptor answering 503).

@@ -48,6 +48,7 @@
 
 mod addr;
 mod args;
+mod auth;
 mod autoindex;
 mod cache;
 mod child;

@@ -6,6 +6,7 @@ mod support;
 
 mod access_log;
 mod addresses;
+mod auth;
 mod churn;
 mod client_gone;
 mod conditional;
