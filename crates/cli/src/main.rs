@@ -149,8 +149,24 @@ fn one_line(rendered: &str, command: &str) -> String {
     out
 }
 
+/// Lets `servelab engines | head` end quietly, as any Unix filter does.
+///
+/// Rust ignores SIGPIPE, so writing to a closed pipe is an `EPIPE` error and
+/// `println!` panics on it. For the commands that only print (no sockets), the
+/// default disposition is right: the process ends silently when its reader has
+/// gone. `serve`, `load` and `lab` keep SIGPIPE ignored, because there a peer
+/// closing a socket must be an error to handle, not death.
+#[allow(unsafe_code)]
+fn quiet_on_closed_pipe() {
+    // SAFETY: called first thing in `main`, before any thread is started;
+    // signal(2) with SIG_DFL only resets this process's disposition of SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 #[cfg(test)]
-mod flag_error_tests {
+mod tests {
     use super::*;
 
     fn error_of(words: &str) -> String {
@@ -176,21 +192,5 @@ mod flag_error_tests {
         assert!(e.ends_with("(see `servelab lab report --help`)"), "{e}");
         let e = error_of("servelab serve --engine nginx");
         assert!(e.ends_with("(see `servelab serve --help`)"), "{e}");
-    }
-}
-
-/// Lets `servelab engines | head` end quietly, as any Unix filter does.
-///
-/// Rust ignores SIGPIPE, so writing to a closed pipe is an `EPIPE` error and
-/// `println!` panics on it. For the commands that only print (no sockets), the
-/// default disposition is right: the process ends silently when its reader has
-/// gone. `serve`, `load` and `lab` keep SIGPIPE ignored, because there a peer
-/// closing a socket must be an error to handle, not death.
-#[allow(unsafe_code)]
-fn quiet_on_closed_pipe() {
-    // SAFETY: called first thing in `main`, before any thread is started;
-    // signal(2) with SIG_DFL only resets this process's disposition of SIGPIPE.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

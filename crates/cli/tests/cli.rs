@@ -568,6 +568,18 @@ fn stderr_lines(child: &mut Child) -> std::sync::mpsc::Receiver<String> {
     rx
 }
 
+/// A connection that has had one `GET /` answered (its status line read)
+/// and is kept alive.
+fn kept_alive(addr: SocketAddr, engine: &str) -> TcpStream {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s.write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n").unwrap();
+    let mut status = [0u8; 12];
+    s.read_exact(&mut status).unwrap();
+    assert_eq!(&status, b"HTTP/1.1 200", "{engine}");
+    s
+}
+
 /// `ab -k -c 50` against one pool worker printed nothing for 40 s: every
 /// connection but one waited, silently, for a worker that a kept-alive client
 /// held. Now the server says so, naming the flag to raise, on every engine
@@ -593,14 +605,7 @@ fn a_server_whose_workers_ran_out_says_which_flag_to_raise() {
         ]);
         let lines = stderr_lines(&mut child);
         // One kept-alive client holds the only worker...
-        let mut held = TcpStream::connect(addr).unwrap();
-        held.set_read_timeout(Some(Duration::from_secs(20)))
-            .unwrap();
-        held.write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
-            .unwrap();
-        let mut first = [0u8; 12];
-        held.read_exact(&mut first).unwrap();
-        assert_eq!(&first, b"HTTP/1.1 200", "{engine}");
+        let held = kept_alive(addr, engine);
         // ...and the next one waits for it.
         let mut waiting = TcpStream::connect(addr).unwrap();
         waiting
@@ -670,14 +675,7 @@ fn sigint_does_not_wait_for_idle_or_unused_connections_on_any_engine() {
             "--workers",
             "4",
         ]);
-        let mut idle = TcpStream::connect(addr).unwrap();
-        idle.set_read_timeout(Some(Duration::from_secs(20)))
-            .unwrap();
-        idle.write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
-            .unwrap();
-        let mut status = [0u8; 12];
-        idle.read_exact(&mut status).unwrap();
-        assert_eq!(&status, b"HTTP/1.1 200", "{engine}");
+        let idle = kept_alive(addr, engine.name());
         let unused: Vec<TcpStream> = (0..2).map(|_| TcpStream::connect(addr).unwrap()).collect();
         std::thread::sleep(Duration::from_millis(300));
         rustix::process::kill_process(

@@ -77,7 +77,7 @@ pub(crate) fn respond(
     if let Some(auth) = &site.auth
         && !auth.allows(head)
     {
-        return unauthorized(w, persist, head_only, out);
+        return error(Status::UNAUTHORIZED, w, persist, head_only, out);
     }
     // --status: the counters endpoints (owned by status.rs; a no-op without the flag).
     if let Some(resp) = crate::status::respond(req, head_only, site, w, persist, out) {
@@ -417,7 +417,8 @@ fn add_vary(out: &mut Vec<u8>, vary: bool) {
     }
 }
 
-/// An error page: a small HTML body, `Allow` on 405, `Retry-After` on 503.
+/// An error page: a small HTML body, `Allow` on 405, `Retry-After` on 503,
+/// `WWW-Authenticate` on 401.
 pub(crate) fn error(
     status: Status,
     w: &mut Local,
@@ -427,25 +428,6 @@ pub(crate) fn error(
 ) -> Response {
     w.clock.tick();
     error_at(status, w.clock.http(), persist, head_only, out)
-}
-
-/// 401 with the `WWW-Authenticate` challenge (RFC 7617), for `--auth`.
-fn unauthorized(w: &mut Local, persist: Persist, head_only: bool, out: &mut Vec<u8>) -> Response {
-    let status = Status::UNAUTHORIZED;
-    // The error head alone, then the challenge before its blank line.
-    error(status, w, persist, true, out);
-    out.truncate(out.len() - 2);
-    out.extend_from_slice(crate::auth::CHALLENGE);
-    out.extend_from_slice(b"\r\n");
-    let body = status.error_body();
-    if !head_only {
-        out.extend_from_slice(body.as_bytes());
-    }
-    Response {
-        status,
-        body_len: if head_only { 0 } else { body.len() as u64 },
-        body: Body::Empty,
-    }
 }
 
 /// [`error`] for callers without a worker (the acceptor answering 503).
@@ -468,6 +450,12 @@ pub(crate) fn error_at(
         head.retry_after = Some(1);
     }
     head.encode(out);
+    if status == Status::UNAUTHORIZED {
+        // RFC 9110 15.5.2: a 401 carries the challenge (`--auth`).
+        out.truncate(out.len() - 2);
+        out.extend_from_slice(crate::auth::CHALLENGE);
+        out.extend_from_slice(b"\r\n");
+    }
     if !head_only {
         out.extend_from_slice(body.as_bytes());
     }
