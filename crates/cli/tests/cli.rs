@@ -544,9 +544,9 @@ fn directory_argument_addresses_and_feature_flags() {
         let out = servelab().args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
-        let first = err.lines().next().unwrap_or_default();
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(
-            first.starts_with("error: ") && first.contains(says),
+            err.starts_with("servelab: error: ") && err.contains(says),
             "{args:?}: {err}"
         );
     }
