@@ -86,7 +86,7 @@ impl Limit {
             ),
         };
         format!(
-            "servelab: warning: {full} and connections are waiting for one \
+            "servelab: warning: {full} and connections are waiting \
              (a kept-alive connection holds its worker until it has been idle for \
              --keepalive-timeout {}): {raise}lower --keepalive-timeout, or use \
              --engine event or reactor, which serve any number of connections with \
