@@ -144,6 +144,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
             Ok(())
         }
         LabCommand::Report { dir } => {
+            rundir::check_results(&dir)?;
             report::rebuild(&dir)?;
             // Refresh the listing of the directory of runs too, if the lab owns
             // it; only the listing is lost if it cannot be written.
@@ -152,6 +153,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
             Ok(())
         }
         LabCommand::Compare { a, b, html } => {
+            rundir::check_results(&a)?;
+            rundir::check_results(&b)?;
             let ra = RunResults::read(&a)?;
             let rb = RunResults::read(&b)?;
             let (an, bn) = (a.display().to_string(), b.display().to_string());

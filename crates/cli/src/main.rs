@@ -12,7 +12,9 @@
 //!
 //! Errors: every subcommand returns `anyhow::Result`; `main` prints one line
 //! (`servelab: error: ...`, with the cause chain joined by `: `) and exits with
-//! status 2. Flag errors are reported by clap, also with status 2.
+//! status 2. Flag errors come from clap and are printed the same way, on one
+//! line with clap's tip and the command whose `--help` to read ([`flag_error`]);
+//! `--help` and `--version` print as clap prints them and exit 0.
 
 // The `///` comments on flags are clap's help text, written for a terminal
 // (`results/<name>-<timestamp>`, `http://host[:port]/path`), not rustdoc markup.
@@ -51,7 +53,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return flag_error(&err, &command_path(std::env::args_os().skip(1))),
+    };
     if matches!(cli.command, Command::Engines | Command::Sim(_)) {
         quiet_on_closed_pipe();
     }
@@ -71,6 +76,79 @@ fn main() -> ExitCode {
     }
 }
 
+/// Reports a flag error of clap's in the binary's one style, or prints the
+/// help or version that was asked for.
+///
+/// clap renders an error as a paragraph: `error: MESSAGE`, maybe indented
+/// continuation lines, a `tip:`, a usage line and "For more information, try
+/// '--help'". That is three to six lines without the `servelab:` prefix that
+/// every other error has, and scripts (the lab among them) read the first line.
+/// Here the message and the tip are joined on one line, and the usage line
+/// gives the command whose `--help` to suggest.
+fn flag_error(err: &clap::Error, command: &str) -> ExitCode {
+    use clap::error::ErrorKind;
+    match err.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = err.print();
+            ExitCode::SUCCESS
+        }
+        // `servelab` alone: the help, but the command was not run.
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = err.print();
+            ExitCode::from(2)
+        }
+        _ => {
+            eprintln!(
+                "servelab: error: {}",
+                one_line(&err.render().to_string(), command)
+            );
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The (sub)command that the words name, `servelab lab report` for
+/// `lab report --bad`: the leading words that are subcommands.
+fn command_path(words: impl IntoIterator<Item = std::ffi::OsString>) -> String {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let mut path = String::from("servelab");
+    for word in words {
+        let Some(sub) = word.to_str().and_then(|w| cmd.find_subcommand(w)).cloned() else {
+            break;
+        };
+        path.push(' ');
+        path.push_str(sub.get_name());
+        cmd = sub;
+    }
+    path
+}
+
+/// clap's rendered error as one line: the message (its continuation lines
+/// joined), then each tip, then which `--help` to read.
+fn one_line(rendered: &str, command: &str) -> String {
+    let mut message: Vec<&str> = Vec::new();
+    let mut tips: Vec<&str> = Vec::new();
+    for line in rendered.lines().map(str::trim) {
+        if line.starts_with("Usage: ") {
+            continue;
+        } else if let Some(tip) = line.strip_prefix("tip: ") {
+            tips.push(tip);
+        } else if line.is_empty() || line.starts_with("For more information") {
+            continue;
+        } else {
+            message.push(line.strip_prefix("error: ").unwrap_or(line));
+        }
+    }
+    let mut out = message.join(" ");
+    for tip in tips {
+        out.push_str("; ");
+        out.push_str(tip);
+    }
+    out.push_str(&format!(" (see `{command} --help`)"));
+    out
+}
+
 /// Lets `servelab engines | head` end quietly, as any Unix filter does.
 ///
 /// Rust ignores SIGPIPE, so writing to a closed pipe is an `EPIPE` error and
@@ -84,5 +162,35 @@ fn quiet_on_closed_pipe() {
     // signal(2) with SIG_DFL only resets this process's disposition of SIGPIPE.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error_of(words: &str) -> String {
+        let err = Cli::try_parse_from(words.split_whitespace()).unwrap_err();
+        let command = command_path(words.split_whitespace().skip(1).map(Into::into));
+        one_line(&err.render().to_string(), &command)
+    }
+
+    #[test]
+    fn a_flag_error_is_one_line_with_the_tip_and_the_command() {
+        let e = error_of("servelab serve --prot 3");
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(e.starts_with("unexpected argument '--prot' found"), "{e}");
+        assert!(e.contains("a similar argument exists: '--port'"), "{e}");
+        assert!(e.ends_with("(see `servelab serve --help`)"), "{e}");
+        let e = error_of("servelab lod");
+        assert!(e.contains("'lod'") && e.contains("'load'"), "{e}");
+        assert!(e.ends_with("(see `servelab --help`)"), "{e}");
+        // A required argument: clap lists it on an indented line of its own.
+        let e = error_of("servelab lab report");
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(e.contains("<DIR>"), "{e}");
+        assert!(e.ends_with("(see `servelab lab report --help`)"), "{e}");
+        let e = error_of("servelab serve --engine nginx");
+        assert!(e.ends_with("(see `servelab serve --help`)"), "{e}");
     }
 }

@@ -20,14 +20,15 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
         bundled_site().context("no --root given and the bundled site www/ was not found")
     })?;
     let (workers, max_conns) = (config.workers, config.max_conns);
+    let auth = config.auth.is_some();
     let server = Server::bind(config)?;
     let engine = server.engine();
     let workers = if engine.uses_workers() {
-        format!("{workers} workers")
+        count(workers, "worker")
     } else if matches!(engine, Engine::Thread | Engine::Fork) {
-        format!("at most {max_conns} connections at once")
+        format!("at most {} at once", count(max_conns, "connection"))
     } else {
-        "1 worker".to_owned()
+        count(1, "worker")
     };
     let addrs: Vec<String> = server
         .local_addrs()
@@ -39,8 +40,29 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
         server.root().display(),
         addrs.join(" and "),
     );
+    if let Some(addr) = auth.then(|| exposed(server.local_addrs())).flatten() {
+        eprintln!(
+            "servelab: warning: --auth on {addr}, which is not a loopback address, without TLS: \
+             Basic credentials are base64, not encrypted, and anyone on the network path can \
+             read them; listen on 127.0.0.1 or put a TLS proxy in front"
+        );
+    }
     server.run_until_signal()?;
     Ok(())
+}
+
+/// The first address that other machines can reach (not loopback).
+fn exposed(addrs: &[std::net::SocketAddr]) -> Option<std::net::SocketAddr> {
+    addrs.iter().copied().find(|a| !a.ip().is_loopback())
+}
+
+/// "1 worker", "2 workers".
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }
 
 /// Prints the engines, one line each.
@@ -104,6 +126,27 @@ mod tests {
         assert_eq!(a.delay, Some(Dist::Const(Duration::from_millis(40))));
         let err = args("--delay exp:-1ms").unwrap_err().to_string();
         assert!(err.contains("exp:-1ms"), "{err}");
+    }
+
+    #[test]
+    fn auth_off_loopback_is_found() {
+        let loopback = [
+            "127.0.0.1:8080".parse().unwrap(),
+            "[::1]:8080".parse().unwrap(),
+        ];
+        assert_eq!(exposed(&loopback), None);
+        let any: std::net::SocketAddr = "[::]:8080".parse().unwrap();
+        assert_eq!(exposed(&[loopback[0], any]), Some(any));
+        let lan: std::net::SocketAddr = "192.168.1.2:80".parse().unwrap();
+        assert_eq!(exposed(&[lan]), Some(lan));
+    }
+
+    /// Regression: the start line said "(engine reactor, 1 workers)".
+    #[test]
+    fn counts_agree_with_their_noun() {
+        assert_eq!(count(1, "worker"), "1 worker");
+        assert_eq!(count(2, "worker"), "2 workers");
+        assert_eq!(count(1, "connection"), "1 connection");
     }
 
     #[test]

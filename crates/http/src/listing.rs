@@ -12,7 +12,10 @@
 //!   UTF-8 cannot be given here at all, for the same reason);
 //! - dotfiles are left out unless the server serves them (`--dotfiles serve`): a listing must
 //!   not advertise what a request would get 404 for;
-//! - sizes in bytes for files, `-` for directories; modification times as IMF-fixdate (UTC).
+//! - sizes for people (`1.0 MiB`, binary units) with the exact byte count in a `title`
+//!   tooltip, `-` for directories; modification times as IMF-fixdate (UTC);
+//! - one small inline `<style>` and a `viewport` meta, so the page reads on a phone (the
+//!   date column gives way on narrow screens); no script, no external resource.
 //!
 //! Links are relative (`name`, `name/`, `../`): the page is only served at the directory's
 //! slashed URL, so they resolve inside it.
@@ -66,25 +69,27 @@ impl Listing<'_> {
                 .then_with(|| a.name.cmp(&b.name))
         });
         out.extend_from_slice(
-            b"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n<title>Index of /",
+            b"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n\
+              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+              <title>Index of /",
         );
         escape_html(self.dir, out);
         if !self.dir.is_empty() {
             out.push(b'/');
         }
-        out.extend_from_slice(
-            b"</title>\n<style>td{padding:0 1em}td.n{text-align:right}</style></head>\n<body>\n<h1>Index of /",
-        );
+        out.extend_from_slice(b"</title>\n<style>");
+        out.extend_from_slice(STYLE.as_bytes());
+        out.extend_from_slice(b"</style></head>\n<body>\n<h1>Index of /");
         escape_html(self.dir, out);
         if !self.dir.is_empty() {
             out.push(b'/');
         }
         out.extend_from_slice(
-            b"</h1>\n<table>\n<tr><th>Name</th><th>Size</th><th>Modified</th></tr>\n",
+            b"</h1>\n<table>\n<tr><th>Name</th><th class=\"n\">Size</th><th class=\"t\">Modified</th></tr>\n",
         );
         if !self.dir.is_empty() {
             out.extend_from_slice(
-                b"<tr><td><a href=\"../\">../</a></td><td class=\"n\">-</td><td></td></tr>\n",
+                b"<tr><td><a href=\"../\">../</a></td><td class=\"n\">-</td><td class=\"t\"></td></tr>\n",
             );
         }
         let mut num = itoa::Buffer::new();
@@ -99,13 +104,15 @@ impl Listing<'_> {
             if e.is_dir {
                 out.push(b'/');
             }
-            out.extend_from_slice(b"</a></td><td class=\"n\">");
             if e.is_dir {
-                out.push(b'-');
+                out.extend_from_slice(b"</a></td><td class=\"n\">-");
             } else {
+                out.extend_from_slice(b"</a></td><td class=\"n\" title=\"");
                 out.extend_from_slice(num.format(e.len).as_bytes());
+                out.extend_from_slice(b" bytes\">");
+                human_size(e.len, out);
             }
-            out.extend_from_slice(b"</td><td>");
+            out.extend_from_slice(b"</td><td class=\"t\">");
             out.extend_from_slice(&fmt_http_date(e.mtime));
             out.extend_from_slice(b"</td></tr>\n");
         }
@@ -127,6 +134,40 @@ impl Listing<'_> {
                 .bytes()
                 .any(|b| b < 0x20 || b == 0x7f || b == b'\\' || b == b'/')
     }
+}
+
+/// The page's whole style: readable type and spacing, zebra rows, sizes
+/// right-aligned, and below 40em the date column gives way to the names.
+/// Inline, so the page needs nothing else; a `--header
+/// 'Content-Security-Policy: ...'` that forbids inline style leaves a plain but
+/// usable table.
+const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;margin:1em auto;max-width:60em;\
+padding:0 1em;color:#222;background:#fff}\
+h1{font-size:1.25em;font-weight:600;overflow-wrap:anywhere}\
+table{border-collapse:collapse;width:100%}\
+th{text-align:left;font-weight:600;border-bottom:2px solid #ddd}\
+td,th{padding:.35em .6em}tr:nth-child(even) td{background:#f5f5f7}\
+.n{text-align:right;white-space:nowrap}.t{white-space:nowrap;color:#555}\
+a{color:#0550ae;text-decoration:none;overflow-wrap:anywhere}a:hover{text-decoration:underline}\
+p{color:#555}@media (max-width:40em){.t{display:none}td,th{padding:.5em .4em}}";
+
+/// A size in binary units with one decimal past 1 KiB (`512 B`, `1.5 KiB`,
+/// `1.0 MiB`); the exact count goes in the cell's tooltip.
+fn human_size(bytes: u64, out: &mut Vec<u8>) {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if bytes < 1024 {
+        out.extend_from_slice(itoa::Buffer::new().format(bytes).as_bytes());
+        out.extend_from_slice(b" B");
+        return;
+    }
+    let mut unit = 0;
+    let mut scaled = bytes as f64 / 1024.0;
+    // Round first, so 1048575 bytes reads `1.0 MiB`, not `1024.0 KiB`.
+    while (scaled * 10.0).round() / 10.0 >= 1024.0 && unit + 1 < UNITS.len() {
+        scaled /= 1024.0;
+        unit += 1;
+    }
+    out.extend_from_slice(format!("{scaled:.1} {}", UNITS[unit]).as_bytes());
 }
 
 fn cmp_ignore_case(a: &str, b: &str) -> std::cmp::Ordering {
@@ -216,7 +257,9 @@ mod tests {
         let html = render("docs/sub", false, &mut e);
         assert_eq!(hrefs(&html), ["../", "d/", "f"]);
         assert!(html.contains("<title>Index of /docs/sub/</title>"));
-        assert!(html.contains("<td class=\"n\">1234</td><td>Sun, 06 Nov 1994 08:49:37 GMT</td>"));
+        assert!(html.contains(
+            "<td class=\"n\" title=\"1234 bytes\">1.2 KiB</td><td class=\"t\">Sun, 06 Nov 1994 08:49:37 GMT</td>"
+        ));
         assert!(html.contains(">d/</a></td><td class=\"n\">-</td>"));
         assert!(!html.contains("4096"));
     }
@@ -271,6 +314,31 @@ mod tests {
         assert!(!html.contains(".env") && !html.contains(".git"));
         let html = render("d", true, &mut e);
         assert_eq!(hrefs(&html), ["../", ".git/", ".env", "ok"]);
+    }
+
+    #[test]
+    fn sizes_read_in_binary_units_with_the_bytes_in_a_tooltip() {
+        let cases = [
+            (0, "0 B"),
+            (1023, "1023 B"),
+            (1024, "1.0 KiB"),
+            (1536, "1.5 KiB"),
+            (1_048_575, "1.0 MiB"),
+            (1_048_576, "1.0 MiB"),
+            (5 * 1024 * 1024 * 1024 + 1, "5.0 GiB"),
+            (u64::MAX, "16.0 EiB"),
+        ];
+        for (bytes, text) in cases {
+            let mut out = Vec::new();
+            human_size(bytes, &mut out);
+            assert_eq!(String::from_utf8(out).unwrap(), text, "{bytes}");
+        }
+        let html = render("", false, &mut [entry("big", false, 1_048_576)]);
+        assert!(
+            html.contains("title=\"1048576 bytes\">1.0 MiB</td>"),
+            "{html}"
+        );
+        assert!(html.contains("name=\"viewport\""), "{html}");
     }
 
     #[test]

@@ -39,6 +39,8 @@ impl Status {
     pub const NOT_MODIFIED: Status = Status(304);
     /// 400 Bad Request.
     pub const BAD_REQUEST: Status = Status(400);
+    /// 401 Unauthorized: `--auth` is on and the request has no valid credentials.
+    pub const UNAUTHORIZED: Status = Status(401);
     /// 403 Forbidden: the file exists but cannot be read.
     pub const FORBIDDEN: Status = Status(403);
     /// 404 Not Found.
@@ -99,6 +101,7 @@ impl Status {
             302 => "Found",
             304 => "Not Modified",
             400 => "Bad Request",
+            401 => "Unauthorized",
             403 => "Forbidden",
             404 => "Not Found",
             405 => "Method Not Allowed",
@@ -132,6 +135,11 @@ impl Status {
                 "400",
                 "Bad Request",
                 "The server could not understand this request."
+            ),
+            401 => error_page!(
+                "401",
+                "Unauthorized",
+                "This server asks for a user name and password."
             ),
             403 => error_page!(
                 "403",

@@ -45,6 +45,12 @@ pub enum LabError {
         /// What is missing or malformed.
         message: String,
     },
+    /// `lab report` or `lab compare` was given a directory that holds no
+    /// `results.json` (or nothing at all); nothing was read or written.
+    #[error(
+        "{0} is not a servelab lab run (no results.json): give a run's directory, such as results/NAME-TIME, or make one with `servelab lab run NAME`"
+    )]
+    NoResults(PathBuf),
     /// `--out` names something that exists; nothing was run or written.
     #[error(
         "{0} already exists; a run goes into a new directory (choose another --out, or add --force to replace a previous lab run)"

@@ -34,6 +34,23 @@ pub struct RunDir {
     pub runs: Option<PathBuf>,
 }
 
+/// Checks that `path` is a run's `results.json` or a directory holding one,
+/// before `lab report` or `lab compare` reads it: the usual mistake (a
+/// directory of runs, a typo) then gets a sentence that says what to give,
+/// not the system's "No such file or directory" about a file the user never named.
+pub fn check_results(path: &Path) -> Result<()> {
+    let file = if path.is_dir() {
+        path.join("results.json")
+    } else {
+        path.to_path_buf()
+    };
+    if file.is_file() {
+        Ok(())
+    } else {
+        Err(LabError::NoResults(path.to_path_buf()))
+    }
+}
+
 /// Whether `dir` holds a lab run.
 pub fn is_run(dir: &Path) -> bool {
     dir.join(RUN_MARKER).is_file()

@@ -98,6 +98,18 @@ pub struct ServeArgs {
     /// List directories that have no index.html (sorted, dotfiles left out).
     #[arg(long)]
     pub autoindex: bool,
+    /// Single-page application: a GET or HEAD of a route with no file gets
+    /// /index.html; a missing asset (a last segment with an extension, such
+    /// as /app.js) stays 404.
+    #[arg(long)]
+    pub spa: bool,
+    /// Require HTTP Basic credentials (401 otherwise), checked against FILE:
+    /// `user:hash` lines of bcrypt hashes, as `htpasswd -B` writes them.
+    /// Plaintext and weak hashes are refused at start. Without TLS the
+    /// password crosses the network readable: use it on loopback or behind
+    /// a TLS proxy.
+    #[arg(long, value_name = "FILE")]
+    pub auth: Option<PathBuf>,
     /// Files and directories whose name starts with `.`: `hide` (404, except
     /// /.well-known/) or `serve`.
     #[arg(long, value_name = "hide|serve", default_value = "hide")]
@@ -185,6 +197,8 @@ impl ServeArgs {
         config.work = self.work;
         config.seed = self.seed;
         config.autoindex = self.autoindex;
+        config.spa = self.spa;
+        config.auth = self.auth;
         config.dotfiles = self.dotfiles;
         config.headers = self.header;
         config.on_abandon = self.on_abandon;
@@ -264,6 +278,12 @@ impl ServeArgs {
         }
         if self.autoindex {
             out.switch("--autoindex");
+        }
+        if self.spa {
+            out.switch("--spa");
+        }
+        if let Some(auth) = &self.auth {
+            out.flag("--auth", auth.as_os_str());
         }
         if self.dotfiles != d.dotfiles {
             out.flag("--dotfiles", self.dotfiles.name());
@@ -405,6 +425,8 @@ mod tests {
             work: Some("lognormal:1ms,2".parse().unwrap()),
             seed: 42,
             autoindex: true,
+            spa: true,
+            auth: Some("/etc/servelab users".into()),
             dotfiles: Dotfiles::Serve,
             header: vec![
                 "Cache-Control: max-age=60".parse().unwrap(),

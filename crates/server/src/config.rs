@@ -198,6 +198,12 @@ pub struct Config {
     pub seed: u64,
     /// `--autoindex`: list a directory that has no `index.html` (else 404).
     pub autoindex: bool,
+    /// `--spa`: answer a GET or HEAD of a missing route (no extension in its
+    /// last segment) with the root's `index.html`; a missing asset stays 404.
+    pub spa: bool,
+    /// `--auth`: an htpasswd file of bcrypt hashes; every request must carry
+    /// the Basic credentials of one of its users (else 401).
+    pub auth: Option<PathBuf>,
     /// `--dotfiles`: hide (404) or serve names starting with `.`.
     pub dotfiles: Dotfiles,
     /// `--header`: fields added to every successful (2xx, 3xx) response.
@@ -232,6 +238,8 @@ impl Config {
             work: None,
             seed: 0,
             autoindex: false,
+            spa: false,
+            auth: None,
             dotfiles: Dotfiles::default(),
             headers: Vec::new(),
             on_abandon: OnAbandon::default(),

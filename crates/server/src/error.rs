@@ -26,7 +26,14 @@ pub enum ServerError {
     /// The root exists but is not a directory; the server does not start.
     #[error("root {0} is not a directory")]
     RootNotDir(PathBuf),
-    /// The address could not be bound (in use, not local, no permission).
+    /// Another socket already listens on the address; the server does not
+    /// start. The usual first mistake (a second server, or one still running),
+    /// so the message says what to change.
+    #[error(
+        "cannot listen on {0}: the address is already in use (is another server running there?): choose another port with --port N (0 picks a free one) or another --addr HOST:PORT"
+    )]
+    AddrInUse(std::net::SocketAddr),
+    /// The address could not be bound (not local, no permission).
     #[error("cannot listen on {addr}")]
     Bind {
         /// The address asked for.
@@ -42,6 +49,16 @@ pub enum ServerError {
         /// What the system said.
         source: io::Error,
     },
+    /// The `--auth` file cannot be read or is not safe to use (a weak hash, a
+    /// malformed line); the server does not start. The message says which
+    /// line and why, and the system's words when it could not be read.
+    #[error("--auth {path}: {message}")]
+    Auth {
+        /// The password file.
+        path: PathBuf,
+        /// What is wrong, and what to do.
+        message: String,
+    },
     /// A configuration value is out of range (for example zero workers).
     #[error("invalid configuration: {0}")]
     Config(String),
@@ -56,6 +73,15 @@ pub enum ServerError {
 }
 
 impl ServerError {
+    /// The error for a failed bind of `addr`.
+    pub(crate) fn bind(addr: std::net::SocketAddr, source: io::Error) -> ServerError {
+        if source.kind() == io::ErrorKind::AddrInUse {
+            ServerError::AddrInUse(addr)
+        } else {
+            ServerError::Bind { addr, source }
+        }
+    }
+
     pub(crate) fn io(context: &'static str) -> impl FnOnce(io::Error) -> ServerError {
         move |source| ServerError::Io { context, source }
     }
@@ -93,5 +119,19 @@ mod tests {
             chain.starts_with("cannot listen on 127.0.0.1:80: "),
             "{chain}"
         );
+    }
+
+    #[test]
+    fn an_address_in_use_says_what_to_change() {
+        let addr = "127.0.0.1:8080".parse().unwrap();
+        let e = ServerError::bind(addr, io::Error::from_raw_os_error(libc::EADDRINUSE));
+        let chain = Chain(&e).to_string();
+        assert!(chain.contains("already in use"), "{chain}");
+        assert!(
+            chain.contains("--port N") && chain.contains("--addr"),
+            "{chain}"
+        );
+        let e = ServerError::bind(addr, io::Error::from_raw_os_error(libc::EACCES));
+        assert!(matches!(e, ServerError::Bind { .. }));
     }
 }

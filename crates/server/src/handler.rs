@@ -8,20 +8,24 @@
 //! Order of decisions, following RFC 9110:
 //! 1. method: GET and HEAD are served; other registered methods get 405 with
 //!    `Allow`, unknown ones 501;
-//! 2. path: percent-decoded and normalised by `servelab_http::path`, 400 when it
+//! 2. credentials: with `--auth`, a request without a valid `Authorization:
+//!    Basic` gets 401 and the challenge ([`crate::auth`]), `/-/status` too;
+//! 3. path: percent-decoded and normalised by `servelab_http::path`, 400 when it
 //!    is unsafe; a dotfile is 404 unless `--dotfiles serve` (`/.well-known/`
 //!    excepted, see `servelab_http::dotfile`); opened beneath the root (see
 //!    [`crate::files`]);
-//! 3. directories: with a trailing slash their `index.html` (or, with
+//!    with `--spa`, a missing route gets the root's `index.html` instead of
+//!    404 ([`crate::spa`]);
+//! 4. directories: with a trailing slash their `index.html` (or, with
 //!    `--autoindex` and no `index.html`, a listing: [`crate::autoindex`]),
 //!    without it a 301;
-//! 4. representation (12.5.3): `Accept-Encoding` against the precompressed
+//! 5. representation (12.5.3): `Accept-Encoding` against the precompressed
 //!    siblings the file cache found (`X.br`, `X.zst`, `X.gz`); 406 only when the
 //!    client excludes the plain file and accepts none of them. Everything below
 //!    applies to the representation chosen: its ETag, its time, its length;
-//! 5. preconditions (13.2.2): `If-Match`, else `If-Unmodified-Since`, give 412;
+//! 6. preconditions (13.2.2): `If-Match`, else `If-Unmodified-Since`, give 412;
 //!    then `If-None-Match`, else `If-Modified-Since`, give 304;
-//! 6. ranges (GET only, 14.2): `If-Range`, then one range (206), several
+//! 7. ranges (GET only, 14.2): `If-Range`, then one range (206), several
 //!    (multipart 206; on an encoded file the whole file instead, since a
 //!    `Content-Encoding` would wrongly cover the multipart body), or
 //!    unsatisfiable (416).
@@ -69,6 +73,12 @@ pub(crate) fn respond(
             };
         }
     };
+    // --auth: before any path is looked at, the counters endpoints included.
+    if let Some(auth) = &site.auth
+        && !auth.allows(head)
+    {
+        return error(Status::UNAUTHORIZED, w, persist, head_only, out);
+    }
     // --status: the counters endpoints (owned by status.rs; a no-op without the flag).
     if let Some(resp) = crate::status::respond(req, head_only, site, w, persist, out) {
         return resp;
@@ -113,6 +123,15 @@ fn serve_path(
     let is_dir = match w.files.open(&site.root, path) {
         Ok(Entry::Dir { .. }) => true,
         Ok(Entry::File(_)) => false,
+        Err(FileError::NotFound) if site.config.spa && crate::spa::is_route(path) => {
+            return match w.files.open(&site.root, "index.html") {
+                Ok(Entry::File(f)) => {
+                    send_file(ask, f, "index.html", site, w.clock.http(), persist, out)
+                }
+                Ok(Entry::Dir { .. }) => error(Status::NOT_FOUND, w, persist, head_only, out),
+                Err(e) => file_error(e, "index.html", w, persist, head_only, out),
+            };
+        }
         Err(e) => return file_error(e, path, w, persist, head_only, out),
     };
     match (is_dir, kind) {
@@ -398,7 +417,8 @@ fn add_vary(out: &mut Vec<u8>, vary: bool) {
     }
 }
 
-/// An error page: a small HTML body, `Allow` on 405, `Retry-After` on 503.
+/// An error page: a small HTML body, `Allow` on 405, `Retry-After` on 503,
+/// `WWW-Authenticate` on 401.
 pub(crate) fn error(
     status: Status,
     w: &mut Local,
@@ -430,6 +450,12 @@ pub(crate) fn error_at(
         head.retry_after = Some(1);
     }
     head.encode(out);
+    if status == Status::UNAUTHORIZED {
+        // RFC 9110 15.5.2: a 401 carries the challenge (`--auth`).
+        out.truncate(out.len() - 2);
+        out.extend_from_slice(crate::auth::CHALLENGE);
+        out.extend_from_slice(b"\r\n");
+    }
     if !head_only {
         out.extend_from_slice(body.as_bytes());
     }

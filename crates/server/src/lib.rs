@@ -21,8 +21,9 @@
 //!   in `servelab-http`
 //! - what a request gets: `handler.rs` (static files: dotfiles, precompressed
 //!   siblings, preconditions, ranges, `--header`), `autoindex.rs`
-//!   (`--autoindex` listings), `status.rs` (`/-/status`, `/-/metrics`), all
-//!   producing `response.rs`; `files.rs` opens beneath the root with
+//!   (`--autoindex` listings), `spa.rs` (`--spa` routes), `auth.rs`
+//!   (`--auth`, HTTP Basic against bcrypt hashes), `status.rs` (`/-/status`,
+//!   `/-/metrics`), all producing `response.rs`; `files.rs` opens beneath the root with
 //!   `openat2(RESOLVE_BENEATH)`, `cache.rs` keeps open files and their
 //!   precompressed siblings
 //! - the access log: `log.rs` (writers, sync and buffered), `log/line.rs` and
@@ -32,7 +33,8 @@
 //! - shared and per-thread state: `shared.rs`; `--delay`/`--work`:
 //!   `service.rs`; counters: [`Stats`] (`stats.rs`) with the service-time
 //!   histogram ([`ServiceTimes`], `service_time.rs`); graceful stop:
-//!   `shutdown.rs`; forked children: `child.rs`
+//!   `shutdown.rs`; forked children: `child.rs`; the warning when an
+//!   engine's workers have run out: `saturation.rs`
 //!
 //! ```no_run
 //! use servelab_server::{Config, Engine, Server};
@@ -48,6 +50,7 @@
 
 mod addr;
 mod args;
+mod auth;
 mod autoindex;
 mod cache;
 mod child;
@@ -62,11 +65,13 @@ mod files;
 mod handler;
 mod log;
 mod response;
+mod saturation;
 mod server;
 mod service;
 mod service_time;
 mod shared;
 mod shutdown;
+mod spa;
 mod stats;
 mod status;
 

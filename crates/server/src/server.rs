@@ -44,8 +44,7 @@ impl Server {
         let mut listeners = Vec::with_capacity(wanted.len());
         let mut addrs = Vec::with_capacity(wanted.len());
         for addr in wanted {
-            let listener =
-                listen(addr, &site).map_err(|source| ServerError::Bind { addr, source })?;
+            let listener = listen(addr, &site).map_err(|source| ServerError::bind(addr, source))?;
             addrs.push(listener.local_addr().unwrap_or(addr));
             listeners.push(listener);
         }

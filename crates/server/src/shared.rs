@@ -27,6 +27,8 @@ pub(crate) struct Shared {
     pub(crate) log: AccessLog,
     pub(crate) stats: Arc<Stats>,
     pub(crate) shutdown: Shutdown,
+    /// `--auth`: the users, loaded and checked at start (see `auth.rs`).
+    pub(crate) auth: Option<crate::auth::Auth>,
     /// The `--header` fields, encoded once (`Name: value\r\n` each).
     pub(crate) extra_headers: Vec<u8>,
     /// [`Local`]s created so far: each gets its own random stream.
@@ -51,7 +53,12 @@ impl Shared {
         for h in &config.headers {
             h.encode(&mut extra_headers);
         }
+        let auth = match &config.auth {
+            Some(path) => Some(crate::auth::Auth::load(path)?),
+            None => None,
+        };
         Ok(Shared {
+            auth,
             extra_headers,
             config,
             root,

@@ -111,6 +111,7 @@ pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), S
         last_sweep: Instant::now(),
     };
     let mut backoff = Backoff::default();
+    let _watch = crate::saturation::watch(listeners, site, None);
     loop {
         let at_cap = kids.live.len() >= site.config.max_conns;
         let timeout = policy::timespec(SWEEP);

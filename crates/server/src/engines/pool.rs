@@ -37,6 +37,8 @@ pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), S
             .map_err(ServerError::io("starting a pool worker"))?;
         workers.push(handle);
     }
+    let queued = rx.clone();
+    let _watch = crate::saturation::watch(listeners, site, Some(Box::new(move || queued.len())));
     drop(rx);
     blocking::accept_loop(listeners, site, |stream, peer| {
         match tx.try_send((stream, peer)) {

@@ -69,7 +69,9 @@ pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), S
         Some(_) => signal_hook::flag::register(signal_hook::consts::SIGHUP, hup.clone()).ok(),
         None => None,
     };
+    let watch = crate::saturation::watch(listeners, site, None);
     let result = supervise(listeners, site, &hup, hup_id.is_some());
+    drop(watch);
     if let Some(id) = hup_id {
         signal_hook::low_level::unregister(id);
     }

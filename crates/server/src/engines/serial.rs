@@ -13,6 +13,7 @@ use crate::shared::Shared;
 
 pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), ServerError> {
     let mut worker = site.local();
+    let _watch = crate::saturation::watch(listeners, site, None);
     blocking::accept_loop(listeners, site, |stream, peer| {
         blocking::serve(stream, peer, site, &mut worker);
         Next::Continue

@@ -88,6 +88,7 @@ pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), S
         done: done_rx,
     };
     let mut next_id = 0u64;
+    let _watch = crate::saturation::watch(listeners, site, None);
     blocking::accept_loop(listeners, site, |stream, peer| {
         threads.reap(false, site);
         let id = next_id;

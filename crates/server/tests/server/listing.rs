@@ -54,7 +54,7 @@ fn listing_is_sorted_escaped_and_hides_dotfiles() {
         assert!(html.contains("&lt;b&gt;&amp;&#39;.txt</a>"), "{engine}");
         assert!(!html.contains("secret"), "{engine}: dotfile listed");
         assert!(
-            html.contains("<td class=\"n\">2</td>"),
+            html.contains("<td class=\"n\" title=\"2 bytes\">2 B</td>"),
             "{engine}: B.txt's size"
         );
 

@@ -6,6 +6,7 @@ mod support;
 
 mod access_log;
 mod addresses;
+mod auth;
 mod churn;
 mod client_gone;
 mod conditional;
@@ -29,5 +30,6 @@ mod service_histogram;
 mod shutdown;
 mod slow_clients;
 mod smuggling;
+mod spa;
 mod static_files;
 mod traversal;
