@@ -6,7 +6,8 @@
 //! progress bar to stderr when it is a terminal.
 //!
 //! Exit status: 0 when the run measured what it was asked to; 2 for bad input
-//! or a run that could not start (before anything runs); 3 when more than
+//! or a run that could not start (before anything runs, or no connect ever
+//! succeeded: `connection refused to ADDR: is a server listening?`); 3 when more than
 //! `--max-error-rate` of the outcomes were errors, or nothing finished at all; 4
 //! when a `--fail-if` threshold was crossed or could not be measured. When both
 //! 3 and 4 apply the status is 3 (the latencies of a failing run mean little),
@@ -30,9 +31,10 @@ use servelab_load::{
     after_help = "DIST: 40ms, 1s, const:1s, exp:6s, uniform:4s..10s, lognormal:MEAN,CV, A+DIST \
     (e.g. 50s+exp:5s); plain numbers are seconds (the same syntax as servelab sim and serve --delay).\n\
     THRESHOLD: METRIC OP VALUE with OP one of > >= < <=; METRIC: p50 p90 p99 p99.9 max mean \
-    (corrected latency, VALUE a duration), errors unfinished (VALUE a share: 1% or 0.01), \
-    rps goodput (per second).\n\
-    Exit status: 0 ok; 2 bad input or the run could not start; 3 error rate above \
+    (corrected latency, VALUE a duration with its unit: 200ms, 1.5s, 250us), errors unfinished \
+    (VALUE a share: 1% or 0.01), rps goodput (per second).\n\
+    Exit status: 0 ok; 2 bad input or the run could not start (also: no connection could \
+    be made, said within about a second); 3 error rate above \
     --max-error-rate, or no request finished; 4 a --fail-if threshold crossed or not measured."
 )]
 pub(crate) struct Args {
@@ -309,6 +311,13 @@ fn load(a: RunArgs) -> anyhow::Result<()> {
     if !a.quiet {
         print!("{}", report.summary());
     }
+    if let Some(failure) = &report.connect_failure {
+        // Nothing was ever connected: one error line that says what to check
+        // (status 2, a run that could not start), not an error budget.
+        use std::io::Write as _;
+        let _ = std::io::stdout().flush();
+        anyhow::bail!("{failure}");
+    }
     let (status, lines) = verdict(&report, &checks);
     for line in &lines {
         eprintln!("servelab: load failed: {line}");
@@ -463,6 +472,20 @@ mod tests {
             // One line, naming the flag.
             let msg = format!("{e:#}");
             assert!(!msg.contains('\n') && msg.contains("--"), "{msg}");
+        }
+        // A latency without a unit is refused with the fix (issue 19).
+        let e = checks(&["http://127.0.0.1:1/", "--fail-if", "p99>200"]).unwrap_err();
+        let msg = format!("{e:#}");
+        assert!(msg.contains("write `p99>200ms`"), "{msg}");
+    }
+
+    #[test]
+    fn help_names_every_metric_of_the_catalogue() {
+        use clap::CommandFactory as _;
+        let help = Cli::command().render_long_help().to_string();
+        let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        for m in servelab_load::Metric::ALL {
+            assert!(help.contains(&format!(" {m} ")), "{m} missing from --help");
         }
     }
 

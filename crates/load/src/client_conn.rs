@@ -50,6 +50,9 @@ pub(crate) struct Request {
     pub attempts: u32,
     /// Index of the target.
     pub target: usize,
+    /// Whether an attempt of it was ever written to a socket: a request held
+    /// at the end by a connection that never opened was never sent.
+    pub written: bool,
 }
 
 impl Request {
@@ -60,6 +63,7 @@ impl Request {
             first_byte: None,
             attempts: 0,
             target,
+            written: false,
         }
     }
 }

@@ -104,8 +104,11 @@ pub(crate) struct LoopResult {
     /// a very high rate, drawing the never-sent arrivals takes a while, and it
     /// is not part of the run).
     pub ended: Instant,
-    /// The thread stopped early: its target was unreachable (see [`UNREACHABLE`]).
+    /// The thread stopped early: its target was unreachable (see [`UNREACHABLE`]
+    /// and [`NEVER_CONNECTED`](crate::connect_failure::NEVER_CONNECTED)).
     pub gave_up: bool,
+    /// The last connect that failed on every address, with the address and error.
+    pub last_connect_failure: Option<(std::net::SocketAddr, Errno)>,
     /// CPU time (user + system) this thread used.
     pub cpu: Duration,
 }
@@ -133,6 +136,10 @@ struct ClientLoop {
     backing_off: usize,
     /// Set when the run gave up on an unreachable target (see [`UNREACHABLE`]).
     gave_up: bool,
+    /// Whether this thread has connected at least once.
+    connected: bool,
+    /// The last connect that failed on every address, with the address and error.
+    last_connect_failure: Option<(std::net::SocketAddr, Errno)>,
     // Open workload only:
     /// Retried requests whose wait is over, waiting for a connection. Fresh
     /// arrivals never wait here: they stay in `schedule` until a connection
@@ -172,6 +179,7 @@ pub(crate) fn run(cfg: LoopConfig, control: Arc<RunControl>) -> std::io::Result<
     Ok(LoopResult {
         ended,
         gave_up: w.gave_up,
+        last_connect_failure: w.last_connect_failure,
         recorder: w.rec,
         cpu: thread_cpu().saturating_sub(cpu0),
     })
@@ -278,6 +286,8 @@ impl ClientLoop {
             last_connected: now,
             backing_off: 0,
             gave_up: false,
+            connected: false,
+            last_connect_failure: None,
             pending: VecDeque::new(),
             idle: Vec::new(),
             free: if open {
@@ -338,6 +348,15 @@ impl ClientLoop {
             if self.cfg.deadline.is_none()
                 && self.backing_off > 0
                 && now.saturating_duration_since(self.last_connected) >= UNREACHABLE
+            {
+                self.gave_up = true;
+                break;
+            }
+            // Nothing ever connected: the target is down or the address is
+            // wrong, and waiting longer would only fill the report with zeros.
+            if self
+                .control
+                .never_connected(now.saturating_duration_since(self.cfg.start))
             {
                 self.gave_up = true;
                 break;
@@ -455,7 +474,11 @@ impl ClientLoop {
     fn count_unfinished(&mut self, end: Instant) {
         for s in &self.conns {
             if s.has_request() {
-                self.rec.unfinished(end, s.req.intended, true);
+                // Held for a connection that never opened: never sent.
+                if !s.req.written {
+                    self.rec.counts.sent -= 1;
+                }
+                self.rec.unfinished(end, s.req.intended, s.req.written);
             }
         }
         for p in self.retrying.iter().flatten().chain(&self.pending) {

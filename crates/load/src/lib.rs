@@ -21,6 +21,8 @@
 //! - `metrics`, [`histogram`]: what each thread records ([`Counts`], [`Errors`],
 //!   [`Second`], HdrHistograms)
 //! - [`report`]: [`Report`], its JSON schema, its summary, and [`Report::merge`]
+//! - [`metric`]: [`Metric`], the catalogue of the report's figures that checks
+//!   name (`p99`, `errors`, `rps`...), with their units
 //! - [`threshold`]: [`Threshold`], k6-like pass/fail checks (`p99>200ms`, `errors>1%`)
 //! - `progress`: the terminal progress bar
 //!
@@ -161,7 +163,9 @@
 
 #![deny(missing_docs)]
 
+pub mod connect_failure;
 pub mod histogram;
+pub mod metric;
 pub mod report;
 pub mod spec;
 pub mod target;
@@ -178,8 +182,10 @@ mod response;
 mod run;
 mod timer;
 
+pub use connect_failure::{ConnectFailure, ConnectFailureKind};
 pub use error::LoadError;
 pub use histogram::Histogram;
+pub use metric::Metric;
 pub use metrics::{Counts, Errors, Second};
 pub use report::{Report, RunInfo, SCHEMA, Throughput};
 pub use run::{run, stop_on_signals};

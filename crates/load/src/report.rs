@@ -12,8 +12,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::connect_failure::{ConnectFailure, NEVER_CONNECTED};
 use crate::error::LoadError;
 use crate::histogram::Histogram;
+use crate::metric::Metric;
 use crate::metrics::{Counts, Errors, Recorder, STATUS_SLOTS, Second, add_series};
 use crate::spec::{LoadSpec, Workload};
 
@@ -146,9 +148,15 @@ pub struct Report {
     pub started_unix_ms: u64,
     /// Length of the run in seconds (longest segment).
     pub duration_s: f64,
-    /// The run stopped early because no connect succeeded for 10 s (a run
-    /// limited only by `requests`; in a merge, any segment).
+    /// The run stopped early because its target could not be reached: no
+    /// connect ever succeeded within [`NEVER_CONNECTED`] of the start, or (a
+    /// run limited only by `requests`) none succeeded for 10 s. In a merge: any
+    /// segment.
     pub unreachable: bool,
+    /// When no connect succeeded in the whole run and some failed: the last
+    /// failure, which the CLI prints as its error (`connection refused to
+    /// ADDR: is a server listening?`). `null` otherwise.
+    pub connect_failure: Option<ConnectFailure>,
     /// CPU seconds the event-loop threads used (summed over segments).
     pub client_cpu_s: f64,
     /// Request and connection counters.
@@ -205,6 +213,7 @@ impl Report {
             started_unix_ms,
             duration_s: elapsed.as_secs_f64(),
             unreachable: false,
+            connect_failure: None,
             client_cpu_s: cpu.as_secs_f64(),
             counts: rec.counts,
             errors: rec.errors,
@@ -333,6 +342,9 @@ impl Report {
             out.started_unix_ms = out.started_unix_ms.min(r.started_unix_ms);
             out.duration_s = out.duration_s.max(r.duration_s);
             out.unreachable |= r.unreachable;
+            if out.connect_failure.is_none() {
+                out.connect_failure.clone_from(&r.connect_failure);
+            }
             out.client_cpu_s += r.client_cpu_s;
         }
         out.segments.sort_by_key(|s| {
@@ -340,6 +352,9 @@ impl Report {
                 .and_then(|(i, _)| i.parse::<u32>().ok())
                 .unwrap_or(0)
         });
+        if out.counts.connections > 0 {
+            out.connect_failure = None;
+        }
         let [l, lu, t, c] = hists;
         out.latency = Histogram::from_hdr(&l);
         out.latency_uncorrected = Histogram::from_hdr(&lu);
@@ -382,7 +397,7 @@ impl Report {
         );
         let c = &self.counts;
         let open = r.workload == "open";
-        let sent = if open {
+        let sent = if open || c.never_sent > 0 {
             format!(
                 "{} scheduled: {} sent, {} never sent",
                 c.scheduled, c.sent, c.never_sent
@@ -434,6 +449,18 @@ impl Report {
                  the client's backlog"
             );
         }
+        if let Some(f) = &self.connect_failure {
+            let _ = writeln!(
+                s,
+                "  stopped      no connection was ever made ({:.0} s): {f}",
+                NEVER_CONNECTED.as_secs_f64()
+            );
+            let _ = writeln!(
+                s,
+                "  latency      none measured: no request reached a server"
+            );
+            return self.summary_tail(s);
+        }
         if self.unreachable {
             let _ = writeln!(
                 s,
@@ -456,6 +483,13 @@ impl Report {
         }
         hist_line(&mut s, "first byte", &self.ttfb);
         hist_line(&mut s, "connect", &self.connect);
+        self.summary_tail(s)
+    }
+
+    /// The summary's last lines: connections, statuses, errors, client CPU.
+    fn summary_tail(&self, mut s: String) -> String {
+        let c = &self.counts;
+        let t = &self.throughput;
         let _ = writeln!(
             s,
             "  connections  {} opened, {} idle ones closed by the server",
@@ -511,20 +545,22 @@ impl Report {
     }
 }
 
-/// One summary line for a histogram, or none when it is empty.
+/// One summary line for a histogram, or none when it is empty. The figures
+/// carry the names of the metric catalogue, which `--fail-if` reads.
 fn hist_line(s: &mut String, name: &str, h: &Histogram) {
     if h.count > 0 {
-        let _ = writeln!(
-            s,
-            "  {name:<12} min {}  mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
-            fmt_us(h.min as f64),
-            fmt_us(h.mean),
-            fmt_us(h.p50 as f64),
-            fmt_us(h.p90 as f64),
-            fmt_us(h.p99 as f64),
-            fmt_us(h.p999 as f64),
-            fmt_us(h.max as f64)
-        );
+        let _ = write!(s, "  {name:<12} min {}", fmt_us(h.min as f64));
+        for (m, v) in [
+            (Metric::Mean, h.mean),
+            (Metric::P50, h.p50 as f64),
+            (Metric::P90, h.p90 as f64),
+            (Metric::P99, h.p99 as f64),
+            (Metric::P999, h.p999 as f64),
+            (Metric::Max, h.max as f64),
+        ] {
+            let _ = write!(s, "  {m} {}", fmt_us(v));
+        }
+        s.push('\n');
     }
 }
 

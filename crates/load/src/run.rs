@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::connect_failure::ConnectFailure;
 use crate::control::RunControl;
 use crate::error::LoadError;
 use crate::event_loop::{self, LoopConfig, ThreadShare};
@@ -125,12 +126,14 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
     let mut unreachable = false;
     let mut ended = start;
     let mut first_err = None;
+    let mut last_connect_failure = None;
     for h in handles {
         match h.join() {
             Ok(Ok(r)) => {
                 total.absorb(&r.recorder);
                 cpu += r.cpu;
                 unreachable |= r.gave_up;
+                last_connect_failure = last_connect_failure.or(r.last_connect_failure);
                 ended = ended.max(r.ended);
             }
             Ok(Err(e)) => first_err = first_err.or(Some(LoadError::Io(e))),
@@ -150,6 +153,10 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
     let elapsed = ended.saturating_duration_since(start);
     let mut report = Report::build(spec, &total, threads, started_unix_ms, elapsed, cpu);
     report.unreachable = unreachable;
+    if total.counts.connections == 0 {
+        report.connect_failure =
+            last_connect_failure.map(|(addr, errno)| ConnectFailure::new(addr, errno));
+    }
     Ok(report)
 }
 

@@ -7,6 +7,8 @@
 //! ([`after`](ClientLoop::after)): a closed user thinks or goes on, an open pool
 //! connection takes the next queued request.
 
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use rand::Rng;
@@ -87,14 +89,19 @@ impl ClientLoop {
             self.send(i, now);
         } else {
             self.conns[i].addr_tries = 0;
-            self.connect_next(i, now, ErrorClass::ConnectOther);
+            self.connect_next(i, now, None);
         }
     }
 
     /// Connects to the next address of the target not tried in this round,
     /// starting from the one that last worked; when every address has failed,
-    /// the connect failed with the class of the last failure (`last`).
-    pub(super) fn connect_next(&mut self, i: usize, now: Instant, mut last: ErrorClass) {
+    /// the connect failed with the last failure (`last`: the address and error).
+    pub(super) fn connect_next(
+        &mut self,
+        i: usize,
+        now: Instant,
+        mut last: Option<(SocketAddr, Errno)>,
+    ) {
         let target = self.conns[i].req.target;
         let n = self.cfg.targets[target].addrs.len();
         loop {
@@ -108,7 +115,7 @@ impl ClientLoop {
             match self.open_socket(i, k, now) {
                 Ok(true) => return self.on_connected(i, now),
                 Ok(false) => return, // in progress: EPOLLOUT says how it ended
-                Err(class) => last = class,
+                Err(e) => last = Some((self.cfg.targets[target].addrs[k], e)),
             }
         }
     }
@@ -116,7 +123,7 @@ impl ClientLoop {
     /// Opens a socket to address `k` of the connection's target and starts the
     /// non-blocking connect: `Ok(true)` connected at once, `Ok(false)` in
     /// progress, `Err` failed (the socket is closed).
-    fn open_socket(&mut self, i: usize, k: usize, now: Instant) -> Result<bool, ErrorClass> {
+    fn open_socket(&mut self, i: usize, k: usize, now: Instant) -> Result<bool, Errno> {
         let addr = self.cfg.targets[self.conns[i].req.target].addrs[k];
         let family = if addr.is_ipv4() {
             AddressFamily::INET
@@ -128,8 +135,7 @@ impl ClientLoop {
             SocketType::STREAM,
             SocketFlags::NONBLOCK | SocketFlags::CLOEXEC,
             None,
-        )
-        .map_err(connect_class)?;
+        )?;
         // Requests are small and answered at once: Nagle would only add delay.
         let _ = rustix::net::sockopt::set_tcp_nodelay(&sock, true);
         let s = &mut self.conns[i];
@@ -143,8 +149,7 @@ impl ClientLoop {
             &sock,
             epoll::EventData::new_u64(s.token(i)),
             flags,
-        )
-        .map_err(connect_class)?;
+        )?;
         s.connect_start = now;
         s.conn_target = s.req.target;
         s.reused = false;
@@ -159,7 +164,7 @@ impl ClientLoop {
                 s.sock = Some(sock);
                 Ok(false)
             }
-            Err(e) => Err(connect_class(e)), // dropping the socket closes it
+            Err(e) => Err(e), // dropping the socket closes it
         }
     }
 
@@ -169,6 +174,10 @@ impl ClientLoop {
         s.backoff = Duration::ZERO;
         self.preferred[s.req.target] = s.addr_index;
         self.last_connected = now;
+        if !self.connected {
+            self.connected = true;
+            self.control.connected.store(true, Ordering::Relaxed);
+        }
         self.rec.connected(took);
         self.send(i, now);
     }
@@ -176,9 +185,14 @@ impl ClientLoop {
     /// No address of the target accepted the connection: one error, not a
     /// finished request. The connection keeps its request, waits out a growing
     /// backoff and connects again (see [`next_backoff`]).
-    fn connect_failed(&mut self, i: usize, now: Instant, class: ErrorClass) {
+    fn connect_failed(&mut self, i: usize, now: Instant, last: Option<(SocketAddr, Errno)>) {
         self.close_sock(i);
+        let class = last.map_or(ErrorClass::ConnectOther, |(_, e)| connect_class(e));
         self.rec.connect_error(now, class);
+        if last.is_some() && self.last_connect_failure.is_none() {
+            self.control.connect_failed.store(true, Ordering::Relaxed);
+        }
+        self.last_connect_failure = last.or(self.last_connect_failure);
         let s = &mut self.conns[i];
         s.backoff = next_backoff(s.backoff);
         // Jitter, so that connections refused together do not all come back
@@ -200,6 +214,7 @@ impl ClientLoop {
         let s = &mut self.conns[i];
         s.closing = s.session_left == 1;
         s.req.sent = now;
+        s.req.written = true;
         s.written = 0;
         s.parser.reset();
         s.state = ConnState::Writing;
@@ -258,8 +273,9 @@ impl ClientLoop {
                     }
                     Some(e) => {
                         // This address refused: try the target's next one.
+                        let addr = self.cfg.targets[s.req.target].addrs[s.addr_index];
                         self.close_sock(i);
-                        self.connect_next(i, now, connect_class(e));
+                        self.connect_next(i, now, Some((addr, e)));
                     }
                 }
             }
