@@ -121,6 +121,11 @@ struct RunArgs {
     /// HTTP method: GET or HEAD.
     #[arg(long, default_value = "GET")]
     method: String,
+    /// Response statuses that count as ok: codes and ranges, e.g. 200,304 or
+    /// 200-299 (like k6, redirects and 304 are ok by default; any other
+    /// response is an `unexpected status` error).
+    #[arg(long, value_name = "LIST", default_value = "200-399")]
+    expect_status: String,
     /// Extra request header `Name: value` (repeatable).
     #[arg(long = "header", short = 'H', value_name = "HEADER")]
     headers: Vec<String>,
@@ -145,7 +150,7 @@ struct RunArgs {
     #[arg(long = "fail-if", value_name = "THRESHOLD")]
     fail_if: Vec<String>,
 
-    /// Write the report as JSON (schema servelab-load/2) to this file.
+    /// Write the report as JSON (schema servelab-load/3) to this file.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
     /// Do not print the summary.
@@ -179,6 +184,7 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<LoadSpec> {
     let mut spec = LoadSpec::new(targets);
     spec.method = a.method.parse()?;
     spec.headers = a.headers.clone();
+    spec.expect_status = a.expect_status.parse()?;
     spec.workload = match a.rate {
         Some(rate) => Workload::Open {
             rate,
@@ -418,6 +424,9 @@ mod tests {
         assert_eq!(s.retries, None);
         assert_eq!(s.segment, Segment { index: 2, count: 3 });
         assert_eq!(s.requests, Some(900));
+        assert_eq!(s.expect_status.to_string(), "200-399", "the default");
+        let s = spec(&["http://127.0.0.1:1/", "--expect-status", "304,200-204"]).unwrap();
+        assert_eq!(s.expect_status.to_string(), "200-204,304");
     }
 
     #[test]
@@ -426,6 +435,8 @@ mod tests {
             &["http://127.0.0.1:1/", "--think", "soon"][..],
             &["http://127.0.0.1:1/", "--retries", "many"],
             &["http://127.0.0.1:1/", "--segment", "3/2"],
+            &["http://127.0.0.1:1/", "--expect-status", "2xx"],
+            &["http://127.0.0.1:1/", "--expect-status", "600"],
             &["http://127.0.0.1:1/", "--duration", "-5s"],
             &["ftp://127.0.0.1:1/"],
             &[],

@@ -39,6 +39,7 @@ use servelab_dist::Dist;
 use crate::arrival::Schedule;
 use crate::client_conn::{ClientConn, ConnState};
 use crate::control::RunControl;
+use crate::expect_status::ExpectStatus;
 use crate::metrics::Recorder;
 use crate::spec::Arrival;
 use crate::target::{Picker, Prepared};
@@ -91,6 +92,8 @@ pub(crate) struct LoopConfig {
     pub timeout: Option<Dist>,
     pub retries: Option<u32>,
     pub retry_wait: Dist,
+    /// The statuses that count as ok.
+    pub expect: ExpectStatus,
     pub seed: u64,
     pub start: Instant,
     pub deadline: Option<Instant>,

@@ -69,8 +69,12 @@
 //!   finishes no request: the connection keeps its request, backs off (10 ms,
 //!   doubling up to 1 s, jittered) and connects again, with a fresh timeout. A
 //!   server that comes back gets the held requests, whose latency spans the
-//!   outage. A run without a time limit gives up after 10 s without a
-//!   successful connect ([`Report::unreachable`]).
+//!   outage. A run in which no connect has ever succeeded stops about a
+//!   second in ([`connect_failure::NEVER_CONNECTED`]) and says why
+//!   ([`Report::connect_failure`]: `connection refused to ADDR: is a server
+//!   listening?`); the requests it held were never written, so they count as
+//!   `never_sent`. A run without a time limit whose target goes away later
+//!   gives up after 10 s without a successful connect ([`Report::unreachable`]).
 //! - Addresses: a host resolves to all its addresses, tried in turn until one
 //!   connects (IPv4 first); the one that worked is tried first next time.
 //!   `localhost` and `*.localhost` are 127.0.0.1 and ::1 (RFC 6761).
@@ -96,13 +100,17 @@
 //!
 //! Every response is checked: status line and headers must parse, `Content-Length`
 //! (or the chunked framing) is honoured, an EOF inside a response or bytes after it
-//! are errors. A request that finishes ends either ok (a valid 2xx response) or
-//! failed, in exactly one error class of [`Errors`]: `reset`, `closed` (closed
-//! before any response byte), `timeout` (no retry left), `malformed`, `non_2xx`
-//! (valid, but not 2xx), `io_other`. The two connect classes, `connect_refused`
+//! are errors. A request that finishes ends either ok (a valid response whose
+//! status is expected: [`ExpectStatus`], by default 200 to 399, as k6 has it;
+//! wrk too counts only statuses above 399 as errors) or failed, in exactly one
+//! error class of [`Errors`]: `reset`, `closed` (closed before any response
+//! byte), `timeout` (no retry left), `malformed`, `unexpected_status` (valid,
+//! but not an expected status), `io_other`. The two connect classes, `connect_refused`
 //! and `connect_other`, count failed connects, which finish no request. So:
 //!
-//! - `scheduled == sent + never_sent` (closed users: `never_sent` is 0);
+//! - `scheduled == sent + never_sent` (`never_sent`: open arrivals no
+//!   connection took, and requests held at the end for a connection that never
+//!   opened);
 //! - `sent == completed + in_flight`;
 //! - `completed == ok + failed`;
 //! - `errors == failed + connect_refused + connect_other == errors.total()`;
@@ -115,11 +123,15 @@
 //! rate (`scheduled` per second) is saturated ([`Report::saturation`]): the
 //! summary warns that its latencies measure the client's backlog.
 //!
-//! # JSON schema `servelab-load/2`
+//! # JSON schema `servelab-load/3`
 //!
 //! `servelab load --json FILE` writes [`Report`] with serde; readers check
-//! `schema` first. Within version 2 fields may be added, never renamed or removed.
-//! All durations in histograms are integer microseconds. Version 2 (from 1):
+//! `schema` first. Within a version fields may be added, never renamed or
+//! removed. All durations in histograms are integer microseconds. Version 3
+//! (from 2): `errors.non_2xx` became `errors.unexpected_status`, since a 3xx is
+//! ok by default (`run.expect_status`, new, says which statuses are);
+//! `connect_failure` is new; `never_sent` also counts requests held for a
+//! connection that never opened. Version 2 (from 1):
 //! `counts` gained `scheduled`, `sent`, `failed`, `in_flight`, `never_sent`;
 //! `errors` counts failed connects, which no longer finish a request; `latency`
 //! holds every scheduled request (failed and unfinished ones too); `throughput` gained `offered_per_s`, and
@@ -127,21 +139,23 @@
 //!
 //! ```text
 //! {
-//!   "schema": "servelab-load/2",
+//!   "schema": "servelab-load/3",
 //!   "generator": "servelab-load 0.1.0",
 //!   "run": { "workload": "closed"|"open", "users", "rate", "arrival", "connections",
 //!            "session", "think", "targets": [[url, weight]], "method", "headers",
 //!            "requests", "duration_s", "timeout", "retries": "N"|"inf",
-//!            "retry_wait", "seed" },          // the command, before segment split
+//!            "retry_wait", "seed", "expect_status" },  // the command, before segment split
 //!   "segments": ["1/2", "2/2"],               // segments this report covers
 //!   "threads": 4, "started_unix_ms": 0, "duration_s": 10.0,
-//!   "unreachable": false,                     // gave up: no connect for 10 s
+//!   "unreachable": false,                     // gave up: never connected, or no connect for 10 s
+//!   "connect_failure": null | { "addr": "127.0.0.1:1", "kind": "refused"|"unreachable"|
+//!                      "timed_out"|"other", "os_error": 111 },  // no connect ever succeeded
 //!   "client_cpu_s": 1.2,
 //!   "counts": { "scheduled", "sent", "completed", "ok", "failed", "errors",
 //!               "in_flight", "never_sent", "attempts", "timeouts", "retries",
 //!               "connections", "idle_closed", "bytes_sent", "bytes_received" },
 //!   "errors": { "connect_refused", "connect_other", "reset", "closed", "timeout",
-//!               "malformed", "non_2xx", "io_other" },
+//!               "malformed", "unexpected_status", "io_other" },
 //!   "status": { "200": 990, "404": 10 },
 //!   "throughput": { "offered_per_s": null|R,  // open: scheduled per second
 //!                   "requests_per_s", "ok_per_s", "bytes_per_s",
@@ -164,6 +178,7 @@
 #![deny(missing_docs)]
 
 pub mod connect_failure;
+pub mod expect_status;
 pub mod histogram;
 pub mod metric;
 pub mod report;
@@ -184,6 +199,7 @@ mod timer;
 
 pub use connect_failure::{ConnectFailure, ConnectFailureKind};
 pub use error::LoadError;
+pub use expect_status::ExpectStatus;
 pub use histogram::Histogram;
 pub use metric::Metric;
 pub use metrics::{Counts, Errors, Second};

@@ -5,7 +5,8 @@
 //! entry per second). The recorders are added together when the threads finish.
 //!
 //! Every request that finishes ends in exactly one way: `ok` (a complete, valid
-//! 2xx response) or `failed`, in one error class. A failed connect is an error
+//! response with an expected status, by default 200 to 399) or `failed`, in one
+//! error class. A failed connect is an error
 //! too, but it finishes no request: the connection backs off and connects again
 //! for the same request. So `completed = ok + failed` and
 //! `errors = failed + connect_refused + connect_other = errors.total()`.
@@ -36,7 +37,8 @@ pub struct Counts {
     pub sent: u64,
     /// Requests finished: `ok + failed`.
     pub completed: u64,
-    /// Requests answered with a valid 2xx response within their timeout (goodput).
+    /// Requests answered with a valid response of an expected status
+    /// (`--expect-status`, by default 200 to 399) within their timeout (goodput).
     pub ok: u64,
     /// Requests that ended in an error (every class but the two connect ones).
     pub failed: u64,
@@ -101,8 +103,9 @@ pub struct Errors {
     pub timeout: u64,
     /// The response was short or garbled (bad head, bad length or chunk, extra bytes).
     pub malformed: u64,
-    /// A complete, valid response whose status is not 2xx.
-    pub non_2xx: u64,
+    /// A complete, valid response whose status is not expected
+    /// (`--expect-status`, by default 200 to 399).
+    pub unexpected_status: u64,
     /// Any other socket error.
     pub io_other: u64,
 }
@@ -116,7 +119,7 @@ impl Errors {
             + self.closed
             + self.timeout
             + self.malformed
-            + self.non_2xx
+            + self.unexpected_status
             + self.io_other
     }
 
@@ -127,7 +130,7 @@ impl Errors {
         self.closed += o.closed;
         self.timeout += o.timeout;
         self.malformed += o.malformed;
-        self.non_2xx += o.non_2xx;
+        self.unexpected_status += o.unexpected_status;
         self.io_other += o.io_other;
     }
 
@@ -246,15 +249,15 @@ impl Recorder {
         &mut self.series[t]
     }
 
-    /// A complete, valid response.
+    /// A complete, valid response; `ok` when its status is expected.
     #[inline]
     pub(crate) fn response(
         &mut self,
         now: Instant,
         intended: Instant,
-        sent: Instant,
-        first_byte: Instant,
+        (sent, first_byte): (Instant, Instant),
         status: u16,
+        ok: bool,
     ) {
         self.latency
             .saturating_record(us(now.saturating_duration_since(intended)));
@@ -264,13 +267,12 @@ impl Recorder {
             .saturating_record(us(first_byte.saturating_duration_since(sent)));
         self.status[usize::from(status).min(STATUS_SLOTS - 1)] += 1;
         self.counts.completed += 1;
-        let ok = (200..300).contains(&status);
         if ok {
             self.counts.ok += 1;
         } else {
             self.counts.failed += 1;
             self.counts.errors += 1;
-            self.errors.non_2xx += 1;
+            self.errors.unexpected_status += 1;
         }
         let s = self.second(now);
         s.completed += 1;
@@ -281,7 +283,7 @@ impl Recorder {
         }
     }
 
-    /// A request that ended in an error other than a non-2xx status; its
+    /// A request that ended in an error other than an unexpected status; its
     /// corrected latency runs to the error.
     pub(crate) fn failure(&mut self, now: Instant, intended: Instant, class: ErrorClass) {
         self.latency
@@ -363,8 +365,8 @@ mod tests {
         let t0 = Instant::now();
         let mut r = Recorder::new(t0);
         let later = t0 + Duration::from_millis(3);
-        r.response(later, t0, t0, later, 200);
-        r.response(later, t0, t0, later, 404);
+        r.response(later, t0, (t0, later), 200, true);
+        r.response(later, t0, (t0, later), 404, false);
         r.failure(later, t0, ErrorClass::Malformed);
         r.timed_out(later);
         r.failure(later, t0, ErrorClass::Timeout);
@@ -378,7 +380,7 @@ mod tests {
             r.counts.failed + 1,
             "a failed connect is an error"
         );
-        assert_eq!(r.errors.non_2xx, 1);
+        assert_eq!(r.errors.unexpected_status, 1);
         assert_eq!(r.status[404], 1);
         assert_eq!(r.latency.len(), 4, "one per finished request, failures too");
         assert_eq!(r.series[0].completed, 4);
@@ -391,7 +393,7 @@ mod tests {
         let mut r = Recorder::new(t0);
         r.counts.sent = 3;
         let end = t0 + Duration::from_secs(2);
-        r.response(t0 + Duration::from_millis(5), t0, t0, t0, 200);
+        r.response(t0 + Duration::from_millis(5), t0, (t0, t0), 200, true);
         r.unfinished(end, t0 + Duration::from_millis(500), true);
         r.unfinished(end, t0 + Duration::from_millis(1500), true);
         r.unfinished(end, t0 + Duration::from_millis(1900), false);

@@ -1,7 +1,7 @@
 //! The result of a run: [`Report`], its JSON form, its human summary, and merging.
 //!
 //! The JSON form is the contract with the lab and with `servelab load merge`; its
-//! schema is versioned by the `schema` field (`servelab-load/2`) and documented in
+//! schema is versioned by the `schema` field (`servelab-load/3`) and documented in
 //! the crate docs. A reader must check `schema` and refuse other versions; fields
 //! may be added within a version, never renamed or removed.
 
@@ -20,7 +20,7 @@ use crate::metrics::{Counts, Errors, Recorder, STATUS_SLOTS, Second, add_series}
 use crate::spec::{LoadSpec, Workload};
 
 /// The schema version written in every report.
-pub const SCHEMA: &str = "servelab-load/2";
+pub const SCHEMA: &str = "servelab-load/3";
 
 /// Below this share of the offered rate, an open run's target is saturated.
 pub const SATURATED_BELOW: f64 = 0.95;
@@ -60,6 +60,8 @@ pub struct RunInfo {
     pub retry_wait: String,
     /// Seed of the random streams.
     pub seed: u64,
+    /// The statuses that count as ok, canonical (`200-399`, `200,304`).
+    pub expect_status: String,
 }
 
 impl RunInfo {
@@ -85,6 +87,7 @@ impl RunInfo {
             retries: spec.retries.map_or("inf".to_string(), |r| r.to_string()),
             retry_wait: spec.retry_wait.to_string(),
             seed: spec.seed,
+            expect_status: spec.expect_status.to_string(),
         };
         match spec.workload {
             Workload::Closed {
@@ -511,7 +514,7 @@ impl Report {
             ("closed", e.closed),
             ("timeout", e.timeout),
             ("malformed", e.malformed),
-            ("non-2xx", e.non_2xx),
+            ("unexpected status", e.unexpected_status),
             ("io other", e.io_other),
         ];
         let errs: Vec<String> = classes
@@ -599,7 +602,7 @@ mod tests {
         let mut rec = Recorder::new(t0);
         for &ms in latencies_ms {
             let end = t0 + Duration::from_millis(ms);
-            rec.response(end, t0, t0, end, 200);
+            rec.response(end, t0, (t0, end), 200, true);
         }
         rec.failure(t0, t0, ErrorClass::Reset);
         Report::build(

@@ -94,6 +94,7 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
             timeout: seg.timeout,
             retries: seg.retries,
             retry_wait: seg.retry_wait,
+            expect: seg.expect_status,
             seed: seg.seed,
             start,
             deadline,

@@ -13,6 +13,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use crate::error::LoadError;
+use crate::expect_status::ExpectStatus;
 use crate::target::{Method, Target};
 use servelab_dist::Dist;
 
@@ -150,6 +151,8 @@ pub struct LoadSpec {
     pub seed: u64,
     /// Which share of the run this process does.
     pub segment: Segment,
+    /// The response statuses that count as ok (default 200 to 399).
+    pub expect_status: ExpectStatus,
     /// Draw a progress bar on stderr when it is a terminal.
     pub progress: bool,
     /// When set (by another thread, or by [`stop_on_signals`](crate::stop_on_signals)),
@@ -177,6 +180,7 @@ impl LoadSpec {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             seed: 1,
             segment: Segment::WHOLE,
+            expect_status: ExpectStatus::default(),
             progress: false,
             stop: None,
         }

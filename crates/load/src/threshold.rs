@@ -284,7 +284,7 @@ mod tests {
         let mut rec = Recorder::new(t0);
         for &ms in latencies_ms {
             let end = t0 + Duration::from_millis(ms);
-            rec.response(end, t0, t0, end, 200);
+            rec.response(end, t0, (t0, end), 200, true);
         }
         for _ in 0..failures {
             rec.failure(t0, t0, ErrorClass::Reset);

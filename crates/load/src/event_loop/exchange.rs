@@ -367,8 +367,10 @@ impl ClientLoop {
     pub(super) fn complete(&mut self, i: usize, now: Instant) {
         let s = &mut self.conns[i];
         let first = s.req.first_byte.unwrap_or(now);
+        let status = s.parser.status();
+        let ok = self.cfg.expect.contains(status);
         self.rec
-            .response(now, s.req.intended, s.req.sent, first, s.parser.status());
+            .response(now, s.req.intended, (s.req.sent, first), status, ok);
         s.timer.disarm();
         s.reused = true;
         s.session_left = s.session_left.saturating_sub(1);

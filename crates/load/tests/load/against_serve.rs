@@ -8,7 +8,7 @@ use servelab_server::{Config, Running, Server};
 struct Served {
     running: Option<Running>,
     url: String,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 impl Served {
@@ -23,7 +23,7 @@ impl Served {
         Served {
             running: Some(running),
             url,
-            _dir: dir,
+            dir,
         }
     }
 
@@ -167,8 +167,27 @@ fn serve_head_requests_and_404s() {
     let missing = s.url.replace("1k.txt", "missing.txt");
     let r = servelab_load::run(&spec(&missing, 2, None, "0s", 20)).unwrap();
     assert_eq!(r.counts.completed, 20);
-    assert_eq!(r.errors.non_2xx, 20);
+    assert_eq!(r.errors.unexpected_status, 20);
     assert_eq!(r.status["404"], 20);
+}
+
+/// Regression (issue 19): `load URL/dir` (a 301) reported "0 ok, 38,809
+/// failed". A redirect is ok by default (200-399, as k6); `--expect-status`
+/// says otherwise.
+#[test]
+fn serve_a_redirect_is_ok_unless_the_run_expects_only_200() {
+    let s = Served::start();
+    std::fs::create_dir(s.dir.path().join("dir")).unwrap();
+    let url = s.url.replace("1k.txt", "dir");
+    let r = servelab_load::run(&spec(&url, 2, None, "0s", 20)).unwrap();
+    assert_eq!(r.status["301"], 20, "{:?}", r.status);
+    assert_eq!((r.counts.ok, r.counts.errors), (20, 0));
+    assert_eq!(r.run.expect_status, "200-399");
+    let mut sp = spec(&url, 2, None, "0s", 20);
+    sp.expect_status = "200,304".parse().unwrap();
+    let r = servelab_load::run(&sp).unwrap();
+    assert_eq!((r.counts.ok, r.errors.unexpected_status), (0, 20));
+    assert_eq!(r.run.expect_status, "200,304");
 }
 
 #[test]
