@@ -117,6 +117,12 @@ struct RunArgs {
     /// Wait before retrying a timed-out attempt (DIST).
     #[arg(long, value_name = "DIST", default_value = "0s")]
     retry_wait: String,
+    /// Count a request as an error (`closed`) when the reused keep-alive
+    /// connection it went out on closes before any byte of the answer. By
+    /// default such a GET or HEAD is sent again, once, on a new connection
+    /// (RFC 9112 9.3.1, as browsers do), and counted in `close retries`.
+    #[arg(long)]
+    no_retry_on_close: bool,
 
     /// HTTP method: GET or HEAD.
     #[arg(long, default_value = "GET")]
@@ -218,6 +224,7 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<LoadSpec> {
         ),
     };
     spec.retry_wait = dist("retry-wait", &a.retry_wait)?;
+    spec.retry_on_close = !a.no_retry_on_close;
     if let Some(t) = a.threads {
         spec.threads = t;
     }
@@ -425,6 +432,9 @@ mod tests {
         assert_eq!(s.segment, Segment { index: 2, count: 3 });
         assert_eq!(s.requests, Some(900));
         assert_eq!(s.expect_status.to_string(), "200-399", "the default");
+        assert!(s.retry_on_close, "the default");
+        let s = spec(&["http://127.0.0.1:1/", "--no-retry-on-close"]).unwrap();
+        assert!(!s.retry_on_close);
         let s = spec(&["http://127.0.0.1:1/", "--expect-status", "304,200-204"]).unwrap();
         assert_eq!(s.expect_status.to_string(), "200-204,304");
     }

@@ -53,6 +53,9 @@ pub(crate) struct Request {
     /// Whether an attempt of it was ever written to a socket: a request held
     /// at the end by a connection that never opened was never sent.
     pub written: bool,
+    /// Whether it was already sent again after a reused connection closed
+    /// without answering (at most once: RFC 9112, 9.3.1).
+    pub close_retried: bool,
 }
 
 impl Request {
@@ -64,6 +67,7 @@ impl Request {
             attempts: 0,
             target,
             written: false,
+            close_retried: false,
         }
     }
 }

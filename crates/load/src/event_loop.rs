@@ -94,6 +94,9 @@ pub(crate) struct LoopConfig {
     pub retry_wait: Dist,
     /// The statuses that count as ok.
     pub expect: ExpectStatus,
+    /// Send a request again, once, when the reused connection it went out on
+    /// closes before any byte of the answer (the method must be idempotent).
+    pub retry_on_close: bool,
     pub seed: u64,
     pub start: Instant,
     pub deadline: Option<Instant>,

@@ -60,6 +60,14 @@
 //!   time and a random stream) until a connection takes it, so a target saturated
 //!   for an hour holds no queue in the client; only requests already sent and
 //!   waiting to be retried are kept, at most one per connection per timeout.
+//! - A keep-alive close: a server may close an idle keep-alive connection at
+//!   any moment (Apache's event MPM does when its workers are busy), and a
+//!   request may cross the close. A request whose reused connection closes (or
+//!   resets) before one byte of its answer goes out again, once, on a new
+//!   connection (RFC 9112, 9.3.1; GET and HEAD are idempotent), with a
+//!   timeout of its own; its latency includes the lost attempt and the
+//!   reconnect. It is counted in `close_retries`, not as an error; with
+//!   `retry_on_close = false` it is an error of class `closed` (or `reset`).
 //! - Timeouts: each attempt has a timeout drawn from `timeout`; an attempt that
 //!   expires is abandoned (its connection closed) and retried after `retry_wait`,
 //!   up to `retries` times (`None`: forever). A retried request keeps its intended
@@ -130,7 +138,8 @@
 //! removed. All durations in histograms are integer microseconds. Version 3
 //! (from 2): `errors.non_2xx` became `errors.unexpected_status`, since a 3xx is
 //! ok by default (`run.expect_status`, new, says which statuses are);
-//! `connect_failure` is new; `never_sent` also counts requests held for a
+//! `connect_failure`, `counts.close_retries` and `run.retry_on_close` are new;
+//! `never_sent` also counts requests held for a
 //! connection that never opened. Version 2 (from 1):
 //! `counts` gained `scheduled`, `sent`, `failed`, `in_flight`, `never_sent`;
 //! `errors` counts failed connects, which no longer finish a request; `latency`
@@ -144,7 +153,8 @@
 //!   "run": { "workload": "closed"|"open", "users", "rate", "arrival", "connections",
 //!            "session", "think", "targets": [[url, weight]], "method", "headers",
 //!            "requests", "duration_s", "timeout", "retries": "N"|"inf",
-//!            "retry_wait", "seed", "expect_status" },  // the command, before segment split
+//!            "retry_wait", "seed", "expect_status", "retry_on_close" },
+//!                                         // the command, before segment split
 //!   "segments": ["1/2", "2/2"],               // segments this report covers
 //!   "threads": 4, "started_unix_ms": 0, "duration_s": 10.0,
 //!   "unreachable": false,                     // gave up: never connected, or no connect for 10 s
@@ -153,6 +163,7 @@
 //!   "client_cpu_s": 1.2,
 //!   "counts": { "scheduled", "sent", "completed", "ok", "failed", "errors",
 //!               "in_flight", "never_sent", "attempts", "timeouts", "retries",
+//!               "close_retries",
 //!               "connections", "idle_closed", "bytes_sent", "bytes_received" },
 //!   "errors": { "connect_refused", "connect_other", "reset", "closed", "timeout",
 //!               "malformed", "unexpected_status", "io_other" },

@@ -56,6 +56,11 @@ pub struct Counts {
     pub timeouts: u64,
     /// Attempts started again after a timeout.
     pub retries: u64,
+    /// Requests sent again on a new connection because the reused keep-alive
+    /// connection they were sent on closed (or reset) before any byte of the
+    /// answer (RFC 9112, 9.3.1; Apache's event MPM does this under load). Each
+    /// is also an attempt; none is an error.
+    pub close_retries: u64,
     /// TCP connections opened (connect attempts that succeeded).
     pub connections: u64,
     /// Idle keep-alive connections closed by the server between requests.
@@ -79,6 +84,7 @@ impl Counts {
         self.attempts += o.attempts;
         self.timeouts += o.timeouts;
         self.retries += o.retries;
+        self.close_retries += o.close_retries;
         self.connections += o.connections;
         self.idle_closed += o.idle_closed;
         self.bytes_sent += o.bytes_sent;

@@ -62,6 +62,9 @@ pub struct RunInfo {
     pub seed: u64,
     /// The statuses that count as ok, canonical (`200-399`, `200,304`).
     pub expect_status: String,
+    /// Whether a request whose reused connection closed before any answer
+    /// was sent again (`true`) or counted as an error.
+    pub retry_on_close: bool,
 }
 
 impl RunInfo {
@@ -88,6 +91,7 @@ impl RunInfo {
             retry_wait: spec.retry_wait.to_string(),
             seed: spec.seed,
             expect_status: spec.expect_status.to_string(),
+            retry_on_close: spec.retry_on_close,
         };
         match spec.workload {
             Workload::Closed {
@@ -418,6 +422,14 @@ impl Report {
             "  attempts     {} attempts, {} timeouts, {} retries",
             c.attempts, c.timeouts, c.retries
         );
+        if c.close_retries > 0 {
+            let _ = writeln!(
+                s,
+                "  close retry  {} requests sent again on a new connection: their reused \
+                 connection closed before any answer (RFC 9112 9.3.1; not errors)",
+                c.close_retries
+            );
+        }
         let t = &self.throughput;
         if c.completed == 0 {
             let _ = writeln!(s, "  throughput   none: no request completed");

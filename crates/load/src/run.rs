@@ -95,6 +95,7 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
             retries: seg.retries,
             retry_wait: seg.retry_wait,
             expect: seg.expect_status,
+            retry_on_close: seg.retry_on_close && seg.method.idempotent(),
             seed: seg.seed,
             start,
             deadline,

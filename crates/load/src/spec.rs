@@ -153,6 +153,11 @@ pub struct LoadSpec {
     pub segment: Segment,
     /// The response statuses that count as ok (default 200 to 399).
     pub expect_status: ExpectStatus,
+    /// Send an idempotent request again, once, on a new connection when the
+    /// reused keep-alive connection it was sent on closes before any byte of
+    /// the answer (default; RFC 9112, 9.3.1). `false` counts it as an error
+    /// of class `closed` (or `reset`).
+    pub retry_on_close: bool,
     /// Draw a progress bar on stderr when it is a terminal.
     pub progress: bool,
     /// When set (by another thread, or by [`stop_on_signals`](crate::stop_on_signals)),
@@ -181,6 +186,7 @@ impl LoadSpec {
             seed: 1,
             segment: Segment::WHOLE,
             expect_status: ExpectStatus::default(),
+            retry_on_close: true,
             progress: false,
             stop: None,
         }

@@ -47,6 +47,15 @@ impl Method {
             Method::Head => "HEAD",
         }
     }
+
+    /// Whether a request with this method may be sent again when its
+    /// connection closed before any answer (RFC 9110, 9.2.2: the intended
+    /// effect of several identical requests is that of one).
+    pub fn idempotent(self) -> bool {
+        match self {
+            Method::Get | Method::Head => true,
+        }
+    }
 }
 
 /// One URL to request, with its weight.

@@ -381,12 +381,39 @@ impl ClientLoop {
         self.after(i, now);
     }
 
-    /// The request ends in error `class`; the connection is closed.
+    /// The request ends in error `class`; the connection is closed. Unless the
+    /// server closed a reused connection before answering: then the request
+    /// goes out again ([`retry_on_close`](Self::retry_on_close)).
     pub(super) fn fail(&mut self, i: usize, now: Instant, class: ErrorClass) {
+        if matches!(class, ErrorClass::Closed | ErrorClass::Reset) && self.may_retry_on_close(i) {
+            return self.retry_on_close(i, now);
+        }
         self.close_sock(i);
         self.conns[i].timer.disarm();
         self.rec.failure(now, self.conns[i].req.intended, class);
         self.after(i, now);
+    }
+
+    /// Whether the request on connection `i` may go out again after its
+    /// connection closed: the connection had carried an answer before (a
+    /// server may close an idle keep-alive connection at any moment, and the
+    /// request may cross the close), not one byte of this answer arrived, the
+    /// method is idempotent, and it was not sent again for this reason already.
+    fn may_retry_on_close(&self, i: usize) -> bool {
+        let s = &self.conns[i];
+        self.cfg.retry_on_close && s.reused && s.req.first_byte.is_none() && !s.req.close_retried
+    }
+
+    /// Sends the request again on a new connection, once (RFC 9112, 9.3.1, as
+    /// browsers and HTTP libraries do). It keeps its intended start, so its
+    /// latency includes the lost attempt and the reconnect; the new attempt
+    /// gets a timeout of its own. Counted in `close_retries`, not as an error.
+    fn retry_on_close(&mut self, i: usize, now: Instant) {
+        self.close_sock(i);
+        self.rec.counts.close_retries += 1;
+        self.rec.counts.attempts += 1;
+        self.conns[i].req.close_retried = true;
+        self.begin(i, now);
     }
 
     /// The attempt's timeout expired: abandon it, and retry or give up.

@@ -131,9 +131,10 @@ fn a_run_without_a_time_limit_gives_up_when_its_target_goes_away() {
             assert!(n > 0, "client closed early");
             head.extend_from_slice(&buf[..n]);
         }
+        // The port refuses from now on, before the client can try to reconnect.
+        drop(listener);
         conn.write_all(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok")
             .unwrap();
-        // Dropping the listener and the connection: the port refuses from now on.
     });
     let mut spec = closed(&url, 1, None, 100);
     spec.duration = None;

@@ -10,6 +10,7 @@ mod addresses;
 mod against_serve;
 mod counts;
 mod failures;
+mod keep_alive_close;
 mod malformed;
 mod merge;
 mod open_backlog;

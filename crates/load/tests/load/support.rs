@@ -27,6 +27,10 @@ pub enum Behavior {
     StallOnce { nth: u64, pause: Duration },
     /// Like `Ok(16)` but chunked.
     Chunked,
+    /// Like `Ok(16)` for the first request on a connection; the second is read
+    /// and not answered: the connection is closed, as Apache's event MPM closes
+    /// keep-alive connections when its workers are busy.
+    CloseReused,
 }
 
 /// A server on 127.0.0.1:0 running `behavior` on a thread per connection.
@@ -100,6 +104,7 @@ fn serve(
     let _ = conn.set_read_timeout(Some(Duration::from_secs(20)));
     let mut buf = Vec::with_capacity(4096);
     let mut chunk = [0u8; 4096];
+    let mut on_this_connection = 0u64;
     loop {
         // Read one request head.
         let end = loop {
@@ -118,6 +123,7 @@ fn serve(
             paths.lock().unwrap().push(path.to_string());
         }
         let n = requests.fetch_add(1, Ordering::SeqCst) + 1;
+        on_this_connection += 1;
         let ok = |len: usize| {
             let mut r = format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n\r\n").into_bytes();
             r.resize(r.len() + len, b'x');
@@ -140,6 +146,8 @@ fn serve(
                 }
                 ok(16)
             }
+            Behavior::CloseReused if on_this_connection > 1 => return,
+            Behavior::CloseReused => ok(16),
             Behavior::Chunked => b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\nA\r\n0123456789\r\n0\r\n\r\n".to_vec(),
         };
         if conn.write_all(&reply).is_err() {
