@@ -100,6 +100,14 @@ struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = 100, requires = "rate")]
     connections: u32,
 
+    /// Ramp the load, as k6's stages: DURATION:TARGET,... e.g. 30s:100,2m:100,30s:0.
+    /// The users (or, with --rate, the requests per second; then --rate is the
+    /// highest target) move linearly from the previous target (0 at first) to
+    /// each stage's; the run lasts the stages' total. The summary and the JSON
+    /// series show each stage.
+    #[arg(long, value_name = "STAGES", conflicts_with_all = ["users", "duration"])]
+    stages: Option<String>,
+
     /// Stop after this many requests have finished (whole run, all segments).
     #[arg(long, short = 'n', value_name = "N")]
     requests: Option<u64>,
@@ -191,6 +199,11 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<LoadSpec> {
     spec.method = a.method.parse()?;
     spec.headers = a.headers.clone();
     spec.expect_status = a.expect_status.parse()?;
+    let stages = a
+        .stages
+        .as_deref()
+        .map(str::parse::<servelab_load::Stages>)
+        .transpose()?;
     spec.workload = match a.rate {
         Some(rate) => Workload::Open {
             rate,
@@ -199,11 +212,16 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<LoadSpec> {
             session: a.session,
         },
         None => Workload::Closed {
-            users: a.users.unwrap_or(10),
+            // With stages, as many users as the highest target.
+            users: match &stages {
+                Some(st) => st.max().ceil().min(f64::from(u32::MAX)) as u32,
+                None => a.users.unwrap_or(10),
+            },
             session: a.session,
             think: dist("think", &a.think)?,
         },
     };
+    spec.stages = stages;
     spec.requests = a.requests;
     spec.duration = match &a.duration {
         Some(d) => {
@@ -433,6 +451,7 @@ mod tests {
         assert_eq!(s.requests, Some(900));
         assert_eq!(s.expect_status.to_string(), "200-399", "the default");
         assert!(s.retry_on_close, "the default");
+        assert_eq!(s.stages, None);
         let s = spec(&["http://127.0.0.1:1/", "--no-retry-on-close"]).unwrap();
         assert!(!s.retry_on_close);
         let s = spec(&["http://127.0.0.1:1/", "--expect-status", "304,200-204"]).unwrap();
@@ -498,6 +517,31 @@ mod tests {
         let e = checks(&["http://127.0.0.1:1/", "--fail-if", "p99>200"]).unwrap_err();
         let msg = format!("{e:#}");
         assert!(msg.contains("write `p99>200ms`"), "{msg}");
+    }
+
+    #[test]
+    fn stages_ramp_users_or_with_rate_the_rate() {
+        let s = spec(&["http://127.0.0.1:1/", "--stages", "30s:100,2m:100,30s:0"]).unwrap();
+        assert!(matches!(s.workload, Workload::Closed { users: 100, .. }));
+        assert_eq!(
+            s.effective_duration(),
+            Some(std::time::Duration::from_secs(180))
+        );
+        let s = spec(&[
+            "http://127.0.0.1:1/",
+            "--stages",
+            "5s:40.5",
+            "--rate",
+            "40.5",
+        ])
+        .unwrap();
+        assert!(matches!(s.workload, Workload::Open { rate, .. } if rate == 40.5));
+        // --rate must be the highest target; --stages set the length and the users.
+        let e = spec(&["http://127.0.0.1:1/", "--stages", "5s:40", "--rate", "10"]).unwrap_err();
+        assert!(format!("{e:#}").contains("write --rate 40"), "{e:#}");
+        assert!(parse(&["http://x/", "--stages", "5s:4", "-d", "5s"]).is_err());
+        assert!(parse(&["http://x/", "--stages", "5s:4", "--users", "5"]).is_err());
+        assert!(spec(&["http://x/", "--stages", "5s"]).is_err());
     }
 
     #[test]

@@ -35,6 +35,9 @@ pub(crate) enum ConnState {
     Backoff,
     /// The user is done for this run (no more requests allowed).
     Stopped,
+    /// A closed user above the stages' current level, waiting for the ramp
+    /// to reach it (socket closed).
+    Parked,
 }
 
 /// The request a client connection is working on.

@@ -42,6 +42,7 @@ use crate::control::RunControl;
 use crate::expect_status::ExpectStatus;
 use crate::metrics::Recorder;
 use crate::spec::Arrival;
+use crate::stages::Stages;
 use crate::target::{Picker, Prepared};
 use crate::timer::{Kind, Timers};
 
@@ -57,6 +58,9 @@ const READY_BATCH: usize = 1024;
 const TIMER_TOKEN: u64 = u64::MAX;
 /// Longest sleep in `epoll_wait`, so that progress and the stop flag are seen.
 const MAX_WAIT: Duration = Duration::from_millis(100);
+/// Longest sleep while closed users wait for a ramp to reach them: a user
+/// joins at most this late (a ramp of 100 users over 30 s adds one every 300 ms).
+const STAGE_TICK: Duration = Duration::from_millis(10);
 /// A run without a time limit (`--requests` only) stops when connects have
 /// failed for this long without one success: otherwise a run against a server
 /// that is down would back off and reconnect forever.
@@ -98,6 +102,11 @@ pub(crate) struct LoopConfig {
     /// closes before any byte of the answer (the method must be idempotent).
     pub retry_on_close: bool,
     pub seed: u64,
+    /// The stages, when the load ramps, and this thread's share of their level
+    /// (closed: the segment's share of the users; open: of the rate).
+    pub stages: Option<(Arc<Stages>, f64)>,
+    /// Event-loop threads of the run, for the order in which users join.
+    pub threads: usize,
     pub start: Instant,
     pub deadline: Option<Instant>,
 }
@@ -132,6 +141,9 @@ struct ClientLoop {
     ready: VecDeque<usize>,
     /// Closed users still running.
     active: usize,
+    /// Closed users above the stages' level, waiting for the ramp, by index
+    /// (the order in which they join).
+    parked: std::collections::BTreeSet<usize>,
     /// Per target, the index of the address that last accepted a connect, so
     /// that a host with an address that refuses costs one failed connect per
     /// thread, not one per connection.
@@ -202,7 +214,8 @@ impl ClientLoop {
         let ThreadShare::Closed { think, .. } = self.cfg.share else {
             return;
         };
-        if think.is_zero() {
+        // Users that join a ramp are spread in time by the ramp itself.
+        if think.is_zero() || self.cfg.stages.is_some() {
             return;
         }
         for i in self.ready.drain(..) {
@@ -226,6 +239,7 @@ impl ClientLoop {
     fn new(cfg: LoopConfig, control: Arc<RunControl>) -> std::io::Result<ClientLoop> {
         let epoll = epoll::create(epoll::CreateFlags::CLOEXEC)?;
         let now = Instant::now();
+        let mut arrival_rng = seeded(cfg.seed, (1 << 50) + cfg.index as u64);
         let (n, first) = match cfg.share {
             ThreadShare::Closed {
                 users, first_user, ..
@@ -254,7 +268,6 @@ impl ClientLoop {
                 }
             }
         }
-        let arrival_rng = seeded(cfg.seed, (1 << 50) + cfg.index as u64);
         let rec = Recorder::new(cfg.start);
         let open = matches!(cfg.share, ThreadShare::Open { .. });
         // epoll_wait sleeps in whole milliseconds, rounded up: an open request could
@@ -288,6 +301,7 @@ impl ClientLoop {
                 (0..n).collect()
             },
             active: if open { 0 } else { n },
+            parked: std::collections::BTreeSet::new(),
             preferred: vec![0; cfg.targets.len()],
             last_connected: now,
             backing_off: 0,
@@ -305,9 +319,18 @@ impl ClientLoop {
             retry_ids: Vec::new(),
             waiting_retries: 0,
             in_flight: 0,
-            schedule: match cfg.share {
-                ThreadShare::Open { rate, arrival, .. } => Schedule::new(cfg.start, rate, arrival),
-                ThreadShare::Closed { .. } => Schedule::new(cfg.start, 1.0, Arrival::Uniform),
+            schedule: match (&cfg.share, &cfg.stages) {
+                (ThreadShare::Open { arrival, .. }, Some((stages, scale))) => Schedule::staged(
+                    cfg.start,
+                    Arc::clone(stages),
+                    *scale,
+                    *arrival,
+                    &mut arrival_rng,
+                ),
+                (ThreadShare::Open { rate, arrival, .. }, None) => {
+                    Schedule::new(cfg.start, *rate, *arrival)
+                }
+                (ThreadShare::Closed { .. }, _) => Schedule::new(cfg.start, 1.0, Arrival::Uniform),
             },
             arrival_timer,
             armed_for: None,
@@ -368,6 +391,7 @@ impl ClientLoop {
                 break;
             }
             self.fire_timers(now);
+            self.unpark(now);
             if self.open() {
                 self.dispatch(now);
             } else {
@@ -395,6 +419,9 @@ impl ClientLoop {
                 }
                 if let Some(d) = self.cfg.deadline {
                     until = until.min(d);
+                }
+                if !self.parked.is_empty() {
+                    until = until.min(now + STAGE_TICK);
                 }
                 // The next arrival matters only when a connection could take
                 // it; otherwise (all busy) it waits in the schedule until one
@@ -463,7 +490,7 @@ impl ClientLoop {
             ConnState::Connecting | ConnState::Writing | ConnState::Reading => {
                 self.timed_out(i, now)
             }
-            ConnState::Idle | ConnState::Stopped => {}
+            ConnState::Idle | ConnState::Stopped | ConnState::Parked => {}
         }
     }
 

@@ -68,6 +68,16 @@
 //!   timeout of its own; its latency includes the lost attempt and the
 //!   reconnect. It is counted in `close_retries`, not as an error; with
 //!   `retry_on_close = false` it is an error of class `closed` (or `reset`).
+//! - Stages ([`Stages`], `--stages 30s:100,2m:100,30s:0`): the users, or the
+//!   open rate, move linearly from one target to the next (from 0 at first),
+//!   as k6's stages do, and the run lasts the stages' total. Closed: as many
+//!   users as the highest target are allocated; the first `floor(level)` of
+//!   them, taken from the threads in turn, may start requests, and a user
+//!   above the level finishes its request and think time, closes its
+//!   connection and waits. Open: the arrivals follow the changing rate by
+//!   time-rescaling (an even beat gives exactly `floor(area)` arrivals). Each
+//!   second of the series carries the index of its stage, and the summary has
+//!   a line per stage. A segment takes its share of each target.
 //! - Timeouts: each attempt has a timeout drawn from `timeout`; an attempt that
 //!   expires is abandoned (its connection closed) and retried after `retry_wait`,
 //!   up to `retries` times (`None`: forever). A retried request keeps its intended
@@ -138,7 +148,8 @@
 //! removed. All durations in histograms are integer microseconds. Version 3
 //! (from 2): `errors.non_2xx` became `errors.unexpected_status`, since a 3xx is
 //! ok by default (`run.expect_status`, new, says which statuses are);
-//! `connect_failure`, `counts.close_retries` and `run.retry_on_close` are new;
+//! `connect_failure`, `counts.close_retries`, `run.retry_on_close`,
+//! `run.stages` and the series' `stage` are new;
 //! `never_sent` also counts requests held for a
 //! connection that never opened. Version 2 (from 1):
 //! `counts` gained `scheduled`, `sent`, `failed`, `in_flight`, `never_sent`;
@@ -153,7 +164,8 @@
 //!   "run": { "workload": "closed"|"open", "users", "rate", "arrival", "connections",
 //!            "session", "think", "targets": [[url, weight]], "method", "headers",
 //!            "requests", "duration_s", "timeout", "retries": "N"|"inf",
-//!            "retry_wait", "seed", "expect_status", "retry_on_close" },
+//!            "retry_wait", "seed", "expect_status", "retry_on_close",
+//!            "stages": null|"30s:100,120s:100,30s:0" },
 //!                                         // the command, before segment split
 //!   "segments": ["1/2", "2/2"],               // segments this report covers
 //!   "threads": 4, "started_unix_ms": 0, "duration_s": 10.0,
@@ -176,7 +188,8 @@
 //!   "latency_uncorrected": HISTOGRAM,  // last send -> response end
 //!   "ttfb":                HISTOGRAM,  // send -> first response byte
 //!   "connect":             HISTOGRAM,  // TCP connect
-//!   "series": [ { "t": 0, "completed", "ok", "errors", "timeouts", "bytes" }, ... ]
+//!   "series": [ { "t": 0, "completed", "ok", "errors", "timeouts", "bytes",
+//!                 "stage": 0 }, ... ]           // "stage" only with stages
 //! }
 //! HISTOGRAM = { "count", "min", "mean", "stdev", "p50", "p90", "p99", "p999", "max",
 //!               "percentiles": [[0.0, v], [10.0, v], ..., [99.999, v], [100.0, v]],
@@ -194,6 +207,7 @@ pub mod histogram;
 pub mod metric;
 pub mod report;
 pub mod spec;
+pub mod stages;
 pub mod target;
 pub mod threshold;
 
@@ -218,5 +232,6 @@ pub use report::{Report, RunInfo, SCHEMA, Throughput};
 pub use run::{run, stop_on_signals};
 pub use servelab_dist::Dist;
 pub use spec::{Arrival, LoadSpec, Segment, Workload};
+pub use stages::{Stage, Stages};
 pub use target::{Method, Target, read_url_file};
 pub use threshold::{Threshold, Verdict};

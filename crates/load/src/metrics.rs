@@ -180,6 +180,10 @@ pub struct Second {
     pub timeouts: u64,
     /// Response bytes read in this second.
     pub bytes: u64,
+    /// With stages: the index (from 0) of the stage under way at the start of
+    /// this second; absent without stages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<u32>,
 }
 
 /// Adds per-second series entry by entry (the longer one sets the length).

@@ -18,6 +18,7 @@ use crate::histogram::Histogram;
 use crate::metric::Metric;
 use crate::metrics::{Counts, Errors, Recorder, STATUS_SLOTS, Second, add_series};
 use crate::spec::{LoadSpec, Workload};
+use crate::stages::Stages;
 
 /// The schema version written in every report.
 pub const SCHEMA: &str = "servelab-load/3";
@@ -65,6 +66,8 @@ pub struct RunInfo {
     /// Whether a request whose reused connection closed before any answer
     /// was sent again (`true`) or counted as an error.
     pub retry_on_close: bool,
+    /// The stages, canonical (`30s:100,120s:100,30s:0`), or `null`.
+    pub stages: Option<String>,
 }
 
 impl RunInfo {
@@ -92,6 +95,7 @@ impl RunInfo {
             seed: spec.seed,
             expect_status: spec.expect_status.to_string(),
             retry_on_close: spec.retry_on_close,
+            stages: spec.stages.as_ref().map(|s| s.to_string()),
         };
         match spec.workload {
             Workload::Closed {
@@ -233,7 +237,22 @@ impl Report {
             series: rec.series.clone(),
         };
         r.throughput = r.rates();
+        r.label_stages();
         r
+    }
+
+    /// The run's stages, when it had some.
+    pub fn stages(&self) -> Option<Stages> {
+        self.run.stages.as_deref().and_then(|s| s.parse().ok())
+    }
+
+    /// Marks each second of the series with the stage under way at its start.
+    fn label_stages(&mut self) {
+        if let Some(st) = self.stages() {
+            for sec in &mut self.series {
+                sec.stage = Some(st.index_at(Duration::from_secs(sec.t)) as u32);
+            }
+        }
     }
 
     fn rates(&self) -> Throughput {
@@ -368,6 +387,7 @@ impl Report {
         out.ttfb = Histogram::from_hdr(&t);
         out.connect = Histogram::from_hdr(&c);
         out.throughput = out.rates();
+        out.label_stages();
         Ok(out)
     }
 
@@ -388,6 +408,10 @@ impl Report {
                 r.users.unwrap_or(0),
                 r.think.as_deref().unwrap_or("0s")
             )
+        };
+        let shape = match &r.stages {
+            Some(st) => format!("{shape}, stages {st}"),
+            None => shape,
         };
         let session = match (r.session, r.workload.as_str()) {
             (Some(k), _) => format!("session {k}"),
@@ -498,7 +522,46 @@ impl Report {
         }
         hist_line(&mut s, "first byte", &self.ttfb);
         hist_line(&mut s, "connect", &self.connect);
+        self.stage_lines(&mut s);
         self.summary_tail(s)
+    }
+
+    /// One line per stage: the ramp, and what the seconds that began in it
+    /// completed (the per-second series has no finer grain).
+    fn stage_lines(&self, s: &mut String) {
+        let Some(st) = self.stages() else {
+            return;
+        };
+        let unit = if self.run.workload == "open" {
+            "req/s"
+        } else {
+            "users"
+        };
+        let mut from = 0.0;
+        for (i, stage) in st.stages().iter().enumerate() {
+            let secs = self.series.iter().filter(|x| x.stage == Some(i as u32));
+            let (mut n, mut completed, mut ok, mut errors) = (0u64, 0, 0, 0);
+            for x in secs {
+                n += 1;
+                completed += x.completed;
+                ok += x.ok;
+                errors += x.errors;
+            }
+            let rate = if n > 0 {
+                format!("{:.1} req/s", completed as f64 / n as f64)
+            } else {
+                "no whole second".to_string()
+            };
+            let _ = writeln!(
+                s,
+                "  stage {:<6} {from} -> {} {unit} over {:.1} s: {completed} completed ({ok} ok, \
+                 {errors} errors) in the {n} seconds that began in it, {rate}",
+                i + 1,
+                stage.target,
+                stage.duration.as_secs_f64()
+            );
+            from = stage.target;
+        }
     }
 
     /// The summary's last lines: connections, statuses, errors, client CPU.

@@ -54,6 +54,17 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
     let start = Instant::now();
     let duration = seg.effective_duration();
     let deadline = duration.map(|d| start + d);
+    // Stages give the whole run's level: a thread takes its segment's share of
+    // the users (and picks its own among them), or its share of the rate.
+    let stages = seg.stages.clone().map(|st| {
+        let scale = match (&spec.workload, &seg.workload) {
+            (Workload::Closed { users: all, .. }, Workload::Closed { users: mine, .. }) => {
+                f64::from(*mine) / f64::from(*all)
+            }
+            _ => 1.0 / (f64::from(spec.segment.count) * threads as f64),
+        };
+        (Arc::new(st), scale)
+    });
     let mut handles = Vec::with_capacity(threads);
     let mut first_user = 0u64;
     for t in 0..threads {
@@ -97,6 +108,8 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
             expect: seg.expect_status,
             retry_on_close: seg.retry_on_close && seg.method.idempotent(),
             seed: seg.seed,
+            stages: stages.clone(),
+            threads,
             start,
             deadline,
         };

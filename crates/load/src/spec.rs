@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use crate::error::LoadError;
 use crate::expect_status::ExpectStatus;
+use crate::stages::Stages;
 use crate::target::{Method, Target};
 use servelab_dist::Dist;
 
@@ -151,6 +152,10 @@ pub struct LoadSpec {
     pub seed: u64,
     /// Which share of the run this process does.
     pub segment: Segment,
+    /// A load that ramps: the users (closed; `users` must be at least the
+    /// highest target) or the rate (open; `rate` must be the highest target)
+    /// follow the stages, and the run lasts their total (`duration` unset).
+    pub stages: Option<Stages>,
     /// The response statuses that count as ok (default 200 to 399).
     pub expect_status: ExpectStatus,
     /// Send an idempotent request again, once, on a new connection when the
@@ -185,6 +190,7 @@ impl LoadSpec {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             seed: 1,
             segment: Segment::WHOLE,
+            stages: None,
             expect_status: ExpectStatus::default(),
             retry_on_close: true,
             progress: false,
@@ -192,8 +198,12 @@ impl LoadSpec {
         }
     }
 
-    /// The time limit in force (10 s when neither limit is set).
+    /// The time limit in force: the stages' total, or `duration`, or 10 s
+    /// when neither limit is set.
     pub fn effective_duration(&self) -> Option<Duration> {
+        if let Some(st) = &self.stages {
+            return Some(st.total());
+        }
         match (self.requests, self.duration) {
             (None, None) => Some(Duration::from_secs(10)),
             (_, d) => d,
@@ -226,6 +236,26 @@ impl LoadSpec {
         }
         if self.timeout.is_some_and(|t| t.mean() <= 0.0) {
             return bad("--timeout must be positive");
+        }
+        if let Some(st) = &self.stages {
+            if self.duration.is_some() {
+                return bad("--stages set the length of the run: drop --duration");
+            }
+            let max = st.max();
+            match self.workload {
+                Workload::Closed { users, .. } if f64::from(users) < max.ceil() => {
+                    return bad(&format!(
+                        "--stages reach {max} users, but only {users} are allocated"
+                    ));
+                }
+                Workload::Open { rate, .. } if rate != max => {
+                    return bad(&format!(
+                        "with --stages the stages set the rate: write --rate {max} \
+                         (their highest target), not --rate {rate}"
+                    ));
+                }
+                _ => {}
+            }
         }
         match self.workload {
             Workload::Closed { users, session, .. } => {

@@ -306,7 +306,7 @@ impl ClientLoop {
                     }
                 }
             }
-            ConnState::RetryWait | ConnState::Backoff | ConnState::Stopped => {}
+            ConnState::RetryWait | ConnState::Backoff | ConnState::Stopped | ConnState::Parked => {}
         }
     }
 

@@ -226,3 +226,50 @@ fn serve_saturated_pool_every_scheduled_request_is_counted() {
     assert_eq!(r.latency.count, c.scheduled);
     assert!(r.saturation().is_some());
 }
+
+#[test]
+fn serve_stages_ramp_closed_users_up_and_down() {
+    // 0 -> 3 users over 1 s, 3 for 1 s, 3 -> 0 over 1 s; a think time keeps
+    // the request count small.
+    let s = Served::start();
+    let mut sp = spec(&s.url, 3, None, "const:20ms", 1);
+    sp.requests = None;
+    sp.duration = None;
+    sp.stages = Some("1s:3,1s:3,1s:0".parse().unwrap());
+    let r = servelab_load::run(&sp).unwrap();
+    assert_eq!(r.counts.errors, 0, "{:?}", r.errors);
+    assert!(r.counts.ok > 0);
+    // Each user joined once and kept its connection until the ramp down.
+    assert_eq!(r.counts.connections, 3);
+    assert_eq!(s.accepted(), 3);
+    assert_eq!(r.counts.in_flight, 0, "users above the level wait, idle");
+    assert_eq!(r.run.stages.as_deref(), Some("1s:3,1s:3,1s:0"));
+    let stages: Vec<Option<u32>> = r.series.iter().map(|x| x.stage).collect();
+    assert_eq!(&stages[..3], &[Some(0), Some(1), Some(2)], "{:?}", r.series);
+    let summary = r.summary();
+    assert!(summary.contains("stage 2      3 -> 3 users"), "{summary}");
+}
+
+#[test]
+fn serve_stages_ramp_an_even_rate_to_the_exact_count() {
+    // 0 -> 200/s over 1 s, then 200/s for 1 s: 100 + 200 arrivals, exactly.
+    let s = Served::start();
+    let mut sp = spec(&s.url, 1, None, "0s", 1);
+    sp.requests = None;
+    sp.duration = None;
+    sp.threads = 1;
+    sp.workload = Workload::Open {
+        rate: 200.0,
+        arrival: servelab_load::Arrival::Uniform,
+        connections: 8,
+        session: None,
+    };
+    sp.stages = Some("1s:200,1s:200".parse().unwrap());
+    let r = servelab_load::run(&sp).unwrap();
+    assert_eq!(r.counts.scheduled, 300, "{:?}", r.counts);
+    assert_eq!(r.counts.scheduled, r.counts.sent + r.counts.never_sent);
+    assert_eq!(r.latency.count, 300);
+    assert_eq!(r.counts.errors, 0, "{:?}", r.errors);
+    assert_eq!(r.series[0].stage, Some(0));
+    assert_eq!(r.series[1].stage, Some(1));
+}
