@@ -65,7 +65,8 @@ struct RunArgs {
     /// URLs to request (http://host[:port]/path); a request picks one at random.
     #[arg(value_name = "URL")]
     urls: Vec<String>,
-    /// File with one URL per line and an optional weight (`URL [WEIGHT]`).
+    /// File with one URL per line, an optional weight and an optional body
+    /// file relative to it (`URL [WEIGHT] [@BODY]`).
     #[arg(long = "urls", value_name = "FILE")]
     url_file: Option<PathBuf>,
 
@@ -132,9 +133,16 @@ struct RunArgs {
     #[arg(long)]
     no_retry_on_close: bool,
 
-    /// HTTP method: GET or HEAD.
+    /// HTTP method: GET, HEAD, POST, PUT, PATCH or DELETE. A POST or PATCH
+    /// lost to a keep-alive close is not sent again (it is not idempotent).
     #[arg(long, default_value = "GET")]
     method: String,
+    /// Request body: a FILE, or @- for standard input (at most 64 MiB), sent
+    /// with Content-Length; needs --method POST, PUT, PATCH or DELETE. A URL
+    /// in --urls may name its own: `URL [WEIGHT] [@FILE]`. Set the type with
+    /// -H 'Content-Type: ...'.
+    #[arg(long, value_name = "FILE|@-")]
+    body: Option<String>,
     /// Response statuses that count as ok: codes and ranges, e.g. 200,304 or
     /// 200-299 (like k6, redirects and 304 are ok by default; any other
     /// response is an `unexpected status` error).
@@ -198,6 +206,11 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<LoadSpec> {
     let mut spec = LoadSpec::new(targets);
     spec.method = a.method.parse()?;
     spec.headers = a.headers.clone();
+    spec.body = a
+        .body
+        .as_deref()
+        .map(servelab_load::target::read_body)
+        .transpose()?;
     spec.expect_status = a.expect_status.parse()?;
     let stages = a
         .stages
@@ -517,6 +530,31 @@ mod tests {
         let e = checks(&["http://127.0.0.1:1/", "--fail-if", "p99>200"]).unwrap_err();
         let msg = format!("{e:#}");
         assert!(msg.contains("write `p99>200ms`"), "{msg}");
+    }
+
+    #[test]
+    fn methods_and_bodies() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("b.json");
+        std::fs::write(&f, "{}").unwrap();
+        let body = f.to_str().unwrap();
+        let s = spec(&["http://127.0.0.1:1/", "--method", "post", "--body", body]).unwrap();
+        assert_eq!(s.method, servelab_load::Method::Post);
+        assert_eq!(s.body.as_deref(), Some(&b"{}"[..]));
+        for argv in [
+            &["http://127.0.0.1:1/", "--body", body][..],
+            &[
+                "http://127.0.0.1:1/",
+                "--method",
+                "PUT",
+                "--body",
+                "/no/such/file",
+            ],
+            &["http://127.0.0.1:1/", "--method", "TRACE"],
+        ] {
+            let e = spec(argv).unwrap_err();
+            assert!(!format!("{e:#}").contains('\n'), "{e:#}");
+        }
     }
 
     #[test]

@@ -108,6 +108,13 @@
 //!   a lower bound; a failed request enters it with the time to its error. So
 //!   the percentiles cover every request the run was asked to make; the summary
 //!   says how many were unfinished.
+//! - Methods and bodies: GET, HEAD, POST, PUT, PATCH, DELETE; a body (the
+//!   run's, [`LoadSpec::body`], or a URL's own, [`Target::body`], from
+//!   `URL [WEIGHT] [@FILE]` in a URL file) is read once, at most 64 MiB, and
+//!   sent after the prebuilt head with `Content-Length` (one `sendmsg` for
+//!   both). GET and HEAD take no body; POST, PUT and PATCH without one send
+//!   `Content-Length: 0`; POST and PATCH are never sent again after a
+//!   keep-alive close.
 //! - Several targets: a request picks one by weight; a connection carries only
 //!   requests for the server it was opened to.
 //! - Segments: `segment = I/N` runs the I-th of N equal shares of the users (or of
@@ -149,7 +156,8 @@
 //! (from 2): `errors.non_2xx` became `errors.unexpected_status`, since a 3xx is
 //! ok by default (`run.expect_status`, new, says which statuses are);
 //! `connect_failure`, `counts.close_retries`, `run.retry_on_close`,
-//! `run.stages` and the series' `stage` are new;
+//! `run.stages`, `run.body_bytes` and the series' `stage` are new; `run.method`
+//! may be `POST`, `PUT`, `PATCH` or `DELETE`;
 //! `never_sent` also counts requests held for a
 //! connection that never opened. Version 2 (from 1):
 //! `counts` gained `scheduled`, `sent`, `failed`, `in_flight`, `never_sent`;
@@ -162,7 +170,8 @@
 //!   "schema": "servelab-load/3",
 //!   "generator": "servelab-load 0.1.0",
 //!   "run": { "workload": "closed"|"open", "users", "rate", "arrival", "connections",
-//!            "session", "think", "targets": [[url, weight]], "method", "headers",
+//!            "session", "think", "targets": [[url, weight]], "method",
+//!            "body_bytes": [per target], "headers",
 //!            "requests", "duration_s", "timeout", "retries": "N"|"inf",
 //!            "retry_wait", "seed", "expect_status", "retry_on_close",
 //!            "stages": null|"30s:100,120s:100,30s:0" },

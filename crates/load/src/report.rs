@@ -45,8 +45,10 @@ pub struct RunInfo {
     pub think: Option<String>,
     /// Targets as `[url, weight]`.
     pub targets: Vec<(String, f64)>,
-    /// `GET` or `HEAD`.
+    /// `GET`, `HEAD`, `POST`, `PUT`, `PATCH` or `DELETE`.
     pub method: String,
+    /// Per target, the length of its request body in bytes (0: none).
+    pub body_bytes: Vec<u64>,
     /// Extra request headers.
     pub headers: Vec<String>,
     /// Request limit of the whole run.
@@ -85,7 +87,17 @@ impl RunInfo {
                 .iter()
                 .map(|t| (t.url.clone(), t.weight))
                 .collect(),
-            method: format!("{:?}", spec.method).to_ascii_uppercase(),
+            method: spec.method.as_str().to_string(),
+            body_bytes: spec
+                .targets
+                .iter()
+                .map(|t| {
+                    t.body
+                        .as_ref()
+                        .or(spec.body.as_ref())
+                        .map_or(0, |b| b.len() as u64)
+                })
+                .collect(),
             headers: spec.headers.clone(),
             requests: spec.requests,
             duration_s: spec.effective_duration().map(|d| d.as_secs_f64()),

@@ -30,7 +30,12 @@ use crate::target::{Picker, prepare};
 pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
     spec.validate()?;
     let seg = spec.segment_share()?;
-    let targets = Arc::new(prepare(&seg.targets, seg.method, &seg.headers)?);
+    let targets = Arc::new(prepare(
+        &seg.targets,
+        seg.method,
+        &seg.headers,
+        seg.body.as_ref(),
+    )?);
     let picker = Picker::new(&seg.targets);
     let units = match seg.workload {
         Workload::Closed { users, .. } => users,

@@ -152,6 +152,10 @@ pub struct LoadSpec {
     pub seed: u64,
     /// Which share of the run this process does.
     pub segment: Segment,
+    /// The request body of every target without one of its own (see
+    /// [`Target::body`]); sent with `Content-Length`. Needs a method that
+    /// takes a body (POST, PUT, PATCH, DELETE).
+    pub body: Option<Arc<[u8]>>,
     /// A load that ramps: the users (closed; `users` must be at least the
     /// highest target) or the rate (open; `rate` must be the highest target)
     /// follow the stages, and the run lasts their total (`duration` unset).
@@ -190,6 +194,7 @@ impl LoadSpec {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             seed: 1,
             segment: Segment::WHOLE,
+            body: None,
             stages: None,
             expect_status: ExpectStatus::default(),
             retry_on_close: true,
@@ -224,6 +229,26 @@ impl LoadSpec {
                     t.url
                 ));
             }
+        }
+        let bodies = self
+            .body
+            .iter()
+            .chain(self.targets.iter().filter_map(|t| t.body.as_ref()));
+        let mut total = 0u64;
+        for b in bodies {
+            if !self.method.takes_body() {
+                return bad(&format!(
+                    "a request body needs --method POST, PUT, PATCH or DELETE, not {}",
+                    self.method.as_str()
+                ));
+            }
+            if b.len() as u64 > crate::target::MAX_BODY {
+                return bad("a request body is above 64 MiB");
+            }
+            total += b.len() as u64;
+        }
+        if total > crate::target::MAX_BODIES {
+            return bad("the request bodies hold more than 256 MiB together");
         }
         if self.threads == 0 {
             return bad("--threads must be at least 1");

@@ -15,7 +15,10 @@ use rand::Rng;
 
 use rustix::event::epoll;
 use rustix::io::Errno;
-use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketFlags, SocketType};
+use rustix::net::{
+    AddressFamily, RecvFlags, SendAncillaryBuffer, SendFlags, SocketFlags, SocketType,
+};
+use std::io::IoSlice;
 
 use super::ClientLoop;
 use crate::client_conn::ConnState;
@@ -221,15 +224,30 @@ impl ClientLoop {
         self.write_more(i, now);
     }
 
+    /// Writes what is left of the request: its head, then its body. Without a
+    /// body (GET, HEAD) this is one `send` of the prebuilt head; with one, the
+    /// head and the body go out together in one `sendmsg`, then whatever of
+    /// the body is left.
     pub(super) fn write_more(&mut self, i: usize, now: Instant) {
         let s = &mut self.conns[i];
         let p = &self.cfg.targets[s.req.target];
-        let bytes = if s.closing { &p.close } else { &p.keep_alive };
+        let head = if s.closing { &p.close } else { &p.keep_alive };
+        let body = &p.body[..];
         let Some(sock) = s.sock.as_ref() else {
             return;
         };
-        while s.written < bytes.len() {
-            match rustix::net::send(sock, &bytes[s.written..], SendFlags::NOSIGNAL) {
+        while s.written < head.len() + body.len() {
+            let sent = if body.is_empty() {
+                rustix::net::send(sock, &head[s.written..], SendFlags::NOSIGNAL)
+            } else if s.written < head.len() {
+                let iov = [IoSlice::new(&head[s.written..]), IoSlice::new(body)];
+                let mut control = SendAncillaryBuffer::default();
+                rustix::net::sendmsg(sock, &iov, &mut control, SendFlags::NOSIGNAL)
+            } else {
+                let from = s.written - head.len();
+                rustix::net::send(sock, &body[from..], SendFlags::NOSIGNAL)
+            };
+            match sent {
                 Ok(n) => {
                     s.written += n;
                     self.rec.counts.bytes_sent += n as u64;

@@ -273,3 +273,17 @@ fn serve_stages_ramp_an_even_rate_to_the_exact_count() {
     assert_eq!(r.series[0].stage, Some(0));
     assert_eq!(r.series[1].stage, Some(1));
 }
+
+#[test]
+fn serve_answers_a_post_with_a_body_405_and_reads_the_framing_right() {
+    // servelab serves GET and HEAD; a POST gets 405. Expected, its answers are
+    // ok, and none is malformed: the body's framing kept the stream in step.
+    let s = Served::start();
+    let mut sp = spec(&s.url, 2, Some(5), "0s", 20);
+    sp.method = servelab_load::Method::Post;
+    sp.body = Some(std::sync::Arc::from(&b"name=value"[..]));
+    sp.expect_status = "405".parse().unwrap();
+    let r = servelab_load::run(&sp).unwrap();
+    assert_eq!(r.status["405"], 20, "{:?}", r.status);
+    assert_eq!((r.counts.ok, r.counts.errors), (20, 0), "{:?}", r.errors);
+}

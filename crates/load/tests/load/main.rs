@@ -8,6 +8,7 @@ mod support;
 
 mod addresses;
 mod against_serve;
+mod bodies;
 mod counts;
 mod failures;
 mod keep_alive_close;

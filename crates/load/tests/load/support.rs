@@ -11,6 +11,9 @@ use std::time::Duration;
 
 use servelab_load::{LoadSpec, Target, Workload};
 
+/// A request as the tiny server saw it: its method and its body.
+pub type Seen = (String, Vec<u8>);
+
 /// How the tiny server answers each request.
 #[derive(Debug, Clone, Copy)]
 pub enum Behavior {
@@ -40,6 +43,8 @@ pub struct TinyServer {
     pub requests: Arc<AtomicU64>,
     /// The request target of every request, in arrival order.
     pub paths: Arc<Mutex<Vec<String>>>,
+    /// The method and body (by `Content-Length`) of every request, in arrival order.
+    pub bodies: Arc<Mutex<Vec<Seen>>>,
     stop: Arc<AtomicBool>,
     accept: Option<JoinHandle<()>>,
 }
@@ -52,11 +57,13 @@ impl TinyServer {
         let requests = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let paths = Arc::new(Mutex::new(Vec::new()));
-        let (acc, req, st, pa) = (
+        let bodies = Arc::new(Mutex::new(Vec::new()));
+        let (acc, req, st, pa, bo) = (
             accepted.clone(),
             requests.clone(),
             stop.clone(),
             paths.clone(),
+            bodies.clone(),
         );
         let accept = std::thread::spawn(move || {
             for conn in listener.incoming() {
@@ -65,8 +72,8 @@ impl TinyServer {
                 }
                 let Ok(conn) = conn else { continue };
                 acc.fetch_add(1, Ordering::SeqCst);
-                let (req, pa) = (req.clone(), pa.clone());
-                std::thread::spawn(move || serve(conn, behavior, &req, &pa));
+                let (req, pa, bo) = (req.clone(), pa.clone(), bo.clone());
+                std::thread::spawn(move || serve(conn, behavior, &req, &pa, &bo));
             }
         });
         TinyServer {
@@ -74,6 +81,7 @@ impl TinyServer {
             accepted,
             requests,
             paths,
+            bodies,
             stop,
             accept: Some(accept),
         }
@@ -99,6 +107,7 @@ fn serve(
     behavior: Behavior,
     requests: &AtomicU64,
     paths: &Mutex<Vec<String>>,
+    bodies: &Mutex<Vec<Seen>>,
 ) {
     let _ = conn.set_nodelay(true);
     let _ = conn.set_read_timeout(Some(Duration::from_secs(20)));
@@ -118,6 +127,25 @@ fn serve(
         };
         let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
         buf.drain(..end);
+        // Read the body its Content-Length announces.
+        let length: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
+        while buf.len() < length {
+            match conn.read(&mut chunk) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+        }
+        let body: Vec<u8> = buf.drain(..length).collect();
+        let method = head
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_ascii_uppercase();
+        bodies.lock().unwrap().push((method, body));
         let close = head.contains("connection: close");
         if let Some(path) = head.split_whitespace().nth(1) {
             paths.lock().unwrap().push(path.to_string());
