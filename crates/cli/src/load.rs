@@ -158,9 +158,16 @@ struct RunArgs {
     /// Seed of the random streams (think times, arrivals, targets).
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Run the I-th of N equal shares of the users or rate (for several machines).
-    #[arg(long, value_name = "I/N", default_value = "1/1")]
+    /// Run the I-th of N equal shares of the users or rate (for several machines);
+    /// env:N takes I from JOB_COMPLETION_INDEX + 1, as a pod of a Kubernetes
+    /// Indexed Job of N completions (see deploy/kubernetes/).
+    #[arg(long, value_name = "I/N|env:N", default_value = "1/1")]
     segment: String,
+    /// Wait until this UTC time (RFC 3339, e.g. 2026-11-25T18:00:00Z) before
+    /// starting, so that the segments on several machines start together; the
+    /// report says how late this one started.
+    #[arg(long, value_name = "TIME")]
+    start_at: Option<String>,
 
     /// Fail (exit 3) when more than this share of outcomes are errors (failed
     /// requests and failed connects, over ok + errors): a percentage or a fraction;
@@ -261,6 +268,11 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<LoadSpec> {
     }
     spec.seed = a.seed;
     spec.segment = a.segment.parse::<Segment>()?;
+    spec.start_at = a
+        .start_at
+        .as_deref()
+        .map(str::parse::<servelab_load::StartAt>)
+        .transpose()?;
     spec.progress = !a.no_progress && !a.quiet;
     spec.validate()?;
     Ok(spec)
@@ -477,6 +489,8 @@ mod tests {
             &["http://127.0.0.1:1/", "--think", "soon"][..],
             &["http://127.0.0.1:1/", "--retries", "many"],
             &["http://127.0.0.1:1/", "--segment", "3/2"],
+            &["http://127.0.0.1:1/", "--start-at", "18:00"],
+            &["http://127.0.0.1:1/", "--start-at", "2999-01-01T00:00:00Z"],
             &["http://127.0.0.1:1/", "--expect-status", "2xx"],
             &["http://127.0.0.1:1/", "--expect-status", "600"],
             &["http://127.0.0.1:1/", "--duration", "-5s"],

@@ -119,7 +119,11 @@
 //!   requests for the server it was opened to.
 //! - Segments: `segment = I/N` runs the I-th of N equal shares of the users (or of
 //!   the rate and connections) and of the request count, with its own random
-//!   streams; [`Report::merge`] adds the segments' reports exactly.
+//!   streams; [`Report::merge`] adds the segments' reports exactly. `env:N`
+//!   takes `I` from `JOB_COMPLETION_INDEX` + 1, as in the pods of a Kubernetes
+//!   Indexed Job (`deploy/kubernetes/`), and [`LoadSpec::start_at`] (an RFC
+//!   3339 UTC time) makes every segment start together; each report says how
+//!   late it started (`start_lag_ms`).
 //!
 //! # What is counted
 //!
@@ -156,7 +160,8 @@
 //! (from 2): `errors.non_2xx` became `errors.unexpected_status`, since a 3xx is
 //! ok by default (`run.expect_status`, new, says which statuses are);
 //! `connect_failure`, `counts.close_retries`, `run.retry_on_close`,
-//! `run.stages`, `run.body_bytes` and the series' `stage` are new; `run.method`
+//! `run.stages`, `run.body_bytes`, `run.start_at`, `start_lag_ms` and the
+//! series' `stage` are new; `run.method`
 //! may be `POST`, `PUT`, `PATCH` or `DELETE`;
 //! `never_sent` also counts requests held for a
 //! connection that never opened. Version 2 (from 1):
@@ -174,11 +179,13 @@
 //!            "body_bytes": [per target], "headers",
 //!            "requests", "duration_s", "timeout", "retries": "N"|"inf",
 //!            "retry_wait", "seed", "expect_status", "retry_on_close",
-//!            "stages": null|"30s:100,120s:100,30s:0" },
+//!            "stages": null|"30s:100,120s:100,30s:0",
+//!            "start_at": null|"2026-11-25T18:00:00.000Z" },
 //!                                         // the command, before segment split
 //!   "segments": ["1/2", "2/2"],               // segments this report covers
 //!   "threads": 4, "started_unix_ms": 0, "duration_s": 10.0,
 //!   "unreachable": false,                     // gave up: never connected, or no connect for 10 s
+//!   "start_lag_ms": null | 1.2,               // with --start-at: how late it started
 //!   "connect_failure": null | { "addr": "127.0.0.1:1", "kind": "refused"|"unreachable"|
 //!                      "timed_out"|"other", "os_error": 111 },  // no connect ever succeeded
 //!   "client_cpu_s": 1.2,
@@ -217,6 +224,7 @@ pub mod metric;
 pub mod report;
 pub mod spec;
 pub mod stages;
+pub mod start_at;
 pub mod target;
 pub mod threshold;
 
@@ -242,5 +250,6 @@ pub use run::{run, stop_on_signals};
 pub use servelab_dist::Dist;
 pub use spec::{Arrival, LoadSpec, Segment, Workload};
 pub use stages::{Stage, Stages};
+pub use start_at::StartAt;
 pub use target::{Method, Target, read_url_file};
 pub use threshold::{Threshold, Verdict};

@@ -70,6 +70,8 @@ pub struct RunInfo {
     pub retry_on_close: bool,
     /// The stages, canonical (`30s:100,120s:100,30s:0`), or `null`.
     pub stages: Option<String>,
+    /// `--start-at`, RFC 3339 UTC, or `null`.
+    pub start_at: Option<String>,
 }
 
 impl RunInfo {
@@ -108,6 +110,7 @@ impl RunInfo {
             expect_status: spec.expect_status.to_string(),
             retry_on_close: spec.retry_on_close,
             stages: spec.stages.as_ref().map(|s| s.to_string()),
+            start_at: spec.start_at.map(|t| t.to_string()),
         };
         match spec.workload {
             Workload::Closed {
@@ -180,6 +183,10 @@ pub struct Report {
     /// failure, which the CLI prints as its error (`connection refused to
     /// ADDR: is a server listening?`). `null` otherwise.
     pub connect_failure: Option<ConnectFailure>,
+    /// With `--start-at`: how late the run started after that time, ms (the
+    /// oversleep, or how long ago the time had passed when the process got
+    /// there). In a merge: the latest segment's. `null` without `--start-at`.
+    pub start_lag_ms: Option<f64>,
     /// CPU seconds the event-loop threads used (summed over segments).
     pub client_cpu_s: f64,
     /// Request and connection counters.
@@ -237,6 +244,7 @@ impl Report {
             duration_s: elapsed.as_secs_f64(),
             unreachable: false,
             connect_failure: None,
+            start_lag_ms: None,
             client_cpu_s: cpu.as_secs_f64(),
             counts: rec.counts,
             errors: rec.errors,
@@ -380,6 +388,10 @@ impl Report {
             out.started_unix_ms = out.started_unix_ms.min(r.started_unix_ms);
             out.duration_s = out.duration_s.max(r.duration_s);
             out.unreachable |= r.unreachable;
+            out.start_lag_ms = match (out.start_lag_ms, r.start_lag_ms) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
             if out.connect_failure.is_none() {
                 out.connect_failure.clone_from(&r.connect_failure);
             }
@@ -490,6 +502,17 @@ impl Report {
                 "  rate         offered {offered:.1} req/s ({set}), achieved {:.1} req/s ({:.2} of offered)",
                 t.requests_per_s,
                 t.requests_per_s / offered.max(1e-9)
+            );
+        }
+        if let (Some(at), Some(lag)) = (&r.start_at, self.start_lag_ms) {
+            let who = if self.segments.len() > 1 {
+                "the latest segment"
+            } else {
+                "it"
+            };
+            let _ = writeln!(
+                s,
+                "  start        --start-at {at}: {who} started {lag:.1} ms after that time"
             );
         }
         if let Some((offered, achieved)) = self.saturation() {

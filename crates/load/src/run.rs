@@ -20,6 +20,7 @@ use crate::metrics::Recorder;
 use crate::progress::Progress;
 use crate::report::Report;
 use crate::spec::{LoadSpec, Segment, Workload};
+use crate::start_at::StartAt;
 use crate::target::{Picker, prepare};
 
 /// Runs the load described by `spec` (its segment's share) and reports.
@@ -52,6 +53,8 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
         )));
     }
     let stop = spec.stop.clone().unwrap_or_default();
+    // Every segment of a run spread over machines starts at the same time.
+    let start_lag = spec.start_at.map(|at| wait_for(at, &stop));
     let control = Arc::new(RunControl::new(threads, seg.requests, stop));
     let started_unix_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -173,6 +176,7 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
     let elapsed = ended.saturating_duration_since(start);
     let mut report = Report::build(spec, &total, threads, started_unix_ms, elapsed, cpu);
     report.unreachable = unreachable;
+    report.start_lag_ms = start_lag.map(|d| d.as_secs_f64() * 1e3);
     if total.counts.connections == 0 {
         report.connect_failure =
             last_connect_failure.map(|(addr, errno)| ConnectFailure::new(addr, errno));
@@ -194,6 +198,24 @@ pub fn stop_on_signals() -> Result<Arc<AtomicBool>, LoadError> {
         signal_hook::flag::register(sig, Arc::clone(&flag))?;
     }
     Ok(flag)
+}
+
+/// Sleeps until `at` (or until `stop` is set); returns how late the run
+/// starts: the oversleep, or how long ago `at` had passed already.
+fn wait_for(at: StartAt, stop: &AtomicBool) -> Duration {
+    loop {
+        let now = SystemTime::now();
+        if let Ok(late) = now.duration_since(at.0) {
+            return late;
+        }
+        if stop.load(Ordering::Relaxed) {
+            return Duration::ZERO;
+        }
+        let left = at.0.duration_since(now).unwrap_or_default();
+        // Short sleeps near the end: the wake-up is then within a millisecond
+        // or so; long ones before, so that Ctrl-C is seen within 100 ms.
+        std::thread::sleep(left.min(Duration::from_millis(100)));
+    }
 }
 
 /// Lifts the soft limit on open files towards the hard one, and returns the

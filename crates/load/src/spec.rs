@@ -15,6 +15,7 @@ use std::time::Duration;
 use crate::error::LoadError;
 use crate::expect_status::ExpectStatus;
 use crate::stages::Stages;
+use crate::start_at::StartAt;
 use crate::target::{Method, Target};
 use servelab_dist::Dist;
 
@@ -103,9 +104,47 @@ impl Segment {
     }
 }
 
+/// The variable in which a Kubernetes Indexed Job gives each pod its index
+/// (0-based), and which `env:N` reads.
+pub const INDEX_VAR: &str = "JOB_COMPLETION_INDEX";
+
+impl Segment {
+    /// The segment of a pod of an Indexed Job of `count` completions, whose
+    /// [`INDEX_VAR`] holds `index` (0-based: segment `index + 1` of `count`).
+    pub fn of_job_index(index: Option<&str>, count: u32) -> Result<Segment, LoadError> {
+        let why = match index {
+            None => format!("{INDEX_VAR} is not set (it is in the pods of an Indexed Job)"),
+            Some(v) => match v.trim().parse::<u32>() {
+                Ok(i) if i < count => {
+                    return Ok(Segment {
+                        index: i + 1,
+                        count,
+                    });
+                }
+                _ => format!("{INDEX_VAR}={v} is not an index from 0 to {}", count - 1),
+            },
+        };
+        Err(LoadError::Spec(format!("--segment env:{count}: {why}")))
+    }
+}
+
 impl FromStr for Segment {
     type Err = LoadError;
+    /// `I/N`, or `env:N`: the index from [`INDEX_VAR`] (a Kubernetes Indexed
+    /// Job's pod), plus one.
     fn from_str(s: &str) -> Result<Self, LoadError> {
+        if let Some(n) = s.strip_prefix("env:") {
+            let count = match n.trim().parse::<u32>() {
+                Ok(c) if c > 0 => c,
+                _ => {
+                    return Err(LoadError::Spec(format!(
+                        "bad segment `{s}`: expected env:N with N >= 1"
+                    )));
+                }
+            };
+            let index = std::env::var(INDEX_VAR).ok();
+            return Segment::of_job_index(index.as_deref(), count);
+        }
         let bad = || LoadError::Spec(format!("bad segment `{s}`: expected I/N with 1 <= I <= N"));
         let (i, n) = s.split_once('/').ok_or_else(bad)?;
         let index: u32 = i.trim().parse().map_err(|_| bad())?;
@@ -156,6 +195,9 @@ pub struct LoadSpec {
     /// [`Target::body`]); sent with `Content-Length`. Needs a method that
     /// takes a body (POST, PUT, PATCH, DELETE).
     pub body: Option<Arc<[u8]>>,
+    /// When set, the run waits for this time before it starts (see
+    /// [`StartAt`]); at most [`MAX_AHEAD`](crate::start_at::MAX_AHEAD) ahead.
+    pub start_at: Option<StartAt>,
     /// A load that ramps: the users (closed; `users` must be at least the
     /// highest target) or the rate (open; `rate` must be the highest target)
     /// follow the stages, and the run lasts their total (`duration` unset).
@@ -195,6 +237,7 @@ impl LoadSpec {
             seed: 1,
             segment: Segment::WHOLE,
             body: None,
+            start_at: None,
             stages: None,
             expect_status: ExpectStatus::default(),
             retry_on_close: true,
@@ -249,6 +292,16 @@ impl LoadSpec {
         }
         if total > crate::target::MAX_BODIES {
             return bad("the request bodies hold more than 256 MiB together");
+        }
+        if let Some(at) = self.start_at {
+            let ahead =
+                at.0.duration_since(std::time::SystemTime::now())
+                    .unwrap_or_default();
+            if ahead > crate::start_at::MAX_AHEAD {
+                return bad(&format!(
+                    "--start-at {at} is more than 24 hours ahead: check the date"
+                ));
+            }
         }
         if self.threads == 0 {
             return bad("--threads must be at least 1");
@@ -369,6 +422,30 @@ mod tests {
                 assert_eq!(sum, total, "{total} over {n}");
             }
         }
+    }
+
+    #[test]
+    fn a_segment_from_a_job_index() {
+        assert_eq!(
+            Segment::of_job_index(Some("0"), 3).unwrap(),
+            Segment { index: 1, count: 3 }
+        );
+        assert_eq!(
+            Segment::of_job_index(Some("2"), 3).unwrap(),
+            Segment { index: 3, count: 3 }
+        );
+        let e = Segment::of_job_index(Some("3"), 3).unwrap_err().to_string();
+        assert!(
+            e.contains("JOB_COMPLETION_INDEX=3 is not an index from 0 to 2"),
+            "{e}"
+        );
+        let e = Segment::of_job_index(None, 3).unwrap_err().to_string();
+        assert!(
+            e.contains("--segment env:3: JOB_COMPLETION_INDEX is not set"),
+            "{e}"
+        );
+        assert!("env:0".parse::<Segment>().is_err());
+        assert!("env:x".parse::<Segment>().is_err());
     }
 
     #[test]
