@@ -156,6 +156,8 @@ struct ClientLoop {
     gave_up: bool,
     /// Whether this thread has connected at least once.
     connected: bool,
+    /// The last second of the run whose requests in flight were counted.
+    sampled_second: Option<u64>,
     /// The last connect that failed on every address, with the address and error.
     last_connect_failure: Option<(std::net::SocketAddr, Errno)>,
     // Open workload only:
@@ -307,6 +309,7 @@ impl ClientLoop {
             backing_off: 0,
             gave_up: false,
             connected: false,
+            sampled_second: None,
             last_connect_failure: None,
             pending: VecDeque::new(),
             idle: Vec::new(),
@@ -390,6 +393,7 @@ impl ClientLoop {
                 self.gave_up = true;
                 break;
             }
+            self.sample_in_flight(now);
             self.fire_timers(now);
             self.unpark(now);
             if self.open() {
@@ -461,6 +465,24 @@ impl ClientLoop {
             }
         }
         Ok(Instant::now())
+    }
+
+    /// Counts the requests in flight once per second of the run, at the
+    /// first loop turn in it, for the series (a timeline of the client's
+    /// concurrency: with the series' latency it checks Little's law second by
+    /// second). Closed users are counted one by one, once a second.
+    fn sample_in_flight(&mut self, now: Instant) {
+        let t = now.saturating_duration_since(self.cfg.start).as_secs();
+        if self.sampled_second == Some(t) {
+            return;
+        }
+        self.sampled_second = Some(t);
+        let n = if self.open() {
+            self.in_flight + self.waiting_retries + self.pending.len()
+        } else {
+            self.conns.iter().filter(|s| s.has_request()).count()
+        };
+        self.rec.in_flight_at(now, n as u64);
     }
 
     fn fire_timers(&mut self, now: Instant) {

@@ -161,7 +161,7 @@
 //! ok by default (`run.expect_status`, new, says which statuses are);
 //! `connect_failure`, `counts.close_retries`, `run.retry_on_close`,
 //! `run.stages`, `run.body_bytes`, `run.start_at`, `start_lag_ms` and the
-//! series' `stage` are new; `run.method`
+//! series' `stage`, `in_flight`, `p50_us`, `p99_us` and `latency_buckets` are new; `run.method`
 //! may be `POST`, `PUT`, `PATCH` or `DELETE`;
 //! `never_sent` also counts requests held for a
 //! connection that never opened. Version 2 (from 1):
@@ -205,12 +205,25 @@
 //!   "ttfb":                HISTOGRAM,  // send -> first response byte
 //!   "connect":             HISTOGRAM,  // TCP connect
 //!   "series": [ { "t": 0, "completed", "ok", "errors", "timeouts", "bytes",
-//!                 "stage": 0 }, ... ]           // "stage" only with stages
+//!                 "stage": 0,                 // only with stages
+//!                 "in_flight": 4,             // as the second began (null: not sampled)
+//!                 "p50_us", "p99_us",         // of the requests that finished in it
+//!                 "latency_buckets": [[bucket, count], ...] }, ... ]
 //! }
 //! HISTOGRAM = { "count", "min", "mean", "stdev", "p50", "p90", "p99", "p999", "max",
 //!               "percentiles": [[0.0, v], [10.0, v], ..., [99.999, v], [100.0, v]],
 //!               "buckets": [[highest_value_of_bucket_us, count], ...] }
 //! ```
+//!
+//! In the series, `in_flight` is counted by each thread at its first loop turn
+//! in the second (within 100 ms of its start) and added over threads and
+//! segments; with the second's latency it checks Little's law second by
+//! second. `p50_us` and `p99_us` are the corrected latencies of the requests
+//! that finished (answered or failed) in the second, from `latency_buckets`:
+//! 8 buckets per power of two, exact below 16 us, each reported as its
+//! midpoint, within 1/16 (6.25%) of the true value; bucket `i >= 16` covers
+//! `[(8 + s) << (e - 3), (9 + s) << (e - 3))` with `e = (i - 16) / 8 + 4` and
+//! `s = (i - 16) % 8`. The run's own percentiles above are exact (HdrHistogram).
 //!
 //! `buckets` rebuild the HdrHistogram (1 us to 1 h, 3 significant digits) exactly,
 //! which is how `merge` adds segments without averaging percentiles.
@@ -230,6 +243,7 @@ pub mod threshold;
 
 mod arrival;
 mod client_conn;
+pub mod coarse_histogram;
 mod control;
 mod error;
 mod event_loop;
@@ -239,6 +253,7 @@ mod response;
 mod run;
 mod timer;
 
+pub use coarse_histogram::CoarseHistogram;
 pub use connect_failure::{ConnectFailure, ConnectFailureKind};
 pub use error::LoadError;
 pub use expect_status::ExpectStatus;

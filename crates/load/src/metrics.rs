@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram as Hdr;
 use serde::{Deserialize, Serialize};
 
+use crate::coarse_histogram::CoarseHistogram;
 use crate::histogram::new_hdr;
 
 /// Request and connection counters of a run.
@@ -166,7 +167,7 @@ pub(crate) enum ErrorClass {
 }
 
 /// One second of the run's time series (seconds since the start of the run).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Second {
     /// Seconds since the start (this entry covers `[t, t+1)`).
     pub t: u64,
@@ -184,6 +185,33 @@ pub struct Second {
     /// this second; absent without stages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stage: Option<u32>,
+    /// Requests in flight (sent, not finished: waiting for an answer, a retry
+    /// or a reconnect) as the second began: each thread counts its own at its
+    /// first loop turn in the second, within 100 ms of its start. `null` when
+    /// no thread was running then.
+    #[serde(default)]
+    pub in_flight: Option<u64>,
+    /// Median corrected latency of the requests that finished in this second
+    /// (answered or failed), us, to 1/16 (the midpoint of a 1/8-octave
+    /// bucket); `null` when none finished.
+    #[serde(default)]
+    pub p50_us: Option<u64>,
+    /// 99th percentile of the same, us, to 1/16; `null` when none finished.
+    #[serde(default)]
+    pub p99_us: Option<u64>,
+    /// The latencies behind `p50_us` and `p99_us`, as `[[bucket, count], ...]`
+    /// (8 buckets per power of two, exact below 16 us), so that threads and
+    /// segments add exactly.
+    #[serde(default)]
+    pub latency_buckets: CoarseHistogram,
+}
+
+impl Second {
+    /// Fills in `p50_us` and `p99_us` from `latency_buckets`.
+    pub(crate) fn finish(&mut self) {
+        self.p50_us = self.latency_buckets.quantile(0.5);
+        self.p99_us = self.latency_buckets.quantile(0.99);
+    }
 }
 
 /// Adds per-second series entry by entry (the longer one sets the length).
@@ -201,6 +229,11 @@ pub(crate) fn add_series(into: &mut Vec<Second>, from: &[Second]) {
         a.errors += b.errors;
         a.timeouts += b.timeouts;
         a.bytes += b.bytes;
+        a.in_flight = match (a.in_flight, b.in_flight) {
+            (Some(x), Some(y)) => Some(x + y),
+            (x, y) => x.or(y),
+        };
+        a.latency_buckets.add(&b.latency_buckets);
     }
 }
 
@@ -269,8 +302,8 @@ impl Recorder {
         status: u16,
         ok: bool,
     ) {
-        self.latency
-            .saturating_record(us(now.saturating_duration_since(intended)));
+        let latency = us(now.saturating_duration_since(intended));
+        self.latency.saturating_record(latency);
         self.latency_uncorrected
             .saturating_record(us(now.saturating_duration_since(sent)));
         self.ttfb
@@ -286,6 +319,7 @@ impl Recorder {
         }
         let s = self.second(now);
         s.completed += 1;
+        s.latency_buckets.record(latency);
         if ok {
             s.ok += 1;
         } else {
@@ -296,8 +330,8 @@ impl Recorder {
     /// A request that ended in an error other than an unexpected status; its
     /// corrected latency runs to the error.
     pub(crate) fn failure(&mut self, now: Instant, intended: Instant, class: ErrorClass) {
-        self.latency
-            .saturating_record(us(now.saturating_duration_since(intended)));
+        let latency = us(now.saturating_duration_since(intended));
+        self.latency.saturating_record(latency);
         self.counts.completed += 1;
         self.counts.failed += 1;
         self.counts.errors += 1;
@@ -305,6 +339,12 @@ impl Recorder {
         let s = self.second(now);
         s.completed += 1;
         s.errors += 1;
+        s.latency_buckets.record(latency);
+    }
+
+    /// The requests in flight as the second of `now` began (see [`Second::in_flight`]).
+    pub(crate) fn in_flight_at(&mut self, now: Instant, n: u64) {
+        self.second(now).in_flight = Some(n);
     }
 
     /// A connect that failed on every address: an error, but no request ends.

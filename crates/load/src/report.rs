@@ -257,7 +257,7 @@ impl Report {
             series: rec.series.clone(),
         };
         r.throughput = r.rates();
-        r.label_stages();
+        r.finish_series();
         r
     }
 
@@ -266,10 +266,13 @@ impl Report {
         self.run.stages.as_deref().and_then(|s| s.parse().ok())
     }
 
-    /// Marks each second of the series with the stage under way at its start.
-    fn label_stages(&mut self) {
-        if let Some(st) = self.stages() {
-            for sec in &mut self.series {
+    /// Fills in each second's percentiles, and marks it with the stage under
+    /// way at its start.
+    fn finish_series(&mut self) {
+        let stages = self.stages();
+        for sec in &mut self.series {
+            sec.finish();
+            if let Some(st) = &stages {
                 sec.stage = Some(st.index_at(Duration::from_secs(sec.t)) as u32);
             }
         }
@@ -411,7 +414,7 @@ impl Report {
         out.ttfb = Histogram::from_hdr(&t);
         out.connect = Histogram::from_hdr(&c);
         out.throughput = out.rates();
-        out.label_stages();
+        out.finish_series();
         Ok(out)
     }
 

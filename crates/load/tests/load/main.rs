@@ -16,5 +16,6 @@ mod malformed;
 mod merge;
 mod open_backlog;
 mod open_rate;
+mod series;
 mod think_time;
 mod timeouts;
