@@ -10,7 +10,11 @@
 //! - [`spec`]: [`LoadSpec`], [`Workload`], [`Arrival`], [`Segment`]: what a run does
 //! - [`Dist`] (from `servelab-dist`): the DIST syntax for think times, timeouts
 //!   and waits, the same one that `servelab serve --delay` and `servelab sim` read
-//! - [`target`]: [`Target`] URLs, weights, URL files, prebuilt request bytes
+//! - [`target`]: [`Target`] URLs, weights, URL files, methods, request bodies,
+//!   prebuilt request bytes
+//! - [`stages`]: [`Stages`], a load that ramps; [`start_at`]: [`StartAt`], a
+//!   common start for segments on several machines
+//! - [`expect_status`]: [`ExpectStatus`], the statuses that count as ok
 //! - `run`: [`run`], which splits the work over event-loop threads
 //! - `event_loop` (with `exchange`, `closed`, `open`): one epoll event loop per
 //!   thread; `client_conn`: one client connection (a closed user, or a
@@ -20,7 +24,9 @@
 //! - `response`: the strict, copy-free response parser
 //! - `metrics`, [`histogram`]: what each thread records ([`Counts`], [`Errors`],
 //!   [`Second`], HdrHistograms)
-//! - [`report`]: [`Report`], its JSON schema, its summary, and [`Report::merge`]
+//! - [`report`]: [`Report`], its JSON schema, its summary, and [`Report::merge`];
+//!   [`connect_failure`]: why a run never connected; [`coarse_histogram`]: the
+//!   per-second latencies of the series
 //! - [`metric`]: [`Metric`], the catalogue of the report's figures that checks
 //!   name (`p99`, `errors`, `rps`...), with their units
 //! - [`threshold`]: [`Threshold`], k6-like pass/fail checks (`p99>200ms`, `errors>1%`)
@@ -156,15 +162,17 @@
 //!
 //! `servelab load --json FILE` writes [`Report`] with serde; readers check
 //! `schema` first. Within a version fields may be added, never renamed or
-//! removed. All durations in histograms are integer microseconds. Version 3
-//! (from 2): `errors.non_2xx` became `errors.unexpected_status`, since a 3xx is
-//! ok by default (`run.expect_status`, new, says which statuses are);
-//! `connect_failure`, `counts.close_retries`, `run.retry_on_close`,
-//! `run.stages`, `run.body_bytes`, `run.start_at`, `start_lag_ms` and the
-//! series' `stage`, `in_flight`, `p50_us`, `p99_us` and `latency_buckets` are new; `run.method`
-//! may be `POST`, `PUT`, `PATCH` or `DELETE`;
-//! `never_sent` also counts requests held for a
-//! connection that never opened. Version 2 (from 1):
+//! removed. All durations in histograms are integer microseconds.
+//!
+//! Version 3 (from 2): `errors.non_2xx` became `errors.unexpected_status`,
+//! since a 3xx is ok by default (`run.expect_status`, new, says which statuses
+//! are); `never_sent` also counts requests held for a connection that never
+//! opened; `run.method` may be `POST`, `PUT`, `PATCH` or `DELETE`. New:
+//! `connect_failure`, `start_lag_ms`, `counts.close_retries`,
+//! `run.retry_on_close`, `run.stages`, `run.body_bytes`, `run.start_at`, and
+//! the series' `stage`, `in_flight`, `p50_us`, `p99_us` and `latency_buckets`.
+//!
+//! Version 2 (from 1):
 //! `counts` gained `scheduled`, `sent`, `failed`, `in_flight`, `never_sent`;
 //! `errors` counts failed connects, which no longer finish a request; `latency`
 //! holds every scheduled request (failed and unfinished ones too); `throughput` gained `offered_per_s`, and
