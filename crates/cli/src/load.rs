@@ -128,8 +128,9 @@ struct RunArgs {
     retry_wait: String,
     /// Count a request as an error (`closed`) when the reused keep-alive
     /// connection it went out on closes before any byte of the answer. By
-    /// default such a GET or HEAD is sent again, once, on a new connection
-    /// (RFC 9112 9.3.1, as browsers do), and counted in `close retries`.
+    /// default such a request is sent again, once, on a new connection when
+    /// its method is idempotent (GET, HEAD, PUT, DELETE: RFC 9112 9.3.1, as
+    /// browsers do), and counted in `close retry`.
     #[arg(long)]
     no_retry_on_close: bool,
 
