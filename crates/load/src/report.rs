@@ -593,10 +593,11 @@ impl Report {
             let _ = writeln!(
                 s,
                 "  stage {:<6} {from} -> {} {unit} over {:.1} s: {completed} completed ({ok} ok, \
-                 {errors} errors) in the {n} seconds that began in it, {rate}",
+                 {errors} errors) in the {n} second{} that began in it, {rate}",
                 i + 1,
                 stage.target,
-                stage.duration.as_secs_f64()
+                stage.duration.as_secs_f64(),
+                if n == 1 { "" } else { "s" }
             );
             from = stage.target;
         }
