@@ -53,7 +53,7 @@ e = d["errors"]
 responses = sum(d["status"].values())
 lines = sum(1 for _ in open(sys.argv[2], "rb"))
 code = int(sys.argv[3])
-bad = e["timeout"] + e["malformed"] + e["io_other"] + d["errors"]["non_2xx"]
+bad = e["timeout"] + e["malformed"] + e["io_other"] + d["errors"]["unexpected_status"]
 ok = bad == 0 and lines == responses and code == 0
 print(f'{responses},{lines},{e["connect_refused"] + e["connect_other"]},{e["reset"]},{e["closed"]},{e["timeout"]},{e["malformed"]},{e["io_other"]},{code},{"pass" if ok else "FAIL"}')
 PY

@@ -6,7 +6,8 @@
 //! progress bar to stderr when it is a terminal.
 //!
 //! Exit status: 0 when the run measured what it was asked to; 2 for bad input
-//! or a run that could not start (before anything runs); 3 when more than
+//! or a run that could not start (before anything runs, or no connect ever
+//! succeeded: `connection refused to ADDR: is a server listening?`); 3 when more than
 //! `--max-error-rate` of the outcomes were errors, or nothing finished at all; 4
 //! when a `--fail-if` threshold was crossed or could not be measured. When both
 //! 3 and 4 apply the status is 3 (the latencies of a failing run mean little),
@@ -30,9 +31,10 @@ use servelab_load::{
     after_help = "DIST: 40ms, 1s, const:1s, exp:6s, uniform:4s..10s, lognormal:MEAN,CV, A+DIST \
     (e.g. 50s+exp:5s); plain numbers are seconds (the same syntax as servelab sim and serve --delay).\n\
     THRESHOLD: METRIC OP VALUE with OP one of > >= < <=; METRIC: p50 p90 p99 p99.9 max mean \
-    (corrected latency, VALUE a duration), errors unfinished (VALUE a share: 1% or 0.01), \
-    rps goodput (per second).\n\
-    Exit status: 0 ok; 2 bad input or the run could not start; 3 error rate above \
+    (corrected latency, VALUE a duration with its unit: 200ms, 1.5s, 250us), errors unfinished \
+    (VALUE a share: 1% or 0.01), rps goodput (per second).\n\
+    Exit status: 0 ok; 2 bad input or the run could not start (also: no connection could \
+    be made, said within about a second); 3 error rate above \
     --max-error-rate, or no request finished; 4 a --fail-if threshold crossed or not measured."
 )]
 pub(crate) struct Args {
@@ -63,7 +65,8 @@ struct RunArgs {
     /// URLs to request (http://host[:port]/path); a request picks one at random.
     #[arg(value_name = "URL")]
     urls: Vec<String>,
-    /// File with one URL per line and an optional weight (`URL [WEIGHT]`).
+    /// File with one URL per line, an optional weight and an optional body
+    /// file relative to it (`URL [WEIGHT] [@BODY]`).
     #[arg(long = "urls", value_name = "FILE")]
     url_file: Option<PathBuf>,
 
@@ -98,6 +101,14 @@ struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = 100, requires = "rate")]
     connections: u32,
 
+    /// Ramp the load, as k6's stages: DURATION:TARGET,... e.g. 30s:100,2m:100,30s:0.
+    /// The users (or, with --rate, the requests per second; then --rate is the
+    /// highest target) move linearly from the previous target (0 at first) to
+    /// each stage's; the run lasts the stages' total. The summary and the JSON
+    /// series show each stage.
+    #[arg(long, value_name = "STAGES", conflicts_with_all = ["users", "duration"])]
+    stages: Option<String>,
+
     /// Stop after this many requests have finished (whole run, all segments).
     #[arg(long, short = 'n', value_name = "N")]
     requests: Option<u64>,
@@ -115,10 +126,29 @@ struct RunArgs {
     /// Wait before retrying a timed-out attempt (DIST).
     #[arg(long, value_name = "DIST", default_value = "0s")]
     retry_wait: String,
+    /// Count a request as an error (`closed`) when the reused keep-alive
+    /// connection it went out on closes before any byte of the answer. By
+    /// default such a request is sent again, once, on a new connection when
+    /// its method is idempotent (GET, HEAD, PUT, DELETE: RFC 9112 9.3.1, as
+    /// browsers do), and counted in `close retry`.
+    #[arg(long)]
+    no_retry_on_close: bool,
 
-    /// HTTP method: GET or HEAD.
+    /// HTTP method: GET, HEAD, POST, PUT, PATCH or DELETE. A POST or PATCH
+    /// lost to a keep-alive close is not sent again (it is not idempotent).
     #[arg(long, default_value = "GET")]
     method: String,
+    /// Request body: a FILE, or @- for standard input (at most 64 MiB), sent
+    /// with Content-Length; needs --method POST, PUT, PATCH or DELETE. A URL
+    /// in --urls may name its own: `URL [WEIGHT] [@FILE]`. Set the type with
+    /// -H 'Content-Type: ...'.
+    #[arg(long, value_name = "FILE|@-")]
+    body: Option<String>,
+    /// Response statuses that count as ok: codes and ranges, e.g. 200,304 or
+    /// 200-299 (like k6, redirects and 304 are ok by default; any other
+    /// response is an `unexpected status` error).
+    #[arg(long, value_name = "LIST", default_value = "200-399")]
+    expect_status: String,
     /// Extra request header `Name: value` (repeatable).
     #[arg(long = "header", short = 'H', value_name = "HEADER")]
     headers: Vec<String>,
@@ -129,9 +159,16 @@ struct RunArgs {
     /// Seed of the random streams (think times, arrivals, targets).
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Run the I-th of N equal shares of the users or rate (for several machines).
-    #[arg(long, value_name = "I/N", default_value = "1/1")]
+    /// Run the I-th of N equal shares of the users or rate (for several machines);
+    /// env:N takes I from JOB_COMPLETION_INDEX + 1, as a pod of a Kubernetes
+    /// Indexed Job of N completions (see deploy/kubernetes/).
+    #[arg(long, value_name = "I/N|env:N", default_value = "1/1")]
     segment: String,
+    /// Wait until this UTC time (RFC 3339, e.g. 2026-11-25T18:00:00Z) before
+    /// starting, so that the segments on several machines start together; the
+    /// report says how late this one started.
+    #[arg(long, value_name = "TIME")]
+    start_at: Option<String>,
 
     /// Fail (exit 3) when more than this share of outcomes are errors (failed
     /// requests and failed connects, over ok + errors): a percentage or a fraction;
@@ -143,7 +180,7 @@ struct RunArgs {
     #[arg(long = "fail-if", value_name = "THRESHOLD")]
     fail_if: Vec<String>,
 
-    /// Write the report as JSON (schema servelab-load/2) to this file.
+    /// Write the report as JSON (schema servelab-load/3) to this file.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
     /// Do not print the summary.
@@ -177,6 +214,17 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<LoadSpec> {
     let mut spec = LoadSpec::new(targets);
     spec.method = a.method.parse()?;
     spec.headers = a.headers.clone();
+    spec.body = a
+        .body
+        .as_deref()
+        .map(servelab_load::target::read_body)
+        .transpose()?;
+    spec.expect_status = a.expect_status.parse()?;
+    let stages = a
+        .stages
+        .as_deref()
+        .map(str::parse::<servelab_load::Stages>)
+        .transpose()?;
     spec.workload = match a.rate {
         Some(rate) => Workload::Open {
             rate,
@@ -185,11 +233,16 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<LoadSpec> {
             session: a.session,
         },
         None => Workload::Closed {
-            users: a.users.unwrap_or(10),
+            // With stages, as many users as the highest target.
+            users: match &stages {
+                Some(st) => st.max().ceil().min(f64::from(u32::MAX)) as u32,
+                None => a.users.unwrap_or(10),
+            },
             session: a.session,
             think: dist("think", &a.think)?,
         },
     };
+    spec.stages = stages;
     spec.requests = a.requests;
     spec.duration = match &a.duration {
         Some(d) => {
@@ -210,11 +263,17 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<LoadSpec> {
         ),
     };
     spec.retry_wait = dist("retry-wait", &a.retry_wait)?;
+    spec.retry_on_close = !a.no_retry_on_close;
     if let Some(t) = a.threads {
         spec.threads = t;
     }
     spec.seed = a.seed;
     spec.segment = a.segment.parse::<Segment>()?;
+    spec.start_at = a
+        .start_at
+        .as_deref()
+        .map(str::parse::<servelab_load::StartAt>)
+        .transpose()?;
     spec.progress = !a.no_progress && !a.quiet;
     spec.validate()?;
     Ok(spec)
@@ -308,6 +367,13 @@ fn load(a: RunArgs) -> anyhow::Result<()> {
     }
     if !a.quiet {
         print!("{}", report.summary());
+    }
+    if let Some(failure) = &report.connect_failure {
+        // Nothing was ever connected: one error line that says what to check
+        // (status 2, a run that could not start), not an error budget.
+        use std::io::Write as _;
+        let _ = std::io::stdout().flush();
+        anyhow::bail!("{failure}");
     }
     let (status, lines) = verdict(&report, &checks);
     for line in &lines {
@@ -409,6 +475,13 @@ mod tests {
         assert_eq!(s.retries, None);
         assert_eq!(s.segment, Segment { index: 2, count: 3 });
         assert_eq!(s.requests, Some(900));
+        assert_eq!(s.expect_status.to_string(), "200-399", "the default");
+        assert!(s.retry_on_close, "the default");
+        assert_eq!(s.stages, None);
+        let s = spec(&["http://127.0.0.1:1/", "--no-retry-on-close"]).unwrap();
+        assert!(!s.retry_on_close);
+        let s = spec(&["http://127.0.0.1:1/", "--expect-status", "304,200-204"]).unwrap();
+        assert_eq!(s.expect_status.to_string(), "200-204,304");
     }
 
     #[test]
@@ -417,6 +490,10 @@ mod tests {
             &["http://127.0.0.1:1/", "--think", "soon"][..],
             &["http://127.0.0.1:1/", "--retries", "many"],
             &["http://127.0.0.1:1/", "--segment", "3/2"],
+            &["http://127.0.0.1:1/", "--start-at", "18:00"],
+            &["http://127.0.0.1:1/", "--start-at", "2999-01-01T00:00:00Z"],
+            &["http://127.0.0.1:1/", "--expect-status", "2xx"],
+            &["http://127.0.0.1:1/", "--expect-status", "600"],
             &["http://127.0.0.1:1/", "--duration", "-5s"],
             &["ftp://127.0.0.1:1/"],
             &[],
@@ -463,6 +540,70 @@ mod tests {
             // One line, naming the flag.
             let msg = format!("{e:#}");
             assert!(!msg.contains('\n') && msg.contains("--"), "{msg}");
+        }
+        // A latency without a unit is refused with the fix (issue 19).
+        let e = checks(&["http://127.0.0.1:1/", "--fail-if", "p99>200"]).unwrap_err();
+        let msg = format!("{e:#}");
+        assert!(msg.contains("write `p99>200ms`"), "{msg}");
+    }
+
+    #[test]
+    fn methods_and_bodies() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("b.json");
+        std::fs::write(&f, "{}").unwrap();
+        let body = f.to_str().unwrap();
+        let s = spec(&["http://127.0.0.1:1/", "--method", "post", "--body", body]).unwrap();
+        assert_eq!(s.method, servelab_load::Method::Post);
+        assert_eq!(s.body.as_deref(), Some(&b"{}"[..]));
+        for argv in [
+            &["http://127.0.0.1:1/", "--body", body][..],
+            &[
+                "http://127.0.0.1:1/",
+                "--method",
+                "PUT",
+                "--body",
+                "/no/such/file",
+            ],
+            &["http://127.0.0.1:1/", "--method", "TRACE"],
+        ] {
+            let e = spec(argv).unwrap_err();
+            assert!(!format!("{e:#}").contains('\n'), "{e:#}");
+        }
+    }
+
+    #[test]
+    fn stages_ramp_users_or_with_rate_the_rate() {
+        let s = spec(&["http://127.0.0.1:1/", "--stages", "30s:100,2m:100,30s:0"]).unwrap();
+        assert!(matches!(s.workload, Workload::Closed { users: 100, .. }));
+        assert_eq!(
+            s.effective_duration(),
+            Some(std::time::Duration::from_secs(180))
+        );
+        let s = spec(&[
+            "http://127.0.0.1:1/",
+            "--stages",
+            "5s:40.5",
+            "--rate",
+            "40.5",
+        ])
+        .unwrap();
+        assert!(matches!(s.workload, Workload::Open { rate, .. } if rate == 40.5));
+        // --rate must be the highest target; --stages set the length and the users.
+        let e = spec(&["http://127.0.0.1:1/", "--stages", "5s:40", "--rate", "10"]).unwrap_err();
+        assert!(format!("{e:#}").contains("write --rate 40"), "{e:#}");
+        assert!(parse(&["http://x/", "--stages", "5s:4", "-d", "5s"]).is_err());
+        assert!(parse(&["http://x/", "--stages", "5s:4", "--users", "5"]).is_err());
+        assert!(spec(&["http://x/", "--stages", "5s"]).is_err());
+    }
+
+    #[test]
+    fn help_names_every_metric_of_the_catalogue() {
+        use clap::CommandFactory as _;
+        let help = Cli::command().render_long_help().to_string();
+        let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        for m in servelab_load::Metric::ALL {
+            assert!(help.contains(&format!(" {m} ")), "{m} missing from --help");
         }
     }
 

@@ -35,6 +35,9 @@ pub(crate) enum ConnState {
     Backoff,
     /// The user is done for this run (no more requests allowed).
     Stopped,
+    /// A closed user above the stages' current level, waiting for the ramp
+    /// to reach it (socket closed).
+    Parked,
 }
 
 /// The request a client connection is working on.
@@ -50,6 +53,12 @@ pub(crate) struct Request {
     pub attempts: u32,
     /// Index of the target.
     pub target: usize,
+    /// Whether an attempt of it was ever written to a socket: a request held
+    /// at the end by a connection that never opened was never sent.
+    pub written: bool,
+    /// Whether it was already sent again after a reused connection closed
+    /// without answering (at most once: RFC 9112, 9.3.1).
+    pub close_retried: bool,
 }
 
 impl Request {
@@ -60,6 +69,8 @@ impl Request {
             first_byte: None,
             attempts: 0,
             target,
+            written: false,
+            close_retried: false,
         }
     }
 }

@@ -18,6 +18,10 @@ pub(crate) struct RunControl {
     pub progress: Vec<AtomicU64>,
     /// Set to stop every thread at its next loop turn (the caller's flag, if any).
     pub stop: Arc<AtomicBool>,
+    /// Some thread has connected at least once.
+    pub connected: AtomicBool,
+    /// Some thread has seen a connect fail on every address of its target.
+    pub connect_failed: AtomicBool,
 }
 
 impl RunControl {
@@ -27,7 +31,18 @@ impl RunControl {
             limit: limit.unwrap_or(u64::MAX),
             progress: (0..threads).map(|_| AtomicU64::new(0)).collect(),
             stop,
+            connected: AtomicBool::new(false),
+            connect_failed: AtomicBool::new(false),
         }
+    }
+
+    /// Whether a run that has lasted `elapsed` should stop because its target
+    /// is unreachable: connects have failed and none ever succeeded, on any
+    /// thread, for [`NEVER_CONNECTED`](crate::connect_failure::NEVER_CONNECTED).
+    pub(crate) fn never_connected(&self, elapsed: std::time::Duration) -> bool {
+        elapsed >= crate::connect_failure::NEVER_CONNECTED
+            && self.connect_failed.load(Ordering::Relaxed)
+            && !self.connected.load(Ordering::Relaxed)
     }
 
     /// Takes the right to start one more request; exact across threads.

@@ -57,6 +57,16 @@ pub enum LoadError {
     /// A header given with `--header` is not `Name: value`.
     #[error("bad header `{0}`: expected `Name: value`")]
     Header(String),
+    /// A header given with `--header` frames the request (`Content-Length`,
+    /// `Transfer-Encoding`), which servelab does itself; the run does not start.
+    #[error(
+        "header `{0}`: servelab frames each request itself (Content-Length from --body); drop it"
+    )]
+    FramingHeader(String),
+    /// A request body is too large (or the bodies together are); the run does
+    /// not start.
+    #[error("request body {0}")]
+    Body(String),
     /// The combination of settings makes no sense (zero users, no targets...).
     #[error("invalid load specification: {0}")]
     Spec(String),

@@ -39,8 +39,10 @@ use servelab_dist::Dist;
 use crate::arrival::Schedule;
 use crate::client_conn::{ClientConn, ConnState};
 use crate::control::RunControl;
+use crate::expect_status::ExpectStatus;
 use crate::metrics::Recorder;
 use crate::spec::Arrival;
+use crate::stages::Stages;
 use crate::target::{Picker, Prepared};
 use crate::timer::{Kind, Timers};
 
@@ -56,6 +58,9 @@ const READY_BATCH: usize = 1024;
 const TIMER_TOKEN: u64 = u64::MAX;
 /// Longest sleep in `epoll_wait`, so that progress and the stop flag are seen.
 const MAX_WAIT: Duration = Duration::from_millis(100);
+/// Longest sleep while closed users wait for a ramp to reach them: a user
+/// joins at most this late (a ramp of 100 users over 30 s adds one every 300 ms).
+const STAGE_TICK: Duration = Duration::from_millis(10);
 /// A run without a time limit (`--requests` only) stops when connects have
 /// failed for this long without one success: otherwise a run against a server
 /// that is down would back off and reconnect forever.
@@ -91,7 +96,17 @@ pub(crate) struct LoopConfig {
     pub timeout: Option<Dist>,
     pub retries: Option<u32>,
     pub retry_wait: Dist,
+    /// The statuses that count as ok.
+    pub expect: ExpectStatus,
+    /// Send a request again, once, when the reused connection it went out on
+    /// closes before any byte of the answer (the method must be idempotent).
+    pub retry_on_close: bool,
     pub seed: u64,
+    /// The stages, when the load ramps, and this thread's share of their level
+    /// (closed: the segment's share of the users; open: of the rate).
+    pub stages: Option<(Arc<Stages>, f64)>,
+    /// Event-loop threads of the run, for the order in which users join.
+    pub threads: usize,
     pub start: Instant,
     pub deadline: Option<Instant>,
 }
@@ -104,8 +119,11 @@ pub(crate) struct LoopResult {
     /// a very high rate, drawing the never-sent arrivals takes a while, and it
     /// is not part of the run).
     pub ended: Instant,
-    /// The thread stopped early: its target was unreachable (see [`UNREACHABLE`]).
+    /// The thread stopped early: its target was unreachable (see [`UNREACHABLE`]
+    /// and [`NEVER_CONNECTED`](crate::connect_failure::NEVER_CONNECTED)).
     pub gave_up: bool,
+    /// The last connect that failed on every address, with the address and error.
+    pub last_connect_failure: Option<(std::net::SocketAddr, Errno)>,
     /// CPU time (user + system) this thread used.
     pub cpu: Duration,
 }
@@ -123,6 +141,9 @@ struct ClientLoop {
     ready: VecDeque<usize>,
     /// Closed users still running.
     active: usize,
+    /// Closed users above the stages' level, waiting for the ramp, by index
+    /// (the order in which they join).
+    parked: std::collections::BTreeSet<usize>,
     /// Per target, the index of the address that last accepted a connect, so
     /// that a host with an address that refuses costs one failed connect per
     /// thread, not one per connection.
@@ -133,6 +154,12 @@ struct ClientLoop {
     backing_off: usize,
     /// Set when the run gave up on an unreachable target (see [`UNREACHABLE`]).
     gave_up: bool,
+    /// Whether this thread has connected at least once.
+    connected: bool,
+    /// The last second of the run whose requests in flight were counted.
+    sampled_second: Option<u64>,
+    /// The last connect that failed on every address, with the address and error.
+    last_connect_failure: Option<(std::net::SocketAddr, Errno)>,
     // Open workload only:
     /// Retried requests whose wait is over, waiting for a connection. Fresh
     /// arrivals never wait here: they stay in `schedule` until a connection
@@ -172,6 +199,7 @@ pub(crate) fn run(cfg: LoopConfig, control: Arc<RunControl>) -> std::io::Result<
     Ok(LoopResult {
         ended,
         gave_up: w.gave_up,
+        last_connect_failure: w.last_connect_failure,
         recorder: w.rec,
         cpu: thread_cpu().saturating_sub(cpu0),
     })
@@ -188,7 +216,8 @@ impl ClientLoop {
         let ThreadShare::Closed { think, .. } = self.cfg.share else {
             return;
         };
-        if think.is_zero() {
+        // Users that join a ramp are spread in time by the ramp itself.
+        if think.is_zero() || self.cfg.stages.is_some() {
             return;
         }
         for i in self.ready.drain(..) {
@@ -212,6 +241,7 @@ impl ClientLoop {
     fn new(cfg: LoopConfig, control: Arc<RunControl>) -> std::io::Result<ClientLoop> {
         let epoll = epoll::create(epoll::CreateFlags::CLOEXEC)?;
         let now = Instant::now();
+        let mut arrival_rng = seeded(cfg.seed, (1 << 50) + cfg.index as u64);
         let (n, first) = match cfg.share {
             ThreadShare::Closed {
                 users, first_user, ..
@@ -240,7 +270,6 @@ impl ClientLoop {
                 }
             }
         }
-        let arrival_rng = seeded(cfg.seed, (1 << 50) + cfg.index as u64);
         let rec = Recorder::new(cfg.start);
         let open = matches!(cfg.share, ThreadShare::Open { .. });
         // epoll_wait sleeps in whole milliseconds, rounded up: an open request could
@@ -274,10 +303,14 @@ impl ClientLoop {
                 (0..n).collect()
             },
             active: if open { 0 } else { n },
+            parked: std::collections::BTreeSet::new(),
             preferred: vec![0; cfg.targets.len()],
             last_connected: now,
             backing_off: 0,
             gave_up: false,
+            connected: false,
+            sampled_second: None,
+            last_connect_failure: None,
             pending: VecDeque::new(),
             idle: Vec::new(),
             free: if open {
@@ -289,9 +322,18 @@ impl ClientLoop {
             retry_ids: Vec::new(),
             waiting_retries: 0,
             in_flight: 0,
-            schedule: match cfg.share {
-                ThreadShare::Open { rate, arrival, .. } => Schedule::new(cfg.start, rate, arrival),
-                ThreadShare::Closed { .. } => Schedule::new(cfg.start, 1.0, Arrival::Uniform),
+            schedule: match (&cfg.share, &cfg.stages) {
+                (ThreadShare::Open { arrival, .. }, Some((stages, scale))) => Schedule::staged(
+                    cfg.start,
+                    Arc::clone(stages),
+                    *scale,
+                    *arrival,
+                    &mut arrival_rng,
+                ),
+                (ThreadShare::Open { rate, arrival, .. }, None) => {
+                    Schedule::new(cfg.start, *rate, *arrival)
+                }
+                (ThreadShare::Closed { .. }, _) => Schedule::new(cfg.start, 1.0, Arrival::Uniform),
             },
             arrival_timer,
             armed_for: None,
@@ -342,7 +384,18 @@ impl ClientLoop {
                 self.gave_up = true;
                 break;
             }
+            // Nothing ever connected: the target is down or the address is
+            // wrong, and waiting longer would only fill the report with zeros.
+            if self
+                .control
+                .never_connected(now.saturating_duration_since(self.cfg.start))
+            {
+                self.gave_up = true;
+                break;
+            }
+            self.sample_in_flight(now);
             self.fire_timers(now);
+            self.unpark(now);
             if self.open() {
                 self.dispatch(now);
             } else {
@@ -370,6 +423,9 @@ impl ClientLoop {
                 }
                 if let Some(d) = self.cfg.deadline {
                     until = until.min(d);
+                }
+                if !self.parked.is_empty() {
+                    until = until.min(now + STAGE_TICK);
                 }
                 // The next arrival matters only when a connection could take
                 // it; otherwise (all busy) it waits in the schedule until one
@@ -411,6 +467,24 @@ impl ClientLoop {
         Ok(Instant::now())
     }
 
+    /// Counts the requests in flight once per second of the run, at the
+    /// first loop turn in it, for the series (a timeline of the client's
+    /// concurrency: with the series' latency it checks Little's law second by
+    /// second). Closed users are counted one by one, once a second.
+    fn sample_in_flight(&mut self, now: Instant) {
+        let t = now.saturating_duration_since(self.cfg.start).as_secs();
+        if self.sampled_second == Some(t) {
+            return;
+        }
+        self.sampled_second = Some(t);
+        let n = if self.open() {
+            self.in_flight + self.waiting_retries + self.pending.len()
+        } else {
+            self.conns.iter().filter(|s| s.has_request()).count()
+        };
+        self.rec.in_flight_at(now, n as u64);
+    }
+
     fn fire_timers(&mut self, now: Instant) {
         while let Some((at, kind)) = self.timers.pop_due(now) {
             match kind {
@@ -438,7 +512,7 @@ impl ClientLoop {
             ConnState::Connecting | ConnState::Writing | ConnState::Reading => {
                 self.timed_out(i, now)
             }
-            ConnState::Idle | ConnState::Stopped => {}
+            ConnState::Idle | ConnState::Stopped | ConnState::Parked => {}
         }
     }
 
@@ -455,7 +529,11 @@ impl ClientLoop {
     fn count_unfinished(&mut self, end: Instant) {
         for s in &self.conns {
             if s.has_request() {
-                self.rec.unfinished(end, s.req.intended, true);
+                // Held for a connection that never opened: never sent.
+                if !s.req.written {
+                    self.rec.counts.sent -= 1;
+                }
+                self.rec.unfinished(end, s.req.intended, s.req.written);
             }
         }
         for p in self.retrying.iter().flatten().chain(&self.pending) {

@@ -10,7 +10,11 @@
 //! - [`spec`]: [`LoadSpec`], [`Workload`], [`Arrival`], [`Segment`]: what a run does
 //! - [`Dist`] (from `servelab-dist`): the DIST syntax for think times, timeouts
 //!   and waits, the same one that `servelab serve --delay` and `servelab sim` read
-//! - [`target`]: [`Target`] URLs, weights, URL files, prebuilt request bytes
+//! - [`target`]: [`Target`] URLs, weights, URL files, methods, request bodies,
+//!   prebuilt request bytes
+//! - [`stages`]: [`Stages`], a load that ramps; [`start_at`]: [`StartAt`], a
+//!   common start for segments on several machines
+//! - [`expect_status`]: [`ExpectStatus`], the statuses that count as ok
 //! - `run`: [`run`], which splits the work over event-loop threads
 //! - `event_loop` (with `exchange`, `closed`, `open`): one epoll event loop per
 //!   thread; `client_conn`: one client connection (a closed user, or a
@@ -20,7 +24,11 @@
 //! - `response`: the strict, copy-free response parser
 //! - `metrics`, [`histogram`]: what each thread records ([`Counts`], [`Errors`],
 //!   [`Second`], HdrHistograms)
-//! - [`report`]: [`Report`], its JSON schema, its summary, and [`Report::merge`]
+//! - [`report`]: [`Report`], its JSON schema, its summary, and [`Report::merge`];
+//!   [`connect_failure`]: why a run never connected; [`coarse_histogram`]: the
+//!   per-second latencies of the series
+//! - [`metric`]: [`Metric`], the catalogue of the report's figures that checks
+//!   name (`p99`, `errors`, `rps`...), with their units
 //! - [`threshold`]: [`Threshold`], k6-like pass/fail checks (`p99>200ms`, `errors>1%`)
 //! - `progress`: the terminal progress bar
 //!
@@ -58,6 +66,24 @@
 //!   time and a random stream) until a connection takes it, so a target saturated
 //!   for an hour holds no queue in the client; only requests already sent and
 //!   waiting to be retried are kept, at most one per connection per timeout.
+//! - A keep-alive close: a server may close an idle keep-alive connection at
+//!   any moment (Apache's event MPM does when its workers are busy), and a
+//!   request may cross the close. A request whose reused connection closes (or
+//!   resets) before one byte of its answer goes out again, once, on a new
+//!   connection (RFC 9112, 9.3.1; GET and HEAD are idempotent), with a
+//!   timeout of its own; its latency includes the lost attempt and the
+//!   reconnect. It is counted in `close_retries`, not as an error; with
+//!   `retry_on_close = false` it is an error of class `closed` (or `reset`).
+//! - Stages ([`Stages`], `--stages 30s:100,2m:100,30s:0`): the users, or the
+//!   open rate, move linearly from one target to the next (from 0 at first),
+//!   as k6's stages do, and the run lasts the stages' total. Closed: as many
+//!   users as the highest target are allocated; the first `floor(level)` of
+//!   them, taken from the threads in turn, may start requests, and a user
+//!   above the level finishes its request and think time, closes its
+//!   connection and waits. Open: the arrivals follow the changing rate by
+//!   time-rescaling (an even beat gives exactly `floor(area)` arrivals). Each
+//!   second of the series carries the index of its stage, and the summary has
+//!   a line per stage. A segment takes its share of each target.
 //! - Timeouts: each attempt has a timeout drawn from `timeout`; an attempt that
 //!   expires is abandoned (its connection closed) and retried after `retry_wait`,
 //!   up to `retries` times (`None`: forever). A retried request keeps its intended
@@ -67,8 +93,12 @@
 //!   finishes no request: the connection keeps its request, backs off (10 ms,
 //!   doubling up to 1 s, jittered) and connects again, with a fresh timeout. A
 //!   server that comes back gets the held requests, whose latency spans the
-//!   outage. A run without a time limit gives up after 10 s without a
-//!   successful connect ([`Report::unreachable`]).
+//!   outage. A run in which no connect has ever succeeded stops about a
+//!   second in ([`connect_failure::NEVER_CONNECTED`]) and says why
+//!   ([`Report::connect_failure`]: `connection refused to ADDR: is a server
+//!   listening?`); the requests it held were never written, so they count as
+//!   `never_sent`. A run without a time limit whose target goes away later
+//!   gives up after 10 s without a successful connect ([`Report::unreachable`]).
 //! - Addresses: a host resolves to all its addresses, tried in turn until one
 //!   connects (IPv4 first); the one that worked is tried first next time.
 //!   `localhost` and `*.localhost` are 127.0.0.1 and ::1 (RFC 6761).
@@ -84,23 +114,38 @@
 //!   a lower bound; a failed request enters it with the time to its error. So
 //!   the percentiles cover every request the run was asked to make; the summary
 //!   says how many were unfinished.
+//! - Methods and bodies: GET, HEAD, POST, PUT, PATCH, DELETE; a body (the
+//!   run's, [`LoadSpec::body`], or a URL's own, [`Target::body`], from
+//!   `URL [WEIGHT] [@FILE]` in a URL file) is read once, at most 64 MiB, and
+//!   sent after the prebuilt head with `Content-Length` (one `sendmsg` for
+//!   both). GET and HEAD take no body; POST, PUT and PATCH without one send
+//!   `Content-Length: 0`; POST and PATCH are never sent again after a
+//!   keep-alive close.
 //! - Several targets: a request picks one by weight; a connection carries only
 //!   requests for the server it was opened to.
 //! - Segments: `segment = I/N` runs the I-th of N equal shares of the users (or of
 //!   the rate and connections) and of the request count, with its own random
-//!   streams; [`Report::merge`] adds the segments' reports exactly.
+//!   streams; [`Report::merge`] adds the segments' reports exactly. `env:N`
+//!   takes `I` from `JOB_COMPLETION_INDEX` + 1, as in the pods of a Kubernetes
+//!   Indexed Job (`deploy/kubernetes/`), and [`LoadSpec::start_at`] (an RFC
+//!   3339 UTC time) makes every segment start together; each report says how
+//!   late it started (`start_lag_ms`).
 //!
 //! # What is counted
 //!
 //! Every response is checked: status line and headers must parse, `Content-Length`
 //! (or the chunked framing) is honoured, an EOF inside a response or bytes after it
-//! are errors. A request that finishes ends either ok (a valid 2xx response) or
-//! failed, in exactly one error class of [`Errors`]: `reset`, `closed` (closed
-//! before any response byte), `timeout` (no retry left), `malformed`, `non_2xx`
-//! (valid, but not 2xx), `io_other`. The two connect classes, `connect_refused`
+//! are errors. A request that finishes ends either ok (a valid response whose
+//! status is expected: [`ExpectStatus`], by default 200 to 399, as k6 has it;
+//! wrk too counts only statuses above 399 as errors) or failed, in exactly one
+//! error class of [`Errors`]: `reset`, `closed` (closed before any response
+//! byte), `timeout` (no retry left), `malformed`, `unexpected_status` (valid,
+//! but not an expected status), `io_other`. The two connect classes, `connect_refused`
 //! and `connect_other`, count failed connects, which finish no request. So:
 //!
-//! - `scheduled == sent + never_sent` (closed users: `never_sent` is 0);
+//! - `scheduled == sent + never_sent` (`never_sent`: open arrivals no
+//!   connection took, and requests held at the end for a connection that never
+//!   opened);
 //! - `sent == completed + in_flight`;
 //! - `completed == ok + failed`;
 //! - `errors == failed + connect_refused + connect_other == errors.total()`;
@@ -113,11 +158,21 @@
 //! rate (`scheduled` per second) is saturated ([`Report::saturation`]): the
 //! summary warns that its latencies measure the client's backlog.
 //!
-//! # JSON schema `servelab-load/2`
+//! # JSON schema `servelab-load/3`
 //!
 //! `servelab load --json FILE` writes [`Report`] with serde; readers check
-//! `schema` first. Within version 2 fields may be added, never renamed or removed.
-//! All durations in histograms are integer microseconds. Version 2 (from 1):
+//! `schema` first. Within a version fields may be added, never renamed or
+//! removed. All durations in histograms are integer microseconds.
+//!
+//! Version 3 (from 2): `errors.non_2xx` became `errors.unexpected_status`,
+//! since a 3xx is ok by default (`run.expect_status`, new, says which statuses
+//! are); `never_sent` also counts requests held for a connection that never
+//! opened; `run.method` may be `POST`, `PUT`, `PATCH` or `DELETE`. New:
+//! `connect_failure`, `start_lag_ms`, `counts.close_retries`,
+//! `run.retry_on_close`, `run.stages`, `run.body_bytes`, `run.start_at`, and
+//! the series' `stage`, `in_flight`, `p50_us`, `p99_us` and `latency_buckets`.
+//!
+//! Version 2 (from 1):
 //! `counts` gained `scheduled`, `sent`, `failed`, `in_flight`, `never_sent`;
 //! `errors` counts failed connects, which no longer finish a request; `latency`
 //! holds every scheduled request (failed and unfinished ones too); `throughput` gained `offered_per_s`, and
@@ -125,21 +180,29 @@
 //!
 //! ```text
 //! {
-//!   "schema": "servelab-load/2",
+//!   "schema": "servelab-load/3",
 //!   "generator": "servelab-load 0.1.0",
 //!   "run": { "workload": "closed"|"open", "users", "rate", "arrival", "connections",
-//!            "session", "think", "targets": [[url, weight]], "method", "headers",
+//!            "session", "think", "targets": [[url, weight]], "method",
+//!            "body_bytes": [per target], "headers",
 //!            "requests", "duration_s", "timeout", "retries": "N"|"inf",
-//!            "retry_wait", "seed" },          // the command, before segment split
+//!            "retry_wait", "seed", "expect_status", "retry_on_close",
+//!            "stages": null|"30s:100,120s:100,30s:0",
+//!            "start_at": null|"2026-11-25T18:00:00.000Z" },
+//!                                         // the command, before segment split
 //!   "segments": ["1/2", "2/2"],               // segments this report covers
 //!   "threads": 4, "started_unix_ms": 0, "duration_s": 10.0,
-//!   "unreachable": false,                     // gave up: no connect for 10 s
+//!   "unreachable": false,                     // gave up: never connected, or no connect for 10 s
+//!   "start_lag_ms": null | 1.2,               // with --start-at: how late it started
+//!   "connect_failure": null | { "addr": "127.0.0.1:1", "kind": "refused"|"unreachable"|
+//!                      "timed_out"|"other", "os_error": 111 },  // no connect ever succeeded
 //!   "client_cpu_s": 1.2,
 //!   "counts": { "scheduled", "sent", "completed", "ok", "failed", "errors",
 //!               "in_flight", "never_sent", "attempts", "timeouts", "retries",
+//!               "close_retries",
 //!               "connections", "idle_closed", "bytes_sent", "bytes_received" },
 //!   "errors": { "connect_refused", "connect_other", "reset", "closed", "timeout",
-//!               "malformed", "non_2xx", "io_other" },
+//!               "malformed", "unexpected_status", "io_other" },
 //!   "status": { "200": 990, "404": 10 },
 //!   "throughput": { "offered_per_s": null|R,  // open: scheduled per second
 //!                   "requests_per_s", "ok_per_s", "bytes_per_s",
@@ -149,26 +212,46 @@
 //!   "latency_uncorrected": HISTOGRAM,  // last send -> response end
 //!   "ttfb":                HISTOGRAM,  // send -> first response byte
 //!   "connect":             HISTOGRAM,  // TCP connect
-//!   "series": [ { "t": 0, "completed", "ok", "errors", "timeouts", "bytes" }, ... ]
+//!   "series": [ { "t": 0, "completed", "ok", "errors", "timeouts", "bytes",
+//!                 "stage": 0,                 // only with stages
+//!                 "in_flight": 4,             // as the second began (null: not sampled)
+//!                 "p50_us", "p99_us",         // of the requests that finished in it
+//!                 "latency_buckets": [[bucket, count], ...] }, ... ]
 //! }
 //! HISTOGRAM = { "count", "min", "mean", "stdev", "p50", "p90", "p99", "p999", "max",
 //!               "percentiles": [[0.0, v], [10.0, v], ..., [99.999, v], [100.0, v]],
 //!               "buckets": [[highest_value_of_bucket_us, count], ...] }
 //! ```
 //!
+//! In the series, `in_flight` is counted by each thread at its first loop turn
+//! in the second (within 100 ms of its start) and added over threads and
+//! segments; with the second's latency it checks Little's law second by
+//! second. `p50_us` and `p99_us` are the corrected latencies of the requests
+//! that finished (answered or failed) in the second, from `latency_buckets`:
+//! 8 buckets per power of two, exact below 16 us, each reported as its
+//! midpoint, within 1/16 (6.25%) of the true value; bucket `i >= 16` covers
+//! `[(8 + s) << (e - 3), (9 + s) << (e - 3))` with `e = (i - 16) / 8 + 4` and
+//! `s = (i - 16) % 8`. The run's own percentiles above are exact (HdrHistogram).
+//!
 //! `buckets` rebuild the HdrHistogram (1 us to 1 h, 3 significant digits) exactly,
 //! which is how `merge` adds segments without averaging percentiles.
 
 #![deny(missing_docs)]
 
+pub mod connect_failure;
+pub mod expect_status;
 pub mod histogram;
+pub mod metric;
 pub mod report;
 pub mod spec;
+pub mod stages;
+pub mod start_at;
 pub mod target;
 pub mod threshold;
 
 mod arrival;
 mod client_conn;
+pub mod coarse_histogram;
 mod control;
 mod error;
 mod event_loop;
@@ -178,12 +261,18 @@ mod response;
 mod run;
 mod timer;
 
+pub use coarse_histogram::CoarseHistogram;
+pub use connect_failure::{ConnectFailure, ConnectFailureKind};
 pub use error::LoadError;
+pub use expect_status::ExpectStatus;
 pub use histogram::Histogram;
+pub use metric::Metric;
 pub use metrics::{Counts, Errors, Second};
 pub use report::{Report, RunInfo, SCHEMA, Throughput};
 pub use run::{run, stop_on_signals};
 pub use servelab_dist::Dist;
 pub use spec::{Arrival, LoadSpec, Segment, Workload};
+pub use stages::{Stage, Stages};
+pub use start_at::StartAt;
 pub use target::{Method, Target, read_url_file};
 pub use threshold::{Threshold, Verdict};

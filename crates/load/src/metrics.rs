@@ -5,7 +5,8 @@
 //! entry per second). The recorders are added together when the threads finish.
 //!
 //! Every request that finishes ends in exactly one way: `ok` (a complete, valid
-//! 2xx response) or `failed`, in one error class. A failed connect is an error
+//! response with an expected status, by default 200 to 399) or `failed`, in one
+//! error class. A failed connect is an error
 //! too, but it finishes no request: the connection backs off and connects again
 //! for the same request. So `completed = ok + failed` and
 //! `errors = failed + connect_refused + connect_other = errors.total()`.
@@ -23,6 +24,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram as Hdr;
 use serde::{Deserialize, Serialize};
 
+use crate::coarse_histogram::CoarseHistogram;
 use crate::histogram::new_hdr;
 
 /// Request and connection counters of a run.
@@ -36,7 +38,8 @@ pub struct Counts {
     pub sent: u64,
     /// Requests finished: `ok + failed`.
     pub completed: u64,
-    /// Requests answered with a valid 2xx response within their timeout (goodput).
+    /// Requests answered with a valid response of an expected status
+    /// (`--expect-status`, by default 200 to 399) within their timeout (goodput).
     pub ok: u64,
     /// Requests that ended in an error (every class but the two connect ones).
     pub failed: u64,
@@ -54,6 +57,11 @@ pub struct Counts {
     pub timeouts: u64,
     /// Attempts started again after a timeout.
     pub retries: u64,
+    /// Requests sent again on a new connection because the reused keep-alive
+    /// connection they were sent on closed (or reset) before any byte of the
+    /// answer (RFC 9112, 9.3.1; Apache's event MPM does this under load). Each
+    /// is also an attempt; none is an error.
+    pub close_retries: u64,
     /// TCP connections opened (connect attempts that succeeded).
     pub connections: u64,
     /// Idle keep-alive connections closed by the server between requests.
@@ -77,6 +85,7 @@ impl Counts {
         self.attempts += o.attempts;
         self.timeouts += o.timeouts;
         self.retries += o.retries;
+        self.close_retries += o.close_retries;
         self.connections += o.connections;
         self.idle_closed += o.idle_closed;
         self.bytes_sent += o.bytes_sent;
@@ -101,8 +110,9 @@ pub struct Errors {
     pub timeout: u64,
     /// The response was short or garbled (bad head, bad length or chunk, extra bytes).
     pub malformed: u64,
-    /// A complete, valid response whose status is not 2xx.
-    pub non_2xx: u64,
+    /// A complete, valid response whose status is not expected
+    /// (`--expect-status`, by default 200 to 399).
+    pub unexpected_status: u64,
     /// Any other socket error.
     pub io_other: u64,
 }
@@ -116,7 +126,7 @@ impl Errors {
             + self.closed
             + self.timeout
             + self.malformed
-            + self.non_2xx
+            + self.unexpected_status
             + self.io_other
     }
 
@@ -127,7 +137,7 @@ impl Errors {
         self.closed += o.closed;
         self.timeout += o.timeout;
         self.malformed += o.malformed;
-        self.non_2xx += o.non_2xx;
+        self.unexpected_status += o.unexpected_status;
         self.io_other += o.io_other;
     }
 
@@ -157,7 +167,7 @@ pub(crate) enum ErrorClass {
 }
 
 /// One second of the run's time series (seconds since the start of the run).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Second {
     /// Seconds since the start (this entry covers `[t, t+1)`).
     pub t: u64,
@@ -171,6 +181,37 @@ pub struct Second {
     pub timeouts: u64,
     /// Response bytes read in this second.
     pub bytes: u64,
+    /// With stages: the index (from 0) of the stage under way at the start of
+    /// this second; absent without stages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<u32>,
+    /// Requests in flight (sent, not finished: waiting for an answer, a retry
+    /// or a reconnect) as the second began: each thread counts its own at its
+    /// first loop turn in the second, within 100 ms of its start. `null` when
+    /// no thread was running then.
+    #[serde(default)]
+    pub in_flight: Option<u64>,
+    /// Median corrected latency of the requests that finished in this second
+    /// (answered or failed), us, to 1/16 (the midpoint of a 1/8-octave
+    /// bucket); `null` when none finished.
+    #[serde(default)]
+    pub p50_us: Option<u64>,
+    /// 99th percentile of the same, us, to 1/16; `null` when none finished.
+    #[serde(default)]
+    pub p99_us: Option<u64>,
+    /// The latencies behind `p50_us` and `p99_us`, as `[[bucket, count], ...]`
+    /// (8 buckets per power of two, exact below 16 us), so that threads and
+    /// segments add exactly.
+    #[serde(default)]
+    pub latency_buckets: CoarseHistogram,
+}
+
+impl Second {
+    /// Fills in `p50_us` and `p99_us` from `latency_buckets`.
+    pub(crate) fn finish(&mut self) {
+        self.p50_us = self.latency_buckets.quantile(0.5);
+        self.p99_us = self.latency_buckets.quantile(0.99);
+    }
 }
 
 /// Adds per-second series entry by entry (the longer one sets the length).
@@ -188,6 +229,11 @@ pub(crate) fn add_series(into: &mut Vec<Second>, from: &[Second]) {
         a.errors += b.errors;
         a.timeouts += b.timeouts;
         a.bytes += b.bytes;
+        a.in_flight = match (a.in_flight, b.in_flight) {
+            (Some(x), Some(y)) => Some(x + y),
+            (x, y) => x.or(y),
+        };
+        a.latency_buckets.add(&b.latency_buckets);
     }
 }
 
@@ -246,34 +292,34 @@ impl Recorder {
         &mut self.series[t]
     }
 
-    /// A complete, valid response.
+    /// A complete, valid response; `ok` when its status is expected.
     #[inline]
     pub(crate) fn response(
         &mut self,
         now: Instant,
         intended: Instant,
-        sent: Instant,
-        first_byte: Instant,
+        (sent, first_byte): (Instant, Instant),
         status: u16,
+        ok: bool,
     ) {
-        self.latency
-            .saturating_record(us(now.saturating_duration_since(intended)));
+        let latency = us(now.saturating_duration_since(intended));
+        self.latency.saturating_record(latency);
         self.latency_uncorrected
             .saturating_record(us(now.saturating_duration_since(sent)));
         self.ttfb
             .saturating_record(us(first_byte.saturating_duration_since(sent)));
         self.status[usize::from(status).min(STATUS_SLOTS - 1)] += 1;
         self.counts.completed += 1;
-        let ok = (200..300).contains(&status);
         if ok {
             self.counts.ok += 1;
         } else {
             self.counts.failed += 1;
             self.counts.errors += 1;
-            self.errors.non_2xx += 1;
+            self.errors.unexpected_status += 1;
         }
         let s = self.second(now);
         s.completed += 1;
+        s.latency_buckets.record(latency);
         if ok {
             s.ok += 1;
         } else {
@@ -281,11 +327,11 @@ impl Recorder {
         }
     }
 
-    /// A request that ended in an error other than a non-2xx status; its
+    /// A request that ended in an error other than an unexpected status; its
     /// corrected latency runs to the error.
     pub(crate) fn failure(&mut self, now: Instant, intended: Instant, class: ErrorClass) {
-        self.latency
-            .saturating_record(us(now.saturating_duration_since(intended)));
+        let latency = us(now.saturating_duration_since(intended));
+        self.latency.saturating_record(latency);
         self.counts.completed += 1;
         self.counts.failed += 1;
         self.counts.errors += 1;
@@ -293,6 +339,12 @@ impl Recorder {
         let s = self.second(now);
         s.completed += 1;
         s.errors += 1;
+        s.latency_buckets.record(latency);
+    }
+
+    /// The requests in flight as the second of `now` began (see [`Second::in_flight`]).
+    pub(crate) fn in_flight_at(&mut self, now: Instant, n: u64) {
+        self.second(now).in_flight = Some(n);
     }
 
     /// A connect that failed on every address: an error, but no request ends.
@@ -363,8 +415,8 @@ mod tests {
         let t0 = Instant::now();
         let mut r = Recorder::new(t0);
         let later = t0 + Duration::from_millis(3);
-        r.response(later, t0, t0, later, 200);
-        r.response(later, t0, t0, later, 404);
+        r.response(later, t0, (t0, later), 200, true);
+        r.response(later, t0, (t0, later), 404, false);
         r.failure(later, t0, ErrorClass::Malformed);
         r.timed_out(later);
         r.failure(later, t0, ErrorClass::Timeout);
@@ -378,7 +430,7 @@ mod tests {
             r.counts.failed + 1,
             "a failed connect is an error"
         );
-        assert_eq!(r.errors.non_2xx, 1);
+        assert_eq!(r.errors.unexpected_status, 1);
         assert_eq!(r.status[404], 1);
         assert_eq!(r.latency.len(), 4, "one per finished request, failures too");
         assert_eq!(r.series[0].completed, 4);
@@ -391,7 +443,7 @@ mod tests {
         let mut r = Recorder::new(t0);
         r.counts.sent = 3;
         let end = t0 + Duration::from_secs(2);
-        r.response(t0 + Duration::from_millis(5), t0, t0, t0, 200);
+        r.response(t0 + Duration::from_millis(5), t0, (t0, t0), 200, true);
         r.unfinished(end, t0 + Duration::from_millis(500), true);
         r.unfinished(end, t0 + Duration::from_millis(1500), true);
         r.unfinished(end, t0 + Duration::from_millis(1900), false);

@@ -1,7 +1,7 @@
 //! The result of a run: [`Report`], its JSON form, its human summary, and merging.
 //!
 //! The JSON form is the contract with the lab and with `servelab load merge`; its
-//! schema is versioned by the `schema` field (`servelab-load/2`) and documented in
+//! schema is versioned by the `schema` field (`servelab-load/3`) and documented in
 //! the crate docs. A reader must check `schema` and refuse other versions; fields
 //! may be added within a version, never renamed or removed.
 
@@ -12,13 +12,16 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::connect_failure::{ConnectFailure, NEVER_CONNECTED};
 use crate::error::LoadError;
 use crate::histogram::Histogram;
+use crate::metric::Metric;
 use crate::metrics::{Counts, Errors, Recorder, STATUS_SLOTS, Second, add_series};
 use crate::spec::{LoadSpec, Workload};
+use crate::stages::Stages;
 
 /// The schema version written in every report.
-pub const SCHEMA: &str = "servelab-load/2";
+pub const SCHEMA: &str = "servelab-load/3";
 
 /// Below this share of the offered rate, an open run's target is saturated.
 pub const SATURATED_BELOW: f64 = 0.95;
@@ -42,8 +45,10 @@ pub struct RunInfo {
     pub think: Option<String>,
     /// Targets as `[url, weight]`.
     pub targets: Vec<(String, f64)>,
-    /// `GET` or `HEAD`.
+    /// `GET`, `HEAD`, `POST`, `PUT`, `PATCH` or `DELETE`.
     pub method: String,
+    /// Per target, the length of its request body in bytes (0: none).
+    pub body_bytes: Vec<u64>,
     /// Extra request headers.
     pub headers: Vec<String>,
     /// Request limit of the whole run.
@@ -58,6 +63,15 @@ pub struct RunInfo {
     pub retry_wait: String,
     /// Seed of the random streams.
     pub seed: u64,
+    /// The statuses that count as ok, canonical (`200-399`, `200,304`).
+    pub expect_status: String,
+    /// Whether a request whose reused connection closed before any answer
+    /// was sent again (`true`) or counted as an error.
+    pub retry_on_close: bool,
+    /// The stages, canonical (`30s:100,120s:100,30s:0`), or `null`.
+    pub stages: Option<String>,
+    /// `--start-at`, RFC 3339 UTC, or `null`.
+    pub start_at: Option<String>,
 }
 
 impl RunInfo {
@@ -75,7 +89,17 @@ impl RunInfo {
                 .iter()
                 .map(|t| (t.url.clone(), t.weight))
                 .collect(),
-            method: format!("{:?}", spec.method).to_ascii_uppercase(),
+            method: spec.method.as_str().to_string(),
+            body_bytes: spec
+                .targets
+                .iter()
+                .map(|t| {
+                    t.body
+                        .as_ref()
+                        .or(spec.body.as_ref())
+                        .map_or(0, |b| b.len() as u64)
+                })
+                .collect(),
             headers: spec.headers.clone(),
             requests: spec.requests,
             duration_s: spec.effective_duration().map(|d| d.as_secs_f64()),
@@ -83,6 +107,10 @@ impl RunInfo {
             retries: spec.retries.map_or("inf".to_string(), |r| r.to_string()),
             retry_wait: spec.retry_wait.to_string(),
             seed: spec.seed,
+            expect_status: spec.expect_status.to_string(),
+            retry_on_close: spec.retry_on_close,
+            stages: spec.stages.as_ref().map(|s| s.to_string()),
+            start_at: spec.start_at.map(|t| t.to_string()),
         };
         match spec.workload {
             Workload::Closed {
@@ -146,9 +174,19 @@ pub struct Report {
     pub started_unix_ms: u64,
     /// Length of the run in seconds (longest segment).
     pub duration_s: f64,
-    /// The run stopped early because no connect succeeded for 10 s (a run
-    /// limited only by `requests`; in a merge, any segment).
+    /// The run stopped early because its target could not be reached: no
+    /// connect ever succeeded within [`NEVER_CONNECTED`] of the start, or (a
+    /// run limited only by `requests`) none succeeded for 10 s. In a merge: any
+    /// segment.
     pub unreachable: bool,
+    /// When no connect succeeded in the whole run and some failed: the last
+    /// failure, which the CLI prints as its error (`connection refused to
+    /// ADDR: is a server listening?`). `null` otherwise.
+    pub connect_failure: Option<ConnectFailure>,
+    /// With `--start-at`: how late the run started after that time, ms (the
+    /// oversleep, or how long ago the time had passed when the process got
+    /// there). In a merge: the latest segment's. `null` without `--start-at`.
+    pub start_lag_ms: Option<f64>,
     /// CPU seconds the event-loop threads used (summed over segments).
     pub client_cpu_s: f64,
     /// Request and connection counters.
@@ -205,6 +243,8 @@ impl Report {
             started_unix_ms,
             duration_s: elapsed.as_secs_f64(),
             unreachable: false,
+            connect_failure: None,
+            start_lag_ms: None,
             client_cpu_s: cpu.as_secs_f64(),
             counts: rec.counts,
             errors: rec.errors,
@@ -217,7 +257,25 @@ impl Report {
             series: rec.series.clone(),
         };
         r.throughput = r.rates();
+        r.finish_series();
         r
+    }
+
+    /// The run's stages, when it had some.
+    pub fn stages(&self) -> Option<Stages> {
+        self.run.stages.as_deref().and_then(|s| s.parse().ok())
+    }
+
+    /// Fills in each second's percentiles, and marks it with the stage under
+    /// way at its start.
+    fn finish_series(&mut self) {
+        let stages = self.stages();
+        for sec in &mut self.series {
+            sec.finish();
+            if let Some(st) = &stages {
+                sec.stage = Some(st.index_at(Duration::from_secs(sec.t)) as u32);
+            }
+        }
     }
 
     fn rates(&self) -> Throughput {
@@ -333,6 +391,13 @@ impl Report {
             out.started_unix_ms = out.started_unix_ms.min(r.started_unix_ms);
             out.duration_s = out.duration_s.max(r.duration_s);
             out.unreachable |= r.unreachable;
+            out.start_lag_ms = match (out.start_lag_ms, r.start_lag_ms) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+            if out.connect_failure.is_none() {
+                out.connect_failure.clone_from(&r.connect_failure);
+            }
             out.client_cpu_s += r.client_cpu_s;
         }
         out.segments.sort_by_key(|s| {
@@ -340,12 +405,16 @@ impl Report {
                 .and_then(|(i, _)| i.parse::<u32>().ok())
                 .unwrap_or(0)
         });
+        if out.counts.connections > 0 {
+            out.connect_failure = None;
+        }
         let [l, lu, t, c] = hists;
         out.latency = Histogram::from_hdr(&l);
         out.latency_uncorrected = Histogram::from_hdr(&lu);
         out.ttfb = Histogram::from_hdr(&t);
         out.connect = Histogram::from_hdr(&c);
         out.throughput = out.rates();
+        out.finish_series();
         Ok(out)
     }
 
@@ -367,6 +436,10 @@ impl Report {
                 r.think.as_deref().unwrap_or("0s")
             )
         };
+        let shape = match &r.stages {
+            Some(st) => format!("{shape}, stages {st}"),
+            None => shape,
+        };
         let session = match (r.session, r.workload.as_str()) {
             (Some(k), _) => format!("session {k}"),
             (None, "open") => "keep-alive".to_string(),
@@ -382,7 +455,7 @@ impl Report {
         );
         let c = &self.counts;
         let open = r.workload == "open";
-        let sent = if open {
+        let sent = if open || c.never_sent > 0 {
             format!(
                 "{} scheduled: {} sent, {} never sent",
                 c.scheduled, c.sent, c.never_sent
@@ -400,6 +473,14 @@ impl Report {
             "  attempts     {} attempts, {} timeouts, {} retries",
             c.attempts, c.timeouts, c.retries
         );
+        if c.close_retries > 0 {
+            let _ = writeln!(
+                s,
+                "  close retry  {} requests sent again on a new connection: their reused \
+                 connection closed before any answer (RFC 9112 9.3.1; not errors)",
+                c.close_retries
+            );
+        }
         let t = &self.throughput;
         if c.completed == 0 {
             let _ = writeln!(s, "  throughput   none: no request completed");
@@ -426,6 +507,17 @@ impl Report {
                 t.requests_per_s / offered.max(1e-9)
             );
         }
+        if let (Some(at), Some(lag)) = (&r.start_at, self.start_lag_ms) {
+            let who = if self.segments.len() > 1 {
+                "the latest segment"
+            } else {
+                "it"
+            };
+            let _ = writeln!(
+                s,
+                "  start        --start-at {at}: {who} started {lag:.1} ms after that time"
+            );
+        }
         if let Some((offered, achieved)) = self.saturation() {
             let _ = writeln!(
                 s,
@@ -433,6 +525,18 @@ impl Report {
                  {offered:.1} req/s offered (below {SATURATED_BELOW}); the latencies measure \
                  the client's backlog"
             );
+        }
+        if let Some(f) = &self.connect_failure {
+            let _ = writeln!(
+                s,
+                "  stopped      no connection was ever made ({:.0} s): {f}",
+                NEVER_CONNECTED.as_secs_f64()
+            );
+            let _ = writeln!(
+                s,
+                "  latency      none measured: no request reached a server"
+            );
+            return self.summary_tail(s);
         }
         if self.unreachable {
             let _ = writeln!(
@@ -456,6 +560,53 @@ impl Report {
         }
         hist_line(&mut s, "first byte", &self.ttfb);
         hist_line(&mut s, "connect", &self.connect);
+        self.stage_lines(&mut s);
+        self.summary_tail(s)
+    }
+
+    /// One line per stage: the ramp, and what the seconds that began in it
+    /// completed (the per-second series has no finer grain).
+    fn stage_lines(&self, s: &mut String) {
+        let Some(st) = self.stages() else {
+            return;
+        };
+        let unit = if self.run.workload == "open" {
+            "req/s"
+        } else {
+            "users"
+        };
+        let mut from = 0.0;
+        for (i, stage) in st.stages().iter().enumerate() {
+            let secs = self.series.iter().filter(|x| x.stage == Some(i as u32));
+            let (mut n, mut completed, mut ok, mut errors) = (0u64, 0, 0, 0);
+            for x in secs {
+                n += 1;
+                completed += x.completed;
+                ok += x.ok;
+                errors += x.errors;
+            }
+            let rate = if n > 0 {
+                format!("{:.1} req/s", completed as f64 / n as f64)
+            } else {
+                "no whole second".to_string()
+            };
+            let _ = writeln!(
+                s,
+                "  stage {:<6} {from} -> {} {unit} over {:.1} s: {completed} completed ({ok} ok, \
+                 {errors} errors) in the {n} second{} that began in it, {rate}",
+                i + 1,
+                stage.target,
+                stage.duration.as_secs_f64(),
+                if n == 1 { "" } else { "s" }
+            );
+            from = stage.target;
+        }
+    }
+
+    /// The summary's last lines: connections, statuses, errors, client CPU.
+    fn summary_tail(&self, mut s: String) -> String {
+        let c = &self.counts;
+        let t = &self.throughput;
         let _ = writeln!(
             s,
             "  connections  {} opened, {} idle ones closed by the server",
@@ -477,7 +628,7 @@ impl Report {
             ("closed", e.closed),
             ("timeout", e.timeout),
             ("malformed", e.malformed),
-            ("non-2xx", e.non_2xx),
+            ("unexpected status", e.unexpected_status),
             ("io other", e.io_other),
         ];
         let errs: Vec<String> = classes
@@ -511,20 +662,22 @@ impl Report {
     }
 }
 
-/// One summary line for a histogram, or none when it is empty.
+/// One summary line for a histogram, or none when it is empty. The figures
+/// carry the names of the metric catalogue, which `--fail-if` reads.
 fn hist_line(s: &mut String, name: &str, h: &Histogram) {
     if h.count > 0 {
-        let _ = writeln!(
-            s,
-            "  {name:<12} min {}  mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
-            fmt_us(h.min as f64),
-            fmt_us(h.mean),
-            fmt_us(h.p50 as f64),
-            fmt_us(h.p90 as f64),
-            fmt_us(h.p99 as f64),
-            fmt_us(h.p999 as f64),
-            fmt_us(h.max as f64)
-        );
+        let _ = write!(s, "  {name:<12} min {}", fmt_us(h.min as f64));
+        for (m, v) in [
+            (Metric::Mean, h.mean),
+            (Metric::P50, h.p50 as f64),
+            (Metric::P90, h.p90 as f64),
+            (Metric::P99, h.p99 as f64),
+            (Metric::P999, h.p999 as f64),
+            (Metric::Max, h.max as f64),
+        ] {
+            let _ = write!(s, "  {m} {}", fmt_us(v));
+        }
+        s.push('\n');
     }
 }
 
@@ -563,7 +716,7 @@ mod tests {
         let mut rec = Recorder::new(t0);
         for &ms in latencies_ms {
             let end = t0 + Duration::from_millis(ms);
-            rec.response(end, t0, t0, end, 200);
+            rec.response(end, t0, (t0, end), 200, true);
         }
         rec.failure(t0, t0, ErrorClass::Reset);
         Report::build(

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::connect_failure::ConnectFailure;
 use crate::control::RunControl;
 use crate::error::LoadError;
 use crate::event_loop::{self, LoopConfig, ThreadShare};
@@ -19,6 +20,7 @@ use crate::metrics::Recorder;
 use crate::progress::Progress;
 use crate::report::Report;
 use crate::spec::{LoadSpec, Segment, Workload};
+use crate::start_at::StartAt;
 use crate::target::{Picker, prepare};
 
 /// Runs the load described by `spec` (its segment's share) and reports.
@@ -29,7 +31,12 @@ use crate::target::{Picker, prepare};
 pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
     spec.validate()?;
     let seg = spec.segment_share()?;
-    let targets = Arc::new(prepare(&seg.targets, seg.method, &seg.headers)?);
+    let targets = Arc::new(prepare(
+        &seg.targets,
+        seg.method,
+        &seg.headers,
+        seg.body.as_ref(),
+    )?);
     let picker = Picker::new(&seg.targets);
     let units = match seg.workload {
         Workload::Closed { users, .. } => users,
@@ -46,6 +53,8 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
         )));
     }
     let stop = spec.stop.clone().unwrap_or_default();
+    // Every segment of a run spread over machines starts at the same time.
+    let start_lag = spec.start_at.map(|at| wait_for(at, &stop));
     let control = Arc::new(RunControl::new(threads, seg.requests, stop));
     let started_unix_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -53,6 +62,17 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
     let start = Instant::now();
     let duration = seg.effective_duration();
     let deadline = duration.map(|d| start + d);
+    // Stages give the whole run's level: a thread takes its segment's share of
+    // the users (and picks its own among them), or its share of the rate.
+    let stages = seg.stages.clone().map(|st| {
+        let scale = match (&spec.workload, &seg.workload) {
+            (Workload::Closed { users: all, .. }, Workload::Closed { users: mine, .. }) => {
+                f64::from(*mine) / f64::from(*all)
+            }
+            _ => 1.0 / (f64::from(spec.segment.count) * threads as f64),
+        };
+        (Arc::new(st), scale)
+    });
     let mut handles = Vec::with_capacity(threads);
     let mut first_user = 0u64;
     for t in 0..threads {
@@ -93,7 +113,11 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
             timeout: seg.timeout,
             retries: seg.retries,
             retry_wait: seg.retry_wait,
+            expect: seg.expect_status,
+            retry_on_close: seg.retry_on_close && seg.method.idempotent(),
             seed: seg.seed,
+            stages: stages.clone(),
+            threads,
             start,
             deadline,
         };
@@ -125,12 +149,14 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
     let mut unreachable = false;
     let mut ended = start;
     let mut first_err = None;
+    let mut last_connect_failure = None;
     for h in handles {
         match h.join() {
             Ok(Ok(r)) => {
                 total.absorb(&r.recorder);
                 cpu += r.cpu;
                 unreachable |= r.gave_up;
+                last_connect_failure = last_connect_failure.or(r.last_connect_failure);
                 ended = ended.max(r.ended);
             }
             Ok(Err(e)) => first_err = first_err.or(Some(LoadError::Io(e))),
@@ -150,6 +176,11 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
     let elapsed = ended.saturating_duration_since(start);
     let mut report = Report::build(spec, &total, threads, started_unix_ms, elapsed, cpu);
     report.unreachable = unreachable;
+    report.start_lag_ms = start_lag.map(|d| d.as_secs_f64() * 1e3);
+    if total.counts.connections == 0 {
+        report.connect_failure =
+            last_connect_failure.map(|(addr, errno)| ConnectFailure::new(addr, errno));
+    }
     Ok(report)
 }
 
@@ -167,6 +198,24 @@ pub fn stop_on_signals() -> Result<Arc<AtomicBool>, LoadError> {
         signal_hook::flag::register(sig, Arc::clone(&flag))?;
     }
     Ok(flag)
+}
+
+/// Sleeps until `at` (or until `stop` is set); returns how late the run
+/// starts: the oversleep, or how long ago `at` had passed already.
+fn wait_for(at: StartAt, stop: &AtomicBool) -> Duration {
+    loop {
+        let now = SystemTime::now();
+        if let Ok(late) = now.duration_since(at.0) {
+            return late;
+        }
+        if stop.load(Ordering::Relaxed) {
+            return Duration::ZERO;
+        }
+        let left = at.0.duration_since(now).unwrap_or_default();
+        // Short sleeps near the end: the wake-up is then within a millisecond
+        // or so; long ones before, so that Ctrl-C is seen within 100 ms.
+        std::thread::sleep(left.min(Duration::from_millis(100)));
+    }
 }
 
 /// Lifts the soft limit on open files towards the hard one, and returns the

@@ -13,6 +13,9 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use crate::error::LoadError;
+use crate::expect_status::ExpectStatus;
+use crate::stages::Stages;
+use crate::start_at::StartAt;
 use crate::target::{Method, Target};
 use servelab_dist::Dist;
 
@@ -101,9 +104,47 @@ impl Segment {
     }
 }
 
+/// The variable in which a Kubernetes Indexed Job gives each pod its index
+/// (0-based), and which `env:N` reads.
+pub const INDEX_VAR: &str = "JOB_COMPLETION_INDEX";
+
+impl Segment {
+    /// The segment of a pod of an Indexed Job of `count` completions, whose
+    /// [`INDEX_VAR`] holds `index` (0-based: segment `index + 1` of `count`).
+    pub fn of_job_index(index: Option<&str>, count: u32) -> Result<Segment, LoadError> {
+        let why = match index {
+            None => format!("{INDEX_VAR} is not set (it is in the pods of an Indexed Job)"),
+            Some(v) => match v.trim().parse::<u32>() {
+                Ok(i) if i < count => {
+                    return Ok(Segment {
+                        index: i + 1,
+                        count,
+                    });
+                }
+                _ => format!("{INDEX_VAR}={v} is not an index from 0 to {}", count - 1),
+            },
+        };
+        Err(LoadError::Spec(format!("--segment env:{count}: {why}")))
+    }
+}
+
 impl FromStr for Segment {
     type Err = LoadError;
+    /// `I/N`, or `env:N`: the index from [`INDEX_VAR`] (a Kubernetes Indexed
+    /// Job's pod), plus one.
     fn from_str(s: &str) -> Result<Self, LoadError> {
+        if let Some(n) = s.strip_prefix("env:") {
+            let count = match n.trim().parse::<u32>() {
+                Ok(c) if c > 0 => c,
+                _ => {
+                    return Err(LoadError::Spec(format!(
+                        "bad segment `{s}`: expected env:N with N >= 1"
+                    )));
+                }
+            };
+            let index = std::env::var(INDEX_VAR).ok();
+            return Segment::of_job_index(index.as_deref(), count);
+        }
         let bad = || LoadError::Spec(format!("bad segment `{s}`: expected I/N with 1 <= I <= N"));
         let (i, n) = s.split_once('/').ok_or_else(bad)?;
         let index: u32 = i.trim().parse().map_err(|_| bad())?;
@@ -150,6 +191,24 @@ pub struct LoadSpec {
     pub seed: u64,
     /// Which share of the run this process does.
     pub segment: Segment,
+    /// The request body of every target without one of its own (see
+    /// [`Target::body`]); sent with `Content-Length`. Needs a method that
+    /// takes a body (POST, PUT, PATCH, DELETE).
+    pub body: Option<Arc<[u8]>>,
+    /// When set, the run waits for this time before it starts (see
+    /// [`StartAt`]); at most [`MAX_AHEAD`](crate::start_at::MAX_AHEAD) ahead.
+    pub start_at: Option<StartAt>,
+    /// A load that ramps: the users (closed; `users` must be at least the
+    /// highest target) or the rate (open; `rate` must be the highest target)
+    /// follow the stages, and the run lasts their total (`duration` unset).
+    pub stages: Option<Stages>,
+    /// The response statuses that count as ok (default 200 to 399).
+    pub expect_status: ExpectStatus,
+    /// Send an idempotent request again, once, on a new connection when the
+    /// reused keep-alive connection it was sent on closes before any byte of
+    /// the answer (default; RFC 9112, 9.3.1). `false` counts it as an error
+    /// of class `closed` (or `reset`).
+    pub retry_on_close: bool,
     /// Draw a progress bar on stderr when it is a terminal.
     pub progress: bool,
     /// When set (by another thread, or by [`stop_on_signals`](crate::stop_on_signals)),
@@ -177,13 +236,22 @@ impl LoadSpec {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             seed: 1,
             segment: Segment::WHOLE,
+            body: None,
+            start_at: None,
+            stages: None,
+            expect_status: ExpectStatus::default(),
+            retry_on_close: true,
             progress: false,
             stop: None,
         }
     }
 
-    /// The time limit in force (10 s when neither limit is set).
+    /// The time limit in force: the stages' total, or `duration`, or 10 s
+    /// when neither limit is set.
     pub fn effective_duration(&self) -> Option<Duration> {
+        if let Some(st) = &self.stages {
+            return Some(st.total());
+        }
         match (self.requests, self.duration) {
             (None, None) => Some(Duration::from_secs(10)),
             (_, d) => d,
@@ -205,6 +273,36 @@ impl LoadSpec {
                 ));
             }
         }
+        let bodies = self
+            .body
+            .iter()
+            .chain(self.targets.iter().filter_map(|t| t.body.as_ref()));
+        let mut total = 0u64;
+        for b in bodies {
+            if !self.method.takes_body() {
+                return bad(&format!(
+                    "a request body needs --method POST, PUT, PATCH or DELETE, not {}",
+                    self.method.as_str()
+                ));
+            }
+            if b.len() as u64 > crate::target::MAX_BODY {
+                return bad("a request body is above 64 MiB");
+            }
+            total += b.len() as u64;
+        }
+        if total > crate::target::MAX_BODIES {
+            return bad("the request bodies hold more than 256 MiB together");
+        }
+        if let Some(at) = self.start_at {
+            let ahead =
+                at.0.duration_since(std::time::SystemTime::now())
+                    .unwrap_or_default();
+            if ahead > crate::start_at::MAX_AHEAD {
+                return bad(&format!(
+                    "--start-at {at} is more than 24 hours ahead: check the date"
+                ));
+            }
+        }
         if self.threads == 0 {
             return bad("--threads must be at least 1");
         }
@@ -216,6 +314,26 @@ impl LoadSpec {
         }
         if self.timeout.is_some_and(|t| t.mean() <= 0.0) {
             return bad("--timeout must be positive");
+        }
+        if let Some(st) = &self.stages {
+            if self.duration.is_some() {
+                return bad("--stages set the length of the run: drop --duration");
+            }
+            let max = st.max();
+            match self.workload {
+                Workload::Closed { users, .. } if f64::from(users) < max.ceil() => {
+                    return bad(&format!(
+                        "--stages reach {max} users, but only {users} are allocated"
+                    ));
+                }
+                Workload::Open { rate, .. } if rate != max => {
+                    return bad(&format!(
+                        "with --stages the stages set the rate: write --rate {max} \
+                         (their highest target), not --rate {rate}"
+                    ));
+                }
+                _ => {}
+            }
         }
         match self.workload {
             Workload::Closed { users, session, .. } => {
@@ -304,6 +422,30 @@ mod tests {
                 assert_eq!(sum, total, "{total} over {n}");
             }
         }
+    }
+
+    #[test]
+    fn a_segment_from_a_job_index() {
+        assert_eq!(
+            Segment::of_job_index(Some("0"), 3).unwrap(),
+            Segment { index: 1, count: 3 }
+        );
+        assert_eq!(
+            Segment::of_job_index(Some("2"), 3).unwrap(),
+            Segment { index: 3, count: 3 }
+        );
+        let e = Segment::of_job_index(Some("3"), 3).unwrap_err().to_string();
+        assert!(
+            e.contains("JOB_COMPLETION_INDEX=3 is not an index from 0 to 2"),
+            "{e}"
+        );
+        let e = Segment::of_job_index(None, 3).unwrap_err().to_string();
+        assert!(
+            e.contains("--segment env:3: JOB_COMPLETION_INDEX is not set"),
+            "{e}"
+        );
+        assert!("env:0".parse::<Segment>().is_err());
+        assert!("env:x".parse::<Segment>().is_err());
     }
 
     #[test]

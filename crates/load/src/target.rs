@@ -7,15 +7,28 @@
 //! server (as with ab without `-k`) closes first and keeps the TIME_WAIT state.
 //!
 //! A URL file (`--urls FILE`) has one URL per line, optionally followed by a weight
-//! (a positive number, default 1); blank lines and lines starting with `#` are
-//! skipped. A request picks its target at random, in proportion to the weights.
+//! (a positive number, default 1) and a request body (`@FILE`, a path relative
+//! to the URL file's directory), in either order; blank lines and lines starting
+//! with `#` are skipped. A request picks its target at random, in proportion to
+//! the weights. A body (`--body`, or a URL's own) is sent with
+//! `Content-Length`; it is read once, before the run, and bounded
+//! ([`MAX_BODY`] each, [`MAX_BODIES`] together).
 
+use std::io::Read as _;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rand::Rng;
 
 use crate::error::LoadError;
+
+/// The largest request body, in bytes: far above what a load test posts, and
+/// low enough that a mistaken `--body /dev/zero` stops at once.
+pub const MAX_BODY: u64 = 64 * 1024 * 1024;
+/// The most bytes all the bodies of a run may hold together (a URL file may
+/// give each URL its own).
+pub const MAX_BODIES: u64 = 256 * 1024 * 1024;
 
 /// The HTTP method of every request of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -25,64 +38,184 @@ pub enum Method {
     Get,
     /// `HEAD`: the response has a head only, whatever its `Content-Length` says.
     Head,
+    /// `POST`, with a body (or `Content-Length: 0`); not sent again after a close.
+    Post,
+    /// `PUT`, with a body (or `Content-Length: 0`).
+    Put,
+    /// `PATCH`, with a body (or `Content-Length: 0`); not sent again after a close.
+    Patch,
+    /// `DELETE`, with a body if one is given.
+    Delete,
+}
+
+impl Method {
+    /// Every method, in the order of `--help`.
+    pub const ALL: [Method; 6] = [
+        Method::Get,
+        Method::Head,
+        Method::Post,
+        Method::Put,
+        Method::Patch,
+        Method::Delete,
+    ];
+
+    /// The method's token.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Head => "HEAD",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+        }
+    }
+
+    /// Whether a request with this method may be sent again when its
+    /// connection closed before any answer (RFC 9110, 9.2.2: the intended
+    /// effect of several identical requests is that of one).
+    pub fn idempotent(self) -> bool {
+        match self {
+            Method::Get | Method::Head | Method::Put | Method::Delete => true,
+            Method::Post | Method::Patch => false,
+        }
+    }
+
+    /// Whether a request with this method may carry a body here. GET and HEAD
+    /// may not: content in them has no defined meaning (RFC 9110, 9.3.1) and
+    /// servers refuse it or, worse, read it as the next request.
+    pub fn takes_body(self) -> bool {
+        !matches!(self, Method::Get | Method::Head)
+    }
+
+    /// Whether an empty body is still announced with `Content-Length: 0`
+    /// (RFC 9110, 8.6: a user agent should, for methods that expect content).
+    fn expects_body(self) -> bool {
+        matches!(self, Method::Post | Method::Put | Method::Patch)
+    }
 }
 
 impl std::str::FromStr for Method {
     type Err = LoadError;
     fn from_str(s: &str) -> Result<Self, LoadError> {
-        match s.to_ascii_uppercase().as_str() {
-            "GET" => Ok(Method::Get),
-            "HEAD" => Ok(Method::Head),
-            _ => Err(LoadError::Spec(format!(
-                "unsupported method `{s}` (GET or HEAD)"
-            ))),
-        }
+        Method::ALL
+            .into_iter()
+            .find(|m| m.as_str().eq_ignore_ascii_case(s))
+            .ok_or_else(|| {
+                LoadError::Spec(format!(
+                    "unsupported method `{s}` (GET, HEAD, POST, PUT, PATCH or DELETE)"
+                ))
+            })
     }
 }
 
-impl Method {
-    fn as_str(self) -> &'static str {
-        match self {
-            Method::Get => "GET",
-            Method::Head => "HEAD",
-        }
+/// Reads a request body: `@-` (or `-`) is standard input, `@FILE` or `FILE` a
+/// file; refused above [`MAX_BODY`].
+pub fn read_body(arg: &str) -> Result<Arc<[u8]>, LoadError> {
+    let name = arg.strip_prefix('@').unwrap_or(arg);
+    if name == "-" {
+        return read_bounded(std::io::stdin().lock(), "standard input", None);
     }
+    let path = PathBuf::from(name);
+    let file = std::fs::File::open(&path).map_err(|source| LoadError::File {
+        path: path.clone(),
+        source,
+    })?;
+    read_bounded(file, name, Some(&path))
 }
 
-/// One URL to request, with its weight.
+/// Reads at most [`MAX_BODY`] bytes, and refuses a source with more.
+fn read_bounded(
+    r: impl std::io::Read,
+    name: &str,
+    path: Option<&Path>,
+) -> Result<Arc<[u8]>, LoadError> {
+    let mut buf = Vec::new();
+    r.take(MAX_BODY + 1)
+        .read_to_end(&mut buf)
+        .map_err(|source| LoadError::File {
+            path: path.map_or_else(|| PathBuf::from("-"), Path::to_path_buf),
+            source,
+        })?;
+    if buf.len() as u64 > MAX_BODY {
+        return Err(LoadError::Body(format!(
+            "{name}: more than {} MiB, the most a request body may have",
+            MAX_BODY >> 20
+        )));
+    }
+    Ok(buf.into())
+}
+
+/// One URL to request, with its weight and, optionally, its own body.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Target {
     /// The URL as written.
     pub url: String,
     /// The relative weight (positive).
     pub weight: f64,
+    /// This URL's request body, instead of the run's ([`LoadSpec::body`](crate::LoadSpec::body)).
+    pub body: Option<Arc<[u8]>>,
 }
 
 impl Target {
-    /// A target of weight 1.
+    /// A target of weight 1, without a body of its own.
     pub fn new(url: impl Into<String>) -> Target {
         Target {
             url: url.into(),
             weight: 1.0,
+            body: None,
         }
     }
 }
 
-/// Reads a `--urls` file: `URL [WEIGHT]` per line.
+/// Reads a `--urls` file: `URL [WEIGHT] [@BODY]` per line. A body file is
+/// read relative to the URL file's directory; one read serves every line
+/// that names it.
 pub fn read_url_file(path: &Path) -> Result<Vec<Target>, LoadError> {
     let text = std::fs::read_to_string(path).map_err(|source| LoadError::File {
         path: path.to_path_buf(),
         source,
     })?;
-    parse_url_list(&text).map_err(|(line, why)| LoadError::UrlFile {
+    let lines = parse_url_list(&text).map_err(|(line, why)| LoadError::UrlFile {
         path: path.to_path_buf(),
         line,
         why,
-    })
+    })?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut read: Vec<(PathBuf, Arc<[u8]>)> = Vec::new();
+    let mut total = 0u64;
+    let mut out = Vec::with_capacity(lines.len());
+    for (mut target, body) in lines {
+        if let Some(b) = body {
+            let p = dir.join(b);
+            let bytes = match read.iter().find(|(q, _)| *q == p) {
+                Some((_, bytes)) => Arc::clone(bytes),
+                None => {
+                    let bytes = read_body(&p.to_string_lossy())?;
+                    total += bytes.len() as u64;
+                    if total > MAX_BODIES {
+                        return Err(LoadError::Body(format!(
+                            "{}: the bodies of the URL file hold more than {} MiB together",
+                            path.display(),
+                            MAX_BODIES >> 20
+                        )));
+                    }
+                    read.push((p, Arc::clone(&bytes)));
+                    bytes
+                }
+            };
+            target.body = Some(bytes);
+        }
+        out.push(target);
+    }
+    Ok(out)
 }
 
+/// A line of a URL file: the target, and its body file (not read yet).
+type UrlLine = (Target, Option<String>);
+
 /// Parses the text of a URL file; errors carry the 1-based line number.
-pub(crate) fn parse_url_list(text: &str) -> Result<Vec<Target>, (usize, String)> {
+pub(crate) fn parse_url_list(text: &str) -> Result<Vec<UrlLine>, (usize, String)> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -91,21 +224,29 @@ pub(crate) fn parse_url_list(text: &str) -> Result<Vec<Target>, (usize, String)>
         }
         let mut words = line.split_whitespace();
         let url = words.next().unwrap_or_default();
-        let weight = match words.next() {
-            None => 1.0,
-            Some(w) => match w.parse::<f64>() {
-                Ok(x) if x.is_finite() && x > 0.0 => x,
-                _ => return Err((i + 1, format!("weight `{w}` is not a positive number"))),
-            },
-        };
-        if let Some(extra) = words.next() {
-            return Err((i + 1, format!("unexpected `{extra}` after the weight")));
+        let (mut weight, mut body) = (None, None);
+        for w in words {
+            if let Some(file) = w.strip_prefix('@') {
+                if body.is_some() || file.is_empty() {
+                    return Err((i + 1, format!("`{w}`: one body file, as @FILE")));
+                }
+                body = Some(file.to_string());
+            } else if weight.is_some() {
+                return Err((i + 1, format!("unexpected `{w}` after the weight")));
+            } else {
+                match w.parse::<f64>() {
+                    Ok(x) if x.is_finite() && x > 0.0 => weight = Some(x),
+                    _ => return Err((i + 1, format!("weight `{w}` is not a positive number"))),
+                }
+            }
         }
         parse_url(url).map_err(|e| (i + 1, e.to_string()))?;
-        out.push(Target {
+        let target = Target {
             url: url.to_string(),
-            weight,
-        });
+            weight: weight.unwrap_or(1.0),
+            body: None,
+        };
+        out.push((target, body));
     }
     if out.is_empty() {
         return Err((0, "no URLs in the file".to_string()));
@@ -183,19 +324,23 @@ pub(crate) struct Prepared {
     /// Targets with the same `server` have the same addresses, so a keep-alive
     /// connection opened for one can carry requests for the other.
     pub server: usize,
-    /// Request bytes that keep the connection alive.
+    /// Request head that keeps the connection alive.
     pub keep_alive: Vec<u8>,
-    /// Request bytes with `Connection: close`, for the last request of a session.
+    /// Request head with `Connection: close`, for the last request of a session.
     pub close: Vec<u8>,
+    /// The request body that follows either head (empty: none).
+    pub body: Arc<[u8]>,
     /// Whether responses carry no body (HEAD).
     pub head: bool,
 }
 
-/// Resolves the targets and builds their requests; `headers` are `Name: value`.
+/// Resolves the targets and builds their requests; `headers` are `Name: value`;
+/// `body` is the run's body, for targets without one of their own.
 pub(crate) fn prepare(
     targets: &[Target],
     method: Method,
     headers: &[String],
+    body: Option<&Arc<[u8]>>,
 ) -> Result<Vec<Prepared>, LoadError> {
     let mut extra = String::new();
     let mut has_host = false;
@@ -211,6 +356,13 @@ pub(crate) fn prepare(
             || value.bytes().any(|b| b == b'\r' || b == b'\n')
         {
             return Err(LoadError::Header(h.clone()));
+        }
+        // The framing is servelab's: a body's length is known, and a wrong
+        // header would make the server read the next request as a body.
+        if name.eq_ignore_ascii_case("content-length")
+            || name.eq_ignore_ascii_case("transfer-encoding")
+        {
+            return Err(LoadError::FramingHeader(h.clone()));
         }
         has_host |= name.eq_ignore_ascii_case("host");
         extra.push_str(name);
@@ -231,8 +383,14 @@ pub(crate) fn prepare(
         } else {
             format!("Host: {}\r\n", u.authority)
         };
+        let body: Arc<[u8]> = t.body.as_ref().or(body).cloned().unwrap_or_default();
+        let length = if !body.is_empty() || method.expects_body() {
+            format!("Content-Length: {}\r\n", body.len())
+        } else {
+            String::new()
+        };
         let head = format!(
-            "{} {} HTTP/1.1\r\n{host_line}{extra}",
+            "{} {} HTTP/1.1\r\n{host_line}{extra}{length}",
             method.as_str(),
             u.path
         );
@@ -241,6 +399,7 @@ pub(crate) fn prepare(
             server,
             keep_alive: format!("{head}\r\n").into_bytes(),
             close: format!("{head}Connection: close\r\n\r\n").into_bytes(),
+            body,
             head: method == Method::Head,
         });
     }
@@ -355,8 +514,16 @@ mod tests {
     fn url_file_with_weights_comments_and_errors() {
         let t = parse_url_list("# site\nhttp://a/ 3\n\nhttp://a/b\n").unwrap();
         assert_eq!(t.len(), 2);
-        assert_eq!(t[0].weight, 3.0);
-        assert_eq!(t[1].weight, 1.0);
+        assert_eq!(t[0].0.weight, 3.0);
+        assert_eq!(t[1].0.weight, 1.0);
+        // A body file, before or after the weight (the format grew compatibly).
+        let t = parse_url_list("http://a/ @x.json\nhttp://a/ 2 @y\nhttp://a/ @z 5\n").unwrap();
+        assert_eq!(t[0].1.as_deref(), Some("x.json"));
+        assert_eq!((t[1].0.weight, t[1].1.as_deref()), (2.0, Some("y")));
+        assert_eq!((t[2].0.weight, t[2].1.as_deref()), (5.0, Some("z")));
+        assert!(parse_url_list("http://a/ @x @y").is_err());
+        assert!(parse_url_list("http://a/ @").is_err());
+        assert!(parse_url_list("http://a/ 1 2").is_err());
         assert_eq!(parse_url_list("http://a/ -1").unwrap_err().0, 1);
         assert_eq!(parse_url_list("http://a/\nnope").unwrap_err().0, 2);
         assert!(parse_url_list("# nothing\n").is_err());
@@ -365,16 +532,74 @@ mod tests {
     #[test]
     fn request_bytes_are_prebuilt() {
         let t = [Target::new("http://127.0.0.1:1/x")];
-        let p = prepare(&t, Method::Get, &["X-A: 1".to_string()]).unwrap();
+        let p = prepare(&t, Method::Get, &["X-A: 1".to_string()], None).unwrap();
         assert_eq!(
             p[0].keep_alive,
             b"GET /x HTTP/1.1\r\nHost: 127.0.0.1:1\r\nX-A: 1\r\n\r\n"
         );
         assert!(p[0].close.ends_with(b"Connection: close\r\n\r\n"));
-        let p = prepare(&t, Method::Head, &["Host: h".to_string()]).unwrap();
+        let p = prepare(&t, Method::Head, &["Host: h".to_string()], None).unwrap();
         assert_eq!(p[0].keep_alive, b"HEAD /x HTTP/1.1\r\nHost: h\r\n\r\n");
-        assert!(prepare(&t, Method::Get, &["nocolon".to_string()]).is_err());
-        assert!(prepare(&t, Method::Get, &["A: b\r\nC: d".to_string()]).is_err());
+        assert!(prepare(&t, Method::Get, &["nocolon".to_string()], None).is_err());
+        assert!(prepare(&t, Method::Get, &["A: b\r\nC: d".to_string()], None).is_err());
+        // A body is framed by its length; a framing header of the user's is refused.
+        let body: Arc<[u8]> = Arc::from(&b"{\"a\":1}"[..]);
+        let p = prepare(&t, Method::Post, &[], Some(&body)).unwrap();
+        assert_eq!(
+            p[0].keep_alive,
+            b"POST /x HTTP/1.1\r\nHost: 127.0.0.1:1\r\nContent-Length: 7\r\n\r\n"
+        );
+        assert_eq!(&p[0].body[..], b"{\"a\":1}");
+        let p = prepare(&t, Method::Put, &[], None).unwrap();
+        assert!(p[0].keep_alive.ends_with(b"Content-Length: 0\r\n\r\n"));
+        let p = prepare(&t, Method::Delete, &[], None).unwrap();
+        assert!(!p[0].keep_alive.windows(7).any(|w| w == b"Content"));
+        let own = [Target {
+            body: Some(Arc::from(&b"xy"[..])),
+            ..Target::new("http://127.0.0.1:1/x")
+        }];
+        let p = prepare(&own, Method::Post, &[], Some(&body)).unwrap();
+        assert_eq!(&p[0].body[..], b"xy", "a URL's own body wins");
+        let e = prepare(&t, Method::Post, &["Content-Length: 3".into()], Some(&body));
+        assert!(matches!(e, Err(LoadError::FramingHeader(_))));
+    }
+
+    #[test]
+    fn methods_parse_and_know_whether_they_repeat() {
+        for m in Method::ALL {
+            assert_eq!(m.as_str().to_lowercase().parse::<Method>().unwrap(), m);
+        }
+        assert!(Method::Get.idempotent() && Method::Put.idempotent());
+        assert!(!Method::Post.idempotent() && !Method::Patch.idempotent());
+        assert!(!Method::Head.takes_body() && Method::Delete.takes_body());
+        assert!("TRACE".parse::<Method>().is_err());
+    }
+
+    #[test]
+    fn bodies_are_read_from_files_and_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("b.bin");
+        std::fs::write(&f, b"hello").unwrap();
+        assert_eq!(&read_body(f.to_str().unwrap()).unwrap()[..], b"hello");
+        assert_eq!(
+            &read_body(&format!("@{}", f.display())).unwrap()[..],
+            b"hello"
+        );
+        let big = std::fs::File::create(dir.path().join("big")).unwrap();
+        big.set_len(MAX_BODY + 1).unwrap();
+        let e = read_body(dir.path().join("big").to_str().unwrap()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "request body {}: more than 64 MiB, the most a request body may have",
+                dir.path().join("big").display()
+            )
+        );
+        assert!(read_body(dir.path().join("missing").to_str().unwrap()).is_err());
+        // A URL file's bodies are relative to it.
+        std::fs::write(dir.path().join("urls"), "http://127.0.0.1:1/a @b.bin\n").unwrap();
+        let t = read_url_file(&dir.path().join("urls")).unwrap();
+        assert_eq!(t[0].body.as_deref(), Some(&b"hello"[..]));
     }
 
     #[test]
@@ -394,7 +619,7 @@ mod tests {
             Target::new("http://127.0.0.1:2/b"),
             Target::new("http://127.0.0.1:1/c"),
         ];
-        let p = prepare(&t, Method::Get, &[]).unwrap();
+        let p = prepare(&t, Method::Get, &[], None).unwrap();
         let servers: Vec<usize> = p.iter().map(|p| p.server).collect();
         assert_eq!(servers, vec![0, 1, 0]);
     }
@@ -403,13 +628,10 @@ mod tests {
     fn picker_follows_weights() {
         let t = [
             Target {
-                url: "a".into(),
                 weight: 3.0,
+                ..Target::new("a")
             },
-            Target {
-                url: "b".into(),
-                weight: 1.0,
-            },
+            Target::new("b"),
         ];
         let p = Picker::new(&t);
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(3);

@@ -1,149 +1,25 @@
 //! Pass/fail thresholds on a report, as k6 has them: `p99>200ms`, `errors>1%`.
 //!
 //! A [`Threshold`] says when a run *fails*: `METRIC OP VALUE`, with `OP` one of
-//! `>`, `>=`, `<`, `<=`. The metrics ([`Metric::ALL`]):
+//! `>`, `>=`, `<`, `<=`, and `METRIC` a name of the report's catalogue
+//! ([`Metric`], in `metric.rs`, which lists the names and their units).
 //!
-//! | name | what | value |
-//! |------|------|-------|
-//! | `p50`, `p90`, `p99`, `p99.9`, `max`, `mean` | corrected latency (intended start to the outcome; unfinished requests to the end of the run) | a duration: `200ms`, `1.5s`, `250us` |
-//! | `errors` | error rate: `errors / (ok + errors)`, failed connects included | a share: `1%` or `0.01` |
-//! | `unfinished` | requests unfinished at the end (in flight or never sent) per scheduled request | a share |
-//! | `rps` | completed requests per second (the achieved rate) | a number |
-//! | `goodput` | ok requests per second | a number |
-//!
-//! A threshold that no run could cross (`errors>100%`, `p99<0ms`) or that every
-//! run crosses (`errors>=0%`) is refused when it is parsed, before anything runs:
-//! it is a mistake, not a check. A threshold whose metric a run did not measure
-//! (a latency percentile when no request was answered or left unfinished) is
-//! reported as unmeasured, never as held.
+//! A latency is written with its unit (`200ms`, `1.5s`, `250us`): a bare
+//! number is refused with the fix (`p99>200ms`), since k6 reads `200` as
+//! milliseconds and servelab's durations read it as seconds, and a threshold
+//! that silently means 200 s never fails. A threshold that no run could cross
+//! (`errors>100%`, `p99<0ms`) or that every run crosses (`errors>=0%`) is
+//! refused when it is parsed, before anything runs: it is a mistake, not a
+//! check. A threshold whose metric a run did not measure (a latency percentile
+//! when no request was answered or left unfinished) is reported as unmeasured,
+//! never as held.
 
 use std::fmt;
 use std::str::FromStr;
 
 use crate::error::LoadError;
+pub use crate::metric::{Metric, Unit};
 use crate::report::Report;
-
-/// What a threshold looks at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Metric {
-    /// Median corrected latency.
-    P50,
-    /// 90th percentile of the corrected latency.
-    P90,
-    /// 99th percentile of the corrected latency.
-    P99,
-    /// 99.9th percentile of the corrected latency.
-    P999,
-    /// Largest corrected latency.
-    Max,
-    /// Mean corrected latency.
-    Mean,
-    /// Share of outcomes that were errors ([`Report::error_rate`]).
-    Errors,
-    /// Share of scheduled requests unfinished at the end.
-    Unfinished,
-    /// Completed requests per second.
-    Rps,
-    /// Ok requests per second.
-    Goodput,
-}
-
-/// The kind of value a metric takes, which decides how its threshold's value
-/// is written and what range it lies in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Unit {
-    /// A duration, compared in microseconds; 0 to unbounded.
-    Micros,
-    /// A share: `1%` or `0.01`; 0 to 1.
-    Share,
-    /// Per second; 0 to unbounded.
-    PerSecond,
-}
-
-impl Metric {
-    /// Every metric, in the order of the documentation.
-    pub const ALL: [Metric; 10] = [
-        Metric::P50,
-        Metric::P90,
-        Metric::P99,
-        Metric::P999,
-        Metric::Max,
-        Metric::Mean,
-        Metric::Errors,
-        Metric::Unfinished,
-        Metric::Rps,
-        Metric::Goodput,
-    ];
-
-    /// The name written in a threshold.
-    pub fn name(self) -> &'static str {
-        match self {
-            Metric::P50 => "p50",
-            Metric::P90 => "p90",
-            Metric::P99 => "p99",
-            Metric::P999 => "p99.9",
-            Metric::Max => "max",
-            Metric::Mean => "mean",
-            Metric::Errors => "errors",
-            Metric::Unfinished => "unfinished",
-            Metric::Rps => "rps",
-            Metric::Goodput => "goodput",
-        }
-    }
-
-    fn unit(self) -> Unit {
-        match self {
-            Metric::Errors | Metric::Unfinished => Unit::Share,
-            Metric::Rps | Metric::Goodput => Unit::PerSecond,
-            _ => Unit::Micros,
-        }
-    }
-
-    /// The metric's value in a report (microseconds, a share, or per second),
-    /// or why the report has none.
-    fn measure(self, r: &Report) -> Result<f64, &'static str> {
-        let h = &r.latency;
-        let latency = |v: f64| {
-            if h.count == 0 {
-                Err("no latency was measured")
-            } else {
-                Ok(v)
-            }
-        };
-        match self {
-            Metric::P50 => latency(h.p50 as f64),
-            Metric::P90 => latency(h.p90 as f64),
-            Metric::P99 => latency(h.p99 as f64),
-            Metric::P999 => latency(h.p999 as f64),
-            Metric::Max => latency(h.max as f64),
-            Metric::Mean => latency(h.mean),
-            Metric::Errors => r.error_rate().ok_or("no request finished and none failed"),
-            Metric::Unfinished => {
-                let c = &r.counts;
-                if c.scheduled == 0 {
-                    Err("no request was scheduled")
-                } else {
-                    Ok((c.in_flight + c.never_sent) as f64 / c.scheduled as f64)
-                }
-            }
-            Metric::Rps => Ok(r.throughput.requests_per_s),
-            Metric::Goodput => Ok(r.throughput.ok_per_s),
-        }
-    }
-}
-
-impl FromStr for Metric {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Metric, String> {
-        Metric::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Metric::ALL.iter().map(|m| m.name()).collect();
-                format!("unknown metric `{s}` (one of {})", names.join(", "))
-            })
-    }
-}
 
 /// A comparison; the threshold is crossed when `measured OP value` holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -206,21 +82,11 @@ pub enum Verdict {
 impl Threshold {
     /// Checks the threshold against a report.
     pub fn check(&self, report: &Report) -> Verdict {
-        match self.metric.measure(report) {
+        match self.metric.value(report) {
             Err(why) => Verdict::Unmeasured(why),
-            Ok(v) if self.op.holds(v, self.value) => Verdict::Crossed(fmt_value(self.metric, v)),
+            Ok(v) if self.op.holds(v, self.value) => Verdict::Crossed(self.metric.format(v)),
             Ok(_) => Verdict::Held,
         }
-    }
-}
-
-fn fmt_value(metric: Metric, v: f64) -> String {
-    match metric.unit() {
-        Unit::Micros if v >= 1e6 => format!("{:.3}s", v / 1e6),
-        Unit::Micros if v >= 1e3 => format!("{:.3}ms", v / 1e3),
-        Unit::Micros => format!("{v:.0}us"),
-        Unit::Share => format!("{:.3}%", v * 100.0),
-        Unit::PerSecond => format!("{v:.1}/s"),
     }
 }
 
@@ -264,6 +130,13 @@ impl FromStr for Threshold {
                 if value.starts_with('-') {
                     return Err(bad(format!("`{value}`: a latency is never negative")));
                 }
+                if value.parse::<f64>().is_ok() {
+                    return Err(bad(format!(
+                        "a latency needs a unit: write `{}{}{value}ms` (or us, s)",
+                        metric.name(),
+                        op.as_str()
+                    )));
+                }
                 servelab_dist::parse_duration(value)
                     .map_err(|e| bad(e.to_string()))?
                     .as_secs_f64()
@@ -294,7 +167,7 @@ impl FromStr for Threshold {
         if never {
             return Err(bad(format!("{} can never be {}", metric.name(), {
                 let o = op.as_str();
-                format!("{o} {}", fmt_value(metric, v))
+                format!("{o} {}", metric.format(v))
             })));
         }
         if always {
@@ -302,7 +175,7 @@ impl FromStr for Threshold {
                 "every run has {} {} {}: the threshold could never hold",
                 metric.name(),
                 op.as_str(),
-                fmt_value(metric, v)
+                metric.format(v)
             )));
         }
         Ok(Threshold {
@@ -349,6 +222,7 @@ mod tests {
         assert_eq!(t("goodput<=50/s").op, Op::AtMost);
         assert_eq!(t("unfinished>0%").metric, Metric::Unfinished);
         assert_eq!(t("mean>250us").value, 250.0);
+        assert_eq!(t("p99 > 0.2s").value, 200_000.0);
         assert_eq!(t("p99>200ms").to_string(), "p99>200ms");
     }
 
@@ -380,6 +254,16 @@ mod tests {
             err("p99<0ms")
         );
         assert!(err("errors>=0%").contains("could never hold"));
+        // Regression (issue 19): `p99>200` meant 200 seconds and never failed.
+        assert_eq!(
+            err("p99>200"),
+            "bad threshold `p99>200`: a latency needs a unit: write `p99>200ms` (or us, s)"
+        );
+        assert!(
+            err("max<=1.5").contains("`max<=1.5ms`"),
+            "{}",
+            err("max<=1.5")
+        );
         assert!(err("errors<=100%").contains("could never hold"));
         assert!(err("rps>=0").contains("could never hold"));
         // The input is named once, in the message.
@@ -400,7 +284,7 @@ mod tests {
         let mut rec = Recorder::new(t0);
         for &ms in latencies_ms {
             let end = t0 + Duration::from_millis(ms);
-            rec.response(end, t0, t0, end, 200);
+            rec.response(end, t0, (t0, end), 200, true);
         }
         for _ in 0..failures {
             rec.failure(t0, t0, ErrorClass::Reset);

@@ -7,13 +7,18 @@
 //! ([`after`](ClientLoop::after)): a closed user thinks or goes on, an open pool
 //! connection takes the next queued request.
 
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use rand::Rng;
 
 use rustix::event::epoll;
 use rustix::io::Errno;
-use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketFlags, SocketType};
+use rustix::net::{
+    AddressFamily, RecvFlags, SendAncillaryBuffer, SendFlags, SocketFlags, SocketType,
+};
+use std::io::IoSlice;
 
 use super::ClientLoop;
 use crate::client_conn::ConnState;
@@ -87,14 +92,19 @@ impl ClientLoop {
             self.send(i, now);
         } else {
             self.conns[i].addr_tries = 0;
-            self.connect_next(i, now, ErrorClass::ConnectOther);
+            self.connect_next(i, now, None);
         }
     }
 
     /// Connects to the next address of the target not tried in this round,
     /// starting from the one that last worked; when every address has failed,
-    /// the connect failed with the class of the last failure (`last`).
-    pub(super) fn connect_next(&mut self, i: usize, now: Instant, mut last: ErrorClass) {
+    /// the connect failed with the last failure (`last`: the address and error).
+    pub(super) fn connect_next(
+        &mut self,
+        i: usize,
+        now: Instant,
+        mut last: Option<(SocketAddr, Errno)>,
+    ) {
         let target = self.conns[i].req.target;
         let n = self.cfg.targets[target].addrs.len();
         loop {
@@ -108,7 +118,7 @@ impl ClientLoop {
             match self.open_socket(i, k, now) {
                 Ok(true) => return self.on_connected(i, now),
                 Ok(false) => return, // in progress: EPOLLOUT says how it ended
-                Err(class) => last = class,
+                Err(e) => last = Some((self.cfg.targets[target].addrs[k], e)),
             }
         }
     }
@@ -116,7 +126,7 @@ impl ClientLoop {
     /// Opens a socket to address `k` of the connection's target and starts the
     /// non-blocking connect: `Ok(true)` connected at once, `Ok(false)` in
     /// progress, `Err` failed (the socket is closed).
-    fn open_socket(&mut self, i: usize, k: usize, now: Instant) -> Result<bool, ErrorClass> {
+    fn open_socket(&mut self, i: usize, k: usize, now: Instant) -> Result<bool, Errno> {
         let addr = self.cfg.targets[self.conns[i].req.target].addrs[k];
         let family = if addr.is_ipv4() {
             AddressFamily::INET
@@ -128,8 +138,7 @@ impl ClientLoop {
             SocketType::STREAM,
             SocketFlags::NONBLOCK | SocketFlags::CLOEXEC,
             None,
-        )
-        .map_err(connect_class)?;
+        )?;
         // Requests are small and answered at once: Nagle would only add delay.
         let _ = rustix::net::sockopt::set_tcp_nodelay(&sock, true);
         let s = &mut self.conns[i];
@@ -143,8 +152,7 @@ impl ClientLoop {
             &sock,
             epoll::EventData::new_u64(s.token(i)),
             flags,
-        )
-        .map_err(connect_class)?;
+        )?;
         s.connect_start = now;
         s.conn_target = s.req.target;
         s.reused = false;
@@ -159,7 +167,7 @@ impl ClientLoop {
                 s.sock = Some(sock);
                 Ok(false)
             }
-            Err(e) => Err(connect_class(e)), // dropping the socket closes it
+            Err(e) => Err(e), // dropping the socket closes it
         }
     }
 
@@ -169,6 +177,10 @@ impl ClientLoop {
         s.backoff = Duration::ZERO;
         self.preferred[s.req.target] = s.addr_index;
         self.last_connected = now;
+        if !self.connected {
+            self.connected = true;
+            self.control.connected.store(true, Ordering::Relaxed);
+        }
         self.rec.connected(took);
         self.send(i, now);
     }
@@ -176,9 +188,14 @@ impl ClientLoop {
     /// No address of the target accepted the connection: one error, not a
     /// finished request. The connection keeps its request, waits out a growing
     /// backoff and connects again (see [`next_backoff`]).
-    fn connect_failed(&mut self, i: usize, now: Instant, class: ErrorClass) {
+    fn connect_failed(&mut self, i: usize, now: Instant, last: Option<(SocketAddr, Errno)>) {
         self.close_sock(i);
+        let class = last.map_or(ErrorClass::ConnectOther, |(_, e)| connect_class(e));
         self.rec.connect_error(now, class);
+        if last.is_some() && self.last_connect_failure.is_none() {
+            self.control.connect_failed.store(true, Ordering::Relaxed);
+        }
+        self.last_connect_failure = last.or(self.last_connect_failure);
         let s = &mut self.conns[i];
         s.backoff = next_backoff(s.backoff);
         // Jitter, so that connections refused together do not all come back
@@ -200,21 +217,37 @@ impl ClientLoop {
         let s = &mut self.conns[i];
         s.closing = s.session_left == 1;
         s.req.sent = now;
+        s.req.written = true;
         s.written = 0;
         s.parser.reset();
         s.state = ConnState::Writing;
         self.write_more(i, now);
     }
 
+    /// Writes what is left of the request: its head, then its body. Without a
+    /// body (GET, HEAD) this is one `send` of the prebuilt head; with one, the
+    /// head and the body go out together in one `sendmsg`, then whatever of
+    /// the body is left.
     pub(super) fn write_more(&mut self, i: usize, now: Instant) {
         let s = &mut self.conns[i];
         let p = &self.cfg.targets[s.req.target];
-        let bytes = if s.closing { &p.close } else { &p.keep_alive };
+        let head = if s.closing { &p.close } else { &p.keep_alive };
+        let body = &p.body[..];
         let Some(sock) = s.sock.as_ref() else {
             return;
         };
-        while s.written < bytes.len() {
-            match rustix::net::send(sock, &bytes[s.written..], SendFlags::NOSIGNAL) {
+        while s.written < head.len() + body.len() {
+            let sent = if body.is_empty() {
+                rustix::net::send(sock, &head[s.written..], SendFlags::NOSIGNAL)
+            } else if s.written < head.len() {
+                let iov = [IoSlice::new(&head[s.written..]), IoSlice::new(body)];
+                let mut control = SendAncillaryBuffer::default();
+                rustix::net::sendmsg(sock, &iov, &mut control, SendFlags::NOSIGNAL)
+            } else {
+                let from = s.written - head.len();
+                rustix::net::send(sock, &body[from..], SendFlags::NOSIGNAL)
+            };
+            match sent {
                 Ok(n) => {
                     s.written += n;
                     self.rec.counts.bytes_sent += n as u64;
@@ -258,8 +291,9 @@ impl ClientLoop {
                     }
                     Some(e) => {
                         // This address refused: try the target's next one.
+                        let addr = self.cfg.targets[s.req.target].addrs[s.addr_index];
                         self.close_sock(i);
-                        self.connect_next(i, now, connect_class(e));
+                        self.connect_next(i, now, Some((addr, e)));
                     }
                 }
             }
@@ -290,7 +324,7 @@ impl ClientLoop {
                     }
                 }
             }
-            ConnState::RetryWait | ConnState::Backoff | ConnState::Stopped => {}
+            ConnState::RetryWait | ConnState::Backoff | ConnState::Stopped | ConnState::Parked => {}
         }
     }
 
@@ -351,8 +385,10 @@ impl ClientLoop {
     pub(super) fn complete(&mut self, i: usize, now: Instant) {
         let s = &mut self.conns[i];
         let first = s.req.first_byte.unwrap_or(now);
+        let status = s.parser.status();
+        let ok = self.cfg.expect.contains(status);
         self.rec
-            .response(now, s.req.intended, s.req.sent, first, s.parser.status());
+            .response(now, s.req.intended, (s.req.sent, first), status, ok);
         s.timer.disarm();
         s.reused = true;
         s.session_left = s.session_left.saturating_sub(1);
@@ -363,12 +399,39 @@ impl ClientLoop {
         self.after(i, now);
     }
 
-    /// The request ends in error `class`; the connection is closed.
+    /// The request ends in error `class`; the connection is closed. Unless the
+    /// server closed a reused connection before answering: then the request
+    /// goes out again ([`retry_on_close`](Self::retry_on_close)).
     pub(super) fn fail(&mut self, i: usize, now: Instant, class: ErrorClass) {
+        if matches!(class, ErrorClass::Closed | ErrorClass::Reset) && self.may_retry_on_close(i) {
+            return self.retry_on_close(i, now);
+        }
         self.close_sock(i);
         self.conns[i].timer.disarm();
         self.rec.failure(now, self.conns[i].req.intended, class);
         self.after(i, now);
+    }
+
+    /// Whether the request on connection `i` may go out again after its
+    /// connection closed: the connection had carried an answer before (a
+    /// server may close an idle keep-alive connection at any moment, and the
+    /// request may cross the close), not one byte of this answer arrived, the
+    /// method is idempotent, and it was not sent again for this reason already.
+    fn may_retry_on_close(&self, i: usize) -> bool {
+        let s = &self.conns[i];
+        self.cfg.retry_on_close && s.reused && s.req.first_byte.is_none() && !s.req.close_retried
+    }
+
+    /// Sends the request again on a new connection, once (RFC 9112, 9.3.1, as
+    /// browsers and HTTP libraries do). It keeps its intended start, so its
+    /// latency includes the lost attempt and the reconnect; the new attempt
+    /// gets a timeout of its own. Counted in `close_retries`, not as an error.
+    fn retry_on_close(&mut self, i: usize, now: Instant) {
+        self.close_sock(i);
+        self.rec.counts.close_retries += 1;
+        self.rec.counts.attempts += 1;
+        self.conns[i].req.close_retried = true;
+        self.begin(i, now);
     }
 
     /// The attempt's timeout expired: abandon it, and retry or give up.

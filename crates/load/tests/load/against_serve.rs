@@ -8,7 +8,7 @@ use servelab_server::{Config, Running, Server};
 struct Served {
     running: Option<Running>,
     url: String,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 impl Served {
@@ -23,7 +23,7 @@ impl Served {
         Served {
             running: Some(running),
             url,
-            _dir: dir,
+            dir,
         }
     }
 
@@ -167,8 +167,27 @@ fn serve_head_requests_and_404s() {
     let missing = s.url.replace("1k.txt", "missing.txt");
     let r = servelab_load::run(&spec(&missing, 2, None, "0s", 20)).unwrap();
     assert_eq!(r.counts.completed, 20);
-    assert_eq!(r.errors.non_2xx, 20);
+    assert_eq!(r.errors.unexpected_status, 20);
     assert_eq!(r.status["404"], 20);
+}
+
+/// Regression (issue 19): `load URL/dir` (a 301) reported "0 ok, 38,809
+/// failed". A redirect is ok by default (200-399, as k6); `--expect-status`
+/// says otherwise.
+#[test]
+fn serve_a_redirect_is_ok_unless_the_run_expects_only_200() {
+    let s = Served::start();
+    std::fs::create_dir(s.dir.path().join("dir")).unwrap();
+    let url = s.url.replace("1k.txt", "dir");
+    let r = servelab_load::run(&spec(&url, 2, None, "0s", 20)).unwrap();
+    assert_eq!(r.status["301"], 20, "{:?}", r.status);
+    assert_eq!((r.counts.ok, r.counts.errors), (20, 0));
+    assert_eq!(r.run.expect_status, "200-399");
+    let mut sp = spec(&url, 2, None, "0s", 20);
+    sp.expect_status = "200,304".parse().unwrap();
+    let r = servelab_load::run(&sp).unwrap();
+    assert_eq!((r.counts.ok, r.errors.unexpected_status), (0, 20));
+    assert_eq!(r.run.expect_status, "200,304");
 }
 
 #[test]
@@ -206,4 +225,65 @@ fn serve_saturated_pool_every_scheduled_request_is_counted() {
     assert!(c.never_sent > 1000, "{c:?}");
     assert_eq!(r.latency.count, c.scheduled);
     assert!(r.saturation().is_some());
+}
+
+#[test]
+fn serve_stages_ramp_closed_users_up_and_down() {
+    // 0 -> 3 users over 1 s, 3 for 1 s, 3 -> 0 over 1 s; a think time keeps
+    // the request count small.
+    let s = Served::start();
+    let mut sp = spec(&s.url, 3, None, "const:20ms", 1);
+    sp.requests = None;
+    sp.duration = None;
+    sp.stages = Some("1s:3,1s:3,1s:0".parse().unwrap());
+    let r = servelab_load::run(&sp).unwrap();
+    assert_eq!(r.counts.errors, 0, "{:?}", r.errors);
+    assert!(r.counts.ok > 0);
+    // Each user joined once and kept its connection until the ramp down.
+    assert_eq!(r.counts.connections, 3);
+    assert_eq!(s.accepted(), 3);
+    assert_eq!(r.counts.in_flight, 0, "users above the level wait, idle");
+    assert_eq!(r.run.stages.as_deref(), Some("1s:3,1s:3,1s:0"));
+    let stages: Vec<Option<u32>> = r.series.iter().map(|x| x.stage).collect();
+    assert_eq!(&stages[..3], &[Some(0), Some(1), Some(2)], "{:?}", r.series);
+    let summary = r.summary();
+    assert!(summary.contains("stage 2      3 -> 3 users"), "{summary}");
+}
+
+#[test]
+fn serve_stages_ramp_an_even_rate_to_the_exact_count() {
+    // 0 -> 200/s over 1 s, then 200/s for 1 s: 100 + 200 arrivals, exactly.
+    let s = Served::start();
+    let mut sp = spec(&s.url, 1, None, "0s", 1);
+    sp.requests = None;
+    sp.duration = None;
+    sp.threads = 1;
+    sp.workload = Workload::Open {
+        rate: 200.0,
+        arrival: servelab_load::Arrival::Uniform,
+        connections: 8,
+        session: None,
+    };
+    sp.stages = Some("1s:200,1s:200".parse().unwrap());
+    let r = servelab_load::run(&sp).unwrap();
+    assert_eq!(r.counts.scheduled, 300, "{:?}", r.counts);
+    assert_eq!(r.counts.scheduled, r.counts.sent + r.counts.never_sent);
+    assert_eq!(r.latency.count, 300);
+    assert_eq!(r.counts.errors, 0, "{:?}", r.errors);
+    assert_eq!(r.series[0].stage, Some(0));
+    assert_eq!(r.series[1].stage, Some(1));
+}
+
+#[test]
+fn serve_answers_a_post_with_a_body_405_and_reads_the_framing_right() {
+    // servelab serves GET and HEAD; a POST gets 405. Expected, its answers are
+    // ok, and none is malformed: the body's framing kept the stream in step.
+    let s = Served::start();
+    let mut sp = spec(&s.url, 2, Some(5), "0s", 20);
+    sp.method = servelab_load::Method::Post;
+    sp.body = Some(std::sync::Arc::from(&b"name=value"[..]));
+    sp.expect_status = "405".parse().unwrap();
+    let r = servelab_load::run(&sp).unwrap();
+    assert_eq!(r.status["405"], 20, "{:?}", r.status);
+    assert_eq!((r.counts.ok, r.counts.errors), (20, 0), "{:?}", r.errors);
 }

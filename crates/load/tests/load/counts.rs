@@ -77,9 +77,11 @@ fn nothing_listening_is_connect_refused_errors_not_completed_requests() {
     assert_eq!(report.counts.ok, 0);
     assert!(report.errors.connect_refused > 0);
     assert_eq!(report.counts.errors, report.errors.connect_refused);
-    // Each user holds its one request through the backoff: in flight at the end.
-    assert_eq!(report.counts.sent, 2);
-    assert_eq!(report.counts.in_flight, 2);
+    // Each user holds its one request through the backoff; no byte of it was
+    // ever written, so it is unfinished and never sent.
+    assert_eq!(report.counts.sent, 0);
+    assert_eq!(report.counts.never_sent, 2);
+    assert_eq!(report.counts.in_flight, 0);
     assert_eq!(report.error_rate(), Some(1.0));
     // Backoff (10 ms doubling, jittered): 500 ms allows at most 7 connects a
     // user (the jittered waits are at least 5, 10, 20, 40, 80, 160 ms), where a

@@ -8,11 +8,14 @@ mod support;
 
 mod addresses;
 mod against_serve;
+mod bodies;
 mod counts;
 mod failures;
+mod keep_alive_close;
 mod malformed;
 mod merge;
 mod open_backlog;
 mod open_rate;
+mod series;
 mod think_time;
 mod timeouts;

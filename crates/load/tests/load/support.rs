@@ -11,6 +11,9 @@ use std::time::Duration;
 
 use servelab_load::{LoadSpec, Target, Workload};
 
+/// A request as the tiny server saw it: its method and its body.
+pub type Seen = (String, Vec<u8>);
+
 /// How the tiny server answers each request.
 #[derive(Debug, Clone, Copy)]
 pub enum Behavior {
@@ -27,6 +30,10 @@ pub enum Behavior {
     StallOnce { nth: u64, pause: Duration },
     /// Like `Ok(16)` but chunked.
     Chunked,
+    /// Like `Ok(16)` for the first request on a connection; the second is read
+    /// and not answered: the connection is closed, as Apache's event MPM closes
+    /// keep-alive connections when its workers are busy.
+    CloseReused,
 }
 
 /// A server on 127.0.0.1:0 running `behavior` on a thread per connection.
@@ -36,6 +43,8 @@ pub struct TinyServer {
     pub requests: Arc<AtomicU64>,
     /// The request target of every request, in arrival order.
     pub paths: Arc<Mutex<Vec<String>>>,
+    /// The method and body (by `Content-Length`) of every request, in arrival order.
+    pub bodies: Arc<Mutex<Vec<Seen>>>,
     stop: Arc<AtomicBool>,
     accept: Option<JoinHandle<()>>,
 }
@@ -48,11 +57,13 @@ impl TinyServer {
         let requests = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let paths = Arc::new(Mutex::new(Vec::new()));
-        let (acc, req, st, pa) = (
+        let bodies = Arc::new(Mutex::new(Vec::new()));
+        let (acc, req, st, pa, bo) = (
             accepted.clone(),
             requests.clone(),
             stop.clone(),
             paths.clone(),
+            bodies.clone(),
         );
         let accept = std::thread::spawn(move || {
             for conn in listener.incoming() {
@@ -61,8 +72,8 @@ impl TinyServer {
                 }
                 let Ok(conn) = conn else { continue };
                 acc.fetch_add(1, Ordering::SeqCst);
-                let (req, pa) = (req.clone(), pa.clone());
-                std::thread::spawn(move || serve(conn, behavior, &req, &pa));
+                let (req, pa, bo) = (req.clone(), pa.clone(), bo.clone());
+                std::thread::spawn(move || serve(conn, behavior, &req, &pa, &bo));
             }
         });
         TinyServer {
@@ -70,6 +81,7 @@ impl TinyServer {
             accepted,
             requests,
             paths,
+            bodies,
             stop,
             accept: Some(accept),
         }
@@ -95,11 +107,13 @@ fn serve(
     behavior: Behavior,
     requests: &AtomicU64,
     paths: &Mutex<Vec<String>>,
+    bodies: &Mutex<Vec<Seen>>,
 ) {
     let _ = conn.set_nodelay(true);
     let _ = conn.set_read_timeout(Some(Duration::from_secs(20)));
     let mut buf = Vec::with_capacity(4096);
     let mut chunk = [0u8; 4096];
+    let mut on_this_connection = 0u64;
     loop {
         // Read one request head.
         let end = loop {
@@ -113,11 +127,31 @@ fn serve(
         };
         let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
         buf.drain(..end);
+        // Read the body its Content-Length announces.
+        let length: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
+        while buf.len() < length {
+            match conn.read(&mut chunk) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+        }
+        let body: Vec<u8> = buf.drain(..length).collect();
+        let method = head
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_ascii_uppercase();
+        bodies.lock().unwrap().push((method, body));
         let close = head.contains("connection: close");
         if let Some(path) = head.split_whitespace().nth(1) {
             paths.lock().unwrap().push(path.to_string());
         }
         let n = requests.fetch_add(1, Ordering::SeqCst) + 1;
+        on_this_connection += 1;
         let ok = |len: usize| {
             let mut r = format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n\r\n").into_bytes();
             r.resize(r.len() + len, b'x');
@@ -140,6 +174,8 @@ fn serve(
                 }
                 ok(16)
             }
+            Behavior::CloseReused if on_this_connection > 1 => return,
+            Behavior::CloseReused => ok(16),
             Behavior::Chunked => b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\nA\r\n0123456789\r\n0\r\n\r\n".to_vec(),
         };
         if conn.write_all(&reply).is_err() {
