@@ -158,8 +158,8 @@ fn row(p: &PointRecord, metrics: &[Metric], floor: f64) -> Row {
     let cells = metrics
         .iter()
         .filter_map(|m| {
-            let measured = p.summary.get(m)?.median;
-            let simulated = p.predicted.get(m)?.median;
+            let measured = p.summary.get(m)?.mean;
+            let simulated = p.predicted.get(m)?.mean;
             let scale = if is_rate(*m) { scale } else { None };
             Some((*m, cell(measured, simulated, scale, floor)))
         })
@@ -436,6 +436,9 @@ mod tests {
             reason: None,
             command: None,
             repeats: vec![],
+            windows: vec![],
+            stopped: None,
+            checks: vec![],
             summary: m(measured),
             unmeasurable: BTreeMap::new(),
             predicted: m(simulated),
@@ -461,6 +464,7 @@ mod tests {
             command: String::new(),
             quick: false,
             repeats: 1,
+            protocol: None,
             started_utc: String::new(),
             duration_s: 0.0,
             machine: crate::machine::Machine::detect("0", None),

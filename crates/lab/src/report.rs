@@ -59,7 +59,7 @@ table{border-collapse:collapse;font-size:.85em;margin:1em 0}td,th{border:1px sol
 th{background:#f4f4f4}td.l,th.l{text-align:left}.failed{background:#fdecea}.unavailable{background:#f4f4f4;color:#777}\
 .skipped{color:#999}td.unmeasurable{color:#777;font-style:italic}figure{margin:1.5em 0}figcaption{font-size:.9em;color:#555}figcaption .warn{color:#9a3b00}td.notes{min-width:36em}\
 figure.plot{margin:1.5em 0}figure.plot svg{display:block;width:100%;height:auto}pre{background:#f6f6f6;padding:.6em;overflow-x:auto}\
-dl.meta{display:grid;grid-template-columns:max-content auto;gap:.1em 1em;font-size:.9em}dl.meta dt{font-weight:600}div.wide{overflow-x:auto}";
+.flag{color:#9a3b00;font-weight:600}dl.meta{display:grid;grid-template-columns:max-content auto;gap:.1em 1em;font-size:.9em}dl.meta dt{font-weight:600}div.wide{overflow-x:auto}";
 
 /// The report's HTML text.
 pub fn render(results: &RunResults, exp: &Experiment) -> Result<String> {
@@ -93,7 +93,7 @@ pub fn render(results: &RunResults, exp: &Experiment) -> Result<String> {
     let _ = writeln!(
         h,
         "<dl class=\"meta\"><dt>experiment</dt><dd>{} ({})</dd>{seed}<dt>started</dt><dd>{} ({} s{})</dd>\
-         <dt>repeats</dt><dd>{}</dd>\
+         <dt>protocol</dt><dd>{}</dd>\
          <dt>placement</dt><dd>{}</dd><dt>machine</dt><dd>{}, {} CPUs, Linux {}</dd>\
          <dt>servelab</dt><dd>{} (commit {})</dd></dl>",
         esc(&results.experiment),
@@ -104,10 +104,7 @@ pub fn render(results: &RunResults, exp: &Experiment) -> Result<String> {
         if simulated {
             "simulated: figures are means over replications, bars and bands are 95% confidence intervals".to_string()
         } else {
-            format!(
-                "{} per point; figures are medians, bars span min..max",
-                results.repeats
-            )
+            protocol_sentence(results)
         },
         esc(&results.placement),
         esc(&m.cpu_model),
@@ -156,6 +153,39 @@ pub fn render(results: &RunResults, exp: &Experiment) -> Result<String> {
     );
     h.push_str("</body></html>\n");
     Ok(h)
+}
+
+/// The measurement protocol in words: windows, warm-up, repeats, precision,
+/// and whether the run was `--quick`.
+fn protocol_sentence(results: &RunResults) -> String {
+    let Some(p) = &results.protocol else {
+        return format!("{} repeats per point", results.repeats);
+    };
+    let quick = if p.quick {
+        "--quick run, shorter than the protocol asks (10 s windows, at least 3 repeats), for a check \
+         that the experiment runs, not for its figures: "
+    } else {
+        ""
+    };
+    let repeats = if p.min_repeats == p.max_repeats {
+        format!("{} repeats per point", p.min_repeats)
+    } else {
+        format!(
+            "{} to {} repeats per point, more until the 95% interval of {} is within ±{}% of its mean",
+            p.min_repeats,
+            p.max_repeats,
+            p.headline.label(),
+            metric::fmt(p.precision * 100.0)
+        )
+    };
+    format!(
+        "{quick}a warm-up of at least {} s at full load, then measured windows of at least {} s; {repeats}. \
+         Figures are means over repeats; ± and bars are 95% Student-t intervals. Each point is checked \
+         against Little's law (within 5%), for a busy client, errors and unfinished requests; a point \
+         that fails a check is marked ⚑ and kept.",
+        metric::fmt(p.warmup_s),
+        metric::fmt(p.window_s)
+    )
 }
 
 /// One figure: the SVG inline (its notes are inside it), and a caption with a link
@@ -242,7 +272,21 @@ fn table(h: &mut String, results: &RunResults) {
         for (_, v) in &p.vars {
             let _ = write!(h, "<td>{}</td>", esc(&v.to_string()));
         }
-        let _ = write!(h, "<td class=\"l\">{}</td>", p.status.as_str());
+        let failed: Vec<&crate::check::Check> = p.checks.iter().filter(|c| !c.passed).collect();
+        let _ = write!(
+            h,
+            "<td class=\"l\">{}{}</td>",
+            p.status.as_str(),
+            if failed.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " <span class=\"flag\" title=\"{}\">&#9873; {}</span>",
+                    esc(&failed.iter().map(|c| c.detail.as_str()).collect::<Vec<_>>().join("; ")),
+                    esc(&failed.iter().map(|c| c.kind.label()).collect::<Vec<_>>().join(", "))
+                )
+            }
+        );
         for mt in &metrics {
             if let Some(why) = p.unmeasurable.get(mt) {
                 let _ = write!(
@@ -253,17 +297,27 @@ fn table(h: &mut String, results: &RunResults) {
                 continue;
             }
             match p.summary.get(mt) {
-                Some(s) if s.min != s.max => {
+                Some(s) if s.n >= 2 => {
+                    let range = match (s.median, s.min, s.max) {
+                        (Some(md), Some(lo), Some(hi)) => format!(
+                            "median {}, min {}, max {}",
+                            metric::fmt(md),
+                            metric::fmt(lo),
+                            metric::fmt(hi)
+                        ),
+                        _ => String::new(),
+                    };
                     let _ = write!(
                         h,
-                        "<td>{} <small>[{}..{}]</small></td>",
-                        metric::fmt(s.median),
-                        metric::fmt(s.min),
-                        metric::fmt(s.max)
+                        "<td title=\"{}\">{} <small>&plusmn;{} (n={})</small></td>",
+                        esc(&range),
+                        metric::fmt(s.mean),
+                        metric::fmt(s.half_width()),
+                        s.n
                     );
                 }
                 Some(s) => {
-                    let _ = write!(h, "<td>{}</td>", metric::fmt(s.median));
+                    let _ = write!(h, "<td>{} <small>(n=1)</small></td>", metric::fmt(s.mean));
                 }
                 None => h.push_str("<td></td>"),
             }
@@ -274,8 +328,8 @@ fn table(h: &mut String, results: &RunResults) {
                     let _ = write!(
                         h,
                         "<td>{} <small>&plusmn;{}</small></td>",
-                        metric::fmt(s.median),
-                        metric::fmt((s.max - s.min) / 2.0)
+                        metric::fmt(s.mean),
+                        metric::fmt(s.half_width())
                     );
                 }
                 None => h.push_str("<td></td>"),
@@ -291,6 +345,15 @@ fn table(h: &mut String, results: &RunResults) {
             );
         }
         let mut notes: Vec<String> = p.reason.iter().cloned().collect();
+        if let (Some(st), Some(pr)) = (&p.stopped, &results.protocol) {
+            notes.push(st.describe(pr.precision));
+        }
+        notes.extend(
+            p.checks
+                .iter()
+                .filter(|c| !c.passed)
+                .map(|c| format!("⚑ {}: {}", c.kind.label(), c.detail)),
+        );
         notes.extend(p.notes.iter().cloned());
         notes.extend(
             p.unmeasurable

@@ -164,6 +164,7 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Finished> {
         command: opts.command.clone(),
         quick: opts.quick,
         repeats: plan.repeats,
+        protocol: (!exp.is_simulated()).then(|| protocol_of(&plan)),
         started_utc,
         duration_s: t0.elapsed().as_secs_f64(),
         machine: Machine::detect(&opts.version, opts.exe.parent()),
@@ -188,6 +189,28 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Finished> {
         results,
         index,
     })
+}
+
+/// The protocol the plan's measured points follow, for `results.json`.
+fn protocol_of(plan: &Plan) -> crate::protocol::Protocol {
+    let loads = plan.points.iter().filter_map(|p| match &p.work {
+        crate::experiment::Work::Measure(m) => Some(&m.load),
+        crate::experiment::Work::Simulate(_) => None,
+    });
+    let (mut window, mut warmup) = (f64::INFINITY, f64::INFINITY);
+    for l in loads {
+        window = window.min(l.duration.as_secs_f64());
+        warmup = warmup.min(l.warmup.as_secs_f64());
+    }
+    crate::protocol::Protocol {
+        quick: plan.quick,
+        window_s: if window.is_finite() { window } else { 0.0 },
+        warmup_s: if warmup.is_finite() { warmup } else { 0.0 },
+        min_repeats: plan.repeats,
+        max_repeats: plan.max_repeats,
+        precision: plan.precision,
+        headline: plan.headline,
+    }
 }
 
 /// Creates the served files of the plan under `tmp/www`.
@@ -323,6 +346,7 @@ mod tests {
                 command: String::new(),
                 quick: true,
                 repeats: 1,
+                protocol: None,
                 started_utc: String::new(),
                 duration_s: 0.0,
                 machine: Machine::detect("0", None),

@@ -78,6 +78,10 @@ pub(crate) fn experiment(exp: &Experiment) -> Result<(), FieldError> {
             server(r)?;
         }
     }
+    protocol(exp)?;
+    if let Some(h) = &exp.headline {
+        metric(h)?;
+    }
     if let Some(c) = &exp.conclusion {
         metric(&c.metric)?;
         filter(&c.at)?;
@@ -128,6 +132,40 @@ pub(crate) fn experiment(exp: &Experiment) -> Result<(), FieldError> {
                 "[accuracy] compares with [predict], which is missing".into(),
             ));
         }
+    }
+    Ok(())
+}
+
+/// Repeats and precision: a full run takes at least three repeats, and a
+/// precision target is a percentage that can be reached.
+fn protocol(exp: &Experiment) -> Result<(), FieldError> {
+    use crate::protocol::MIN_REPEATS;
+    if let Some(r) = &exp.repeats
+        && *r.get_ref() < MIN_REPEATS
+    {
+        return Err((
+            r.span(),
+            format!(
+                "a full run takes at least {MIN_REPEATS} repeats per point (one is an anecdote); \
+                 fewer only under [quick] or with --repeats"
+            ),
+        ));
+    }
+    if let (Some(max), Some(min)) = (&exp.max_repeats, &exp.repeats)
+        && max.get_ref() < min.get_ref()
+    {
+        return Err((
+            max.span(),
+            format!("max_repeats {} is below repeats {}", max.get_ref(), min.get_ref()),
+        ));
+    }
+    if let Some(p) = &exp.precision_pct
+        && !(p.get_ref().is_finite() && *p.get_ref() > 0.0 && *p.get_ref() < 100.0)
+    {
+        return Err((
+            p.span(),
+            format!("precision_pct {} must be a percentage above 0", p.get_ref()),
+        ));
     }
     Ok(())
 }

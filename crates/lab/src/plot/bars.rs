@@ -12,11 +12,11 @@ use super::lines::error_bars;
 use super::style::{GRID, Style};
 use super::{Figure, ticks};
 
-/// A bar: (median, min, max).
+/// A bar: (mean, 95% interval low, high).
 pub(super) type Bar = (f64, f64, f64);
 
 /// The bar series of a category figure: (legend label, value per group), where a
-/// value is (median, min, max). With several series, groups are the series
+/// value is (mean, 95% interval low, high). With several series, groups are the series
 /// (servers) and bars the x values; with one, groups are the x values.
 pub(super) fn bar_series(fig: &Figure) -> Vec<(String, Vec<Option<Bar>>)> {
     let xs = category_values(fig);
@@ -153,7 +153,7 @@ where
         for (g, v) in values.iter().enumerate() {
             let a = g as f64 + start + width * j as f64;
             let b = a + width;
-            let Some((median, lo, hi)) = *v else {
+            let Some((mean, lo, hi)) = *v else {
                 // A missing bar is marked where it would stand, so that it does
                 // not read as 0; the figure's note says why it is missing.
                 chart.draw_series([Text::new(
@@ -167,10 +167,10 @@ where
                 continue;
             };
             chart.draw_series([
-                Rectangle::new([(a, y0.max(0.0)), (b, median)], color.filled()),
-                Rectangle::new([(a, y0.max(0.0)), (b, median)], BLACK.stroke_width(1)),
+                Rectangle::new([(a, y0.max(0.0)), (b, mean)], color.filled()),
+                Rectangle::new([(a, y0.max(0.0)), (b, mean)], BLACK.stroke_width(1)),
             ])?;
-            let points = [((a + b) / 2.0, median, lo, hi)];
+            let points = [((a + b) / 2.0, mean, lo, hi)];
             error_bars(&mut chart, &points, BLACK, &|x| x, &|y| y)?;
         }
     }

@@ -10,7 +10,7 @@ use crate::experiment::{Axis, Experiment, PlotSpec, Scalar};
 use crate::metric::Metric;
 use crate::results::{PointRecord, RunResults, Status};
 
-/// One series of a plot: (x, median, min, max) sorted by x, and predictions.
+/// One series of a plot: (x, mean, 95% interval low, high) sorted by x, and predictions.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Series {
     /// Legend label, without the "(measured)" that the legend adds.
@@ -168,10 +168,10 @@ fn series_with(
             else {
                 continue;
             };
-            if base.median <= 0.0 {
+            if base.mean <= 0.0 {
                 continue;
             }
-            scale = 1.0 / base.median;
+            scale = 1.0 / base.mean;
         }
         let k = key(r);
         // Series keep the order in which their first point appears in the run.
@@ -184,11 +184,12 @@ fn series_with(
             ..Series::default()
         });
         let x = x / div;
+        // The mean and its 95% interval (the protocol's; never min..max).
         e.points
-            .push((x, s.median * scale, s.min * scale, s.max * scale));
+            .push((x, s.mean * scale, s.ci95_lo * scale, s.ci95_hi * scale));
         if relative.is_none() && plot.predicted != Some(false) {
             if let Some(p) = r.predicted.get(&metric) {
-                e.predicted.push((x, p.median, p.min, p.max));
+                e.predicted.push((x, p.mean, p.ci95_lo, p.ci95_hi));
             }
             if let Some(v) = r.exact.get(&metric) {
                 e.exact.push((x, *v));
@@ -520,6 +521,9 @@ y = "throughput"
                 reason: (!ok).then(|| "nginx is not installed".into()),
                 command: None,
                 repeats: Vec::new(),
+                windows: Vec::new(),
+                stopped: None,
+                checks: Vec::new(),
                 summary,
                 unmeasurable: BTreeMap::new(),
                 predicted: BTreeMap::new(),
@@ -535,6 +539,7 @@ y = "throughput"
             command: String::new(),
             quick: true,
             repeats: 1,
+            protocol: None,
             started_utc: String::new(),
             duration_s: 0.0,
             machine: crate::machine::Machine {
