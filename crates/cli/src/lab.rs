@@ -28,10 +28,12 @@ enum LabCommand {
     Run {
         /// Built-in experiment name (`servelab lab list`) or path to a .toml file.
         name: String,
-        /// Shrink every sweep (the whole built-in list runs in a few minutes).
+        /// Shrink every sweep and shorten every window (a check that the
+        /// experiment runs; its report says it is quick).
         #[arg(long)]
         quick: bool,
-        /// Measured repeats per point [default: the experiment's, usually 3].
+        /// A fixed number of repeats per point, instead of at least 3 and more
+        /// until the headline metric's 95% interval is within the target.
         #[arg(long, value_name = "N")]
         repeats: Option<u32>,
         /// Results directory, which must not exist [default:

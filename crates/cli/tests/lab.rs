@@ -226,7 +226,7 @@ fn model_measured_throughput_is_within_the_exact_models_interval() {
         let exact = p.exact[&Metric::Throughput];
         let bound = p.exact[&Metric::ThroughputMax];
         // A loose, honest interval: the exact M/M/4//N value +-30%. Each quick
-        // repeat lasts 4 s (about 270 and 700 requests: 6% and 4% Poisson
+        // repeat is a window of 4 s (about 270 and 700 requests: 6% and 4% Poisson
         // noise), every user's first request skips its think time (a few percent
         // more in so short a run), requests pay a TCP connection and a debug
         // build's overhead the model does not have, and the machine is shared.
@@ -297,8 +297,6 @@ fn a_run_where_no_point_produced_figures_prints_why_and_exits_2() {
 name = "lost"
 title = "A path that is not there"
 question = "Does a run that measures nothing say so?"
-repeats = 1
-warmup = 0
 [[server]]
 label = "pool"
 engine = "pool"
@@ -308,8 +306,9 @@ label = "serial"
 engine = "serial"
 [load]
 users = 1
-requests = 5
 path = "/no-such-file.bin"
+[quick]
+repeats = 1
 "#,
     )
     .unwrap();
@@ -318,6 +317,7 @@ path = "/no-such-file.bin"
         "lab",
         "run",
         path.to_str().unwrap(),
+        "--quick",
         "--no-progress",
         "--out",
         out.to_str().unwrap(),

@@ -268,7 +268,7 @@ label = "pool"
 engine = "pool"
 [load]
 users = "{users}"
-requests = 10
+duration = "10s"
 path = "/a.bin"
 [[plot]]
 title = "X"
@@ -282,7 +282,7 @@ y = "throughput"
 
     #[test]
     fn a_syntax_error_names_its_line() {
-        let e = err(&GOOD.replace("requests = 10", "requests = = 10"));
+        let e = err(&GOOD.replace("duration = \"10s\"", "duration = = \"10s\""));
         assert!(e.starts_with("t.toml:14:"), "{e}");
     }
 
