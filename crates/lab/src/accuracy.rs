@@ -296,7 +296,7 @@ pub fn sentence(t: &Table) -> Option<String> {
 /// The report's section: per metric the largest and mean error, each target's
 /// verdict, then every point.
 pub fn html(t: &Table) -> String {
-    use crate::report::esc;
+    use crate::html::esc;
     use std::fmt::Write as _;
     let mut h = String::from("<h2>Measured against simulated</h2>\n");
     let floor_note = t.rows.iter().any(|r| r.cells.values().any(|c| c.floored));

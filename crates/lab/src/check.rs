@@ -153,7 +153,10 @@ pub(crate) fn of_point(windows: &[Window], quick: bool) -> Vec<Check> {
             "{unfinished} requests unfinished at the ends of the windows (their latency counts to the end)"
         ),
     });
-    let shortest = windows.iter().map(|w| w.window_s).fold(f64::INFINITY, f64::min);
+    let shortest = windows
+        .iter()
+        .map(|w| w.window_s)
+        .fold(f64::INFINITY, f64::min);
     let full = FULL_WINDOW.as_secs_f64();
     out.push(Check {
         kind: CheckKind::Window,
@@ -219,7 +222,11 @@ mod tests {
         w.unfinished = 500;
         let c = of_point(&[w.clone()], true);
         assert!(!kind(&c, CheckKind::Client).passed);
-        assert!(kind(&c, CheckKind::Client).detail.contains("may be what limits"));
+        assert!(
+            kind(&c, CheckKind::Client)
+                .detail
+                .contains("may be what limits")
+        );
         assert!(!kind(&c, CheckKind::Errors).passed);
         assert!(!kind(&c, CheckKind::Unfinished).passed);
         w.window_s = 0.25;

@@ -15,10 +15,10 @@ use std::fmt::Write as _;
 
 use crate::error::{LabError, Result};
 use crate::experiment::Experiment;
+use crate::html::{STYLE, esc};
 use crate::metric::{self, Metric};
 use crate::plot::style::Marker;
 use crate::plot::{self, Figure, Style};
-use crate::report::{STYLE, esc};
 use crate::results::{PointRecord, RunResults, Stat, Status};
 use crate::stats::Welch;
 
@@ -531,7 +531,10 @@ mod tests {
         b.quick = !a.quick;
         b.placement = "elsewhere".into();
         let w = warnings(&a, &b).join("\n");
-        assert!(w.contains("different protocols") && w.contains("--quick"), "{w}");
+        assert!(
+            w.contains("different protocols") && w.contains("--quick"),
+            "{w}"
+        );
         assert!(w.contains("different CPU placement"), "{w}");
     }
 

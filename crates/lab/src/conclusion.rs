@@ -568,7 +568,11 @@ fn model(ctx: &Ctx<'_>) -> Option<String> {
                 Some(s) => format!("{s} at {}", vars_phrase(ctx.exp, p)),
                 None => vars_phrase(ctx.exp, p),
             };
-            errs.push(((v.mean - x) / x * 100.0, name, v.ci95_lo <= x && x <= v.ci95_hi));
+            errs.push((
+                (v.mean - x) / x * 100.0,
+                name,
+                v.ci95_lo <= x && x <= v.ci95_hi,
+            ));
         }
     }
     if errs.is_empty() {

@@ -12,7 +12,7 @@ use std::path::Path;
 use crate::conclusion;
 use crate::error::{LabError, Result};
 use crate::experiment::Experiment;
-use crate::report::{STYLE, esc};
+use crate::html::{STYLE, esc};
 use crate::results::{RunResults, Status};
 use crate::rundir;
 

@@ -53,6 +53,7 @@ pub mod conclusion;
 pub mod cpu;
 mod error;
 pub mod experiment;
+mod html;
 pub mod index;
 pub mod machine;
 pub mod metric;

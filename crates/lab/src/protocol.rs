@@ -220,7 +220,9 @@ mod tests {
             None
         );
         // Noisy at the cap: stop, and say so.
-        let noisy: Vec<Option<f64>> = (0..10).map(|i| Some(f64::from(i % 2) * 50.0 + 50.0)).collect();
+        let noisy: Vec<Option<f64>> = (0..10)
+            .map(|i| Some(f64::from(i % 2) * 50.0 + 50.0))
+            .collect();
         let s = decide(&noisy, 3, 10, 0.02).unwrap();
         assert_eq!((s.n, s.why), (10, StopReason::Cap));
         // A fixed count (quick) stops at it whatever the spread.

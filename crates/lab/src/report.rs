@@ -12,6 +12,7 @@ use std::path::Path;
 use crate::conclusion;
 use crate::error::{LabError, Result};
 use crate::experiment::Experiment;
+use crate::html::{STYLE, esc};
 use crate::metric::{self, Metric};
 use crate::plot;
 use crate::results::{RunResults, Status, UNMEASURABLE};
@@ -44,22 +45,6 @@ pub fn rebuild(dir: &Path) -> Result<()> {
     };
     write(dir, &results, &exp)
 }
-
-/// Escapes text for HTML.
-pub(crate) fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-pub(crate) const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222}\
-h1{margin-bottom:.2em}.q{font-size:1.15em;color:#444}.conclusion{background:#eef6ee;border-left:4px solid #4a4;padding:.6em 1em}\
-table{border-collapse:collapse;font-size:.85em;margin:1em 0}td,th{border:1px solid #ccc;padding:.25em .5em;text-align:right}\
-th{background:#f4f4f4}td.l,th.l{text-align:left}.failed{background:#fdecea}.unavailable{background:#f4f4f4;color:#777}\
-.skipped{color:#999}td.unmeasurable{color:#777;font-style:italic}figure{margin:1.5em 0}figcaption{font-size:.9em;color:#555}figcaption .warn{color:#9a3b00}td.notes{min-width:36em}\
-figure.plot{margin:1.5em 0}figure.plot svg{display:block;width:100%;height:auto}pre{background:#f6f6f6;padding:.6em;overflow-x:auto}\
-.flag{color:#9a3b00;font-weight:600}dl.meta{display:grid;grid-template-columns:max-content auto;gap:.1em 1em;font-size:.9em}dl.meta dt{font-weight:600}div.wide{overflow-x:auto}";
 
 /// The report's HTML text.
 pub fn render(results: &RunResults, exp: &Experiment) -> Result<String> {
@@ -175,7 +160,7 @@ fn protocol_sentence(results: &RunResults) -> String {
             p.min_repeats,
             p.max_repeats,
             p.headline.label(),
-            metric::fmt(p.precision * 100.0)
+            metric::fmt_tick(p.precision * 100.0)
         )
     };
     format!(
@@ -183,8 +168,8 @@ fn protocol_sentence(results: &RunResults) -> String {
          Figures are means over repeats; ± and bars are 95% Student-t intervals. Each point is checked \
          against Little's law (within 5%), for a busy client, errors and unfinished requests; a point \
          that fails a check is marked ⚑ and kept.",
-        metric::fmt(p.warmup_s),
-        metric::fmt(p.window_s)
+        metric::fmt_tick(p.warmup_s),
+        metric::fmt_tick(p.window_s)
     )
 }
 
@@ -282,8 +267,16 @@ fn table(h: &mut String, results: &RunResults) {
             } else {
                 format!(
                     " <span class=\"flag\" title=\"{}\">&#9873; {}</span>",
-                    esc(&failed.iter().map(|c| c.detail.as_str()).collect::<Vec<_>>().join("; ")),
-                    esc(&failed.iter().map(|c| c.kind.label()).collect::<Vec<_>>().join(", "))
+                    esc(&failed
+                        .iter()
+                        .map(|c| c.detail.as_str())
+                        .collect::<Vec<_>>()
+                        .join("; ")),
+                    esc(&failed
+                        .iter()
+                        .map(|c| c.kind.label())
+                        .collect::<Vec<_>>()
+                        .join(", "))
                 )
             }
         );
@@ -372,12 +365,49 @@ fn table(h: &mut String, results: &RunResults) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::check::{Check, CheckKind};
+    use crate::plot::figure::tests::{EXP, quick_run};
+    use crate::protocol::Protocol;
 
     #[test]
-    fn escaping_covers_markup() {
-        assert_eq!(
-            esc("<a href=\"x\">&</a>"),
-            "&lt;a href=&quot;x&quot;&gt;&amp;&lt;/a&gt;"
+    fn the_protocol_is_stated_a_quick_run_says_so_and_a_failed_check_is_flagged() {
+        let exp = Experiment::parse(EXP, "t.toml").unwrap();
+        let mut r = quick_run(&exp);
+        let mut p = Protocol {
+            quick: false,
+            window_s: 10.0,
+            warmup_s: 2.0,
+            min_repeats: 3,
+            max_repeats: 10,
+            precision: 0.02,
+            headline: Metric::Throughput,
+        };
+        r.protocol = Some(p.clone());
+        let s = protocol_sentence(&r);
+        assert!(
+            s.contains("windows of at least 10 s; 3 to 10 repeats per point, more until the 95% interval of throughput is within ±2%"),
+            "{s}"
+        );
+        assert!(!s.contains("quick"), "{s}");
+        p.quick = true;
+        p.min_repeats = 2;
+        p.max_repeats = 2;
+        r.protocol = Some(p);
+        let s = protocol_sentence(&r);
+        assert!(
+            s.starts_with("--quick run, shorter than the protocol asks"),
+            "{s}"
+        );
+        r.points[0].checks.push(Check {
+            kind: CheckKind::LittlesLaw,
+            passed: false,
+            detail: "N = 8 users; X·(R+Z) gives 6.1".into(),
+        });
+        let html = render(&r, &exp).unwrap();
+        assert!(html.contains("&#9873; Little&#39;s law") || html.contains("&#9873; Little's law"));
+        assert!(
+            html.contains("⚑ Little's law: N = 8 users"),
+            "the note names it"
         );
     }
 }

@@ -82,10 +82,7 @@ impl Welch {
         if a.n < 2 || b.n < 2 {
             return None;
         }
-        let (va, vb) = (
-            a.sd.powi(2) / f64::from(a.n),
-            b.sd.powi(2) / f64::from(b.n),
-        );
+        let (va, vb) = (a.sd.powi(2) / f64::from(a.n), b.sd.powi(2) / f64::from(b.n));
         let diff = b.mean - a.mean;
         let se = (va + vb).sqrt();
         if se == 0.0 {
@@ -97,8 +94,8 @@ impl Welch {
                 p: if diff == 0.0 { 1.0 } else { 0.0 },
             });
         }
-        let df = (va + vb).powi(2)
-            / (va.powi(2) / f64::from(a.n - 1) + vb.powi(2) / f64::from(b.n - 1));
+        let df =
+            (va + vb).powi(2) / (va.powi(2) / f64::from(a.n - 1) + vb.powi(2) / f64::from(b.n - 1));
         let t = diff / se;
         Some(Welch {
             diff,

@@ -290,10 +290,7 @@ impl Experiment {
         let duration_t = pick(q.and_then(|q| q.duration.as_ref()), &load.duration);
         let warmup_t = pick(q.and_then(|q| q.load_warmup.as_ref()), &load.warmup);
         let (window, warm) = if quick {
-            (
-                crate::protocol::QUICK_WINDOW,
-                crate::protocol::QUICK_WARMUP,
-            )
+            (crate::protocol::QUICK_WINDOW, crate::protocol::QUICK_WARMUP)
         } else {
             (crate::protocol::FULL_WINDOW, crate::protocol::FULL_WARMUP)
         };
@@ -308,7 +305,10 @@ impl Experiment {
             .transpose()?
             .unwrap_or(window);
         if !quick && duration < crate::protocol::FULL_WINDOW {
-            let span = load.duration.as_ref().map_or(load.users.span(), |t| t.span());
+            let span = load
+                .duration
+                .as_ref()
+                .map_or(load.users.span(), |t| t.span());
             return Err((
                 span,
                 format!(

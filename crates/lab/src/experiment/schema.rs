@@ -500,7 +500,12 @@ impl Experiment {
             return (r.max(1), r.max(1));
         }
         if quick {
-            let q = self.quick.as_ref().and_then(|q| q.repeats).unwrap_or(2).max(1);
+            let q = self
+                .quick
+                .as_ref()
+                .and_then(|q| q.repeats)
+                .unwrap_or(2)
+                .max(1);
             return (q, q);
         }
         let min = self

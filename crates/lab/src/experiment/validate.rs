@@ -156,7 +156,11 @@ fn protocol(exp: &Experiment) -> Result<(), FieldError> {
     {
         return Err((
             max.span(),
-            format!("max_repeats {} is below repeats {}", max.get_ref(), min.get_ref()),
+            format!(
+                "max_repeats {} is below repeats {}",
+                max.get_ref(),
+                min.get_ref()
+            ),
         ));
     }
     if let Some(p) = &exp.precision_pct

@@ -344,6 +344,32 @@ pub fn figure(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Figure
             parts.join("; ")
         ));
     }
+    // Points drawn although a validity check failed: flagged, never dropped.
+    let flagged: Vec<String> = here
+        .iter()
+        .filter(|r| r.status == Status::Ok && r.summary.contains_key(&metric))
+        .filter_map(|r| {
+            let failed: Vec<&str> = r
+                .checks
+                .iter()
+                .filter(|c| !c.passed && c.kind != crate::check::CheckKind::Window)
+                .map(|c| c.kind.label())
+                .collect();
+            (!failed.is_empty()).then(|| format!("{} ({})", r.label(), failed.join(", ")))
+        })
+        .collect();
+    if !flagged.is_empty() {
+        let n = flagged.len();
+        let shown = if n > 4 {
+            format!("{} and {} more", flagged[..4].join("; "), n - 4)
+        } else {
+            flagged.join("; ")
+        };
+        fig.notes.push(format!(
+            "⚑ {n} drawn point{} failed a validity check: {shown}; see the table of figures.",
+            if n == 1 { "" } else { "s" }
+        ));
+    }
     if fig.series.is_empty() {
         let ok = here.iter().filter(|r| r.status == Status::Ok).count();
         fig.empty = Some(if here.is_empty() {

@@ -153,11 +153,8 @@ fn measure_point(ctx: &Ctx<'_>, m: &Measure, rec: &mut PointRecord) -> Result<()
                 .unwrap_or_else(|_| Err("the counter reader panicked".into()))
         });
         record_repeat(rec, r, &report, cpu, server_rates);
-        rec.windows.push(Window::of(
-            &report,
-            m.load.users,
-            m.load.think.mean(),
-        ));
+        rec.windows
+            .push(Window::of(&report, m.load.users, m.load.think.mean()));
         if r <= plan.repeats {
             ctx.bar.inc(1);
         } else {
@@ -177,12 +174,9 @@ fn measure_point(ctx: &Ctx<'_>, m: &Measure, rec: &mut PointRecord) -> Result<()
                     .filter(|_| !rec.unmeasurable.contains_key(&plan.headline))
             })
             .collect();
-        if let Some(s) = crate::protocol::decide(
-            &headline,
-            plan.repeats,
-            plan.max_repeats,
-            plan.precision,
-        ) {
+        if let Some(s) =
+            crate::protocol::decide(&headline, plan.repeats, plan.max_repeats, plan.precision)
+        {
             break s;
         }
     };
@@ -244,7 +238,11 @@ fn load_spec(
     s.retry_wait = load.retry_wait;
     s.requests = None;
     s.duration = Some(duration);
-    s.threads = ctx.placement.load.len().clamp(1, load.users.max(1) as usize);
+    s.threads = ctx
+        .placement
+        .load
+        .len()
+        .clamp(1, load.users.max(1) as usize);
     s.seed = seed;
     s.stop = Some(Arc::clone(ctx.stop));
     s
