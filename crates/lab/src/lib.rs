@@ -18,7 +18,8 @@
 //! - `stats`: Student-t intervals and Welch's t-test
 //! - [`results`], [`machine`], [`metric`]: what is recorded, and about what
 //! - [`rundir`], [`index`]: the results directory, and what the lab may overwrite
-//! - [`plot`], [`report`], [`conclusion`], [`compare`]: the reports
+//! - [`plot`], [`report`], [`conclusion`], [`claim`], [`compare`]: the reports,
+//!   the seed's claims tested, two runs compared
 //! - [`accuracy`]: measured against simulated, error per point and per metric
 //!
 //! # Example
@@ -48,6 +49,7 @@
 pub mod accuracy;
 pub mod builtin;
 pub mod check;
+pub mod claim;
 pub mod compare;
 pub mod conclusion;
 pub mod cpu;

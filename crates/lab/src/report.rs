@@ -65,6 +65,8 @@ pub fn render(results: &RunResults, exp: &Experiment) -> Result<String> {
             "<p class=\"failed\">This run was interrupted; the points not reached are marked skipped.</p>"
         );
     }
+    // The seed's claims first: what this run says about them.
+    h.push_str(&crate::claim::html(exp, results));
     let _ = writeln!(
         h,
         "<p class=\"conclusion\"><strong>Conclusion:</strong> {}</p>",

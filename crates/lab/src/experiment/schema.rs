@@ -178,6 +178,10 @@ pub struct Experiment {
     /// targets they are held to.
     #[serde(default)]
     pub accuracy: Option<AccuracySpec>,
+    /// The claims of the seed report that this experiment tests, each a
+    /// sentence and a check on the results; the report opens with their verdicts.
+    #[serde(default, rename = "claim")]
+    pub claims: Vec<ClaimSpec>,
     /// What `--quick` changes.
     #[serde(default)]
     pub quick: Option<QuickSpec>,
@@ -402,6 +406,76 @@ pub struct TargetSpec {
     /// Why the model may miss it, shown beside the verdict when it does.
     #[serde(default)]
     pub caveat: Option<String>,
+}
+
+/// A claim of the seed report and how the results test it.
+///
+/// `a` and `b` pick one point each (or, for `trend`, `a` picks a series): a
+/// table of axis values, plus `server` for a measured experiment, merged with
+/// `at`. The verdict is decided by Welch's t-test at 95% on the repeats.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimSpec {
+    /// The claim, as the seed makes it.
+    pub text: String,
+    /// How it is tested.
+    pub test: Spanned<ClaimTest>,
+    /// The metric compared (`compare` and `trend`).
+    #[serde(default)]
+    pub metric: Option<Spanned<Metric>>,
+    /// The first point (`compare`) or the series (`trend`).
+    #[serde(default)]
+    pub a: Option<Spanned<toml::Table>>,
+    /// The second point (`compare`).
+    #[serde(default)]
+    pub b: Option<Spanned<toml::Table>>,
+    /// The axis along which a `trend` goes, first value to last.
+    #[serde(default)]
+    pub x: Option<Spanned<String>>,
+    /// Axis values both points share.
+    #[serde(default)]
+    pub at: Option<Spanned<toml::Table>>,
+    /// What the seed says: `a` is `higher`, `lower` or `equal` to `b`; the
+    /// trend `rises`, `falls` or is `flat`.
+    #[serde(default)]
+    pub expect: Option<Spanned<Expect>>,
+    /// "Equal" and "flat" mean within this many percent (default 10).
+    #[serde(default)]
+    pub within_pct: Option<f64>,
+    /// Why the claim cannot be tested here (`untestable`), or what the seed's
+    /// setting was that this one differs from (shown with any verdict).
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// How a claim is tested.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClaimTest {
+    /// Point `a` against point `b`.
+    Compare,
+    /// Series `a` from the first to the last value of axis `x`.
+    Trend,
+    /// Not testable with this experiment; `reason` says why.
+    Untestable,
+}
+
+/// What a claim expects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Expect {
+    /// `a` above `b`.
+    Higher,
+    /// `a` below `b`.
+    Lower,
+    /// `a` within `within_pct` of `b`.
+    Equal,
+    /// The last value above the first.
+    Rises,
+    /// The last value below the first.
+    Falls,
+    /// The last value within `within_pct` of the first.
+    Flat,
 }
 
 /// What a conclusion compares.

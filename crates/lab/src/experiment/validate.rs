@@ -117,6 +117,47 @@ pub(crate) fn experiment(exp: &Experiment) -> Result<(), FieldError> {
             }
         }
     }
+    for c in &exp.claims {
+        if let Some(m) = &c.metric {
+            metric(m)?;
+        }
+        if let Some(x) = &c.x
+            && exp.axis(x.get_ref()).is_none()
+        {
+            return Err((x.span(), format!("`{}` is not an axis", x.get_ref())));
+        }
+        for t in [&c.a, &c.b, &c.at].into_iter().flatten() {
+            for (k, v) in t.get_ref() {
+                if k == "server" {
+                    let label = match v {
+                        toml::Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    if !labels.contains(&label) {
+                        return Err((t.span(), format!("no server labelled `{label}`")));
+                    }
+                } else if exp.axis(k).is_none() {
+                    return Err((t.span(), format!("`{k}` is not an axis")));
+                }
+            }
+        }
+        use super::schema::ClaimTest;
+        let needs = match c.test.get_ref() {
+            ClaimTest::Compare => {
+                c.metric.is_none() || c.expect.is_none() || c.a.is_none() || c.b.is_none()
+            }
+            ClaimTest::Trend => c.metric.is_none() || c.expect.is_none() || c.x.is_none(),
+            ClaimTest::Untestable => c.reason.is_none(),
+        };
+        if needs {
+            return Err((
+                c.test.span(),
+                "a `compare` claim needs metric, a, b and expect; a `trend` needs metric, x and \
+                 expect; an `untestable` one its reason"
+                    .into(),
+            ));
+        }
+    }
     if let Some(a) = &exp.accuracy {
         for m in a
             .metrics
