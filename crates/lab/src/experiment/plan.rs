@@ -183,8 +183,9 @@ impl Experiment {
         let mut points = Vec::new();
         let mut files: Vec<ServedFile> = Vec::new();
         for vars in self.combinations(quick) {
+            let all = self.with_cases(&vars)?;
             let v = Vars {
-                point: &vars,
+                point: &all,
                 tmp: &tmp_text,
                 kernel,
             };
@@ -248,6 +249,58 @@ impl Experiment {
             combos = next;
         }
         combos
+    }
+
+    /// A point's axis values and the placeholders its case axes set.
+    fn with_cases(
+        &self,
+        vars: &[(String, Scalar)],
+    ) -> Result<Vec<(String, Scalar)>, FieldError> {
+        let mut all = vars.to_vec();
+        let mut keys: Option<Vec<String>> = None;
+        for axis in &self.axes {
+            let Some(set) = &axis.set else { continue };
+            let name = axis.name.get_ref();
+            let Some((_, value)) = vars.iter().find(|(n, _)| n == name) else {
+                continue;
+            };
+            let case = set
+                .get_ref()
+                .get(&value.to_string())
+                .and_then(|c| c.as_table())
+                .ok_or_else(|| {
+                    (
+                        set.span(),
+                        format!("`{name}` has no case `{value}` in its `set` (a table per value)"),
+                    )
+                })?;
+            let these: Vec<String> = case.keys().cloned().collect();
+            if keys.as_ref().is_some_and(|k| *k != these) {
+                return Err((
+                    set.span(),
+                    format!("every case of `{name}` must set the same placeholders ({})", these.join(", ")),
+                ));
+            }
+            keys.get_or_insert(these);
+            for (k, v) in case {
+                if self.axis(k).is_some() {
+                    return Err((set.span(), format!("`{k}` is an axis; a case cannot set it")));
+                }
+                let scalar = match v {
+                    toml::Value::Integer(i) => Scalar::Int(*i),
+                    toml::Value::Float(f) => Scalar::Float(*f),
+                    toml::Value::String(s) => Scalar::Str(s.clone()),
+                    other => {
+                        return Err((
+                            set.span(),
+                            format!("`{k}` = {other}: a case sets numbers or strings"),
+                        ));
+                    }
+                };
+                all.push((k.clone(), scalar));
+            }
+        }
+        Ok(all)
     }
 
     /// The files of the served directory at a point.
@@ -638,6 +691,39 @@ y = "throughput"
         // A seed's "requests" count is no longer a way to end a repeat.
         let e = err(&GOOD.replace("session = 2", "session = 2\nrequests = 100"));
         assert!(e.contains("unknown field `requests`"), "{e}");
+    }
+
+    #[test]
+    fn a_case_axis_sets_its_placeholders_and_only_the_axis_is_a_point_value() {
+        let text = GOOD.replace(
+            "[[server]]",
+            "[[axis]]\nname = \"size\"\nlabel = \"size\"\nvalues = [\"small\", \"big\"]\n\
+             set = { small = { w = 1 }, big = { w = 8 } }\n[[server]]",
+        )
+        .replace("\"{users}\"]", "\"{w}\"]")
+        .replace("y = \"throughput\"", "y = \"throughput\"\nwhere = { size = [\"small\", \"big\"] }");
+        let p = plan(&text).unwrap();
+        let workers: Vec<Option<usize>> = p
+            .points
+            .iter()
+            .map(|pt| match &pt.work {
+                Work::Measure(m) => match &m.server {
+                    Server::Servelab(a) => a.workers,
+                    Server::Peer(_) => None,
+                },
+                Work::Simulate(_) => None,
+            })
+            .collect();
+        assert_eq!(workers, [Some(1), Some(8), Some(1), Some(8), Some(1), Some(8)]);
+        assert_eq!(
+            p.points[1].vars,
+            [
+                ("users".to_string(), Scalar::Int(1)),
+                ("size".to_string(), Scalar::Str("big".into()))
+            ]
+        );
+        let e = err(&text.replace("big = { w = 8 }", "large = { w = 8 }"));
+        assert!(e.contains("has no case `big`"), "{e}");
     }
 
     #[test]

@@ -212,6 +212,12 @@ pub struct Axis {
     /// Divide values by this for display (1000 shows bytes as KB).
     #[serde(default)]
     pub display_divisor: Option<f64>,
+    /// Cases: for each value of this axis, more placeholders it sets (a table
+    /// per value, the same keys in each), so that one axis can sweep whole
+    /// configurations (seed 002's experiments differ in cores, threads,
+    /// service and policy at once) without a product of every setting.
+    #[serde(default)]
+    pub set: Option<Spanned<toml::Table>>,
 }
 
 /// A file created in the served directory.

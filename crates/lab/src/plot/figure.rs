@@ -127,7 +127,7 @@ fn series_with(
     let key = |r: &PointRecord| {
         let mut parts: Vec<String> = r.server.iter().cloned().collect();
         for (n, v) in &r.vars {
-            if n != x_axis && !filter.iter().any(|(k, _)| k == n) {
+            if n != x_axis && !filter.iter().any(|(k, w)| k == n && w.len() == 1) {
                 parts.push(match exp.axis(n) {
                     Some(a) => format!("{} = {v}{}", a.label, unit_after(a)),
                     None => format!("{n} = {v}"),
@@ -373,7 +373,10 @@ pub fn figure(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Figure
     if fig.series.is_empty() {
         let ok = here.iter().filter(|r| r.status == Status::Ok).count();
         fig.empty = Some(if here.is_empty() {
-            let want: Vec<String> = wanted.iter().map(|(a, v)| format!("{a} = {v}")).collect();
+            let want: Vec<String> = wanted
+                .iter()
+                .map(|(a, v)| format!("{a} = {}", v.join(" or ")))
+                .collect();
             let has: Vec<String> = wanted
                 .iter()
                 .map(|(a, _)| {
