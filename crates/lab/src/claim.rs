@@ -78,20 +78,44 @@ fn test(exp: &Experiment, c: &ClaimSpec, results: &RunResults) -> Tested {
             context.clone()
         }),
         (ClaimTest::Compare, Some(m), Some(e)) => {
-            let pick = |sel: &Option<toml::Spanned<toml::Table>>| {
-                let sel = merged(c, sel);
+            let pick = |own: &Option<toml::Spanned<toml::Table>>| {
+                let sel = merged(c, own);
+                // Named by its own values ("comparison, RR"), the shared `at` said once.
+                let name = own.as_ref().map_or_else(String::new, |t| {
+                    t.get_ref()
+                        .iter()
+                        .map(|(k, v)| match v {
+                            toml::Value::String(s) => s.clone(),
+                            other => format!("{k} {other}"),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                });
                 one(results, &sel).and_then(|p| {
                     p.summary
                         .get(&m)
                         .copied()
-                        .map(|s| (p.label(), s))
+                        .map(|s| {
+                            (
+                                if name.is_empty() {
+                                    p.label()
+                                } else {
+                                    name.clone()
+                                },
+                                s,
+                            )
+                        })
                         .ok_or_else(|| format!("{} has no {}", p.label(), m.label()))
                 })
             };
             match (pick(&c.a), pick(&c.b)) {
                 (Ok((an, a)), Ok((bn, b))) => {
                     let (v, why) = decide(m, (&an, a), (&bn, b), e, within);
-                    done(v, why)
+                    let at = c
+                        .at
+                        .as_ref()
+                        .map_or_else(String::new, |t| format!("at {}: ", describe(t.get_ref())));
+                    done(v, at + &why)
                 }
                 (Err(e), _) | (_, Err(e)) => untestable(e),
             }
@@ -145,9 +169,9 @@ fn decide(
         }
     };
     let figures = format!(
-        "{} {}: {} against {}: {} {}",
-        a.0,
+        "{}: {} {} against {} {} {}",
         m.label(),
+        a.0,
         fig(&a.1),
         b.0,
         fig(&b.1),
@@ -172,7 +196,12 @@ fn decide(
         format!("p = {:.3}", w.p)
     };
     let sig = w.significant();
-    let said = format!("{figures} ({rel:+.1}%, Welch {p})");
+    let change = if rel.is_finite() {
+        format!("{rel:+.1}%")
+    } else {
+        "from 0".into()
+    };
+    let said = format!("{figures} ({change}, Welch {p})");
     let verdict = match e {
         Expect::Higher | Expect::Rises => sig && w.diff > 0.0,
         Expect::Lower | Expect::Falls => sig && w.diff < 0.0,

@@ -252,10 +252,7 @@ impl Experiment {
     }
 
     /// A point's axis values and the placeholders its case axes set.
-    fn with_cases(
-        &self,
-        vars: &[(String, Scalar)],
-    ) -> Result<Vec<(String, Scalar)>, FieldError> {
+    fn with_cases(&self, vars: &[(String, Scalar)]) -> Result<Vec<(String, Scalar)>, FieldError> {
         let mut all = vars.to_vec();
         let mut keys: Option<Vec<String>> = None;
         for axis in &self.axes {
@@ -278,13 +275,19 @@ impl Experiment {
             if keys.as_ref().is_some_and(|k| *k != these) {
                 return Err((
                     set.span(),
-                    format!("every case of `{name}` must set the same placeholders ({})", these.join(", ")),
+                    format!(
+                        "every case of `{name}` must set the same placeholders ({})",
+                        these.join(", ")
+                    ),
                 ));
             }
             keys.get_or_insert(these);
             for (k, v) in case {
                 if self.axis(k).is_some() {
-                    return Err((set.span(), format!("`{k}` is an axis; a case cannot set it")));
+                    return Err((
+                        set.span(),
+                        format!("`{k}` is an axis; a case cannot set it"),
+                    ));
                 }
                 let scalar = match v {
                     toml::Value::Integer(i) => Scalar::Int(*i),
@@ -695,13 +698,17 @@ y = "throughput"
 
     #[test]
     fn a_case_axis_sets_its_placeholders_and_only_the_axis_is_a_point_value() {
-        let text = GOOD.replace(
-            "[[server]]",
-            "[[axis]]\nname = \"size\"\nlabel = \"size\"\nvalues = [\"small\", \"big\"]\n\
+        let text = GOOD
+            .replace(
+                "[[server]]",
+                "[[axis]]\nname = \"size\"\nlabel = \"size\"\nvalues = [\"small\", \"big\"]\n\
              set = { small = { w = 1 }, big = { w = 8 } }\n[[server]]",
-        )
-        .replace("\"{users}\"]", "\"{w}\"]")
-        .replace("y = \"throughput\"", "y = \"throughput\"\nwhere = { size = [\"small\", \"big\"] }");
+            )
+            .replace("\"{users}\"]", "\"{w}\"]")
+            .replace(
+                "y = \"throughput\"",
+                "y = \"throughput\"\nwhere = { size = [\"small\", \"big\"] }",
+            );
         let p = plan(&text).unwrap();
         let workers: Vec<Option<usize>> = p
             .points
@@ -714,7 +721,10 @@ y = "throughput"
                 Work::Simulate(_) => None,
             })
             .collect();
-        assert_eq!(workers, [Some(1), Some(8), Some(1), Some(8), Some(1), Some(8)]);
+        assert_eq!(
+            workers,
+            [Some(1), Some(8), Some(1), Some(8), Some(1), Some(8)]
+        );
         assert_eq!(
             p.points[1].vars,
             [
