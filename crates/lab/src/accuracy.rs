@@ -342,10 +342,9 @@ pub fn html(t: &Table) -> String {
                     .iter()
                     .map(|(at, e)| format!("{} at {at}", pct(*e)))
                     .collect();
-                let caveat = v
-                    .caveat
-                    .as_ref()
-                    .map_or(String::new(), |c| format!(". Why: {c}"));
+                let caveat = v.caveat.as_ref().map_or(String::new(), |c| {
+                    format!(". Hypothesis written before the run: {c}")
+                });
                 format!("missed: {}{caveat}", list.join(", "))
             };
             let _ = writeln!(

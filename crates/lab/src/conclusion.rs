@@ -754,7 +754,7 @@ mod tests {
         let expected: &[(&str, &str)] = &[
             (
                 "filesize",
-                "At a file size of 1000 KB, pool, no log was better: its throughput was 2.38x that of serial (47.6 against 20.0 requests/s), a difference significant by Welch's t-test on the repeats at 95% (p < 0.001, difference 27.6 ± 5.07 requests/s).",
+                "At a file size of 3300 KB, pool, no log was better: its throughput was 2.38x that of serial (47.6 against 20.0 requests/s), a difference significant by Welch's t-test on the repeats at 95% (p < 0.001, difference 27.6 ± 5.07 requests/s).",
             ),
             (
                 "session",
@@ -766,11 +766,11 @@ mod tests {
             ),
             (
                 "handlers",
-                "At 8 client users, going from 1 to 4 server workers, the throughput rose 2.00x for pool and 2.38x for prefork: prefork scaled best and pool worst (2.38x against 2.00x), a difference significant by Welch's t-test on the repeats at 95% (p = 0.042, difference 0.378 ± 0.356).",
+                "At 16 client users, going from 1 to 4 server workers, the throughput rose 2.00x for pool and 2.38x for prefork: prefork scaled best and pool worst (2.38x against 2.00x), a difference significant by Welch's t-test on the repeats at 95% (p = 0.042, difference 0.378 ± 0.356).",
             ),
             (
                 "fork-thread-pool",
-                "At a concurrency of 8 connections, pool was the best of 3 servers: its throughput was 4.24x that of the worst, fork (84.9 against 20.0 requests/s), a difference significant by Welch's t-test on the repeats at 95% (p < 0.001, difference 64.9 ± 9.86 requests/s).",
+                "At a concurrency of 16 connections, pool was the best of 3 servers: its throughput was 4.24x that of the worst, fork (84.9 against 20.0 requests/s), a difference significant by Welch's t-test on the repeats at 95% (p < 0.001, difference 64.9 ± 9.86 requests/s).",
             ),
             (
                 "model",
