@@ -5,10 +5,12 @@
 //!
 //! A verdict is decided by Welch's t-test at 95% on the repeats (or the
 //! simulator's replications), never by eye: "higher" needs a significant
-//! difference in that direction; "equal" and "flat" need the two means within
-//! `within_pct` of each other (an equivalence, which a test of difference
-//! cannot give). A claim the run cannot test (the points are missing, as in a
-//! `--quick` sweep, or one repeat has no spread) says so instead of guessing.
+//! difference in that direction; "equal" and "flat" need the 95% interval of
+//! the difference inside ±`within_pct` (an equivalence, which a test of
+//! difference cannot give), and a difference the interval puts beyond it
+//! contradicts them. Where the interval is too wide to decide either way, or
+//! the points are missing (a `--quick` sweep), or one repeat has no spread, the
+//! claim is not testable here and the reason says so, instead of a guess.
 
 use crate::experiment::{ClaimSpec, ClaimTest, Expect, Experiment};
 use crate::metric::{self, Metric};
@@ -202,24 +204,59 @@ fn decide(
         "from 0".into()
     };
     let said = format!("{figures} ({change}, Welch {p})");
-    let verdict = match e {
-        Expect::Higher | Expect::Rises => sig && w.diff > 0.0,
-        Expect::Lower | Expect::Falls => sig && w.diff < 0.0,
-        Expect::Equal | Expect::Flat => rel.abs() <= within,
+    // The difference's 95% interval against the margin that counts as "no
+    // effect" (an equivalence test: TOST at 95% is the same as the 90%
+    // interval inside the margin; this stricter 95% one errs on the side
+    // of "not testable").
+    let margin = within / 100.0 * b.1.mean.abs();
+    let inside = w.diff.abs() + w.half_width <= margin;
+    let beyond = w.diff.abs() - w.half_width > margin;
+    let noisy = || {
+        (
+            Verdict::NotTestable,
+            format!(
+                "{said}: too noisy to decide (the difference is {} ± {} {})",
+                metric::fmt(w.diff),
+                metric::fmt(w.half_width),
+                m.unit()
+            ),
+        )
     };
-    let v = if verdict {
-        Verdict::Reproduced
-    } else {
-        Verdict::Contradicted
-    };
-    let why = match (e, verdict) {
-        (Expect::Equal | Expect::Flat, true) => format!("{said}: within ±{within}%"),
-        (Expect::Equal | Expect::Flat, false) => format!("{said}: not within ±{within}%"),
-        (_, true) => format!("{said}: significant"),
-        (_, false) if sig => format!("{said}: significant, the other way"),
-        (_, false) => format!("{said}: no significant difference"),
-    };
-    (v, why)
+    match e {
+        Expect::Higher | Expect::Rises | Expect::Lower | Expect::Falls => {
+            let up = matches!(e, Expect::Higher | Expect::Rises);
+            if sig && (w.diff > 0.0) == up {
+                (Verdict::Reproduced, format!("{said}: significant"))
+            } else if sig {
+                (
+                    Verdict::Contradicted,
+                    format!("{said}: significant, the other way"),
+                )
+            } else if inside {
+                (
+                    Verdict::Contradicted,
+                    format!("{said}: no difference beyond ±{within}% at 95%"),
+                )
+            } else {
+                noisy()
+            }
+        }
+        Expect::Equal | Expect::Flat => {
+            if inside {
+                (
+                    Verdict::Reproduced,
+                    format!("{said}: the difference's 95% interval is within ±{within}%"),
+                )
+            } else if beyond {
+                (
+                    Verdict::Contradicted,
+                    format!("{said}: the difference's 95% interval is beyond ±{within}%"),
+                )
+            } else {
+                noisy()
+            }
+        }
+    }
 }
 
 /// The claim's `at` and a selector, merged.
@@ -394,5 +431,25 @@ expect = "higher"
             "{}",
             t[4].reason
         );
+    }
+
+    /// Regression: two noisy quick repeats read as "contradicted" for a claim
+    /// of equality; an interval too wide to decide is not a verdict.
+    #[test]
+    fn too_noisy_to_decide_is_not_testable_and_a_tight_equality_is_reproduced() {
+        let noisy_a = Stat::of(&[1000.0, 9000.0]).unwrap();
+        let noisy_b = Stat::of(&[2000.0, 4000.0]).unwrap();
+        for e in [Expect::Equal, Expect::Higher] {
+            let (v, why) = decide(Metric::Throughput, ("a", noisy_a), ("b", noisy_b), e, 10.0);
+            assert_eq!(v, Verdict::NotTestable, "{why}");
+            assert!(why.contains("too noisy to decide"), "{why}");
+        }
+        let a = Stat::of(&[100.0, 101.0, 99.0, 100.5]).unwrap();
+        let b = Stat::of(&[100.2, 99.8, 100.0, 100.4]).unwrap();
+        let (v, _) = decide(Metric::Throughput, ("a", a), ("b", b), Expect::Equal, 10.0);
+        assert_eq!(v, Verdict::Reproduced);
+        // No effect beyond the margin contradicts "higher".
+        let (v, why) = decide(Metric::Throughput, ("a", a), ("b", b), Expect::Higher, 10.0);
+        assert_eq!(v, Verdict::Contradicted, "{why}");
     }
 }
