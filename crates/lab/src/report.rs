@@ -350,11 +350,6 @@ fn table(h: &mut String, results: &RunResults) {
                 .map(|c| format!("⚑ {}: {}", c.kind.label(), c.detail)),
         );
         notes.extend(p.notes.iter().cloned());
-        notes.extend(
-            p.unmeasurable
-                .iter()
-                .map(|(m, why)| format!("{} {UNMEASURABLE}: {why}", m.label())),
-        );
         let _ = writeln!(
             h,
             "<td class=\"l notes\">{}</td></tr>",
@@ -362,6 +357,44 @@ fn table(h: &mut String, results: &RunResults) {
         );
     }
     h.push_str("</tbody></table></div>\n");
+    // Each reason a figure could not be measured, once, under the table.
+    let mut reasons: Vec<(Metric, String, Vec<usize>)> = Vec::new();
+    for p in &results.points {
+        for (m, why) in &p.unmeasurable {
+            let why = strip_repeat(why).to_string();
+            match reasons.iter_mut().find(|(k, w, _)| k == m && *w == why) {
+                Some((_, _, at)) => at.push(p.index),
+                None => reasons.push((*m, why, vec![p.index])),
+            }
+        }
+    }
+    if !reasons.is_empty() {
+        h.push_str("<p>Figures marked unmeasurable:</p><ul>\n");
+        for (m, why, at) in &reasons {
+            let points: Vec<String> = at.iter().map(|i| format!("#{i}")).collect();
+            let _ = writeln!(
+                h,
+                "<li>{} at {} ({}): {}</li>",
+                esc(m.label()),
+                if at.len() == 1 {
+                    "1 point".to_string()
+                } else {
+                    format!("{} points", at.len())
+                },
+                points.join(", "),
+                esc(&why)
+            );
+        }
+        h.push_str("</ul>\n");
+    }
+}
+
+/// A reason without its "repeat N: " prefix, so that one cause is said once.
+fn strip_repeat(why: &str) -> &str {
+    why.strip_prefix("repeat ")
+        .and_then(|r| r.split_once(": "))
+        .filter(|(n, _)| n.chars().all(|c| c.is_ascii_digit()))
+        .map_or(why, |(_, rest)| rest)
 }
 
 #[cfg(test)]
@@ -370,6 +403,16 @@ mod tests {
     use crate::check::{Check, CheckKind};
     use crate::plot::figure::tests::{EXP, quick_run};
     use crate::protocol::Protocol;
+
+    #[test]
+    fn a_reason_is_said_once_without_its_repeat() {
+        assert_eq!(
+            strip_repeat("repeat 12: no request completed"),
+            "no request completed"
+        );
+        assert_eq!(strip_repeat("too short"), "too short");
+        assert_eq!(strip_repeat("repeat x: y"), "repeat x: y");
+    }
 
     #[test]
     fn the_protocol_is_stated_a_quick_run_says_so_and_a_failed_check_is_flagged() {

@@ -194,8 +194,8 @@ where
         )))?;
         chart.draw_series(DashedLineSeries::new(
             s.predicted.iter().map(|p| (tx(p.0), ty(p.1))),
-            8,
-            4,
+            super::style::SIMULATED_DASH.0,
+            super::style::SIMULATED_DASH.1,
             color.stroke_width(2),
         ))?;
     } else {
