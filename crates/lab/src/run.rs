@@ -4,8 +4,11 @@
 //! The run follows the experiment's [`Plan`] and nothing else: every field was
 //! expanded, parsed and checked when it was planned, before anything ran. Every
 //! point gets a freshly started server (so a log file or a cache from one point
-//! never favours the next), a warm-up that is thrown away, then `repeats`
-//! measured load runs. A point that fails is recorded with its reason and the
+//! never favours the next), a warm-up at full load that is thrown away, then
+//! measured windows of fixed length, at least the plan's fewest and more until
+//! the headline metric's 95% interval is within the plan's precision or its cap
+//! ([`crate::protocol`]); then the point's validity checks ([`crate::check`]).
+//! A point that fails is recorded with its reason and the
 //! run goes on; Ctrl-C stops the load run in progress, stops the server, and
 //! still writes what was measured. [`Finished::check`] then says whether the
 //! run as a whole produced anything.
