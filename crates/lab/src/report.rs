@@ -382,7 +382,7 @@ fn table(h: &mut String, results: &RunResults) {
                     format!("{} points", at.len())
                 },
                 points.join(", "),
-                esc(&why)
+                esc(why)
             );
         }
         h.push_str("</ul>\n");

@@ -86,7 +86,7 @@ const LOG_SPAN: f64 = 20.0;
 
 /// Whether bars go on a log axis: asked for, or heights spanning more than
 /// [`LOG_SPAN`] (all positive).
-fn use_log(fig: &Figure, series: &[(String, Vec<Option<(f64, f64, f64)>>)]) -> bool {
+fn use_log(fig: &Figure, series: &[(String, Vec<Option<Bar>>)]) -> bool {
     let means: Vec<f64> = series
         .iter()
         .flat_map(|(_, v)| v.iter().flatten().map(|b| b.0))
