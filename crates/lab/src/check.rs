@@ -96,7 +96,8 @@ pub(crate) fn of_point(windows: &[Window], quick: bool) -> Vec<Check> {
         // A user that opens a connection for nearly every request spends the
         // connect and close outside R: the check then measures that time.
         let why = if !passed && miss < 0.0 && w.connections * 2 >= w.completed {
-            "; about one connection per request, so the client's connect and close fall outside R"
+            "; about one connection per request: probably the client's own close and connect \
+             between requests, which R does not include"
         } else {
             ""
         };

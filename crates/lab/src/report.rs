@@ -259,7 +259,11 @@ fn table(h: &mut String, results: &RunResults) {
         for (_, v) in &p.vars {
             let _ = write!(h, "<td>{}</td>", esc(&v.to_string()));
         }
-        let failed: Vec<&crate::check::Check> = p.checks.iter().filter(|c| !c.passed).collect();
+        // A --quick run's short windows are said once, in the protocol line.
+        let shown = |c: &&crate::check::Check| {
+            !c.passed && !(results.quick && c.kind == crate::check::CheckKind::Window)
+        };
+        let failed: Vec<&crate::check::Check> = p.checks.iter().filter(shown).collect();
         let _ = write!(
             h,
             "<td class=\"l\">{}{}</td>",
@@ -344,9 +348,8 @@ fn table(h: &mut String, results: &RunResults) {
             notes.push(st.describe(pr.precision));
         }
         notes.extend(
-            p.checks
+            failed
                 .iter()
-                .filter(|c| !c.passed)
                 .map(|c| format!("⚑ {}: {}", c.kind.label(), c.detail)),
         );
         notes.extend(p.notes.iter().cloned());
