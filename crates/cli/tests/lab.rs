@@ -103,9 +103,10 @@ fn check_run(name: &str, dir: &Path, r: &RunResults) {
             "{name}: plot {i} missing from the report"
         );
     }
+    // One inline SVG per plot, and one per timeline of a flagged point.
     assert_eq!(
         html.matches("<svg").count(),
-        exp.plots.len(),
+        exp.plots.len() + html.matches("<figure class=\"timeline\"").count(),
         "{name}: one inline SVG per plot"
     );
     assert!(

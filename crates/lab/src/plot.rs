@@ -22,6 +22,7 @@
 //! - `filter`: a plot's `where`, and the values drawn when the run lacks them
 //! - `draw`: the SVG of a figure (title, notes, plot area), with `lines` for a
 //!   continuous x axis, `bars` for a category and `legend` below the plot
+//! - `timeline`: a point's requests per second through its windows
 //! - [`ticks`]: tick positions and labels
 //! - [`style`]: palette, markers and dashes
 
@@ -33,6 +34,7 @@ mod legend;
 mod lines;
 pub mod style;
 pub mod ticks;
+pub(crate) mod timeline;
 
 pub use figure::{Figure, Series, figure, series, svg, x_label, y_label};
 pub use style::{PALETTE, Style};

@@ -126,6 +126,7 @@ pub fn render(results: &RunResults, exp: &Experiment) -> Result<String> {
     }
     let _ = writeln!(h, "<h2>Figures</h2>");
     table(&mut h, results);
+    timelines(&mut h, results)?;
     let _ = writeln!(
         h,
         "<h2>Rerun</h2><pre>{}</pre><p>Rebuild this page from <code>results.json</code>: \
@@ -390,6 +391,50 @@ fn table(h: &mut String, results: &RunResults) {
         }
         h.push_str("</ul>\n");
     }
+}
+
+/// The timelines of the points that failed a check (a --quick run's short
+/// windows aside), at most [`plot::timeline::MOST`].
+fn timelines(h: &mut String, results: &RunResults) -> Result<()> {
+    let flagged: Vec<&crate::results::PointRecord> = results
+        .points
+        .iter()
+        .filter(|p| {
+            p.checks
+                .iter()
+                .any(|c| !c.passed && c.kind != crate::check::CheckKind::Window)
+        })
+        .collect();
+    let figs: Vec<plot::Figure> = flagged
+        .iter()
+        .filter_map(|p| plot::timeline::timeline(p))
+        .collect();
+    if figs.is_empty() {
+        return Ok(());
+    }
+    let _ = writeln!(
+        h,
+        "<h2>Timelines of flagged points</h2><p>Requests finished in each second of each \
+         measured window, for the points that failed a check{}.</p>",
+        if figs.len() > plot::timeline::MOST {
+            format!(
+                " (the first {} of {}; the table names the others)",
+                plot::timeline::MOST,
+                figs.len()
+            )
+        } else {
+            String::new()
+        }
+    );
+    for f in figs.iter().take(plot::timeline::MOST) {
+        let _ = writeln!(
+            h,
+            "<figure class=\"timeline\">{}<figcaption>{}</figcaption></figure>",
+            f.svg()?,
+            esc(&f.title)
+        );
+    }
+    Ok(())
 }
 
 /// A reason without its "repeat N: " prefix, so that one cause is said once.

@@ -457,8 +457,29 @@ pub(crate) fn csv_cell(s: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// A point with nothing in it, for other modules' tests.
+    pub(crate) fn empty_point() -> PointRecord {
+        PointRecord {
+            index: 0,
+            server: None,
+            vars: vec![],
+            status: Status::Ok,
+            reason: None,
+            command: None,
+            repeats: vec![],
+            windows: vec![],
+            stopped: None,
+            checks: vec![],
+            summary: BTreeMap::new(),
+            unmeasurable: BTreeMap::new(),
+            predicted: BTreeMap::new(),
+            exact: BTreeMap::new(),
+            notes: vec![],
+        }
+    }
 
     #[test]
     fn stat_is_mean_with_interval_and_median_with_range() {
