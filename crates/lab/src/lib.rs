@@ -31,6 +31,7 @@
 //! let opts = RunOptions {
 //!     quick: true,
 //!     repeats: None,
+//!     precision: None,
 //!     out: Some("results/model-try".into()),
 //!     force: false,
 //!     exe: "target/release/servelab".into(),

@@ -42,8 +42,12 @@ use crate::rundir;
 pub struct RunOptions {
     /// Shrink every sweep (`--quick`).
     pub quick: bool,
-    /// Repeats per point instead of the experiment's (`--repeats`).
+    /// A fixed number of repeats per point instead of the experiment's
+    /// fewest-to-cap (`--repeats`).
     pub repeats: Option<u32>,
+    /// Target relative half-width of the headline metric's 95% interval
+    /// instead of the experiment's (`--precision`, as a fraction: 0.02 is 2%).
+    pub precision: Option<f64>,
     /// Results directory (default `results/<name>-<timestamp>`); it must not exist.
     pub out: Option<PathBuf>,
     /// Replace `out` if it holds a previous lab run (`--force`).
@@ -139,10 +143,13 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Finished> {
             .unwrap_or_else(|| crate::cpu::allowed_cpus().first().copied().unwrap_or(0));
         crate::sched::KernelSched::detect(cpu)
     });
-    let plan = match &kernel {
+    let mut plan = match &kernel {
         Some(k) => exp.plan_with(opts.quick, opts.repeats, tmp.path(), k)?,
         None => exp.plan(opts.quick, opts.repeats, tmp.path())?,
     };
+    if let Some(p) = opts.precision {
+        plan.precision = p;
+    }
     let out = rundir::create(opts.out.as_deref(), exp.name(), &stamp, opts.force)?;
 
     let stop = Arc::new(AtomicBool::new(false));
