@@ -641,7 +641,7 @@ y = "throughput"
             panic!("measured")
         };
         assert_eq!(q.load.duration, crate::protocol::QUICK_WINDOW);
-        assert_eq!((full.repeats, full.max_repeats), (3, 10));
+        assert_eq!((full.repeats, full.max_repeats), (3, 6));
         assert_eq!((quick.repeats, quick.max_repeats), (2, 2));
         let Server::Servelab(args) = &m.server else {
             panic!("servelab")

@@ -139,7 +139,7 @@ pub struct Experiment {
     /// sets a fixed count instead).
     #[serde(default)]
     pub repeats: Option<Spanned<u32>>,
-    /// Most repeats per point (default 10).
+    /// Most repeats per point (default 6).
     #[serde(default)]
     pub max_repeats: Option<Spanned<u32>>,
     /// Target half-width of the headline metric's 95% interval, in percent of
