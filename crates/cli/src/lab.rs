@@ -28,12 +28,18 @@ enum LabCommand {
     Run {
         /// Built-in experiment name (`servelab lab list`) or path to a .toml file.
         name: String,
-        /// Shrink every sweep (the whole built-in list runs in a few minutes).
+        /// Shrink every sweep and shorten every window (a check that the
+        /// experiment runs; its report says it is quick).
         #[arg(long)]
         quick: bool,
-        /// Measured repeats per point [default: the experiment's, usually 3].
+        /// A fixed number of repeats per point, instead of at least 3 and more
+        /// until the headline metric's 95% interval is within the target.
         #[arg(long, value_name = "N")]
         repeats: Option<u32>,
+        /// Target half-width of the headline metric's 95% interval, in percent
+        /// of its mean [default: the experiment's, usually 2].
+        #[arg(long, value_name = "PCT")]
+        precision: Option<f64>,
         /// Results directory, which must not exist [default:
         /// results/<name>-<timestamp>].
         #[arg(long, value_name = "DIR")]
@@ -83,12 +89,16 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
             name,
             quick,
             repeats,
+            precision,
             out,
             force,
             no_progress,
         } => {
             if repeats == Some(0) {
                 anyhow::bail!("--repeats must be at least 1");
+            }
+            if precision.is_some_and(|p| !(p > 0.0 && p < 100.0)) {
+                anyhow::bail!("--precision is a percentage above 0 and below 100");
             }
             let exp = builtin::load(&name)?;
             let mut command = vec![
@@ -103,9 +113,13 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
             if let Some(r) = repeats {
                 command.extend(["--repeats".into(), r.to_string()]);
             }
+            if let Some(p) = precision {
+                command.extend(["--precision".into(), p.to_string()]);
+            }
             let opts = RunOptions {
                 quick,
                 repeats,
+                precision: precision.map(|p| p / 100.0),
                 out,
                 force,
                 exe: std::env::current_exe().context("cannot find the servelab executable")?,

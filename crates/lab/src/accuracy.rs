@@ -158,8 +158,8 @@ fn row(p: &PointRecord, metrics: &[Metric], floor: f64) -> Row {
     let cells = metrics
         .iter()
         .filter_map(|m| {
-            let measured = p.summary.get(m)?.median;
-            let simulated = p.predicted.get(m)?.median;
+            let measured = p.summary.get(m)?.mean;
+            let simulated = p.predicted.get(m)?.mean;
             let scale = if is_rate(*m) { scale } else { None };
             Some((*m, cell(measured, simulated, scale, floor)))
         })
@@ -296,7 +296,7 @@ pub fn sentence(t: &Table) -> Option<String> {
 /// The report's section: per metric the largest and mean error, each target's
 /// verdict, then every point.
 pub fn html(t: &Table) -> String {
-    use crate::report::esc;
+    use crate::html::esc;
     use std::fmt::Write as _;
     let mut h = String::from("<h2>Measured against simulated</h2>\n");
     let floor_note = t.rows.iter().any(|r| r.cells.values().any(|c| c.floored));
@@ -342,10 +342,9 @@ pub fn html(t: &Table) -> String {
                     .iter()
                     .map(|(at, e)| format!("{} at {at}", pct(*e)))
                     .collect();
-                let caveat = v
-                    .caveat
-                    .as_ref()
-                    .map_or(String::new(), |c| format!(". Why: {c}"));
+                let caveat = v.caveat.as_ref().map_or(String::new(), |c| {
+                    format!(". Hypothesis written before the run: {c}")
+                });
                 format!("missed: {}{caveat}", list.join(", "))
             };
             let _ = writeln!(
@@ -436,6 +435,9 @@ mod tests {
             reason: None,
             command: None,
             repeats: vec![],
+            windows: vec![],
+            stopped: None,
+            checks: vec![],
             summary: m(measured),
             unmeasurable: BTreeMap::new(),
             predicted: m(simulated),
@@ -461,6 +463,7 @@ mod tests {
             command: String::new(),
             quick: false,
             repeats: 1,
+            protocol: None,
             started_utc: String::new(),
             duration_s: 0.0,
             machine: crate::machine::Machine::detect("0", None),

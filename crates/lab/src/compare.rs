@@ -1,8 +1,12 @@
 //! `servelab lab compare A B`: two runs side by side (before and after a change).
 //!
-//! Points are matched by server and axis values; each metric shows A's median,
-//! B's median and B/A, and a change is called out only when the two runs' ranges
-//! (min..max over repeats) do not overlap, so that noise is not read as progress.
+//! Points are matched by server and axis values; each metric shows A's mean,
+//! B's mean, B/A and B − A with its 95% interval, and a change is marked only
+//! when Welch's t-test on the two runs' repeats finds it at 95%, so that noise is
+//! not read as progress. A point with one repeat on either side has no spread to
+//! test against and is never marked. The comparison warns when the two runs
+//! differ in protocol (`--quick` against full), machine or CPU placement, and
+//! says so when a run is compared with itself.
 //! Two runs with no point in common are refused ([`check`]): a table of dashes
 //! would look like a comparison and be none. The HTML page draws both runs on the
 //! same axes, one figure per plot of A's experiment.
@@ -11,11 +15,12 @@ use std::fmt::Write as _;
 
 use crate::error::{LabError, Result};
 use crate::experiment::Experiment;
+use crate::html::{STYLE, esc};
 use crate::metric::{self, Metric};
 use crate::plot::style::Marker;
 use crate::plot::{self, Figure, Style};
-use crate::report::{STYLE, esc};
 use crate::results::{PointRecord, RunResults, Stat, Status};
+use crate::stats::Welch;
 
 /// Metrics compared, in this order, when both runs have them.
 const METRICS: [Metric; 5] = [
@@ -40,19 +45,90 @@ pub struct Row {
 }
 
 impl Row {
-    /// B's median over A's.
+    /// B's mean over A's.
     pub fn ratio(&self) -> Option<f64> {
         let (a, b) = (self.a?, self.b?);
-        (a.median != 0.0).then(|| b.median / a.median)
+        (a.mean != 0.0).then(|| b.mean / a.mean)
     }
 
-    /// Whether the ranges are disjoint (a change larger than the spread).
-    pub fn significant(&self) -> bool {
-        match (self.a, self.b) {
-            (Some(a), Some(b)) => a.max < b.min || b.max < a.min,
-            _ => false,
-        }
+    /// Welch's t-test of B against A (`None` below 2 repeats on a side).
+    fn welch(&self) -> Option<Welch> {
+        Welch::test(&self.a?.sample(), &self.b?.sample())
     }
+
+    /// Whether Welch's t-test at 95% finds a difference.
+    pub fn significant(&self) -> bool {
+        self.welch().is_some_and(|w| w.significant())
+    }
+
+    /// The effect size: B − A relative to A, with its 95% interval, in percent
+    /// ("+12.3% ± 2.1%"); `None` without a test.
+    pub fn effect(&self) -> Option<String> {
+        let w = self.welch()?;
+        let a = self.a?.mean;
+        if a == 0.0 {
+            return None;
+        }
+        Some(format!(
+            "{:+.1}% ± {:.1}%",
+            w.diff / a.abs() * 100.0,
+            w.half_width / a.abs() * 100.0
+        ))
+    }
+}
+
+/// Why the two runs may differ for reasons other than the change compared: one
+/// line each, empty when none.
+pub fn warnings(a: &RunResults, b: &RunResults) -> Vec<String> {
+    let mut out = Vec::new();
+    if a == b {
+        out.push(
+            "A and B are the same run: every difference is zero, and this says nothing about noise"
+                .into(),
+        );
+        return out;
+    }
+    if a.experiment != b.experiment {
+        out.push(
+            "different experiments; only points with the same server and axis values match".into(),
+        );
+    }
+    if a.quick != b.quick {
+        let q = |r: &RunResults| if r.quick { "--quick" } else { "full" };
+        out.push(format!(
+            "different protocols: A is a {} run and B a {} one (windows, warm-up and repeats differ)",
+            q(a),
+            q(b)
+        ));
+    } else if let (Some(pa), Some(pb)) = (&a.protocol, &b.protocol)
+        && pa != pb
+    {
+        out.push(format!(
+            "different protocols: A measured windows of {} s with {}..{} repeats, B {} s with {}..{}",
+            metric::fmt(pa.window_s),
+            pa.min_repeats,
+            pa.max_repeats,
+            metric::fmt(pb.window_s),
+            pb.min_repeats,
+            pb.max_repeats
+        ));
+    }
+    if a.protocol.is_none() != b.protocol.is_none() {
+        out.push("one run records its protocol and the other does not".into());
+    }
+    if a.machine.cpu_model != b.machine.cpu_model || a.machine.cores != b.machine.cores {
+        out.push(format!(
+            "different machines ({} x{} vs {} x{})",
+            a.machine.cpu_model, a.machine.cores, b.machine.cpu_model, b.machine.cores
+        ));
+    }
+    if a.placement != b.placement {
+        out.push(format!(
+            "different CPU placement (A: {}; B: {})",
+            a.placement, b.placement
+        ));
+    }
+    out
 }
 
 fn key(p: &PointRecord) -> String {
@@ -130,8 +206,16 @@ pub fn rows(a: &RunResults, b: &RunResults) -> Vec<Row> {
     out
 }
 
+/// "2.5e4 ±1.2% (n=3)": the mean, its interval relative to it, and the repeats.
 fn cell(s: Option<Stat>) -> String {
-    s.map_or("-".into(), |s| metric::fmt(s.median))
+    s.map_or("-".into(), |s| {
+        let rel = if s.mean != 0.0 && s.n >= 2 {
+            format!(" ±{:.1}%", s.half_width() / s.mean.abs() * 100.0)
+        } else {
+            String::new()
+        };
+        format!("{}{rel} (n={})", metric::fmt(s.mean), s.n)
+    })
 }
 
 /// A plain-text table for the terminal.
@@ -147,40 +231,42 @@ pub fn text(a: &RunResults, b: &RunResults, a_name: &str, b_name: &str) -> Strin
         "B: {b_name} ({}, {}, commit {})",
         b.experiment, b.started_utc, b.machine.git_commit
     );
-    if a.experiment != b.experiment {
-        let _ = writeln!(
-            t,
-            "note: different experiments; only points with the same server and axis values match"
-        );
-    }
-    if a.machine.cpu_model != b.machine.cpu_model || a.machine.cores != b.machine.cores {
-        let _ = writeln!(
-            t,
-            "note: different machines ({} x{} vs {} x{})",
-            a.machine.cpu_model, a.machine.cores, b.machine.cpu_model, b.machine.cores
-        );
+    for w in warnings(a, b) {
+        let _ = writeln!(t, "warning: {w}");
     }
     let rows = rows(a, b);
     let w = rows.iter().map(|r| r.point.len()).max().unwrap_or(5).max(5);
     let _ = writeln!(
         t,
-        "{:<w$}  {:<12} {:>10} {:>10} {:>7}",
-        "point", "metric", "A", "B", "B/A"
+        "{:<w$}  {:<12} {:>22} {:>22} {:>7}  {:<16}",
+        "point", "metric", "A mean ±95%", "B mean ±95%", "B/A", "B-A"
     );
+    let mut marked = 0;
     for r in &rows {
         let ratio = r.ratio().map_or("-".into(), |x| format!("{x:.2}"));
-        let mark = if r.significant() { " *" } else { "" };
+        let mark = if r.significant() {
+            marked += 1;
+            " *"
+        } else {
+            ""
+        };
         let _ = writeln!(
             t,
-            "{:<w$}  {:<12} {:>10} {:>10} {:>7}{mark}",
+            "{:<w$}  {:<12} {:>22} {:>22} {:>7}  {:<16}{mark}",
             r.point,
             r.metric,
             cell(r.a),
             cell(r.b),
-            ratio
+            ratio,
+            r.effect().unwrap_or_else(|| "-".into())
         );
     }
-    let _ = writeln!(t, "* the ranges (min..max over repeats) do not overlap");
+    let tested = rows.iter().filter(|r| r.welch().is_some()).count();
+    let _ = writeln!(
+        t,
+        "* different by Welch's t-test on the repeats at 95% ({marked} of {tested} tested figures; \
+         about 1 in 20 is marked by chance alone). B-A: the difference relative to A, with its 95% interval."
+    );
     t
 }
 
@@ -336,6 +422,9 @@ pub fn html(a: &RunResults, b: &RunResults, a_name: &str, b_name: &str) -> Resul
         esc(&b.started_utc),
         esc(&b.machine.git_commit)
     );
+    for w in warnings(a, b) {
+        let _ = writeln!(h, "<p class=\"failed\">Warning: {}.</p>", esc(&w));
+    }
     if let Ok(exp) = Experiment::parse(&a.source, &a.source_file) {
         let _ = writeln!(h, "<h2>Plots</h2>");
         for (i, p) in exp.plots.iter().enumerate() {
@@ -365,13 +454,13 @@ pub fn html(a: &RunResults, b: &RunResults, a_name: &str, b_name: &str) -> Resul
     let _ = writeln!(
         h,
         "<h2>Figures</h2><div class=\"wide\"><table><thead><tr><th class=\"l\">point</th><th class=\"l\">metric</th>\
-         <th>A</th><th>B</th><th>B/A</th></tr></thead><tbody>"
+         <th>A mean ±95% (repeats)</th><th>B mean ±95% (repeats)</th><th>B/A</th><th>B &minus; A (95%)</th></tr></thead><tbody>"
     );
     for r in rows(a, b) {
         let ratio = r.ratio().map_or("-".into(), |x| format!("{x:.2}"));
         let _ = writeln!(
             h,
-            "<tr{}><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{ratio}</td></tr>",
+            "<tr{}><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{ratio}</td><td>{}</td></tr>",
             if r.significant() {
                 " class=\"conclusion\""
             } else {
@@ -379,11 +468,13 @@ pub fn html(a: &RunResults, b: &RunResults, a_name: &str, b_name: &str) -> Resul
             },
             esc(&r.point),
             esc(&r.metric.axis_label()),
-            cell(r.a),
-            cell(r.b)
+            esc(&cell(r.a)),
+            esc(&cell(r.b)),
+            esc(&r.effect().unwrap_or_else(|| "-".into()))
         );
     }
-    h.push_str("</tbody></table></div><p>Highlighted rows: the ranges over repeats do not overlap.</p></body></html>\n");
+    h.push_str("</tbody></table></div><p>Highlighted rows: different by Welch&#39;s t-test on the repeats at 95% \
+                (about 1 in 20 is highlighted by chance alone).</p></body></html>\n");
     Ok(h)
 }
 
@@ -392,36 +483,59 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_disjoint_ranges_are_significant() {
-        let s = |m, lo, hi| {
-            Some(Stat {
-                median: m,
-                min: lo,
-                max: hi,
-            })
-        };
+    fn only_a_difference_welchs_test_finds_is_significant() {
+        let s = |v: &[f64]| Stat::of(v);
         let r = Row {
             point: "p".into(),
             metric: Metric::Throughput,
-            a: s(10.0, 9.0, 11.0),
-            b: s(20.0, 19.0, 21.0),
+            a: s(&[9.0, 10.0, 11.0]),
+            b: s(&[19.0, 20.0, 21.0]),
         };
         assert!(r.significant());
         assert_eq!(r.ratio(), Some(2.0));
+        assert_eq!(r.effect().unwrap(), "+100.0% ± 22.7%");
+        // Regression (issue 15): a 1% change was marked because a 1-repeat run
+        // fell outside a 3-repeat range; one repeat has no spread to test.
         let r = Row {
             point: "p".into(),
             metric: Metric::Throughput,
-            a: s(10.0, 9.0, 11.0),
-            b: s(10.5, 10.0, 12.0),
+            a: s(&[99.0, 100.0, 100.5]),
+            b: s(&[101.0]),
+        };
+        assert!(!r.significant() && r.effect().is_none());
+        // Overlapping noise is not a difference.
+        let r = Row {
+            point: "p".into(),
+            metric: Metric::Throughput,
+            a: s(&[9.0, 10.0, 11.0]),
+            b: s(&[10.0, 10.5, 12.0]),
         };
         assert!(!r.significant());
         let r = Row {
             point: "p".into(),
             metric: Metric::Throughput,
             a: None,
-            b: s(1.0, 1.0, 1.0),
+            b: s(&[1.0]),
         };
         assert_eq!(r.ratio(), None);
+    }
+
+    #[test]
+    fn a_run_against_itself_or_a_quick_one_is_said() {
+        use crate::plot::figure::tests::{EXP, quick_run};
+        let exp = Experiment::parse(EXP, "t.toml").unwrap();
+        let a = quick_run(&exp);
+        let w = warnings(&a, &a);
+        assert!(w[0].contains("the same run"), "{w:?}");
+        let mut b = a.clone();
+        b.quick = !a.quick;
+        b.placement = "elsewhere".into();
+        let w = warnings(&a, &b).join("\n");
+        assert!(
+            w.contains("different protocols") && w.contains("--quick"),
+            "{w}"
+        );
+        assert!(w.contains("different CPU placement"), "{w}");
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod validate;
 
 pub use plan::{Measure, Model, Plan, PlannedPoint, ResolvedLoad, ServedFile, Server, Work};
 pub use schema::{
-    AccuracySpec, Axis, ConclusionKind, ConclusionSpec, EngineName, Experiment, FileSpec, LoadSpec,
-    ModelSpec, PlotSpec, QuickSpec, Scalar, ServerSpec, Source, TargetSpec, Template,
+    AccuracySpec, Axis, ClaimSpec, ClaimTest, ConclusionKind, ConclusionSpec, EngineName, Expect,
+    Experiment, FileSpec, LoadSpec, ModelSpec, PlotSpec, QuickSpec, Scalar, ServerSpec, Source,
+    TargetSpec, Template,
 };

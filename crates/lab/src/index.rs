@@ -12,7 +12,7 @@ use std::path::Path;
 use crate::conclusion;
 use crate::error::{LabError, Result};
 use crate::experiment::Experiment;
-use crate::report::{STYLE, esc};
+use crate::html::{STYLE, esc};
 use crate::results::{RunResults, Status};
 use crate::rundir;
 
@@ -33,6 +33,7 @@ pub fn write(dir: &Path) -> Result<Written> {
     }
     let mut runs = Vec::new();
     let mut groups = Vec::new();
+    let mut unread: Vec<(String, String)> = Vec::new();
     let entries = std::fs::read_dir(dir).map_err(|e| LabError::io(dir, e))?;
     for e in entries.flatten() {
         let sub = e.path();
@@ -44,8 +45,13 @@ pub fn write(dir: &Path) -> Result<Written> {
         if !sub.join("results.json").is_file() {
             continue;
         }
-        let Ok(r) = RunResults::read(&sub) else {
-            continue;
+        let r = match RunResults::read(&sub) {
+            Ok(r) => r,
+            Err(e) => {
+                // An older schema is listed with why it is not read, not hidden.
+                unread.push((name, e.to_string()));
+                continue;
+            }
         };
         let conclusion = Experiment::parse(&r.source, &r.source_file)
             .map(|exp| conclusion::conclude(&exp, &r))
@@ -82,6 +88,15 @@ pub fn write(dir: &Path) -> Result<Written> {
             esc(&r.started_utc),
             r.points.len(),
             esc(c)
+        );
+    }
+    for (name, why) in &unread {
+        let _ = writeln!(
+            h,
+            "<tr class=\"unavailable\"><td class=\"l\"><a href=\"{0}/report.html\">{0}</a></td><td></td><td></td>\
+             <td class=\"l\">not read: {1}</td></tr>",
+            esc(name),
+            esc(why)
         );
     }
     h.push_str("</tbody></table></div></body></html>\n");

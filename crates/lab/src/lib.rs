@@ -2,7 +2,8 @@
 //! simulator together, reproducible with one command and reported with plots.
 //!
 //! `servelab lab run NAME` starts each server as a child process pinned to its own
-//! CPU, drives it with `servelab-load` from another CPU, warms up, repeats,
+//! CPU, drives it with `servelab-load` from another CPU, warms up, measures
+//! windows of time until the figure that matters is known to a stated precision,
 //! predicts with `servelab-sim` where a queueing model applies, and writes
 //! `results.csv`, `results.json` and a self-contained `report.html`.
 //!
@@ -12,9 +13,13 @@
 //! - [`run`]: running an experiment (servers, warm-up, repeats, progress, Ctrl-C)
 //! - [`server`], [`peer`], [`cpu`]: child processes, peer configs, CPU placement
 //! - [`sched`]: the kernel scheduler's slice and switch cost, for round-robin models
+//! - [`protocol`], [`check`]: the measurement protocol (warm-up, windows of time,
+//!   repeats until a precision) and the validity checks of every point
+//! - `stats`: Student-t intervals and Welch's t-test
 //! - [`results`], [`machine`], [`metric`]: what is recorded, and about what
 //! - [`rundir`], [`index`]: the results directory, and what the lab may overwrite
-//! - [`plot`], [`report`], [`conclusion`], [`compare`]: the reports
+//! - [`plot`], [`report`], [`conclusion`], [`claim`], [`compare`]: the reports,
+//!   the seed's claims tested, two runs compared
 //! - [`accuracy`]: measured against simulated, error per point and per metric
 //!
 //! # Example
@@ -26,6 +31,7 @@
 //! let opts = RunOptions {
 //!     quick: true,
 //!     repeats: None,
+//!     precision: None,
 //!     out: Some("results/model-try".into()),
 //!     force: false,
 //!     exe: "target/release/servelab".into(),
@@ -43,22 +49,27 @@
 
 pub mod accuracy;
 pub mod builtin;
+pub mod check;
+pub mod claim;
 pub mod compare;
 pub mod conclusion;
 pub mod cpu;
 mod error;
 pub mod experiment;
+mod html;
 pub mod index;
 pub mod machine;
 pub mod metric;
 pub mod peer;
 pub mod plot;
+pub mod protocol;
 pub mod report;
 pub mod results;
 pub mod run;
 pub mod rundir;
 pub mod sched;
 pub mod server;
+mod stats;
 
 pub use error::{LabError, Result};
 pub use experiment::Experiment;

@@ -2,10 +2,11 @@
 //! axes ([`Figure`]), and the SVG drawn from it with `plotters`.
 //!
 //! Each server (and each value of the axes that are neither on the x axis nor
-//! filtered) is a series: the medians with an error bar from the smallest to the
-//! largest repeat. Predictions are overlaid where the experiment has them: the
-//! simulator's mean inside a shaded 95% band, and the exact model as a dotted
-//! black line. An x axis with at most two values in the experiment, or with values
+//! filtered) is a series: the means over repeats with their 95% Student-t
+//! interval as error bars. Predictions are overlaid where the experiment has
+//! them: the simulator's mean (a dotted line in the series' colour) inside a
+//! shaded 95% band, and the exact model as a dotted black line. A point that
+//! failed a validity check is named in a note inside the figure. An x axis with at most two values in the experiment, or with values
 //! that are not numbers, is a category: its figure is grouped bars, not lines
 //! across two points.
 //!
@@ -21,6 +22,7 @@
 //! - `filter`: a plot's `where`, and the values drawn when the run lacks them
 //! - `draw`: the SVG of a figure (title, notes, plot area), with `lines` for a
 //!   continuous x axis, `bars` for a category and `legend` below the plot
+//! - `timeline`: a point's requests per second through its windows
 //! - [`ticks`]: tick positions and labels
 //! - [`style`]: palette, markers and dashes
 
@@ -32,6 +34,7 @@ mod legend;
 mod lines;
 pub mod style;
 pub mod ticks;
+pub(crate) mod timeline;
 
 pub use figure::{Figure, Series, figure, series, svg, x_label, y_label};
 pub use style::{PALETTE, Style};

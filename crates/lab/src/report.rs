@@ -12,6 +12,7 @@ use std::path::Path;
 use crate::conclusion;
 use crate::error::{LabError, Result};
 use crate::experiment::Experiment;
+use crate::html::{STYLE, esc};
 use crate::metric::{self, Metric};
 use crate::plot;
 use crate::results::{RunResults, Status, UNMEASURABLE};
@@ -45,22 +46,6 @@ pub fn rebuild(dir: &Path) -> Result<()> {
     write(dir, &results, &exp)
 }
 
-/// Escapes text for HTML.
-pub(crate) fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-pub(crate) const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222}\
-h1{margin-bottom:.2em}.q{font-size:1.15em;color:#444}.conclusion{background:#eef6ee;border-left:4px solid #4a4;padding:.6em 1em}\
-table{border-collapse:collapse;font-size:.85em;margin:1em 0}td,th{border:1px solid #ccc;padding:.25em .5em;text-align:right}\
-th{background:#f4f4f4}td.l,th.l{text-align:left}.failed{background:#fdecea}.unavailable{background:#f4f4f4;color:#777}\
-.skipped{color:#999}td.unmeasurable{color:#777;font-style:italic}figure{margin:1.5em 0}figcaption{font-size:.9em;color:#555}figcaption .warn{color:#9a3b00}td.notes{min-width:36em}\
-figure.plot{margin:1.5em 0}figure.plot svg{display:block;width:100%;height:auto}pre{background:#f6f6f6;padding:.6em;overflow-x:auto}\
-dl.meta{display:grid;grid-template-columns:max-content auto;gap:.1em 1em;font-size:.9em}dl.meta dt{font-weight:600}div.wide{overflow-x:auto}";
-
 /// The report's HTML text.
 pub fn render(results: &RunResults, exp: &Experiment) -> Result<String> {
     let mut h = String::new();
@@ -80,6 +65,8 @@ pub fn render(results: &RunResults, exp: &Experiment) -> Result<String> {
             "<p class=\"failed\">This run was interrupted; the points not reached are marked skipped.</p>"
         );
     }
+    // The seed's claims first: what this run says about them.
+    h.push_str(&crate::claim::html(exp, results));
     let _ = writeln!(
         h,
         "<p class=\"conclusion\"><strong>Conclusion:</strong> {}</p>",
@@ -93,7 +80,7 @@ pub fn render(results: &RunResults, exp: &Experiment) -> Result<String> {
     let _ = writeln!(
         h,
         "<dl class=\"meta\"><dt>experiment</dt><dd>{} ({})</dd>{seed}<dt>started</dt><dd>{} ({} s{})</dd>\
-         <dt>repeats</dt><dd>{}</dd>\
+         <dt>protocol</dt><dd>{}</dd>\
          <dt>placement</dt><dd>{}</dd><dt>machine</dt><dd>{}, {} CPUs, Linux {}</dd>\
          <dt>servelab</dt><dd>{} (commit {})</dd></dl>",
         esc(&results.experiment),
@@ -104,10 +91,7 @@ pub fn render(results: &RunResults, exp: &Experiment) -> Result<String> {
         if simulated {
             "simulated: figures are means over replications, bars and bands are 95% confidence intervals".to_string()
         } else {
-            format!(
-                "{} per point; figures are medians, bars span min..max",
-                results.repeats
-            )
+            protocol_sentence(results)
         },
         esc(&results.placement),
         esc(&m.cpu_model),
@@ -142,6 +126,7 @@ pub fn render(results: &RunResults, exp: &Experiment) -> Result<String> {
     }
     let _ = writeln!(h, "<h2>Figures</h2>");
     table(&mut h, results);
+    timelines(&mut h, results)?;
     let _ = writeln!(
         h,
         "<h2>Rerun</h2><pre>{}</pre><p>Rebuild this page from <code>results.json</code>: \
@@ -156,6 +141,39 @@ pub fn render(results: &RunResults, exp: &Experiment) -> Result<String> {
     );
     h.push_str("</body></html>\n");
     Ok(h)
+}
+
+/// The measurement protocol in words: windows, warm-up, repeats, precision,
+/// and whether the run was `--quick`.
+fn protocol_sentence(results: &RunResults) -> String {
+    let Some(p) = &results.protocol else {
+        return format!("{} repeats per point", results.repeats);
+    };
+    let quick = if p.quick {
+        "--quick run, shorter than the protocol asks (10 s windows, at least 3 repeats), for a check \
+         that the experiment runs, not for its figures: "
+    } else {
+        ""
+    };
+    let repeats = if p.min_repeats == p.max_repeats {
+        format!("{} repeats per point", p.min_repeats)
+    } else {
+        format!(
+            "{} to {} repeats per point, more until the 95% interval of {} is within ±{}% of its mean",
+            p.min_repeats,
+            p.max_repeats,
+            p.headline.label(),
+            metric::fmt_tick(p.precision * 100.0)
+        )
+    };
+    format!(
+        "{quick}a warm-up of at least {} s at full load, then measured windows of at least {} s; {repeats}. \
+         Figures are means over repeats; ± and bars are 95% Student-t intervals. Each point is checked \
+         against Little's law (within 5%), for a busy client, errors and unfinished requests; a point \
+         that fails a check is marked ⚑ and kept.",
+        metric::fmt_tick(p.warmup_s),
+        metric::fmt_tick(p.window_s)
+    )
 }
 
 /// One figure: the SVG inline (its notes are inside it), and a caption with a link
@@ -242,7 +260,33 @@ fn table(h: &mut String, results: &RunResults) {
         for (_, v) in &p.vars {
             let _ = write!(h, "<td>{}</td>", esc(&v.to_string()));
         }
-        let _ = write!(h, "<td class=\"l\">{}</td>", p.status.as_str());
+        // A --quick run's short windows are said once, in the protocol line.
+        let shown = |c: &&crate::check::Check| {
+            !(c.passed || (results.quick && c.kind == crate::check::CheckKind::Window))
+        };
+        let failed: Vec<&crate::check::Check> = p.checks.iter().filter(shown).collect();
+        let _ = write!(
+            h,
+            "<td class=\"l\">{}{}</td>",
+            p.status.as_str(),
+            if failed.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " <span class=\"flag\" title=\"{}\">&#9873; {}</span>",
+                    esc(&failed
+                        .iter()
+                        .map(|c| c.detail.as_str())
+                        .collect::<Vec<_>>()
+                        .join("; ")),
+                    esc(&failed
+                        .iter()
+                        .map(|c| c.kind.label())
+                        .collect::<Vec<_>>()
+                        .join(", "))
+                )
+            }
+        );
         for mt in &metrics {
             if let Some(why) = p.unmeasurable.get(mt) {
                 let _ = write!(
@@ -253,17 +297,27 @@ fn table(h: &mut String, results: &RunResults) {
                 continue;
             }
             match p.summary.get(mt) {
-                Some(s) if s.min != s.max => {
+                Some(s) if s.n >= 2 => {
+                    let range = match (s.median, s.min, s.max) {
+                        (Some(md), Some(lo), Some(hi)) => format!(
+                            "median {}, min {}, max {}",
+                            metric::fmt(md),
+                            metric::fmt(lo),
+                            metric::fmt(hi)
+                        ),
+                        _ => String::new(),
+                    };
                     let _ = write!(
                         h,
-                        "<td>{} <small>[{}..{}]</small></td>",
-                        metric::fmt(s.median),
-                        metric::fmt(s.min),
-                        metric::fmt(s.max)
+                        "<td title=\"{}\">{} <small>&plusmn;{} (n={})</small></td>",
+                        esc(&range),
+                        metric::fmt(s.mean),
+                        metric::fmt(s.half_width()),
+                        s.n
                     );
                 }
                 Some(s) => {
-                    let _ = write!(h, "<td>{}</td>", metric::fmt(s.median));
+                    let _ = write!(h, "<td>{} <small>(n=1)</small></td>", metric::fmt(s.mean));
                 }
                 None => h.push_str("<td></td>"),
             }
@@ -274,8 +328,8 @@ fn table(h: &mut String, results: &RunResults) {
                     let _ = write!(
                         h,
                         "<td>{} <small>&plusmn;{}</small></td>",
-                        metric::fmt(s.median),
-                        metric::fmt((s.max - s.min) / 2.0)
+                        metric::fmt(s.mean),
+                        metric::fmt(s.half_width())
                     );
                 }
                 None => h.push_str("<td></td>"),
@@ -291,12 +345,15 @@ fn table(h: &mut String, results: &RunResults) {
             );
         }
         let mut notes: Vec<String> = p.reason.iter().cloned().collect();
-        notes.extend(p.notes.iter().cloned());
+        if let (Some(st), Some(pr)) = (&p.stopped, &results.protocol) {
+            notes.push(st.describe(pr.precision));
+        }
         notes.extend(
-            p.unmeasurable
+            failed
                 .iter()
-                .map(|(m, why)| format!("{} {UNMEASURABLE}: {why}", m.label())),
+                .map(|c| format!("⚑ {}: {}", c.kind.label(), c.detail)),
         );
+        notes.extend(p.notes.iter().cloned());
         let _ = writeln!(
             h,
             "<td class=\"l notes\">{}</td></tr>",
@@ -304,17 +361,146 @@ fn table(h: &mut String, results: &RunResults) {
         );
     }
     h.push_str("</tbody></table></div>\n");
+    // Each reason a figure could not be measured, once, under the table.
+    let mut reasons: Vec<(Metric, String, Vec<usize>)> = Vec::new();
+    for p in &results.points {
+        for (m, why) in &p.unmeasurable {
+            let why = strip_repeat(why).to_string();
+            match reasons.iter_mut().find(|(k, w, _)| k == m && *w == why) {
+                Some((_, _, at)) => at.push(p.index),
+                None => reasons.push((*m, why, vec![p.index])),
+            }
+        }
+    }
+    if !reasons.is_empty() {
+        h.push_str("<p>Figures marked unmeasurable:</p><ul>\n");
+        for (m, why, at) in &reasons {
+            let points: Vec<String> = at.iter().map(|i| format!("#{i}")).collect();
+            let _ = writeln!(
+                h,
+                "<li>{} at {} ({}): {}</li>",
+                esc(m.label()),
+                if at.len() == 1 {
+                    "1 point".to_string()
+                } else {
+                    format!("{} points", at.len())
+                },
+                points.join(", "),
+                esc(why)
+            );
+        }
+        h.push_str("</ul>\n");
+    }
+}
+
+/// The timelines of the points that failed a check (a --quick run's short
+/// windows aside), at most [`plot::timeline::MOST`].
+fn timelines(h: &mut String, results: &RunResults) -> Result<()> {
+    let flagged: Vec<&crate::results::PointRecord> = results
+        .points
+        .iter()
+        .filter(|p| {
+            p.checks
+                .iter()
+                .any(|c| !c.passed && c.kind != crate::check::CheckKind::Window)
+        })
+        .collect();
+    let figs: Vec<plot::Figure> = flagged
+        .iter()
+        .filter_map(|p| plot::timeline::timeline(p))
+        .collect();
+    if figs.is_empty() {
+        return Ok(());
+    }
+    let _ = writeln!(
+        h,
+        "<h2>Timelines of flagged points</h2><p>Requests finished in each second of each \
+         measured window, for the points that failed a check{}.</p>",
+        if figs.len() > plot::timeline::MOST {
+            format!(
+                " (the first {} of {}; the table names the others)",
+                plot::timeline::MOST,
+                figs.len()
+            )
+        } else {
+            String::new()
+        }
+    );
+    for f in figs.iter().take(plot::timeline::MOST) {
+        let _ = writeln!(
+            h,
+            "<figure class=\"timeline\">{}<figcaption>{}</figcaption></figure>",
+            f.svg()?,
+            esc(&f.title)
+        );
+    }
+    Ok(())
+}
+
+/// A reason without its "repeat N: " prefix, so that one cause is said once.
+fn strip_repeat(why: &str) -> &str {
+    why.strip_prefix("repeat ")
+        .and_then(|r| r.split_once(": "))
+        .filter(|(n, _)| n.chars().all(|c| c.is_ascii_digit()))
+        .map_or(why, |(_, rest)| rest)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::check::{Check, CheckKind};
+    use crate::plot::figure::tests::{EXP, quick_run};
+    use crate::protocol::Protocol;
 
     #[test]
-    fn escaping_covers_markup() {
+    fn a_reason_is_said_once_without_its_repeat() {
         assert_eq!(
-            esc("<a href=\"x\">&</a>"),
-            "&lt;a href=&quot;x&quot;&gt;&amp;&lt;/a&gt;"
+            strip_repeat("repeat 12: no request completed"),
+            "no request completed"
+        );
+        assert_eq!(strip_repeat("too short"), "too short");
+        assert_eq!(strip_repeat("repeat x: y"), "repeat x: y");
+    }
+
+    #[test]
+    fn the_protocol_is_stated_a_quick_run_says_so_and_a_failed_check_is_flagged() {
+        let exp = Experiment::parse(EXP, "t.toml").unwrap();
+        let mut r = quick_run(&exp);
+        let mut p = Protocol {
+            quick: false,
+            window_s: 10.0,
+            warmup_s: 2.0,
+            min_repeats: 3,
+            max_repeats: 10,
+            precision: 0.02,
+            headline: Metric::Throughput,
+        };
+        r.protocol = Some(p.clone());
+        let s = protocol_sentence(&r);
+        assert!(
+            s.contains("windows of at least 10 s; 3 to 10 repeats per point, more until the 95% interval of throughput is within ±2%"),
+            "{s}"
+        );
+        assert!(!s.contains("quick"), "{s}");
+        p.quick = true;
+        p.min_repeats = 2;
+        p.max_repeats = 2;
+        r.protocol = Some(p);
+        let s = protocol_sentence(&r);
+        assert!(
+            s.starts_with("--quick run, shorter than the protocol asks"),
+            "{s}"
+        );
+        r.points[0].checks.push(Check {
+            kind: CheckKind::LittlesLaw,
+            passed: false,
+            detail: "N = 8 users; X·(R+Z) gives 6.1".into(),
+        });
+        let html = render(&r, &exp).unwrap();
+        assert!(html.contains("&#9873; Little&#39;s law") || html.contains("&#9873; Little's law"));
+        assert!(
+            html.contains("⚑ Little's law: N = 8 users"),
+            "the note names it"
         );
     }
 }

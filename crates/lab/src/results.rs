@@ -2,13 +2,17 @@
 //! machine, as `results.json` (the source `lab report` and `lab compare` read back)
 //! and `results.csv` (one row per repeat, for spreadsheets and scripts).
 //!
-//! Schema `servelab-lab/1`: within version 1 fields may be added, never renamed.
+//! Schema `servelab-lab/2`: within version 2 fields may be added, never renamed,
+//! and a field never changes what it holds. Version 1 (fixed request counts,
+//! medians of 2-3 repeats, simulated means stored under `median`/`min`/`max`,
+//! `mean_ms` once per attempt and later per user) is refused with one line that
+//! says why ([`RunResults::read`]): its figures cannot be read with this
+//! version's meaning.
 //!
 //! A figure that could not be measured is never written as a number: it is
 //! absent from the repeat and from the summary, and named with the reason in the
 //! point's `unmeasurable` map (`results.json`); in `results.csv` its cell reads
-//! `unmeasurable`. Server CPU per request is the case today: a repeat too short
-//! for `/proc`'s 10 ms ticks (see [`crate::cpu::MIN_TICKS`]).
+//! `unmeasurable`.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -28,27 +32,37 @@ pub type Figures = BTreeMap<Metric, f64>;
 pub const UNMEASURABLE: &str = "unmeasurable";
 
 /// The `schema` field of `results.json`.
-pub const SCHEMA: &str = "servelab-lab/1";
+pub const SCHEMA: &str = "servelab-lab/2";
 
-/// Median and range of a metric over repeats (for simulated figures: the mean and
-/// its 95% confidence interval).
+/// A metric over repeats (or simulated replications): the mean with its 95%
+/// Student-t interval, and, for measured repeats, their median, smallest and
+/// largest. Each field holds what its name says.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Stat {
-    /// Median over repeats (or the simulated mean).
-    pub median: f64,
-    /// Smallest repeat (or the interval's low end).
-    pub min: f64,
-    /// Largest repeat (or the interval's high end).
-    pub max: f64,
+    /// Repeats (or replications) behind it.
+    pub n: u32,
+    /// Their mean.
+    pub mean: f64,
+    /// Their sample standard deviation (`null` for one repeat).
+    pub sd: Option<f64>,
+    /// Low end of the mean's 95% interval (the mean itself for one repeat).
+    pub ci95_lo: f64,
+    /// High end of the mean's 95% interval (the mean itself for one repeat).
+    pub ci95_hi: f64,
+    /// Median of the repeats (`null` for simulated figures, whose replications
+    /// are not stored).
+    pub median: Option<f64>,
+    /// Smallest repeat (`null` for simulated figures).
+    pub min: Option<f64>,
+    /// Largest repeat (`null` for simulated figures).
+    pub max: Option<f64>,
 }
 
 impl Stat {
-    /// Median, min and max of some values; `None` when there are none.
+    /// Mean, interval, median and range of some values; `None` when none is finite.
     pub fn of(values: &[f64]) -> Option<Stat> {
         let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
-        if v.is_empty() {
-            return None;
-        }
+        let s = crate::stats::Sample::of(&v)?;
         v.sort_by(f64::total_cmp);
         let n = v.len();
         let median = if n % 2 == 1 {
@@ -56,19 +70,59 @@ impl Stat {
         } else {
             (v[n / 2 - 1] + v[n / 2]) / 2.0
         };
+        let h = s.half_width().unwrap_or(0.0);
         Some(Stat {
-            median,
-            min: v[0],
-            max: v[n - 1],
+            n: s.n,
+            mean: s.mean,
+            sd: (s.n >= 2).then_some(s.sd),
+            ci95_lo: s.mean - h,
+            ci95_hi: s.mean + h,
+            median: Some(median),
+            min: Some(v[0]),
+            max: Some(v[n - 1]),
         })
     }
 
-    /// A value with no spread.
+    /// A simulated mean over `n` replications with its 95% half-width.
+    pub fn interval(mean: f64, half_width: f64, n: u32) -> Stat {
+        let t = crate::stats::t_quantile(0.975, f64::from(n.max(2) - 1));
+        Stat {
+            n,
+            mean,
+            sd: (n >= 2).then(|| half_width * f64::from(n).sqrt() / t),
+            ci95_lo: mean - half_width,
+            ci95_hi: mean + half_width,
+            median: None,
+            min: None,
+            max: None,
+        }
+    }
+
+    /// One value, no spread.
     pub fn exact(v: f64) -> Stat {
         Stat {
-            median: v,
-            min: v,
-            max: v,
+            n: 1,
+            mean: v,
+            sd: None,
+            ci95_lo: v,
+            ci95_hi: v,
+            median: Some(v),
+            min: Some(v),
+            max: Some(v),
+        }
+    }
+
+    /// Half-width of the 95% interval.
+    pub fn half_width(&self) -> f64 {
+        (self.ci95_hi - self.ci95_lo) / 2.0
+    }
+
+    /// The sample behind it, for a test.
+    pub(crate) fn sample(&self) -> crate::stats::Sample {
+        crate::stats::Sample {
+            n: self.n,
+            mean: self.mean,
+            sd: self.sd.unwrap_or(0.0),
         }
     }
 }
@@ -116,14 +170,25 @@ pub struct PointRecord {
     pub command: Option<String>,
     /// Metrics of every repeat.
     pub repeats: Vec<Figures>,
-    /// Median and range of every metric.
+    /// What the load generator saw in every repeat (measured points): window,
+    /// counts, client CPU, and the per-second series.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub windows: Vec<crate::protocol::Window>,
+    /// How many repeats were run, and why they stopped there (measured points).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<crate::protocol::Stopped>,
+    /// The validity checks of the point (Little's law, the client, errors and
+    /// unfinished requests); a failed one flags the point, never drops it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<crate::check::Check>,
+    /// Mean with its 95% interval, and median and range, of every metric.
     pub summary: BTreeMap<Metric, Stat>,
     /// Metrics that could not be measured at this point, with the reason; they
     /// have no summary (and are absent from the repeats that could not measure
     /// them).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub unmeasurable: BTreeMap<Metric, String>,
-    /// The simulator's prediction (mean and 95% interval).
+    /// The simulator's prediction (mean and 95% interval over replications).
     pub predicted: BTreeMap<Metric, Stat>,
     /// The exact model's values (and bounds), where it applies.
     pub exact: BTreeMap<Metric, f64>,
@@ -142,6 +207,9 @@ impl PointRecord {
             reason: None,
             command: None,
             repeats: Vec::new(),
+            windows: Vec::new(),
+            stopped: None,
+            checks: Vec::new(),
             summary: BTreeMap::new(),
             unmeasurable: BTreeMap::new(),
             predicted: BTreeMap::new(),
@@ -155,7 +223,7 @@ impl PointRecord {
         self.vars.iter().find(|(n, _)| n == name).map(|(_, v)| v)
     }
 
-    /// Median and range of every metric over the repeats; a metric that some
+    /// Mean, interval, median and range of every metric over the repeats; a metric that some
     /// repeat could not measure gets no summary (see [`PointRecord::unmeasurable`]).
     pub fn summarise(&mut self) {
         let mut keys: Vec<Metric> = self
@@ -203,8 +271,11 @@ pub struct RunResults {
     pub command: String,
     /// Whether `--quick` was on.
     pub quick: bool,
-    /// Repeats per point.
+    /// Fewest measured repeats per point.
     pub repeats: u32,
+    /// The measurement protocol every measured point followed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<crate::protocol::Protocol>,
     /// Start time, UTC (`2026-11-22T03:04:05Z`).
     pub started_utc: String,
     /// Wall time of the run.
@@ -245,11 +316,24 @@ impl RunResults {
                 path: file.clone(),
                 message: format!("not JSON: {e}"),
             })?;
-        if value.get("schema").and_then(|s| s.as_str()) != Some(SCHEMA) {
-            return Err(LabError::Results {
-                path: file,
-                message: format!("not a servelab lab results file (schema is not {SCHEMA})"),
-            });
+        match value.get("schema").and_then(|s| s.as_str()) {
+            Some(SCHEMA) => {}
+            Some("servelab-lab/1") => {
+                return Err(LabError::Results {
+                    path: file,
+                    message: format!(
+                        "schema servelab-lab/1 is not read by this lab ({SCHEMA}): its repeats were \
+                         fixed request counts and its `median` fields hold simulated means, so \
+                         rerun the experiment (its command is in the file's `command`)"
+                    ),
+                });
+            }
+            _ => {
+                return Err(LabError::Results {
+                    path: file,
+                    message: format!("not a servelab lab results file (schema is not {SCHEMA})"),
+                });
+            }
         }
         serde_json::from_value(value).map_err(|e| LabError::Results {
             path: file,
@@ -300,8 +384,8 @@ impl RunResults {
         for k in &predicted {
             head.extend([
                 format!("predicted_{k}"),
-                format!("predicted_{k}_lo"),
-                format!("predicted_{k}_hi"),
+                format!("predicted_{k}_ci95_lo"),
+                format!("predicted_{k}_ci95_hi"),
             ]);
         }
         head.extend(exact.iter().map(|k| format!("exact_{k}")));
@@ -341,7 +425,7 @@ impl RunResults {
                 }
                 for k in &predicted {
                     match p.predicted.get(k) {
-                        Some(s) => cells.extend([num(s.median), num(s.min), num(s.max)]),
+                        Some(s) => cells.extend([num(s.mean), num(s.ci95_lo), num(s.ci95_hi)]),
                         None => cells.extend([String::new(), String::new(), String::new()]),
                     }
                 }
@@ -373,15 +457,59 @@ pub(crate) fn csv_cell(s: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
+    /// A point with nothing in it, for other modules' tests.
+    pub(crate) fn empty_point() -> PointRecord {
+        PointRecord {
+            index: 0,
+            server: None,
+            vars: vec![],
+            status: Status::Ok,
+            reason: None,
+            command: None,
+            repeats: vec![],
+            windows: vec![],
+            stopped: None,
+            checks: vec![],
+            summary: BTreeMap::new(),
+            unmeasurable: BTreeMap::new(),
+            predicted: BTreeMap::new(),
+            exact: BTreeMap::new(),
+            notes: vec![],
+        }
+    }
+
     #[test]
-    fn stat_is_median_and_range() {
+    fn stat_is_mean_with_interval_and_median_with_range() {
         let s = Stat::of(&[3.0, 1.0, 2.0]).unwrap();
-        assert_eq!((s.median, s.min, s.max), (2.0, 1.0, 3.0));
-        assert_eq!(Stat::of(&[1.0, 4.0]).unwrap().median, 2.5);
+        assert_eq!((s.median, s.min, s.max), (Some(2.0), Some(1.0), Some(3.0)));
+        assert_eq!((s.n, s.mean, s.sd), (3, 2.0, Some(1.0)));
+        // t(0.975, 2) / sqrt(3) = 2.484
+        assert!((s.half_width() - 2.484_1).abs() < 1e-3, "{s:?}");
+        assert_eq!(Stat::of(&[1.0, 4.0]).unwrap().median, Some(2.5));
         assert!(Stat::of(&[f64::NAN]).is_none());
+        let one = Stat::of(&[7.0]).unwrap();
+        assert_eq!((one.ci95_lo, one.ci95_hi, one.sd), (7.0, 7.0, None));
+        // A simulated interval keeps its mean and half-width, and no median.
+        let sim = Stat::interval(10.0, 1.0, 5);
+        assert_eq!((sim.ci95_lo, sim.ci95_hi, sim.median), (9.0, 11.0, None));
+        let back = sim.sample().half_width().unwrap();
+        assert!((back - 1.0).abs() < 1e-9, "{back}");
+    }
+
+    #[test]
+    fn a_version_1_results_file_is_refused_with_one_line_that_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.json");
+        std::fs::write(&path, r#"{"schema": "servelab-lab/1", "points": []}"#).unwrap();
+        let e = RunResults::read(dir.path()).unwrap_err().to_string();
+        assert!(
+            e.contains("servelab-lab/1 is not read") && e.contains("rerun"),
+            "{e}"
+        );
+        assert_eq!(e.lines().count(), 1, "{e}");
     }
 
     #[test]
@@ -394,6 +522,9 @@ mod tests {
             reason: None,
             command: None,
             repeats: vec![BTreeMap::from([(Metric::Throughput, 21000.0)])],
+            windows: vec![],
+            stopped: None,
+            checks: vec![],
             summary: BTreeMap::from([(Metric::Throughput, Stat::exact(21000.0))]),
             unmeasurable: BTreeMap::from([(Metric::CpuUs, "2 ticks".to_string())]),
             predicted: BTreeMap::new(),
@@ -408,6 +539,7 @@ mod tests {
             command: String::new(),
             quick: true,
             repeats: 1,
+            protocol: None,
             started_utc: String::new(),
             duration_s: 0.0,
             machine: Machine::detect("0", None),
@@ -437,6 +569,9 @@ mod tests {
             status: Status::Ok,
             reason: None,
             command: None,
+            windows: vec![],
+            stopped: None,
+            checks: vec![],
             repeats: throughput
                 .iter()
                 .map(|v| Figures::from([(Metric::Throughput, *v), (Metric::CpuUs, 3.0)]))
@@ -453,14 +588,9 @@ mod tests {
     fn summarise_takes_median_and_range_per_metric_but_not_the_unmeasurable() {
         let mut p = point(&[1.0, 5.0, 2.0]);
         p.summarise();
-        assert_eq!(
-            p.summary[&Metric::Throughput],
-            Stat {
-                median: 2.0,
-                min: 1.0,
-                max: 5.0
-            }
-        );
+        let t = p.summary[&Metric::Throughput];
+        assert_eq!((t.median, t.min, t.max), (Some(2.0), Some(1.0), Some(5.0)));
+        assert!((t.mean - 8.0 / 3.0).abs() < 1e-12);
         let mut p = point(&[1.0, 2.0]);
         p.unmeasurable.insert(Metric::CpuUs, "too short".into());
         p.summarise();

@@ -4,8 +4,11 @@
 //! The run follows the experiment's [`Plan`] and nothing else: every field was
 //! expanded, parsed and checked when it was planned, before anything ran. Every
 //! point gets a freshly started server (so a log file or a cache from one point
-//! never favours the next), a warm-up that is thrown away, then `repeats`
-//! measured load runs. A point that fails is recorded with its reason and the
+//! never favours the next), a warm-up at full load that is thrown away, then
+//! measured windows of fixed length, at least the plan's fewest and more until
+//! the headline metric's 95% interval is within the plan's precision or its cap
+//! ([`crate::protocol`]); then the point's validity checks ([`crate::check`]).
+//! A point that fails is recorded with its reason and the
 //! run goes on; Ctrl-C stops the load run in progress, stops the server, and
 //! still writes what was measured. [`Finished::check`] then says whether the
 //! run as a whole produced anything.
@@ -39,8 +42,12 @@ use crate::rundir;
 pub struct RunOptions {
     /// Shrink every sweep (`--quick`).
     pub quick: bool,
-    /// Repeats per point instead of the experiment's (`--repeats`).
+    /// A fixed number of repeats per point instead of the experiment's
+    /// fewest-to-cap (`--repeats`).
     pub repeats: Option<u32>,
+    /// Target relative half-width of the headline metric's 95% interval
+    /// instead of the experiment's (`--precision`, as a fraction: 0.02 is 2%).
+    pub precision: Option<f64>,
     /// Results directory (default `results/<name>-<timestamp>`); it must not exist.
     pub out: Option<PathBuf>,
     /// Replace `out` if it holds a previous lab run (`--force`).
@@ -136,10 +143,13 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Finished> {
             .unwrap_or_else(|| crate::cpu::allowed_cpus().first().copied().unwrap_or(0));
         crate::sched::KernelSched::detect(cpu)
     });
-    let plan = match &kernel {
+    let mut plan = match &kernel {
         Some(k) => exp.plan_with(opts.quick, opts.repeats, tmp.path(), k)?,
         None => exp.plan(opts.quick, opts.repeats, tmp.path())?,
     };
+    if let Some(p) = opts.precision {
+        plan.precision = p;
+    }
     let out = rundir::create(opts.out.as_deref(), exp.name(), &stamp, opts.force)?;
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -164,6 +174,7 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Finished> {
         command: opts.command.clone(),
         quick: opts.quick,
         repeats: plan.repeats,
+        protocol: (!exp.is_simulated()).then(|| protocol_of(&plan)),
         started_utc,
         duration_s: t0.elapsed().as_secs_f64(),
         machine: Machine::detect(&opts.version, opts.exe.parent()),
@@ -188,6 +199,28 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Finished> {
         results,
         index,
     })
+}
+
+/// The protocol the plan's measured points follow, for `results.json`.
+fn protocol_of(plan: &Plan) -> crate::protocol::Protocol {
+    let loads = plan.points.iter().filter_map(|p| match &p.work {
+        crate::experiment::Work::Measure(m) => Some(&m.load),
+        crate::experiment::Work::Simulate(_) => None,
+    });
+    let (mut window, mut warmup) = (f64::INFINITY, f64::INFINITY);
+    for l in loads {
+        window = window.min(l.duration.as_secs_f64());
+        warmup = warmup.min(l.warmup.as_secs_f64());
+    }
+    crate::protocol::Protocol {
+        quick: plan.quick,
+        window_s: if window.is_finite() { window } else { 0.0 },
+        warmup_s: if warmup.is_finite() { warmup } else { 0.0 },
+        min_repeats: plan.repeats,
+        max_repeats: plan.max_repeats,
+        precision: plan.precision,
+        headline: plan.headline,
+    }
 }
 
 /// Creates the served files of the plan under `tmp/www`.
@@ -323,6 +356,7 @@ mod tests {
                 command: String::new(),
                 quick: true,
                 repeats: 1,
+                protocol: None,
                 started_utc: String::new(),
                 duration_s: 0.0,
                 machine: Machine::detect("0", None),

@@ -307,7 +307,7 @@ fn join<T>(h: std::thread::JoinHandle<std::io::Result<T>>) -> std::io::Result<T>
 impl KernelSched {
     /// The report's section on the kernel figures a model used.
     pub fn html(&self) -> String {
-        use crate::report::esc;
+        use crate::html::esc;
         let ms = |s: f64| format!("{:.3} ms", s * 1e3);
         let us = |s: f64| format!("{:.2} &micro;s", s * 1e6);
         let spread = |m: &Measured, f: &dyn Fn(f64) -> String| {

@@ -23,10 +23,14 @@ use crate::sched::KernelSched;
 pub struct Plan {
     /// Whether this is the `--quick` sweep.
     pub quick: bool,
-    /// Measured repeats per point.
+    /// Fewest measured repeats per point.
     pub repeats: u32,
-    /// Warm-up requests per point.
-    pub warmup: u64,
+    /// Most measured repeats per point (equal to `repeats` for a fixed count).
+    pub max_repeats: u32,
+    /// Target relative half-width of the headline metric's 95% interval.
+    pub precision: f64,
+    /// The metric whose interval decides when a point has enough repeats.
+    pub headline: crate::metric::Metric,
     /// The run's temporary directory, which `{tmp}` names.
     pub tmp: PathBuf,
     /// Files created in the served directory (`tmp/www`), each once.
@@ -100,14 +104,12 @@ pub struct Model {
 pub struct ResolvedLoad {
     /// Concurrent users.
     pub users: u32,
-    /// Requests per connection.
+    /// Requests per connection (a user opens a new one every `session`).
     pub session: Option<u32>,
-    /// Total requests of a repeat.
-    pub requests: Option<u64>,
-    /// Duration of a repeat.
-    pub duration: Option<Duration>,
-    /// Duration of the warm-up at full load (instead of a request count).
-    pub warmup: Option<Duration>,
+    /// The measured window of a repeat.
+    pub duration: Duration,
+    /// The warm-up at full load before the first repeat.
+    pub warmup: Duration,
     /// Think time.
     pub think: servelab_load::Dist,
     /// Per-attempt timeout.
@@ -181,8 +183,9 @@ impl Experiment {
         let mut points = Vec::new();
         let mut files: Vec<ServedFile> = Vec::new();
         for vars in self.combinations(quick) {
+            let all = self.with_cases(&vars)?;
             let v = Vars {
-                point: &vars,
+                point: &all,
                 tmp: &tmp_text,
                 kernel,
             };
@@ -215,10 +218,13 @@ impl Experiment {
                 });
             }
         }
+        let (min, max) = self.repeats(quick, repeats);
         Ok(Plan {
             quick,
-            repeats: self.repeats(quick, repeats),
-            warmup: self.warmup(quick),
+            repeats: min,
+            max_repeats: max,
+            precision: self.precision(),
+            headline: self.headline(),
             tmp: tmp.to_path_buf(),
             files,
             points,
@@ -243,6 +249,61 @@ impl Experiment {
             combos = next;
         }
         combos
+    }
+
+    /// A point's axis values and the placeholders its case axes set.
+    fn with_cases(&self, vars: &[(String, Scalar)]) -> Result<Vec<(String, Scalar)>, FieldError> {
+        let mut all = vars.to_vec();
+        let mut keys: Option<Vec<String>> = None;
+        for axis in &self.axes {
+            let Some(set) = &axis.set else { continue };
+            let name = axis.name.get_ref();
+            let Some((_, value)) = vars.iter().find(|(n, _)| n == name) else {
+                continue;
+            };
+            let case = set
+                .get_ref()
+                .get(&value.to_string())
+                .and_then(|c| c.as_table())
+                .ok_or_else(|| {
+                    (
+                        set.span(),
+                        format!("`{name}` has no case `{value}` in its `set` (a table per value)"),
+                    )
+                })?;
+            let these: Vec<String> = case.keys().cloned().collect();
+            if keys.as_ref().is_some_and(|k| *k != these) {
+                return Err((
+                    set.span(),
+                    format!(
+                        "every case of `{name}` must set the same placeholders ({})",
+                        these.join(", ")
+                    ),
+                ));
+            }
+            keys.get_or_insert(these);
+            for (k, v) in case {
+                if self.axis(k).is_some() {
+                    return Err((
+                        set.span(),
+                        format!("`{k}` is an axis; a case cannot set it"),
+                    ));
+                }
+                let scalar = match v {
+                    toml::Value::Integer(i) => Scalar::Int(*i),
+                    toml::Value::Float(f) => Scalar::Float(*f),
+                    toml::Value::String(s) => Scalar::Str(s.clone()),
+                    other => {
+                        return Err((
+                            set.span(),
+                            format!("`{k}` = {other}: a case sets numbers or strings"),
+                        ));
+                    }
+                };
+                all.push((k.clone(), scalar));
+            }
+        }
+        Ok(all)
     }
 
     /// The files of the served directory at a point.
@@ -282,53 +343,36 @@ impl Experiment {
         }
         let pick =
             |quick: Option<&Template>, full: &Option<Template>| quick.or(full.as_ref()).cloned();
-        let sessions_t = pick(q.and_then(|q| q.sessions.as_ref()), &load.sessions);
-        let requests_t = pick(q.and_then(|q| q.requests.as_ref()), &load.requests);
         let duration_t = pick(q.and_then(|q| q.duration.as_ref()), &load.duration);
-        let mut requests: Option<u64> = opt_num(&requests_t, vars, "requests")?;
-        if let Some(t) = &sessions_t {
-            let sessions: u64 = parse_num(t, vars, "sessions")?;
-            let Some(session) = session else {
-                return Err((
-                    t.span(),
-                    "`sessions` needs `session` (requests per connection)".into(),
-                ));
-            };
-            requests = Some(u64::from(users) * u64::from(session) * sessions.max(1));
-        }
         let warmup_t = pick(q.and_then(|q| q.load_warmup.as_ref()), &load.warmup);
+        let (window, warm) = if quick {
+            (crate::protocol::QUICK_WINDOW, crate::protocol::QUICK_WARMUP)
+        } else {
+            (crate::protocol::FULL_WINDOW, crate::protocol::FULL_WARMUP)
+        };
         let warmup = warmup_t
             .as_ref()
             .map(|t| positive_duration(t, vars, "warmup"))
-            .transpose()?;
-        let duration = match &duration_t {
-            None => None,
-            Some(t) => {
-                let d = parse_with(t, vars, "duration", str::parse::<servelab_load::Dist>)?;
-                match d {
-                    servelab_load::Dist::Const(d) if !d.is_zero() => Some(d),
-                    _ => {
-                        return Err((
-                            t.span(),
-                            format!(
-                                "duration `{}` must be a positive constant like 2s",
-                                expand(t, vars)?
-                            ),
-                        ));
-                    }
-                }
-            }
-        };
-        if requests.is_none() && duration.is_none() {
+            .transpose()?
+            .unwrap_or(warm);
+        let duration = duration_t
+            .as_ref()
+            .map(|t| positive_duration(t, vars, "duration"))
+            .transpose()?
+            .unwrap_or(window);
+        if !quick && duration < crate::protocol::FULL_WINDOW {
+            let span = load
+                .duration
+                .as_ref()
+                .map_or(load.users.span(), |t| t.span());
             return Err((
-                load.users.span(),
-                "[load] needs `requests`, `sessions` or `duration` so that a repeat ends".into(),
-            ));
-        }
-        if requests == Some(0) {
-            return Err((
-                load.users.span(),
-                "a repeat of 0 requests measures nothing".into(),
+                span,
+                format!(
+                    "a full run measures at least {} s per repeat (the lab's protocol), not {} s; \
+                     shorten it only under [quick]",
+                    crate::protocol::FULL_WINDOW.as_secs(),
+                    duration.as_secs_f64()
+                ),
             ));
         }
         let think = match &load.think {
@@ -351,7 +395,6 @@ impl Experiment {
         Ok(ResolvedLoad {
             users,
             session,
-            requests,
             duration,
             warmup,
             think,
@@ -556,7 +599,6 @@ args = ["--workers", "{users}"]
 [load]
 users = "{users}"
 session = 2
-sessions = 3
 path = "/a.bin"
 [[plot]]
 title = "X"
@@ -587,9 +629,20 @@ y = "throughput"
             panic!("measured")
         };
         assert_eq!(
-            (m.load.users, m.load.session, m.load.requests),
-            (4, Some(2), Some(24))
+            (m.load.users, m.load.session, m.load.duration, m.load.warmup),
+            (
+                4,
+                Some(2),
+                crate::protocol::FULL_WINDOW,
+                crate::protocol::FULL_WARMUP
+            )
         );
+        let Work::Measure(q) = &quick.points[0].work else {
+            panic!("measured")
+        };
+        assert_eq!(q.load.duration, crate::protocol::QUICK_WINDOW);
+        assert_eq!((full.repeats, full.max_repeats), (3, 6));
+        assert_eq!((quick.repeats, quick.max_repeats), (2, 2));
         let Server::Servelab(args) = &m.server else {
             panic!("servelab")
         };
@@ -630,9 +683,63 @@ y = "throughput"
     }
 
     #[test]
+    fn a_full_window_below_ten_seconds_or_two_repeats_are_refused() {
+        let e = err(&GOOD.replace("path = \"/a.bin\"", "path = \"/a.bin\"\nduration = \"2s\""));
+        assert!(
+            e.starts_with("t.toml:17:") && e.contains("at least 10 s per repeat"),
+            "{e}"
+        );
+        let e = err(&GOOD.replace("question = \"Q?\"", "question = \"Q?\"\nrepeats = 2"));
+        assert!(e.contains("at least 3 repeats"), "{e}");
+        // A seed's "requests" count is no longer a way to end a repeat.
+        let e = err(&GOOD.replace("session = 2", "session = 2\nrequests = 100"));
+        assert!(e.contains("unknown field `requests`"), "{e}");
+    }
+
+    #[test]
+    fn a_case_axis_sets_its_placeholders_and_only_the_axis_is_a_point_value() {
+        let text = GOOD
+            .replace(
+                "[[server]]",
+                "[[axis]]\nname = \"size\"\nlabel = \"size\"\nvalues = [\"small\", \"big\"]\n\
+             set = { small = { w = 1 }, big = { w = 8 } }\n[[server]]",
+            )
+            .replace("\"{users}\"]", "\"{w}\"]")
+            .replace(
+                "y = \"throughput\"",
+                "y = \"throughput\"\nwhere = { size = [\"small\", \"big\"] }",
+            );
+        let p = plan(&text).unwrap();
+        let workers: Vec<Option<usize>> = p
+            .points
+            .iter()
+            .map(|pt| match &pt.work {
+                Work::Measure(m) => match &m.server {
+                    Server::Servelab(a) => a.workers,
+                    Server::Peer(_) => None,
+                },
+                Work::Simulate(_) => None,
+            })
+            .collect();
+        assert_eq!(
+            workers,
+            [Some(1), Some(8), Some(1), Some(8), Some(1), Some(8)]
+        );
+        assert_eq!(
+            p.points[1].vars,
+            [
+                ("users".to_string(), Scalar::Int(1)),
+                ("size".to_string(), Scalar::Str("big".into()))
+            ]
+        );
+        let e = err(&text.replace("big = { w = 8 }", "large = { w = 8 }"));
+        assert!(e.contains("has no case `big`"), "{e}");
+    }
+
+    #[test]
     fn a_bad_think_time_names_its_line() {
         let e = err(&GOOD.replace("path = \"/a.bin\"", "path = \"/a.bin\"\nthink = \"exp:zz\""));
-        assert!(e.starts_with("t.toml:18:") && e.contains("think"), "{e}");
+        assert!(e.starts_with("t.toml:17:") && e.contains("think"), "{e}");
     }
 
     #[test]

@@ -35,8 +35,9 @@
 //!
 //! [load]
 //! users = 8
-//! session = "{session}"
-//! sessions = 4           # per user: requests = users x session x sessions
+//! session = "{session}"  # each user opens a new connection every {session} requests
+//! duration = "10s"       # measured window of every repeat (the default)
+//! warmup = "2s"          # at full load, before the first repeat (the default)
 //! path = "/5k.bin"
 //!
 //! [[plot]]
@@ -49,8 +50,8 @@
 //! metric = "throughput"
 //!
 //! [quick]
-//! repeats = 1
-//! sessions = 1
+//! repeats = 2
+//! duration = "0.25s"
 //! ```
 
 use std::fmt;
@@ -134,12 +135,21 @@ pub struct Experiment {
     /// Which seed report it reproduces, if any (`"000"`).
     #[serde(default)]
     pub seed: Option<String>,
-    /// Measured repeats per point (default 3; `--repeats` overrides).
+    /// Fewest measured repeats per point (default and least 3; `--repeats`
+    /// sets a fixed count instead).
     #[serde(default)]
     pub repeats: Option<Spanned<u32>>,
-    /// Warm-up requests sent before a point's repeats and discarded (default 50).
+    /// Most repeats per point (default 6).
     #[serde(default)]
-    pub warmup: Option<Spanned<u64>>,
+    pub max_repeats: Option<Spanned<u32>>,
+    /// Target half-width of the headline metric's 95% interval, in percent of
+    /// its mean (default 2): repeats go on until it is reached or the cap.
+    #[serde(default)]
+    pub precision_pct: Option<Spanned<f64>>,
+    /// The metric whose interval decides when a point has enough repeats
+    /// (default: the conclusion's metric, else throughput).
+    #[serde(default)]
+    pub headline: Option<Spanned<Metric>>,
     /// Sweep axes; the points are their cartesian product (first axis outermost).
     #[serde(default, rename = "axis")]
     pub axes: Vec<Axis>,
@@ -168,6 +178,10 @@ pub struct Experiment {
     /// targets they are held to.
     #[serde(default)]
     pub accuracy: Option<AccuracySpec>,
+    /// The claims of the seed report that this experiment tests, each a
+    /// sentence and a check on the results; the report opens with their verdicts.
+    #[serde(default, rename = "claim")]
+    pub claims: Vec<ClaimSpec>,
     /// What `--quick` changes.
     #[serde(default)]
     pub quick: Option<QuickSpec>,
@@ -198,6 +212,12 @@ pub struct Axis {
     /// Divide values by this for display (1000 shows bytes as KB).
     #[serde(default)]
     pub display_divisor: Option<f64>,
+    /// Cases: for each value of this axis, more placeholders it sets (a table
+    /// per value, the same keys in each), so that one axis can sweep whole
+    /// configurations (seed 002's experiments differ in cores, threads,
+    /// service and policy at once) without a product of every setting.
+    #[serde(default)]
+    pub set: Option<Spanned<toml::Table>>,
 }
 
 /// A file created in the served directory.
@@ -233,21 +253,18 @@ pub struct ServerSpec {
 pub struct LoadSpec {
     /// Concurrent users (connections).
     pub users: Template,
-    /// Requests per connection (absent: one connection per user for the whole run).
+    /// Requests per connection: each user opens a new connection every
+    /// `session` requests, for the whole window (absent: one connection per
+    /// user for the whole run).
     #[serde(default)]
     pub session: Option<Template>,
-    /// Sessions per user; sets requests = users x session x sessions.
-    #[serde(default)]
-    pub sessions: Option<Template>,
-    /// Total requests per repeat (instead of `sessions`).
-    #[serde(default)]
-    pub requests: Option<Template>,
-    /// Length of a repeat (instead of a request count), e.g. `"2s"`.
+    /// The measured window of every repeat, e.g. `"10s"` (default 10 s; a full
+    /// run may not measure less). Never a request count: a count ends in
+    /// milliseconds on a fast server.
     #[serde(default)]
     pub duration: Option<Template>,
-    /// A warm-up of this long at the point's full load, instead of the
-    /// experiment's `warmup` requests (for states that take time to build,
-    /// such as a collapse).
+    /// The warm-up at the point's full load before its first repeat (default
+    /// 2 s; longer for states that take time to build, such as a collapse).
     #[serde(default)]
     pub warmup: Option<Template>,
     /// Think time after each answer (load DIST syntax; default none).
@@ -397,6 +414,76 @@ pub struct TargetSpec {
     pub caveat: Option<String>,
 }
 
+/// A claim of the seed report and how the results test it.
+///
+/// `a` and `b` pick one point each (or, for `trend`, `a` picks a series): a
+/// table of axis values, plus `server` for a measured experiment, merged with
+/// `at`. The verdict is decided by Welch's t-test at 95% on the repeats.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimSpec {
+    /// The claim, as the seed makes it.
+    pub text: String,
+    /// How it is tested.
+    pub test: Spanned<ClaimTest>,
+    /// The metric compared (`compare` and `trend`).
+    #[serde(default)]
+    pub metric: Option<Spanned<Metric>>,
+    /// The first point (`compare`) or the series (`trend`).
+    #[serde(default)]
+    pub a: Option<Spanned<toml::Table>>,
+    /// The second point (`compare`).
+    #[serde(default)]
+    pub b: Option<Spanned<toml::Table>>,
+    /// The axis along which a `trend` goes, first value to last.
+    #[serde(default)]
+    pub x: Option<Spanned<String>>,
+    /// Axis values both points share.
+    #[serde(default)]
+    pub at: Option<Spanned<toml::Table>>,
+    /// What the seed says: `a` is `higher`, `lower` or `equal` to `b`; the
+    /// trend `rises`, `falls` or is `flat`.
+    #[serde(default)]
+    pub expect: Option<Spanned<Expect>>,
+    /// "Equal" and "flat" mean within this many percent (default 10).
+    #[serde(default)]
+    pub within_pct: Option<f64>,
+    /// Why the claim cannot be tested here (`untestable`), or what the seed's
+    /// setting was that this one differs from (shown with any verdict).
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// How a claim is tested.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClaimTest {
+    /// Point `a` against point `b`.
+    Compare,
+    /// Series `a` from the first to the last value of axis `x`.
+    Trend,
+    /// Not testable with this experiment; `reason` says why.
+    Untestable,
+}
+
+/// What a claim expects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Expect {
+    /// `a` above `b`.
+    Higher,
+    /// `a` below `b`.
+    Lower,
+    /// `a` within `within_pct` of `b`.
+    Equal,
+    /// The last value above the first.
+    Rises,
+    /// The last value below the first.
+    Falls,
+    /// The last value within `within_pct` of the first.
+    Flat,
+}
+
 /// What a conclusion compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -435,22 +522,13 @@ impl<'de> Deserialize<'de> for EngineName {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct QuickSpec {
-    /// Repeats per point.
+    /// Repeats per point, a fixed count (default 2).
     #[serde(default)]
     pub repeats: Option<u32>,
-    /// Warm-up requests.
-    #[serde(default)]
-    pub warmup: Option<u64>,
-    /// `load.sessions`.
-    #[serde(default)]
-    pub sessions: Option<Template>,
-    /// `load.requests`.
-    #[serde(default)]
-    pub requests: Option<Template>,
-    /// `load.duration`.
+    /// `load.duration` (default 0.25 s).
     #[serde(default)]
     pub duration: Option<Template>,
-    /// `load.warmup`.
+    /// `load.warmup` (default 0.1 s).
     #[serde(default)]
     pub load_warmup: Option<Template>,
     /// Simulator replications.
@@ -494,26 +572,49 @@ impl Experiment {
         self.axes.iter().find(|a| a.name.get_ref() == name)
     }
 
-    /// Repeats per point, after `--quick` and `--repeats`.
-    pub fn repeats(&self, quick: bool, override_: Option<u32>) -> u32 {
+    /// Fewest and most repeats per point, after `--quick` and `--repeats`: a
+    /// full run takes at least [`MIN_REPEATS`](crate::protocol::MIN_REPEATS)
+    /// and more up to its cap; `--quick` and `--repeats N` a fixed count.
+    pub fn repeats(&self, quick: bool, override_: Option<u32>) -> (u32, u32) {
         if let Some(r) = override_ {
-            return r.max(1);
+            return (r.max(1), r.max(1));
         }
-        let q = self
-            .quick
+        if quick {
+            let q = self
+                .quick
+                .as_ref()
+                .and_then(|q| q.repeats)
+                .unwrap_or(2)
+                .max(1);
+            return (q, q);
+        }
+        let min = self
+            .repeats
             .as_ref()
-            .and_then(|q| q.repeats)
-            .filter(|_| quick);
-        q.or(self.repeats.as_ref().map(|r| *r.get_ref()))
-            .unwrap_or(3)
-            .max(1)
+            .map_or(crate::protocol::MIN_REPEATS, |r| *r.get_ref())
+            .max(1);
+        let max = self
+            .max_repeats
+            .as_ref()
+            .map_or(crate::protocol::MAX_REPEATS, |r| *r.get_ref())
+            .max(min);
+        (min, max)
     }
 
-    /// Warm-up requests per point.
-    pub fn warmup(&self, quick: bool) -> u64 {
-        let q = self.quick.as_ref().and_then(|q| q.warmup).filter(|_| quick);
-        q.or(self.warmup.as_ref().map(|w| *w.get_ref()))
-            .unwrap_or(50)
+    /// Target relative half-width of the headline metric (0.02 is ±2%).
+    pub fn precision(&self) -> f64 {
+        self.precision_pct
+            .as_ref()
+            .map_or(crate::protocol::PRECISION, |p| *p.get_ref() / 100.0)
+    }
+
+    /// The metric whose interval decides when a point has enough repeats.
+    pub fn headline(&self) -> Metric {
+        self.headline
+            .as_ref()
+            .map(|h| *h.get_ref())
+            .or_else(|| self.conclusion.as_ref().map(|c| *c.metric.get_ref()))
+            .unwrap_or(Metric::Throughput)
     }
 
     /// The values of an axis in the full or quick sweep.
@@ -555,7 +656,7 @@ mod tests {
     fn engines_peers_metrics_and_kinds_are_read_as_types() {
         let text = |field: &str| {
             format!(
-                "name = \"t\"\ntitle = \"T\"\nquestion = \"Q\"\n{field}\n[load]\nusers = 1\nrequests = 1\npath = \"/\"\n"
+                "name = \"t\"\ntitle = \"T\"\nquestion = \"Q\"\n{field}\n[load]\nusers = 1\npath = \"/\"\n"
             )
         };
         let e = Experiment::parse(

@@ -78,6 +78,10 @@ pub(crate) fn experiment(exp: &Experiment) -> Result<(), FieldError> {
             server(r)?;
         }
     }
+    protocol(exp)?;
+    if let Some(h) = &exp.headline {
+        metric(h)?;
+    }
     if let Some(c) = &exp.conclusion {
         metric(&c.metric)?;
         filter(&c.at)?;
@@ -113,6 +117,47 @@ pub(crate) fn experiment(exp: &Experiment) -> Result<(), FieldError> {
             }
         }
     }
+    for c in &exp.claims {
+        if let Some(m) = &c.metric {
+            metric(m)?;
+        }
+        if let Some(x) = &c.x
+            && exp.axis(x.get_ref()).is_none()
+        {
+            return Err((x.span(), format!("`{}` is not an axis", x.get_ref())));
+        }
+        for t in [&c.a, &c.b, &c.at].into_iter().flatten() {
+            for (k, v) in t.get_ref() {
+                if k == "server" {
+                    let label = match v {
+                        toml::Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    if !labels.contains(&label) {
+                        return Err((t.span(), format!("no server labelled `{label}`")));
+                    }
+                } else if exp.axis(k).is_none() {
+                    return Err((t.span(), format!("`{k}` is not an axis")));
+                }
+            }
+        }
+        use super::schema::ClaimTest;
+        let needs = match c.test.get_ref() {
+            ClaimTest::Compare => {
+                c.metric.is_none() || c.expect.is_none() || c.a.is_none() || c.b.is_none()
+            }
+            ClaimTest::Trend => c.metric.is_none() || c.expect.is_none() || c.x.is_none(),
+            ClaimTest::Untestable => c.reason.is_none(),
+        };
+        if needs {
+            return Err((
+                c.test.span(),
+                "a `compare` claim needs metric, a, b and expect; a `trend` needs metric, x and \
+                 expect; an `untestable` one its reason"
+                    .into(),
+            ));
+        }
+    }
     if let Some(a) = &exp.accuracy {
         for m in a
             .metrics
@@ -128,6 +173,44 @@ pub(crate) fn experiment(exp: &Experiment) -> Result<(), FieldError> {
                 "[accuracy] compares with [predict], which is missing".into(),
             ));
         }
+    }
+    Ok(())
+}
+
+/// Repeats and precision: a full run takes at least three repeats, and a
+/// precision target is a percentage that can be reached.
+fn protocol(exp: &Experiment) -> Result<(), FieldError> {
+    use crate::protocol::MIN_REPEATS;
+    if let Some(r) = &exp.repeats
+        && *r.get_ref() < MIN_REPEATS
+    {
+        return Err((
+            r.span(),
+            format!(
+                "a full run takes at least {MIN_REPEATS} repeats per point (one is an anecdote); \
+                 fewer only under [quick] or with --repeats"
+            ),
+        ));
+    }
+    if let (Some(max), Some(min)) = (&exp.max_repeats, &exp.repeats)
+        && max.get_ref() < min.get_ref()
+    {
+        return Err((
+            max.span(),
+            format!(
+                "max_repeats {} is below repeats {}",
+                max.get_ref(),
+                min.get_ref()
+            ),
+        ));
+    }
+    if let Some(p) = &exp.precision_pct
+        && !(p.get_ref().is_finite() && *p.get_ref() > 0.0 && *p.get_ref() < 100.0)
+    {
+        return Err((
+            p.span(),
+            format!("precision_pct {} must be a percentage above 0", p.get_ref()),
+        ));
     }
     Ok(())
 }
@@ -230,7 +313,7 @@ label = "pool"
 engine = "pool"
 [load]
 users = "{users}"
-requests = 10
+duration = "10s"
 path = "/a.bin"
 [[plot]]
 title = "X"
@@ -244,7 +327,7 @@ y = "throughput"
 
     #[test]
     fn a_syntax_error_names_its_line() {
-        let e = err(&GOOD.replace("requests = 10", "requests = = 10"));
+        let e = err(&GOOD.replace("duration = \"10s\"", "duration = = \"10s\""));
         assert!(e.starts_with("t.toml:14:"), "{e}");
     }
 

@@ -12,11 +12,11 @@ use super::lines::error_bars;
 use super::style::{GRID, Style};
 use super::{Figure, ticks};
 
-/// A bar: (median, min, max).
+/// A bar: (mean, 95% interval low, high).
 pub(super) type Bar = (f64, f64, f64);
 
 /// The bar series of a category figure: (legend label, value per group), where a
-/// value is (median, min, max). With several series, groups are the series
+/// value is (mean, 95% interval low, high). With several series, groups are the series
 /// (servers) and bars the x values; with one, groups are the x values.
 pub(super) fn bar_series(fig: &Figure) -> Vec<(String, Vec<Option<Bar>>)> {
     let xs = category_values(fig);
@@ -81,7 +81,22 @@ pub(super) fn groups(fig: &Figure) -> Vec<String> {
     }
 }
 
-/// A category x axis: grouped bars with error bars from min to max.
+/// Largest ratio of bar heights drawn on a linear axis.
+const LOG_SPAN: f64 = 20.0;
+
+/// Whether bars go on a log axis: asked for, or heights spanning more than
+/// [`LOG_SPAN`] (all positive).
+fn use_log(fig: &Figure, series: &[(String, Vec<Option<Bar>>)]) -> bool {
+    let means: Vec<f64> = series
+        .iter()
+        .flat_map(|(_, v)| v.iter().flatten().map(|b| b.0))
+        .collect();
+    let positive = !means.is_empty() && means.iter().all(|m| *m > 0.0);
+    let span = min_max(means.iter().copied()).map_or(1.0, |(a, b)| b / a);
+    positive && (fig.log_y || span > LOG_SPAN)
+}
+
+/// A category x axis: grouped bars with 95% interval bars.
 pub(super) fn draw<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     fig: &Figure,
@@ -96,7 +111,22 @@ where
         .iter()
         .flat_map(|(_, v)| v.iter().flatten().flat_map(|(m, lo, hi)| [*m, *lo, *hi]));
     let (ya, yb) = min_max(values).unwrap_or((0.0, 1.0));
-    let (y0, y1, y_ticks) = y_axis(ya.min(0.0), yb, false);
+    // Bars whose heights span more than LOG_SPAN on a linear axis leave the
+    // small ones unreadable (engines: fork's 640 us over 6 us bars): a log
+    // axis then, with bars from its bottom.
+    let log = use_log(fig, &series);
+    let ty = |y: f64| if log { y.max(1e-12).log10() } else { y };
+    let (y0, y1, y_ticks) = if log {
+        let positive = series
+            .iter()
+            .flat_map(|(_, v)| v.iter().flatten().flat_map(|(m, lo, hi)| [*m, *lo, *hi]))
+            .filter(|y| *y > 0.0);
+        let (pa, pb) = min_max(positive).unwrap_or((1.0, 10.0));
+        y_axis(pa, pb, true)
+    } else {
+        y_axis(ya.min(0.0), yb, false)
+    };
+    let base = if log { y0 } else { y0.max(0.0) };
     let x_ticks: Vec<f64> = (0..n).map(|i| i as f64 + 0.5).collect();
     let fmt_x = |v: &f64| {
         let i = (v - 0.5).round();
@@ -106,7 +136,12 @@ where
             String::new()
         }
     };
-    let fmt_y = |v: &f64| ticks::label(*v);
+    let fmt_y = |v: &f64| ticks::label(if log { 10f64.powf(*v) } else { *v });
+    let y_desc = if log {
+        format!("{} (log scale)", fig.y_label)
+    } else {
+        fig.y_label.clone()
+    };
     let x_desc = if fig.series.len() == 1 {
         fig.x_label.clone()
     } else {
@@ -134,7 +169,7 @@ where
         .configure_mesh()
         .disable_x_mesh()
         .x_desc(x_desc)
-        .y_desc(fig.y_label.as_str())
+        .y_desc(y_desc.as_str())
         .x_label_formatter(&fmt_x)
         .y_label_formatter(&fmt_y)
         .label_style((FONT, TICK))
@@ -153,12 +188,12 @@ where
         for (g, v) in values.iter().enumerate() {
             let a = g as f64 + start + width * j as f64;
             let b = a + width;
-            let Some((median, lo, hi)) = *v else {
+            let Some((mean, lo, hi)) = *v else {
                 // A missing bar is marked where it would stand, so that it does
                 // not read as 0; the figure's note says why it is missing.
                 chart.draw_series([Text::new(
                     "n/a",
-                    ((a + b) / 2.0, y0.max(0.0)),
+                    ((a + b) / 2.0, base),
                     (FONT, TICK)
                         .into_font()
                         .color(&GREY_TEXT)
@@ -167,11 +202,14 @@ where
                 continue;
             };
             chart.draw_series([
-                Rectangle::new([(a, y0.max(0.0)), (b, median)], color.filled()),
-                Rectangle::new([(a, y0.max(0.0)), (b, median)], BLACK.stroke_width(1)),
+                Rectangle::new([(a, base), (b, ty(mean))], color.filled()),
+                Rectangle::new([(a, base), (b, ty(mean))], BLACK.stroke_width(1)),
             ])?;
-            let points = [((a + b) / 2.0, median, lo, hi)];
-            error_bars(&mut chart, &points, BLACK, &|x| x, &|y| y)?;
+            // On a log axis an interval reaching 0 or below is cut at the
+            // axis' bottom.
+            let lo = if log && lo <= 0.0 { 10f64.powf(y0) } else { lo };
+            let points = [((a + b) / 2.0, mean, lo, hi)];
+            error_bars(&mut chart, &points, BLACK, &|x| x, &ty)?;
         }
     }
     Ok(())

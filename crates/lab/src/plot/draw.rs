@@ -299,6 +299,22 @@ mod tests {
         }
     }
 
+    /// Regression (issue 15): engines' CPU bars of 6 to 640 us on a linear
+    /// axis left the small ones unreadable; a span over 20x gets a log axis.
+    #[test]
+    fn bars_spanning_more_than_twenty_times_get_a_log_axis() {
+        let bars = |hi: f64| Figure {
+            categorical: true,
+            x_names: vec![(1.0, "1".into())],
+            ..figure(vec![
+                series("epoll", &[(1.0, 6.0)]),
+                series("fork", &[(1.0, hi)]),
+            ])
+        };
+        assert!(svg(&bars(640.0)).unwrap().contains("(log scale)"));
+        assert!(!svg(&bars(60.0)).unwrap().contains("(log scale)"));
+    }
+
     #[test]
     fn series_take_distinct_colours() {
         let fig = figure(vec![

@@ -10,7 +10,7 @@ use crate::experiment::{Axis, Experiment, PlotSpec, Scalar};
 use crate::metric::Metric;
 use crate::results::{PointRecord, RunResults, Status};
 
-/// One series of a plot: (x, median, min, max) sorted by x, and predictions.
+/// One series of a plot: (x, mean, 95% interval low, high) sorted by x, and predictions.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Series {
     /// Legend label, without the "(measured)" that the legend adds.
@@ -127,7 +127,7 @@ fn series_with(
     let key = |r: &PointRecord| {
         let mut parts: Vec<String> = r.server.iter().cloned().collect();
         for (n, v) in &r.vars {
-            if n != x_axis && !filter.iter().any(|(k, _)| k == n) {
+            if n != x_axis && !filter.iter().any(|(k, w)| k == n && w.len() == 1) {
                 parts.push(match exp.axis(n) {
                     Some(a) => format!("{} = {v}{}", a.label, unit_after(a)),
                     None => format!("{n} = {v}"),
@@ -168,10 +168,10 @@ fn series_with(
             else {
                 continue;
             };
-            if base.median <= 0.0 {
+            if base.mean <= 0.0 {
                 continue;
             }
-            scale = 1.0 / base.median;
+            scale = 1.0 / base.mean;
         }
         let k = key(r);
         // Series keep the order in which their first point appears in the run.
@@ -184,11 +184,12 @@ fn series_with(
             ..Series::default()
         });
         let x = x / div;
+        // The mean and its 95% interval (the protocol's; never min..max).
         e.points
-            .push((x, s.median * scale, s.min * scale, s.max * scale));
+            .push((x, s.mean * scale, s.ci95_lo * scale, s.ci95_hi * scale));
         if relative.is_none() && plot.predicted != Some(false) {
             if let Some(p) = r.predicted.get(&metric) {
-                e.predicted.push((x, p.median, p.min, p.max));
+                e.predicted.push((x, p.mean, p.ci95_lo, p.ci95_hi));
             }
             if let Some(v) = r.exact.get(&metric) {
                 e.exact.push((x, *v));
@@ -343,10 +344,39 @@ pub fn figure(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Figure
             parts.join("; ")
         ));
     }
+    // Points drawn although a validity check failed: flagged, never dropped.
+    let flagged: Vec<String> = here
+        .iter()
+        .filter(|r| r.status == Status::Ok && r.summary.contains_key(&metric))
+        .filter_map(|r| {
+            let failed: Vec<&str> = r
+                .checks
+                .iter()
+                .filter(|c| !c.passed && c.kind != crate::check::CheckKind::Window)
+                .map(|c| c.kind.label())
+                .collect();
+            (!failed.is_empty()).then(|| format!("{} ({})", r.label(), failed.join(", ")))
+        })
+        .collect();
+    if !flagged.is_empty() {
+        let n = flagged.len();
+        let shown = if n > 4 {
+            format!("{} and {} more", flagged[..4].join("; "), n - 4)
+        } else {
+            flagged.join("; ")
+        };
+        fig.notes.push(format!(
+            "⚑ {n} drawn point{} failed a validity check: {shown}; see the table of figures.",
+            if n == 1 { "" } else { "s" }
+        ));
+    }
     if fig.series.is_empty() {
         let ok = here.iter().filter(|r| r.status == Status::Ok).count();
         fig.empty = Some(if here.is_empty() {
-            let want: Vec<String> = wanted.iter().map(|(a, v)| format!("{a} = {v}")).collect();
+            let want: Vec<String> = wanted
+                .iter()
+                .map(|(a, v)| format!("{a} = {}", v.join(" or ")))
+                .collect();
             let has: Vec<String> = wanted
                 .iter()
                 .map(|(a, _)| {
@@ -520,6 +550,9 @@ y = "throughput"
                 reason: (!ok).then(|| "nginx is not installed".into()),
                 command: None,
                 repeats: Vec::new(),
+                windows: Vec::new(),
+                stopped: None,
+                checks: Vec::new(),
                 summary,
                 unmeasurable: BTreeMap::new(),
                 predicted: BTreeMap::new(),
@@ -535,6 +568,7 @@ y = "throughput"
             command: String::new(),
             quick: true,
             repeats: 1,
+            protocol: None,
             started_utc: String::new(),
             duration_s: 0.0,
             machine: crate::machine::Machine {

@@ -4,8 +4,8 @@
 use crate::experiment::{PlotSpec, Scalar};
 use crate::results::{PointRecord, RunResults, Status};
 
-/// A filter on one axis: the axis and the value wanted.
-pub(super) type Filter = Vec<(String, String)>;
+/// A filter: each axis with the values wanted (any of them; usually one).
+pub(super) type Filter = Vec<(String, Vec<String>)>;
 
 /// Whether a record's value of `axis` is `want` (numbers compare as numbers).
 fn has_value(r: &PointRecord, axis: &str, want: &str) -> bool {
@@ -18,7 +18,9 @@ fn has_value(r: &PointRecord, axis: &str, want: &str) -> bool {
 }
 
 pub(super) fn matches(r: &PointRecord, filter: &Filter) -> bool {
-    filter.iter().all(|(k, want)| has_value(r, k, want))
+    filter
+        .iter()
+        .all(|(k, wants)| wants.iter().any(|w| has_value(r, k, w)))
 }
 
 /// The plot's `where`, as text values.
@@ -27,11 +29,15 @@ pub(super) fn filter_of(plot: &PlotSpec) -> Filter {
         f.get_ref()
             .iter()
             .map(|(k, v)| {
-                let want = match v {
+                let text = |v: &toml::Value| match v {
                     toml::Value::String(s) => s.clone(),
                     other => other.to_string(),
                 };
-                (k.clone(), want)
+                let wants = match v {
+                    toml::Value::Array(a) => a.iter().map(text).collect(),
+                    other => vec![text(other)],
+                };
+                (k.clone(), wants)
             })
             .collect()
     })
@@ -62,9 +68,14 @@ pub(super) fn substitute(filter: &Filter, results: &RunResults) -> (Filter, Opti
     }
     let mut out = Vec::new();
     let mut missing = Vec::new();
-    for (axis, want) in filter {
+    for (axis, wants) in filter {
+        // Several values wanted: the run draws those it has.
+        let [want] = wants.as_slice() else {
+            out.push((axis.clone(), wants.clone()));
+            continue;
+        };
         if ok.iter().any(|r| has_value(r, axis, want)) {
-            out.push((axis.clone(), want.clone()));
+            out.push((axis.clone(), wants.clone()));
             continue;
         }
         let mut have: Vec<&Scalar> = Vec::new();
@@ -91,9 +102,9 @@ pub(super) fn substitute(filter: &Filter, results: &RunResults) -> (Filter, Opti
         match nearest {
             Some(n) => {
                 missing.push((axis.clone(), want.clone(), listed, n.clone()));
-                out.push((axis.clone(), n));
+                out.push((axis.clone(), vec![n]));
             }
-            None => out.push((axis.clone(), want.clone())),
+            None => out.push((axis.clone(), wants.clone())),
         }
     }
     if missing.is_empty() || !ok.iter().any(|r| matches(r, &out)) {

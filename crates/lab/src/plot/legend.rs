@@ -122,8 +122,8 @@ where
                 ))?;
                 area.draw(&DashedPathElement::new(
                     vec![(x, y), (x + 40, y)],
-                    8,
-                    4,
+                    super::style::SIMULATED_DASH.0,
+                    super::style::SIMULATED_DASH.1,
                     color.stroke_width(2),
                 ))?;
             }

@@ -1,4 +1,4 @@
-//! A continuous x axis: a line through each series' medians (only with three
+//! A continuous x axis: a line through each series' means (only with three
 //! points or more), error bars from min to max, markers, the simulator's band and
 //! the exact model's line under them, and the saturation population N*.
 
@@ -9,7 +9,7 @@ use super::draw::{Chart, DESC, DrawResult, FONT, TICK, Ticked, min_max, saturati
 use super::style::{EXACT, GRID, Marker};
 use super::{Figure, Series, ticks};
 
-/// A continuous x axis: lines through the medians, error bars, predictions.
+/// A continuous x axis: lines through the means, 95% interval bars, predictions.
 pub(super) fn draw<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     fig: &Figure,
@@ -194,8 +194,8 @@ where
         )))?;
         chart.draw_series(DashedLineSeries::new(
             s.predicted.iter().map(|p| (tx(p.0), ty(p.1))),
-            8,
-            4,
+            super::style::SIMULATED_DASH.0,
+            super::style::SIMULATED_DASH.1,
             color.stroke_width(2),
         ))?;
     } else {

@@ -96,14 +96,22 @@ const MARKERS: [Marker; 7] = [
 /// Dash patterns (dash, gap) in pixels; `None` is a solid line. As many as the
 /// colours, so the first six series differ in all three; past six, the marker
 /// (seven of them) still tells series apart that share a colour and a dash.
+///
+/// Every measured dash is at least 7 px long, so that none reads like the
+/// simulator's dotted line ([`SIMULATED_DASH`]) in the same colour.
+/// Regression (issue 15): overload's measured and simulated "cancel" were both
+/// orange and dashed.
 const DASHES: [Option<(u32, u32)>; 6] = [
     None,
     Some((12, 5)),
-    Some((3, 3)),
-    Some((22, 5)),
     Some((7, 7)),
-    Some((2, 8)),
+    Some((22, 5)),
+    Some((16, 3)),
+    Some((30, 8)),
 ];
+
+/// The simulator's mean line: dots, a pattern no measured series uses.
+pub const SIMULATED_DASH: (u32, u32) = (2, 4);
 
 /// The look of one series.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,6 +155,15 @@ mod tests {
                 assert_ne!(a.marker, b.marker, "{i} {j}");
                 assert_ne!(a.dash, b.dash, "{i} {j}");
             }
+        }
+    }
+
+    #[test]
+    fn no_measured_series_shares_the_simulated_dash() {
+        for i in 0..12 {
+            let d = Style::nth(i).dash;
+            assert_ne!(d, Some(SIMULATED_DASH), "{i}");
+            assert!(d.is_none_or(|(dash, _)| dash >= 7), "{i}: {d:?}");
         }
     }
 

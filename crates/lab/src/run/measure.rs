@@ -18,11 +18,9 @@ use crate::error::{LabError, Result};
 use crate::experiment::{Measure, Plan, ResolvedLoad, Server, Work};
 use crate::metric::Metric;
 use crate::peer;
+use crate::protocol::Window;
 use crate::results::{Figures, PointRecord, Status};
 use crate::server::{self, ServerProcess, StartError};
-
-/// Longest a repeat bounded by a request count may take before it is cut.
-const REPEAT_CAP: Duration = Duration::from_secs(120);
 
 /// What every point of a measured run shares.
 struct Ctx<'a> {
@@ -111,9 +109,11 @@ pub(super) fn measure_all(
             ));
             rec.status = f.status;
             rec.reason = Some(f.reason);
-            // The bar counts repeats; a point that ended early skips the rest.
+            // The bar counts the fewest repeats; a point that ended early
+            // skips the rest.
             let done = rec.repeats.len() as u64;
             bar.inc(u64::from(plan.repeats).saturating_sub(done));
+            rec.checks = crate::check::of_point(&rec.windows, plan.quick);
         }
     }
     let _ = crate::cpu::pin_current_thread(&original);
@@ -121,8 +121,9 @@ pub(super) fn measure_all(
     Ok(())
 }
 
-/// Starts the point's server, warms it up, measures it `repeats` times and
-/// summarises the repeats.
+/// Starts the point's server, warms it up, measures repeats of its window
+/// until the headline metric is known to the plan's precision (or the cap),
+/// summarises the repeats and checks the point.
 fn measure_point(ctx: &Ctx<'_>, m: &Measure, rec: &mut PointRecord) -> Result<(), PointFailure> {
     let mut srv = start_server(ctx, &m.server)?;
     rec.command = Some(srv.command.clone());
@@ -131,7 +132,7 @@ fn measure_point(ctx: &Ctx<'_>, m: &Measure, rec: &mut PointRecord) -> Result<()
     // With client timeouts the backlog a run leaves behind is part of the
     // overloaded state being measured: draining it would restart every repeat
     // from an empty server, and a collapse takes seconds to come back.
-    let drains = m.load.duration.is_some() && m.load.timeout.is_none();
+    let drains = m.load.timeout.is_none();
     if drains {
         drain(srv.addr, &m.load.path);
     }
@@ -141,22 +142,47 @@ fn measure_point(ctx: &Ctx<'_>, m: &Measure, rec: &mut PointRecord) -> Result<()
         Server::Servelab(a) if a.status => Some(finishes(a)),
         _ => None,
     };
-    for r in 1..=ctx.plan.repeats {
-        let reader = counted
-            .zip(m.load.duration)
-            .map(|(finish, d)| spawn_reader(srv.addr, d, finish));
+    let plan = ctx.plan;
+    let mut r = 0;
+    let stopped = loop {
+        r += 1;
+        let reader = counted.map(|finish| spawn_reader(srv.addr, m.load.duration, finish));
         let (report, cpu) = measure_repeat(ctx, &m.load, &url, &mut srv, r)?;
         let server_rates = reader.map(|h| {
             h.join()
                 .unwrap_or_else(|_| Err("the counter reader panicked".into()))
         });
         record_repeat(rec, r, &report, cpu, server_rates);
-        ctx.bar.inc(1);
+        rec.windows
+            .push(Window::of(&report, m.load.users, m.load.think.mean()));
+        if r <= plan.repeats {
+            ctx.bar.inc(1);
+        } else {
+            // A repeat beyond the fewest: the bar grows with it.
+            ctx.bar.inc_length(1);
+            ctx.bar.inc(1);
+        }
         if drains {
             drain(srv.addr, &m.load.path);
         }
-    }
+        let headline: Vec<Option<f64>> = rec
+            .repeats
+            .iter()
+            .map(|f| {
+                f.get(&plan.headline)
+                    .copied()
+                    .filter(|_| !rec.unmeasurable.contains_key(&plan.headline))
+            })
+            .collect();
+        if let Some(s) =
+            crate::protocol::decide(&headline, plan.repeats, plan.max_repeats, plan.precision)
+        {
+            break s;
+        }
+    };
+    rec.stopped = Some(stopped);
     rec.summarise();
+    rec.checks = crate::check::of_point(&rec.windows, plan.quick);
     srv.stop();
     Ok(())
 }
@@ -192,60 +218,41 @@ fn start_server(ctx: &Ctx<'_>, server: &Server) -> Result<ServerProcess, PointFa
     })
 }
 
-/// The load of one run against `url`. A request-bounded run is also time-capped
-/// so that a stuck server cannot hang the lab.
+/// The load of one run of `duration` against `url`: the point's closed users,
+/// each on a connection that it replaces every `session` requests.
 fn load_spec(
     ctx: &Ctx<'_>,
     load: &ResolvedLoad,
     url: &str,
-    users: u32,
-    (requests, duration): (Option<u64>, Option<Duration>),
+    duration: Duration,
     seed: u64,
 ) -> LoadSpec {
     let mut s = LoadSpec::new(vec![Target::new(url.to_string())]);
     s.workload = Workload::Closed {
-        users,
+        users: load.users,
         session: load.session,
         think: load.think,
     };
     s.timeout = load.timeout;
     s.retries = load.retries;
     s.retry_wait = load.retry_wait;
-    s.requests = requests;
-    s.duration = duration.or(Some(REPEAT_CAP));
-    s.threads = ctx.placement.load.len().clamp(1, users.max(1) as usize);
+    s.requests = None;
+    s.duration = Some(duration);
+    s.threads = ctx
+        .placement
+        .load
+        .len()
+        .clamp(1, load.users.max(1) as usize);
     s.seed = seed;
     s.stop = Some(Arc::clone(ctx.stop));
     s
 }
 
-/// Requests whose figures are thrown away: connections, caches and the
-/// scheduler settle before the first repeat.
+/// The point's whole load for its warm-up time, thrown away: connections,
+/// caches, the scheduler and any overloaded state settle before the first
+/// repeat.
 fn warm_up(ctx: &Ctx<'_>, load: &ResolvedLoad, url: &str) -> Result<(), PointFailure> {
-    if let Some(d) = load.warmup {
-        // A warm-up of a duration runs the point's whole load, so that the
-        // server reaches the state the repeats measure (a collapse included).
-        let spec = load_spec(ctx, load, url, load.users, (None, Some(d)), 999);
-        return servelab_load::run(&spec)
-            .map(drop)
-            .map_err(|e| PointFailure::failed(format!("warm-up: {e}")));
-    }
-    let warmup = ctx.plan.warmup;
-    if warmup == 0 {
-        return Ok(());
-    }
-    let users = load
-        .users
-        .min(u32::try_from(warmup).unwrap_or(u32::MAX))
-        .max(1);
-    let spec = load_spec(
-        ctx,
-        load,
-        url,
-        users,
-        (Some(warmup.max(u64::from(users))), None),
-        999,
-    );
+    let spec = load_spec(ctx, load, url, load.warmup, 999);
     servelab_load::run(&spec)
         .map(drop)
         .map_err(|e| PointFailure::failed(format!("warm-up: {e}")))
@@ -263,14 +270,7 @@ fn measure_repeat(
     if ctx.stop.load(Ordering::Relaxed) {
         return Err(PointFailure::interrupted());
     }
-    let spec = load_spec(
-        ctx,
-        load,
-        url,
-        load.users,
-        (load.requests, load.duration),
-        u64::from(r),
-    );
+    let spec = load_spec(ctx, load, url, load.duration, u64::from(r));
     let cpu0 = CpuReading::of_tree(srv.pid());
     let report = servelab_load::run(&spec)
         .map_err(|e| PointFailure::failed(format!("repeat {r}: load: {e}")))?;

@@ -37,6 +37,7 @@ pub(super) fn simulate_all(
 /// model's values and bounds.
 fn sim_metrics(r: &servelab_sim::PointResult) -> (BTreeMap<Metric, Stat>, BTreeMap<Metric, f64>) {
     let mut pred = BTreeMap::new();
+    let reps = r.reps;
     if let Some(s) = &r.sim {
         // A metric no replication could measure (a response time when no
         // user got an answer) has no mean: it is left out, not written as NaN.
@@ -49,14 +50,7 @@ fn sim_metrics(r: &servelab_sim::PointResult) -> (BTreeMap<Metric, Stat>, BTreeM
             } else {
                 0.0
             };
-            pred.insert(
-                k,
-                Stat {
-                    median: e.mean * scale,
-                    min: (e.mean - half) * scale,
-                    max: (e.mean + half) * scale,
-                },
-            );
+            pred.insert(k, Stat::interval(e.mean * scale, half * scale, reps));
         };
         put(Metric::Throughput, &s.throughput, 1.0);
         put(Metric::Goodput, &s.goodput, 1.0);
@@ -81,11 +75,7 @@ fn sim_metrics(r: &servelab_sim::PointResult) -> (BTreeMap<Metric, Stat>, BTreeM
         if (b.mean + c.mean).is_finite() {
             pred.insert(
                 Metric::Abandoned,
-                Stat {
-                    median: b.mean + c.mean,
-                    min: b.mean + c.mean - half,
-                    max: b.mean + c.mean + half,
-                },
+                Stat::interval(b.mean + c.mean, half, reps),
             );
         }
     }
@@ -107,7 +97,7 @@ fn simulate_point(m: &Model, rec: &mut PointRecord) {
         Ok(r) => {
             let (pred, exact) = sim_metrics(&r);
             rec.repeats
-                .push(pred.iter().map(|(k, s)| (*k, s.median)).collect());
+                .push(pred.iter().map(|(k, s)| (*k, s.mean)).collect());
             rec.summary = pred;
             rec.exact = exact;
             if let Some(why) = &r.not_exact_because {
@@ -205,6 +195,9 @@ mod tests {
                 .iter()
                 .map(|v| Figures::from([(Metric::Throughput, *v)]))
                 .collect(),
+            windows: vec![],
+            stopped: None,
+            checks: vec![],
             summary: BTreeMap::new(),
             unmeasurable: BTreeMap::new(),
             predicted: BTreeMap::new(),
@@ -214,7 +207,7 @@ mod tests {
         rec.summarise();
         let mut recs = [rec];
         add_model_error(&mut recs);
-        assert_eq!(recs[0].summary[&Metric::ErrorPct].median, 0.0);
-        assert_eq!(recs[0].summary[&Metric::ErrorPct].max, 150.0);
+        assert_eq!(recs[0].summary[&Metric::ErrorPct].median, Some(0.0));
+        assert_eq!(recs[0].summary[&Metric::ErrorPct].max, Some(150.0));
     }
 }

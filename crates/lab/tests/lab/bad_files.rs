@@ -76,7 +76,7 @@ fn an_unknown_metric_names_its_line_and_the_known_ones() {
 #[test]
 fn a_mistake_only_in_the_quick_sweep_is_found_too() {
     let text = include_str!("../../../../experiments/seed002.toml")
-        .replace("quick = [25, 150]", "quick = [0, 150]");
+        .replace("quick = [150, 400]", "quick = [0, 400]");
     let e = check(&text).unwrap_err();
     assert!(e.starts_with("bad.toml:") && e.contains("model"), "{e}");
 }

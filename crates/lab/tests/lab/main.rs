@@ -20,6 +20,7 @@ fn options(out: &Path, force: bool) -> RunOptions {
     RunOptions {
         quick: true,
         repeats: None,
+        precision: None,
         out: Some(out.to_path_buf()),
         force,
         // A simulated experiment starts no server.

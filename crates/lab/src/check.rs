@@ -1,0 +1,276 @@
+//! Validity checks on every measured point: laws a correct measurement must
+//! obey, and the conditions under which a figure means what its label says.
+//! A point that fails one is flagged in the report's tables and figures, and
+//! kept: dropping it would hide the problem the check found.
+//!
+//! - Little's law for closed users, N = X·(R + Z), over the repeats pooled,
+//!   within [`LITTLE_TOLERANCE`] plus the sampling error of random thinks:
+//!   a miss means the users were not all busy (a load generator that falls
+//!   behind), an end-of-run effect, or a latency that is not measured from the
+//!   intended start.
+//! - The client is not the bottleneck: its threads' CPU over the window.
+//! - Errors, and requests unfinished when the window ended.
+//! - The window is the protocol's (a `--quick` point is shorter, and says so).
+
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::{FULL_WINDOW, Window};
+
+/// Largest relative miss of Little's law that passes.
+pub const LITTLE_TOLERANCE: f64 = 0.05;
+/// Share of the window the load generator's threads may spend on CPU before
+/// the client, not the server, may be what limits the rate.
+pub const CLIENT_BUSY: f64 = 0.90;
+/// Share of unfinished requests (of those finished) above which the end of the
+/// window weighs on the figures.
+pub const UNFINISHED_SHARE: f64 = 0.01;
+
+/// What a check tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckKind {
+    /// N = X·(R + Z) for closed users.
+    LittlesLaw,
+    /// The load generator had CPU to spare.
+    Client,
+    /// No request ended in an error.
+    Errors,
+    /// Few requests were left unfinished at the end of the window.
+    Unfinished,
+    /// Every window was the full protocol's length.
+    Window,
+}
+
+impl CheckKind {
+    /// Short name for tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            CheckKind::LittlesLaw => "Little's law",
+            CheckKind::Client => "client",
+            CheckKind::Errors => "errors",
+            CheckKind::Unfinished => "unfinished",
+            CheckKind::Window => "window",
+        }
+    }
+}
+
+/// One check of one point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    /// What was checked.
+    pub kind: CheckKind,
+    /// Whether the point passed.
+    pub passed: bool,
+    /// What was found, in words with the numbers.
+    pub detail: String,
+}
+
+/// The number of users that Little's law gives for a window: the time users
+/// spent waiting for answers and thinking, over the window's length. Thinks
+/// cut by the end of the window (one per user not waiting then) count half.
+pub(crate) fn little_users(w: &Window) -> Option<f64> {
+    if w.window_s <= 0.0 || w.scheduled == 0 {
+        return None;
+    }
+    let waiting = w.scheduled as f64 * w.mean_response_s;
+    let thinking_at_end = f64::from(w.users).min(w.completed as f64) - w.unfinished as f64;
+    let thinks = w.completed as f64 - 0.5 * thinking_at_end.max(0.0);
+    Some((waiting + thinks * w.think_s) / w.window_s)
+}
+
+/// The checks of a point from its repeats' windows; `quick` says the run was
+/// `--quick` (its windows are short on purpose).
+pub(crate) fn of_point(windows: &[Window], quick: bool) -> Vec<Check> {
+    if windows.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    // Little's law over the repeats pooled (each weighed by its length), with
+    // the worst repeat named. Z is the think time's mean, not the thinks the
+    // users drew: with random thinks the check allows their sampling error
+    // (two standard errors for a CV of 1) on top of the tolerance.
+    let pooled = {
+        let (mut users, mut time) = (0.0, 0.0);
+        for w in windows {
+            if let Some(n) = little_users(w) {
+                users += n * w.window_s;
+                time += w.window_s;
+            }
+        }
+        (time > 0.0).then(|| users / time)
+    };
+    let worst = windows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, w)| little_users(w).map(|n| (i, n / f64::from(w.users) - 1.0)))
+        .max_by(|a, b| a.1.abs().total_cmp(&b.1.abs()));
+    if let (Some(n), Some((i, worst_miss))) = (pooled, worst) {
+        let w = &windows[i];
+        let miss = n / f64::from(w.users) - 1.0;
+        let completed: u64 = windows.iter().map(|w| w.completed).sum();
+        let r = windows.iter().map(|w| w.mean_response_s).sum::<f64>() / windows.len() as f64;
+        let think_share = if w.think_s > 0.0 {
+            w.think_s / (r + w.think_s)
+        } else {
+            0.0
+        };
+        let sampling = 2.0 * think_share / (completed.max(1) as f64).sqrt();
+        let allowed = LITTLE_TOLERANCE + sampling;
+        let passed = miss.abs() <= allowed;
+        // A user that opens a connection for nearly every request spends the
+        // connect and close outside R: the check then measures that time.
+        let why = if !passed && miss < 0.0 && w.connections * 2 >= w.completed {
+            "; about one connection per request: probably the client's own close and connect \
+             between requests, which R does not include"
+        } else {
+            ""
+        };
+        out.push(Check {
+            kind: CheckKind::LittlesLaw,
+            passed,
+            detail: format!(
+                "N = {} users; X·(R+Z) gives {n:.2} ({:+.1}%, allowed ±{:.1}%) over {} repeats, \
+                 {:+.1}% in the worst ({}): X = {:.1}/s, R = {:.2} ms, Z = {:.2} ms{why}",
+                w.users,
+                miss * 100.0,
+                allowed * 100.0,
+                windows.len(),
+                worst_miss * 100.0,
+                i + 1,
+                w.completed as f64 / w.window_s,
+                w.mean_response_s * 1e3,
+                w.think_s * 1e3
+            ),
+        });
+    }
+    let busy = windows
+        .iter()
+        .map(|w| w.client_cpu_s / (w.window_s * f64::from(w.client_threads.max(1))))
+        .fold(0.0, f64::max);
+    let conns: u64 = windows.iter().map(|w| w.connections).max().unwrap_or(0);
+    out.push(Check {
+        kind: CheckKind::Client,
+        passed: busy <= CLIENT_BUSY,
+        detail: format!(
+            "load generator on CPU {:.0}% of the window ({} thread{}), {conns} connections opened{}",
+            busy * 100.0,
+            windows[0].client_threads,
+            if windows[0].client_threads == 1 { "" } else { "s" },
+            if busy > CLIENT_BUSY {
+                ": the client may be what limits the rate"
+            } else {
+                ""
+            }
+        ),
+    });
+    let failed: u64 = windows.iter().map(|w| w.failed).sum();
+    let completed: u64 = windows.iter().map(|w| w.completed).sum();
+    let timeouts: u64 = windows.iter().map(|w| w.timeouts).sum();
+    out.push(Check {
+        kind: CheckKind::Errors,
+        passed: failed == 0,
+        detail: format!(
+            "{failed} of {completed} finished requests failed; {timeouts} attempts timed out"
+        ),
+    });
+    let unfinished: u64 = windows.iter().map(|w| w.unfinished).sum();
+    out.push(Check {
+        kind: CheckKind::Unfinished,
+        passed: unfinished as f64 <= UNFINISHED_SHARE * completed.max(1) as f64,
+        detail: format!(
+            "{unfinished} requests unfinished at the ends of the windows (their latency counts to the end)"
+        ),
+    });
+    let shortest = windows
+        .iter()
+        .map(|w| w.window_s)
+        .fold(f64::INFINITY, f64::min);
+    let full = FULL_WINDOW.as_secs_f64();
+    out.push(Check {
+        kind: CheckKind::Window,
+        // The load generator's clock stops a hair before the nominal window.
+        passed: shortest >= full * 0.99,
+        detail: if quick {
+            format!("--quick: windows of {shortest:.2} s, below the protocol's {full:.0} s")
+        } else {
+            format!("shortest window {shortest:.2} s (the protocol asks for {full:.0} s)")
+        },
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn window(users: u32, completed: u64, r_ms: f64, z_ms: f64) -> Window {
+        Window {
+            window_s: 10.0,
+            users,
+            think_s: z_ms / 1e3,
+            scheduled: completed + u64::from(users.min(1)),
+            completed,
+            ok: completed,
+            failed: 0,
+            timeouts: 0,
+            unfinished: u64::from(users.min(1)),
+            connections: u64::from(users),
+            mean_response_s: r_ms / 1e3,
+            client_cpu_s: 1.0,
+            client_threads: 1,
+            series: vec![],
+        }
+    }
+
+    fn kind(checks: &[Check], k: CheckKind) -> &Check {
+        checks.iter().find(|c| c.kind == k).unwrap()
+    }
+
+    #[test]
+    fn littles_law_passes_a_consistent_point_and_flags_a_busy_client() {
+        // 32 users, R = 10 ms, Z = 0: X = 3200/s, 32000 in 10 s.
+        let ok = of_point(&[window(32, 32_000, 10.0, 0.0)], false);
+        assert!(kind(&ok, CheckKind::LittlesLaw).passed, "{ok:?}");
+        assert!(kind(&ok, CheckKind::Window).passed);
+        // The handlers bug of issue 15: 32 users, R = 790 ms, but X·R says 20
+        // (the users were not all waiting: the client fell behind).
+        let bad = of_point(&[window(32, 253, 790.0, 0.0)], false);
+        let c = kind(&bad, CheckKind::LittlesLaw);
+        assert!(!c.passed && c.detail.contains("N = 32"), "{c:?}");
+        // Regression: 1 user thinking exp 100 ms drew 80 thinks a window, whose
+        // mean is off by 11% by chance; a repeat 15% short passed nowhere. Pooled
+        // over 5 repeats with the sampling allowance, it passes.
+        let mut one: Vec<Window> = (0..5).map(|_| window(1, 80, 21.0, 100.0)).collect();
+        one[2].completed = 68;
+        one[2].scheduled = 69;
+        let c = of_point(&one, false);
+        let l = kind(&c, CheckKind::LittlesLaw);
+        assert!(l.passed, "{l:?}");
+        assert!(l.detail.contains("in the worst (3)"), "{l:?}");
+        // With think time: 6 users, R = 20 ms, Z = 40 ms -> X = 100/s.
+        let think = of_point(&[window(6, 1000, 20.0, 40.0)], false);
+        assert!(kind(&think, CheckKind::LittlesLaw).passed, "{think:?}");
+    }
+
+    #[test]
+    fn a_busy_client_errors_unfinished_and_quick_windows_are_flagged() {
+        let mut w = window(8, 10_000, 8.0, 0.0);
+        w.client_cpu_s = 9.7;
+        w.failed = 3;
+        w.unfinished = 500;
+        let c = of_point(&[w.clone()], true);
+        assert!(!kind(&c, CheckKind::Client).passed);
+        assert!(
+            kind(&c, CheckKind::Client)
+                .detail
+                .contains("may be what limits")
+        );
+        assert!(!kind(&c, CheckKind::Errors).passed);
+        assert!(!kind(&c, CheckKind::Unfinished).passed);
+        w.window_s = 0.25;
+        let c = of_point(&[w], true);
+        let win = kind(&c, CheckKind::Window);
+        assert!(!win.passed && win.detail.starts_with("--quick"), "{win:?}");
+        assert!(of_point(&[], false).is_empty());
+    }
+}
