@@ -21,6 +21,8 @@
 //!   simulator, [`std::time::Duration`] for real timers)
 //! - [`duration`]: [`parse_secs_f64`] and [`parse_duration`], one duration
 //! - [`error`], the error type: [`DistError`]
+//! - [`student`]: Student's t distribution (CDF and quantiles, real degrees of
+//!   freedom), for the simulator's intervals and the lab's Welch test
 //!
 //! ```
 //! use rand::SeedableRng;
@@ -38,6 +40,7 @@
 pub mod dist;
 pub mod duration;
 pub mod error;
+pub mod student;
 
 pub use dist::{Dist, Random};
 pub use duration::{MAX_SECS, parse_duration, parse_secs_f64};

@@ -137,116 +137,14 @@ pub fn t_975(df: u32) -> f64 {
     }
 }
 
-/// The `p` quantile of Student's t with `df` degrees of freedom, for any `p` in (0, 1):
-/// bisection on the distribution function, itself the regularised incomplete beta
-/// function (continued fraction, as in Numerical Recipes). Accurate to about 1e-10.
+/// The `p` quantile of Student's t with `df` degrees of freedom, for any `p` in (0, 1);
+/// NaN for `df = 0` or `p` outside (0, 1). The distribution is
+/// [`servelab_dist::student`], shared with the lab.
 pub fn t_quantile(p: f64, df: u32) -> f64 {
     if df == 0 || !(p > 0.0 && p < 1.0) {
         return f64::NAN;
     }
-    if p < 0.5 {
-        return -t_quantile(1.0 - p, df);
-    }
-    let v = f64::from(df);
-    // Upper tail of |T| > t is I_{v/(v+t^2)}(v/2, 1/2); the CDF at t >= 0 is 1 - half of it.
-    let cdf = |t: f64| 1.0 - 0.5 * inc_beta(v / 2.0, 0.5, v / (v + t * t));
-    let (mut lo, mut hi) = (0.0, 1.0);
-    while cdf(hi) < p {
-        hi *= 2.0;
-        if hi > 1e12 {
-            return f64::INFINITY;
-        }
-    }
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if cdf(mid) < p {
-            lo = mid
-        } else {
-            hi = mid
-        }
-        if hi - lo < 1e-12 * hi {
-            break;
-        }
-    }
-    0.5 * (lo + hi)
-}
-
-/// ln Gamma(x) for x > 0 (Lanczos, g = 7, 9 terms).
-fn ln_gamma(x: f64) -> f64 {
-    const C: [f64; 9] = [
-        0.999_999_999_999_809_9,
-        676.520_368_121_885_1,
-        -1_259.139_216_722_402_8,
-        771.323_428_777_653_1,
-        -176.615_029_162_140_6,
-        12.507_343_278_686_905,
-        -0.138_571_095_265_720_12,
-        9.984_369_578_019_572e-6,
-        1.505_632_735_149_311_6e-7,
-    ];
-    let x = x - 1.0;
-    let t = x + 7.5;
-    let sum = C[0]
-        + C.iter()
-            .enumerate()
-            .skip(1)
-            .map(|(i, c)| c / (x + i as f64))
-            .sum::<f64>();
-    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + sum.ln()
-}
-
-/// The regularised incomplete beta function I_x(a, b).
-fn inc_beta(a: f64, b: f64, x: f64) -> f64 {
-    if x <= 0.0 {
-        return 0.0;
-    }
-    if x >= 1.0 {
-        return 1.0;
-    }
-    let front =
-        (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
-    // The continued fraction converges fast for x < (a+1)/(a+b+2); use symmetry otherwise.
-    if x < (a + 1.0) / (a + b + 2.0) {
-        front * beta_cf(a, b, x) / a
-    } else {
-        1.0 - front * beta_cf(b, a, 1.0 - x) / b
-    }
-}
-
-/// Continued fraction of the incomplete beta function (modified Lentz).
-fn beta_cf(a: f64, b: f64, x: f64) -> f64 {
-    const TINY: f64 = 1e-300;
-    let (qab, qap, qam) = (a + b, a + 1.0, a - 1.0);
-    let mut c = 1.0;
-    let mut d = 1.0 - qab * x / qap;
-    if d.abs() < TINY {
-        d = TINY;
-    }
-    d = 1.0 / d;
-    let mut h = d;
-    for m in 1..300 {
-        let m = f64::from(m);
-        let m2 = 2.0 * m;
-        for aa in [
-            m * (b - m) * x / ((qam + m2) * (a + m2)),
-            -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)),
-        ] {
-            d = 1.0 + aa * d;
-            if d.abs() < TINY {
-                d = TINY;
-            }
-            c = 1.0 + aa / c;
-            if c.abs() < TINY {
-                c = TINY;
-            }
-            d = 1.0 / d;
-            h *= d * c;
-        }
-        if (d * c - 1.0).abs() < 1e-15 {
-            break;
-        }
-    }
-    h
+    servelab_dist::student::t_quantile(p, f64::from(df))
 }
 
 /// MSER-5: how many leading batches of 5 observations to delete.
