@@ -93,10 +93,11 @@ use rustix::event::epoll::{self, EventData, EventFlags};
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SocketFlags};
 
+use super::connection::Connection;
 use super::handoff::{Job, LoopEnd};
 use super::policy::{self, Backoff, Linger, log_connection};
 use crate::ServerError;
-use crate::conn::{Buffers, Chunk, Conn, Interest};
+use crate::conn::{Buffers, Chunk, Conn, Event, Interest};
 use crate::shared::{Local, Shared};
 
 /// Unsent bytes a connection's socket may hold before a write stops
@@ -124,43 +125,6 @@ const ACCEPT_BATCH: usize = 128;
 const AFTER_FORCE: Duration = Duration::from_secs(1);
 /// Spare buffer pairs kept for connections that become busy again.
 const POOL: usize = 256;
-
-/// One connection of the loop: its socket, its [`Conn`], and what the loop
-/// knows of its readiness and timer.
-#[derive(Debug)]
-pub(crate) struct Connection {
-    pub(super) sock: OwnedFd,
-    pub(super) conn: Conn,
-    pub(super) interest: Interest,
-    /// Edge-triggered readiness as last known: reading may return bytes.
-    readable: bool,
-    /// Writing may make progress.
-    writable: bool,
-    /// Last write progress (the write timeout counts from here).
-    wrote_at: Instant,
-    /// The earliest timer entry in the heap for this slot.
-    armed: Option<Instant>,
-    /// Set once the write side is shut in a lingering close.
-    linger: Option<Linger>,
-    /// In the epoll set yet (see [`EventLoop::add`]).
-    registered: bool,
-    /// The client's close (`RDHUP`, `HUP` or `ERR`) has been signalled: what is
-    /// read from now on came before it.
-    fin: bool,
-}
-
-impl Connection {
-    /// Back from a worker ([`super::handoff`]) wanting `interest`. Its edges
-    /// were not watched meanwhile, so it may be readable and writable; its
-    /// timer entry may have been dropped, so it is armed afresh.
-    pub(super) fn came_back(&mut self, interest: Interest) {
-        self.interest = interest;
-        self.readable = true;
-        self.writable = true;
-        self.wrote_at = Instant::now();
-        self.armed = None;
-    }
-}
 
 /// An epoll event loop serving connections from its listeners.
 #[derive(Debug)]
@@ -241,7 +205,14 @@ impl<'s> EventLoop<'s> {
 
     /// Sends each complete request to the workers at the other end of
     /// `handoff`, which give the connection back when it wants to read again.
-    pub(crate) fn with_handoff(mut self, handoff: LoopEnd) -> Result<EventLoop<'s>, ServerError> {
+    /// `log` is the workers' log writer, shared, so that the loop's lines
+    /// (`--log-connections`) keep their order with the workers' lines.
+    pub(crate) fn with_handoff(
+        mut self,
+        handoff: LoopEnd,
+        log: crate::log::LogWriter,
+    ) -> Result<EventLoop<'s>, ServerError> {
+        self.w.log = log;
         // Level triggered: the loop clears it before draining the way back.
         epoll::add(
             &self.epoll,
@@ -374,7 +345,7 @@ impl<'s> EventLoop<'s> {
     fn close_all(&mut self) {
         for i in 0..self.slots.len() {
             if let Some(slot) = &mut self.slots[i] {
-                slot.conn.abandon(self.site, &mut self.w);
+                slot.conn.on(Event::Forced, self.site, &mut self.w);
                 self.close(i);
             }
         }
@@ -425,24 +396,7 @@ impl<'s> EventLoop<'s> {
             conn.defer_answers();
         }
         log_connection(self.site, &mut self.w, &conn, false);
-        self.slots[index] = Some(Connection {
-            sock,
-            conn,
-            interest: Interest::Read,
-            // The request often arrives with (or right after) the handshake,
-            // so try to read at once rather than wait for an edge.
-            readable: true,
-            writable: true,
-            wrote_at: Instant::now(),
-            armed: None,
-            linger: None,
-            // Registered only once it has to wait: a request that arrived with
-            // the handshake is answered and, with `Connection: close`, closed
-            // without ever touching the epoll set (two syscalls and an epitem
-            // saved per connection, as h2o does).
-            registered: false,
-            fin: false,
-        });
+        self.slots[index] = Some(Connection::accepted(sock, conn));
         self.open += 1;
         self.drive(index);
     }
@@ -464,10 +418,11 @@ impl<'s> EventLoop<'s> {
         }
         if flags.intersects(EventFlags::RDHUP | EventFlags::HUP | EventFlags::ERR) {
             slot.fin = true;
+            // A close while a response is held is judged (rare: one peek).
+            // Otherwise it shows as the end of input or a failed write.
             if matches!(slot.interest, Interest::Hold(_)) && slot.conn.watches_peer() {
-                // Rare (a close while a response is held): one peek.
-                let unread = policy::unread_before_close(&slot.sock);
-                slot.interest = slot.conn.peer_closed(unread, self.site, &mut self.w);
+                let event = policy::peer_gone(&slot.sock);
+                slot.interest = slot.conn.on(event, self.site, &mut self.w);
             }
         }
         self.drive(index);
@@ -476,31 +431,25 @@ impl<'s> EventLoop<'s> {
     /// Moves a connection as far as its socket allows, then arms its timer.
     fn drive(&mut self, index: usize) {
         let site = self.site;
-        let draining = self.draining.is_some();
         let Some(slot) = &mut self.slots[index] else {
             return;
         };
         loop {
             match slot.interest {
                 Interest::Read => {
-                    if slot.conn.is_idle() {
-                        if draining && !slot.readable {
-                            slot.interest = Interest::Close { linger: false };
-                            continue;
-                        }
-                        if !slot.readable {
+                    if !slot.readable {
+                        if slot.conn.is_idle()
+                            && let Some(b) = slot.conn.detach()
+                            && self.pool.len() < POOL
+                        {
                             // Idle: the buffers go back to the pool meanwhile.
-                            if let Some(b) = slot.conn.detach()
-                                && self.pool.len() < POOL
-                            {
-                                self.pool.push(b);
-                            }
-                            break;
+                            self.pool.push(b);
                         }
+                        break;
+                    }
+                    if slot.conn.is_idle() {
                         slot.conn
                             .attach(self.pool.pop().unwrap_or_else(Buffers::new));
-                    } else if !slot.readable {
-                        break;
                     }
                     let space = slot.conn.read_space();
                     let want = space.len();
@@ -514,26 +463,12 @@ impl<'s> EventLoop<'s> {
                             if n > 0 && slot.fin {
                                 slot.conn.closed_with_requests();
                             }
-                            if draining && n == 0 && slot.conn.is_idle() {
-                                slot.interest = Interest::Close { linger: false };
-                                continue;
-                            }
-                            slot.interest = slot.conn.filled(n, site, &mut self.w);
-                            if slot.interest == Interest::Write {
-                                slot.wrote_at = Instant::now();
-                            }
+                            slot.interest = slot.conn.on(Event::Read(n), site, &mut self.w);
                         }
-                        Err(Errno::AGAIN) => {
-                            slot.readable = false;
-                            if draining && slot.conn.is_idle() {
-                                slot.interest = Interest::Close { linger: false };
-                                continue;
-                            }
-                        }
+                        Err(Errno::AGAIN) => slot.readable = false,
                         Err(Errno::INTR) => {}
                         Err(_) => {
-                            slot.conn.abandon(site, &mut self.w);
-                            slot.interest = Interest::Close { linger: false };
+                            slot.interest = slot.conn.on(Event::ReadFailed, site, &mut self.w);
                         }
                     }
                 }
@@ -557,39 +492,25 @@ impl<'s> EventLoop<'s> {
                             if n < offered {
                                 slot.writable = false;
                             }
-                            if n > 0 {
-                                slot.wrote_at = Instant::now();
-                            }
-                            slot.interest = slot.conn.wrote(n, site, &mut self.w);
+                            slot.interest = slot.conn.on(Event::Wrote(n), site, &mut self.w);
                         }
                         Err(Errno::AGAIN) => slot.writable = false,
                         Err(Errno::INTR) => {}
                         Err(_) => {
-                            slot.conn.abandon(site, &mut self.w);
-                            slot.interest = Interest::Close { linger: false };
+                            slot.interest = slot.conn.on(Event::WriteFailed, site, &mut self.w);
                         }
                     }
                 }
-                Interest::Dispatch => {
+                Interest::Work => {
                     if self.handoff.is_some() {
                         self.dispatch(index);
                         return;
                     }
-                    slot.interest = slot.conn.serve(site, &mut self.w);
-                    slot.wrote_at = Instant::now();
-                }
-                Interest::Work(d) => {
                     // --work burns this loop's CPU, as a handler would.
-                    slot.interest = policy::work(&slot.sock, &mut slot.conn, d, site, &mut self.w);
-                    slot.wrote_at = Instant::now();
+                    slot.interest = policy::work(&slot.sock, &mut slot.conn, site, &mut self.w);
                 }
-                Interest::Hold(until) => {
-                    if Instant::now() < until {
-                        break;
-                    }
-                    slot.interest = slot.conn.release(site, &mut self.w);
-                    slot.wrote_at = Instant::now();
-                }
+                // Until the timer fires (Event::Deadline) or the client closes.
+                Interest::Hold(_) => break,
                 Interest::Close { linger: false } => {
                     self.close(index);
                     return;
@@ -613,18 +534,15 @@ impl<'s> EventLoop<'s> {
             let token = (u64::from(self.gens[index]) << 32) | index as u64;
             let flags = EventFlags::IN | EventFlags::OUT | EventFlags::RDHUP | EventFlags::ET;
             if epoll::add(&self.epoll, &slot.sock, EventData::new_u64(token), flags).is_err() {
-                slot.conn.abandon(site, &mut self.w);
+                slot.conn.on(Event::ReadFailed, site, &mut self.w);
                 self.close(index);
                 return;
             }
             slot.registered = true;
         }
-        let deadline = match slot.interest {
-            Interest::Read => slot.conn.wait(site).deadline(),
-            Interest::Write | Interest::Dispatch => slot.wrote_at + site.config.write_timeout,
-            Interest::Hold(until) => until,
-            Interest::Work(_) => Instant::now(),
-            Interest::Close { .. } => slot.linger.map_or_else(Instant::now, |l| l.until()),
+        let deadline = match slot.conn.deadline(site) {
+            Some(t) => t,
+            None => slot.linger.map_or_else(Instant::now, |l| l.until()),
         };
         if slot.armed.is_none_or(|a| deadline < a) {
             slot.armed = Some(deadline);
@@ -663,35 +581,10 @@ impl<'s> EventLoop<'s> {
                 continue; // superseded by an earlier entry that already fired
             }
             slot.armed = None;
-            match slot.interest {
-                Interest::Read => {
-                    if now < slot.conn.wait(site).deadline() {
-                        // The deadline moved on (another request came): re-arm.
-                        self.drive(index);
-                        continue;
-                    }
-                    // An idle connection has no buffers and closes silently;
-                    // one with half a request has them and gets its 408.
-                    slot.interest = slot.conn.timed_out(site, &mut self.w);
-                    slot.wrote_at = now;
-                }
-                Interest::Write => {
-                    if now < slot.wrote_at + site.config.write_timeout {
-                        self.drive(index);
-                        continue;
-                    }
-                    // No progress for the write timeout: the client stopped reading.
-                    slot.conn.abandon(site, &mut self.w);
-                    slot.interest = Interest::Close { linger: false };
-                }
-                Interest::Hold(_) | Interest::Dispatch | Interest::Work(_) => {}
-                Interest::Close { linger: true } => {
-                    if slot.linger.is_some_and(|l| now >= l.until()) {
-                        slot.interest = Interest::Close { linger: false };
-                    }
-                }
-                Interest::Close { linger: false } => {}
-            }
+            // A deadline that moved on (another request came) changes nothing
+            // and the timer is armed again; a lingering close that is over
+            // ends in `drive`.
+            slot.interest = slot.conn.on(Event::Deadline, site, &mut self.w);
             self.drive(index);
         }
     }
@@ -713,7 +606,6 @@ impl<'s> EventLoop<'s> {
         };
         self.site.stats.dropped();
         back.interest = back.conn.refuse(self.site, &mut self.w);
-        back.wrote_at = Instant::now();
         self.slots[index] = Some(back);
         self.drive(index);
     }
@@ -730,7 +622,7 @@ impl<'s> EventLoop<'s> {
             if self.forced
                 && let Some(slot) = &mut self.slots[index]
             {
-                slot.conn.abandon(self.site, &mut self.w);
+                slot.conn.on(Event::Forced, self.site, &mut self.w);
                 self.close(index);
                 continue;
             }

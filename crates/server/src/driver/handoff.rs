@@ -3,9 +3,9 @@
 //!
 //! The event loop (the half-async half, [`super::evloop`]) owns every
 //! connection while it is idle or while its head arrives. When the connection
-//! has a complete request ([`Interest::Dispatch`]), the loop puts the whole
+//! has a complete request ([`Interest::Work`]), the loop puts the whole
 //! connection (socket and [`crate::conn::Conn`]) on a bounded queue; a worker
-//! takes it, runs the handler ([`crate::conn::Conn::serve`], with `--work` and
+//! takes it, runs the handler ([`crate::conn::Conn::work`], with `--work` and
 //! `--delay`), writes the response, file included, and puts the connection on
 //! the way back, then wakes the loop through an eventfd. The loop takes it back
 //! and watches it for the next request. A worker therefore holds a connection
@@ -21,24 +21,21 @@
 //!
 //! While the connection is away its events do not reach the loop, so the
 //! worker watches for the client leaving itself: a `--delay` hold waits in
-//! `poll(POLLRDHUP)` (instead of a sleep: the same one syscall per slice), and
+//! `poll(POLLRDHUP)` ([`policy::hold`], as on the blocking driver), and
 //! `--work` is burnt by [`policy::work`], as on every driver.
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender};
 use rustix::event::{PollFd, PollFlags};
 use rustix::io::Errno;
 
-use super::evloop::Connection;
+use super::connection::Connection;
 use super::policy;
-use crate::conn::Interest;
+use crate::conn::{Event, Interest};
 use crate::shared::{Local, Shared};
-
-/// The longest a worker waits without looking at whether shutdown was forced.
-const FORCE_CHECK: Duration = Duration::from_millis(50);
 
 /// A connection on its way to a worker or back, with its place in the loop.
 #[derive(Debug)]
@@ -116,24 +113,15 @@ impl WorkerEnd {
 fn serve(c: &mut Connection, site: &Shared, w: &mut Local) {
     let mut interest = c.interest;
     if site.shutdown.is_forced() {
-        c.conn.abandon(site, w);
-        interest = Interest::Close { linger: false };
+        interest = c.conn.on(Event::Forced, site, w);
     }
     loop {
         interest = match interest {
-            Interest::Dispatch => c.conn.serve(site, w),
-            Interest::Work(d) => policy::work(&c.sock, &mut c.conn, d, site, w),
-            Interest::Hold(until) => match hold(&c.sock, until, c.conn.watches_peer(), site) {
-                Held::Over => c.conn.release(site, w),
-                Held::Closed => {
-                    let unread = policy::unread_before_close(&c.sock);
-                    c.conn.peer_closed(unread, site, w)
-                }
-                Held::Forced => {
-                    c.conn.abandon(site, w);
-                    Interest::Close { linger: false }
-                }
-            },
+            Interest::Work => policy::work(&c.sock, &mut c.conn, site, w),
+            Interest::Hold(until) => {
+                let event = policy::hold(&c.sock, until, &c.conn, site);
+                c.conn.on(event, site, w)
+            }
             Interest::Write => {
                 let more = c.conn.file_follows();
                 let sent = match c.conn.next_write() {
@@ -141,57 +129,18 @@ fn serve(c: &mut Connection, site: &Shared, w: &mut Local) {
                     None => Ok(0),
                 };
                 match sent {
-                    Ok(n) => c.conn.wrote(n, site, w),
+                    Ok(n) => c.conn.on(Event::Wrote(n), site, w),
                     Err(Errno::INTR) => Interest::Write,
                     Err(Errno::AGAIN) if writable(&c.sock, site) => Interest::Write,
                     // Reset, broken pipe, no progress within the write
                     // timeout, or the grace period is over.
-                    Err(_) => {
-                        c.conn.abandon(site, w);
-                        Interest::Close { linger: false }
-                    }
+                    Err(_) => c.conn.on(Event::WriteFailed, site, w),
                 }
             }
             Interest::Read | Interest::Close { .. } => break,
         };
     }
     c.came_back(interest);
-}
-
-/// How a worker's [`hold`] ended.
-enum Held {
-    /// The time is up.
-    Over,
-    /// The client closed (or reset) the connection.
-    Closed,
-    /// Shutdown was forced meanwhile.
-    Forced,
-}
-
-/// Waits until `until` (`--delay`), and with `watch` for the client's close
-/// too (only the close wakes the `poll`: pipelined requests arriving
-/// meanwhile stay unread, so a close behind them reads as a half-close).
-fn hold(sock: impl AsFd, until: Instant, watch: bool, site: &Shared) -> Held {
-    loop {
-        if site.shutdown.is_forced() {
-            return Held::Forced;
-        }
-        let left = until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Held::Over;
-        }
-        let slice = left.min(FORCE_CHECK);
-        if !watch {
-            std::thread::sleep(slice);
-            continue;
-        }
-        let mut fds = [PollFd::new(&sock, PollFlags::RDHUP)];
-        match rustix::event::poll(&mut fds, Some(&policy::timespec(slice))) {
-            Ok(0) | Err(Errno::INTR) => {}
-            Ok(_) => return Held::Closed,
-            Err(_) => std::thread::sleep(slice),
-        }
-    }
 }
 
 /// Waits until the socket takes more bytes; false after `--write-timeout`
@@ -207,7 +156,10 @@ fn writable(sock: impl AsFd, site: &Shared) -> bool {
             return false;
         }
         let mut fds = [PollFd::new(&sock, PollFlags::OUT)];
-        match rustix::event::poll(&mut fds, Some(&policy::timespec(left.min(FORCE_CHECK)))) {
+        match rustix::event::poll(
+            &mut fds,
+            Some(&policy::timespec(left.min(policy::FORCE_CHECK))),
+        ) {
             Ok(0) | Err(Errno::INTR) => {}
             Ok(_) => return true,
             Err(_) => return false,

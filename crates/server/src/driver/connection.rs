@@ -1,0 +1,63 @@
+//! One connection of an event loop ([`super::evloop`]): its socket, its
+//! [`Conn`], and what the loop knows of its readiness and timer. In a file of
+//! its own because it also travels to a worker and back ([`super::handoff`]),
+//! which should not depend on the loop that sent it.
+
+use std::os::fd::OwnedFd;
+use std::time::Instant;
+
+use super::policy::Linger;
+use crate::conn::{Conn, Interest};
+
+/// A connection of an event loop.
+#[derive(Debug)]
+pub(crate) struct Connection {
+    pub(super) sock: OwnedFd,
+    pub(super) conn: Conn,
+    pub(super) interest: Interest,
+    /// Edge-triggered readiness as last known: reading may return bytes.
+    pub(super) readable: bool,
+    /// Writing may make progress.
+    pub(super) writable: bool,
+    /// The earliest timer entry in the heap for this slot.
+    pub(super) armed: Option<Instant>,
+    /// Set once the write side is shut in a lingering close.
+    pub(super) linger: Option<Linger>,
+    /// In the epoll set yet (see [`super::evloop::EventLoop`]).
+    pub(super) registered: bool,
+    /// The client's close (`RDHUP`, `HUP` or `ERR`) has been signalled: what is
+    /// read from now on came before it.
+    pub(super) fin: bool,
+}
+
+impl Connection {
+    /// A connection just accepted: the request often arrives with (or right
+    /// after) the handshake, so it is read at once rather than after an edge.
+    pub(super) fn accepted(sock: OwnedFd, conn: Conn) -> Connection {
+        Connection {
+            sock,
+            conn,
+            interest: Interest::Read,
+            readable: true,
+            writable: true,
+            armed: None,
+            linger: None,
+            // Registered only once it has to wait: a request that arrived with
+            // the handshake is answered and, with `Connection: close`, closed
+            // without ever touching the epoll set (two syscalls and an epitem
+            // saved per connection, as h2o does).
+            registered: false,
+            fin: false,
+        }
+    }
+
+    /// Back from a worker ([`super::handoff`]) wanting `interest`. Its edges
+    /// were not watched meanwhile, so it may be readable and writable; its
+    /// timer entry may have been dropped, so it is armed afresh.
+    pub(super) fn came_back(&mut self, interest: Interest) {
+        self.interest = interest;
+        self.readable = true;
+        self.writable = true;
+        self.armed = None;
+    }
+}
