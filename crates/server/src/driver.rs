@@ -17,6 +17,7 @@
 //! are accepted and given CPU.
 
 pub(crate) mod blocking;
+pub(crate) mod connection;
 pub(crate) mod evloop;
 pub(crate) mod handoff;
 pub(crate) mod policy;

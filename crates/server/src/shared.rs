@@ -25,6 +25,8 @@ pub(crate) struct Shared {
     pub(crate) config: Config,
     pub(crate) root: Root,
     pub(crate) log: AccessLog,
+    /// How its lines are written (`--log-format`), chosen once.
+    pub(crate) log_format: &'static dyn crate::log::Format,
     pub(crate) stats: Arc<Stats>,
     pub(crate) shutdown: Shutdown,
     /// The `--header` fields, encoded once (`Name: value\r\n` each).
@@ -53,6 +55,7 @@ impl Shared {
         }
         Ok(Shared {
             extra_headers,
+            log_format: crate::log::format_of(config.log_format),
             config,
             root,
             log,
@@ -73,7 +76,9 @@ impl Shared {
         self.local_with(self.log.process_writer())
     }
 
-    fn local_with(&self, log: LogWriter) -> Local {
+    /// A fresh per-thread context that logs through `log` (a writer shared
+    /// with other threads, [`LogWriter::share`]).
+    pub(crate) fn local_with(&self, log: LogWriter) -> Local {
         Local {
             log,
             clock: Clock::new(),

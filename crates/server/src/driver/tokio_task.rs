@@ -43,8 +43,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 
-use super::policy::{self, LINGER, Linger};
+use super::policy::{self, LINGER, Linger, log_connection};
 use crate::conn::{Buffers, Conn, Event, Interest};
+use crate::log::LogWriter;
 use crate::shared::{Local, Shared};
 
 thread_local! {
@@ -74,6 +75,12 @@ fn put_buffers(b: Buffers) {
             s.push(b);
         }
     });
+}
+
+/// Makes this runtime thread's [`Local`] one that logs through `log` (shared by
+/// every runtime thread, so a task that migrates keeps its lines in order).
+pub(crate) fn adopt_local(site: &Shared, log: LogWriter) {
+    LOCAL.with(|cell| *cell.borrow_mut() = Some(site.local_with(log)));
 }
 
 /// Runs `f` with this thread's [`Local`].
@@ -108,6 +115,7 @@ pub(crate) async fn serve(
         return;
     }
     let mut conn = Conn::bare(peer);
+    with_local(&site, |w| log_connection(&site, w, &conn, false));
     // Whether `conn` holds buffers now (it starts without).
     let mut has_buffers = false;
     let mut interest = Interest::Read;
@@ -205,6 +213,8 @@ pub(crate) async fn serve(
             }
         }
     }
+    drop(stream);
+    with_local(&site, |w| log_connection(&site, w, &conn, true));
 }
 
 /// Waits until `until` ([`Event::Deadline`]) unless the client closes first
