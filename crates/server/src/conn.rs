@@ -23,11 +23,16 @@
 //! several small responses batched into one write.
 //!
 //! A response counts (by status class) only once it is completely written. A
-//! client that goes before that abandons it ([`Conn::abandon`]): it is counted
-//! as abandoned and logged with status 499 and the body bytes that did go out.
-//! The drivers tell the connection when they learn that the client closed
-//! ([`Conn::peer_closed`]); what that close means is decided here, once: see
-//! [`PeerEnd`].
+//! client that goes before that abandons it: it is counted as abandoned and
+//! logged with status 499 and the body bytes that did go out. The drivers tell
+//! the connection when they learn that the client closed ([`Event::PeerGone`]);
+//! what that close means is decided here, once: see [`PeerEnd`].
+//!
+//! Layout:
+//! - this file: the protocol state (reading, continuing, draining a body,
+//!   writing, closed), the buffers, and the rules after each [`Event`];
+//! - [`ledger`]: the responses owed, their log lines, 499s and counting;
+//! - [`service_time`]: the `--work` and `--delay` owed before writing.
 
 use std::fs::File;
 use std::net::SocketAddr;
@@ -36,8 +41,13 @@ use std::time::{Duration, Instant};
 use servelab_http::{ChunkedDecoder, Method, Parse, Part, RequestHead, Status, Version};
 
 use crate::OnAbandon;
+mod ledger;
+mod service_time;
+
+use ledger::{Ledger, Produced};
+use service_time::ServiceTime;
+
 use crate::handler;
-use crate::log;
 use crate::response::{Body, Persist, Response};
 use crate::shared::{Local, Shared};
 
@@ -172,35 +182,6 @@ enum PeerEnd {
     Gone,
 }
 
-/// A response produced and not yet completely written.
-#[derive(Debug)]
-struct Owed {
-    status: Status,
-    /// Bytes of the whole response on the wire, head and body.
-    wire: u64,
-    /// Body bytes the head announced.
-    body_len: u64,
-    /// Where its log line (without the service time) ends in `log_buf`, and
-    /// where its `status bytes` fields are (`0..0` without a log).
-    log_end: usize,
-    fields: std::ops::Range<usize>,
-    started: Instant,
-}
-
-impl Owed {
-    /// A response of `wire` bytes in all, not yet logged.
-    fn new(status: Status, wire: u64, body_len: u64, started: Instant) -> Owed {
-        Owed {
-            status,
-            wire,
-            body_len,
-            log_end: 0,
-            fields: 0..0,
-            started,
-        }
-    }
-}
-
 /// Bytes a body still to be sent after the output buffer adds to the wire.
 fn body_wire_len(body: &Body) -> u64 {
     match body {
@@ -255,24 +236,16 @@ pub(crate) struct Conn {
     /// That close follows an error: linger so the client can read the answer.
     linger_on_close: bool,
     requests: u64,
-    /// Responses produced but not yet completely written, in wire order.
-    owed: Vec<Owed>,
-    /// Bytes of the owed responses written so far.
-    sent: u64,
-    /// Log lines of owed responses, each missing its final ` <µs>\n`.
-    log_buf: Vec<u8>,
+    /// Responses produced but not yet completely written.
+    owed: Ledger,
     peer_end: PeerEnd,
     /// When the connection started waiting for the current request (or opened).
     waiting_since: Instant,
     /// When writing last made progress (or began): the write timeout counts
     /// from here.
     progress_at: Instant,
-    /// Owed responses may not be written before this (`--delay`).
-    hold: Option<Instant>,
-    /// CPU to burn before the owed responses (`--work`), and the longest
-    /// `--delay` drawn meanwhile, whose hold starts once the work is done.
-    work: Duration,
-    delay_after_work: Option<Duration>,
+    /// `--work` and `--delay` still owed before writing.
+    service: ServiceTime,
     opened: Instant,
     /// Stop at each complete request instead of answering it ([`State::Ready`]).
     defer: bool,
@@ -298,15 +271,11 @@ impl Conn {
             close_after: false,
             linger_on_close: false,
             requests: 0,
-            owed: Vec::new(),
-            sent: 0,
-            log_buf: Vec::new(),
+            owed: Ledger::default(),
             peer_end: PeerEnd::Open,
             waiting_since: now,
             progress_at: now,
-            hold: None,
-            work: Duration::ZERO,
-            delay_after_work: None,
+            service: ServiceTime::default(),
             opened: now,
             defer: false,
         }
@@ -403,8 +372,8 @@ impl Conn {
             State::Closed { linger } => Interest::Close { linger },
             State::Draining(_) | State::Reading => Interest::Read,
             State::Ready => Interest::Work,
-            State::Writing | State::Continue(_) if !self.work.is_zero() => Interest::Work,
-            State::Writing | State::Continue(_) => match self.hold {
+            State::Writing | State::Continue(_) if !self.service.work().is_zero() => Interest::Work,
+            State::Writing | State::Continue(_) => match self.service.hold() {
                 Some(until) => Interest::Hold(until),
                 None => Interest::Write,
             },
@@ -561,7 +530,7 @@ impl Conn {
             self.answer_ready(site, w);
             self.advance(site, w);
         }
-        self.work
+        self.service.work()
     }
 
     /// Answers the waiting request with `503 Service Unavailable` (with
@@ -579,7 +548,7 @@ impl Conn {
     /// The hold of [`Interest::Hold`] is over: responses may be written, or,
     /// if the client left meanwhile (`--on-abandon finish`), abandoned.
     fn release(&mut self, site: &Shared, w: &mut Local) -> Interest {
-        self.hold = None;
+        self.service.release();
         if self.peer_end == PeerEnd::Gone {
             self.abandon(site, w);
         }
@@ -589,11 +558,7 @@ impl Conn {
     /// The work of [`Interest::Work`] is burnt: a `--delay` drawn meanwhile
     /// starts now (service time = work + delay).
     fn worked(&mut self) -> Interest {
-        self.work = Duration::ZERO;
-        if let Some(d) = self.delay_after_work.take() {
-            let until = Instant::now() + d;
-            self.hold = Some(self.hold.map_or(until, |h| h.max(until)));
-        }
+        self.service.worked();
         self.interest()
     }
 
@@ -610,7 +575,7 @@ impl Conn {
             return self.interest();
         }
         self.peer_end = PeerEnd::Gone;
-        if self.hold.is_none() || site.config.on_abandon == OnAbandon::Cancel {
+        if self.service.hold().is_none() || site.config.on_abandon == OnAbandon::Cancel {
             self.abandon(site, w);
         }
         self.interest()
@@ -687,7 +652,7 @@ impl Conn {
     /// the response cannot be completed, so the connection closes.
     fn wrote(&mut self, n: usize, site: &Shared, w: &mut Local) -> Interest {
         site.stats.sent(n as u64);
-        self.sent += n as u64;
+        self.owed.sent(n as u64);
         if n > 0 {
             self.progress_at = Instant::now();
         }
@@ -737,35 +702,8 @@ impl Conn {
     /// timeout) while responses were owed: count them as abandoned, not by
     /// their status; log them as 499 with the body bytes that did go out; close.
     fn abandon(&mut self, site: &Shared, w: &mut Local) {
-        let now = Instant::now();
-        let mut sent = self.sent;
-        let mut from = 0;
-        for o in &self.owed {
-            let got = sent.min(o.wire);
-            sent -= got;
-            if w.log.enabled() {
-                // What went out beyond the head is body.
-                let head = o.wire - o.body_len.min(o.wire);
-                let fields = o.fields.start - from..o.fields.end - from;
-                let us = now.saturating_duration_since(o.started).as_micros() as u64;
-                let start = &self.log_buf[from..o.log_end];
-                let body = got.saturating_sub(head);
-                let mut line = start[..fields.start].to_vec();
-                let status = log::CLIENT_CLOSED;
-                site.log_format.status_and_bytes(&mut line, status, body);
-                line.extend_from_slice(&start[fields.end..]);
-                site.log_format.finish(&mut w.line, &line, us);
-                w.log.line(&w.line);
-                from = o.log_end;
-            }
-            site.stats.request_finished(true);
-        }
-        self.owed.clear();
-        self.sent = 0;
-        self.log_buf.clear();
-        self.hold = None;
-        self.work = Duration::ZERO;
-        self.delay_after_work = None;
+        self.owed.abandon(site, w);
+        self.service.clear();
         self.body = Body::Empty;
         self.state = State::Closed { linger: false };
     }
@@ -773,25 +711,7 @@ impl Conn {
     /// Every owed response is out: count and log them, then go on with what is
     /// buffered.
     fn responses_done(&mut self, site: &Shared, w: &mut Local) {
-        let now = Instant::now();
-        let mut from = 0;
-        let logging = w.log.enabled();
-        for o in &self.owed {
-            let took = now.saturating_duration_since(o.started);
-            site.stats.served(took);
-            if logging {
-                let us = took.as_micros() as u64;
-                let start = &self.log_buf[from..o.log_end];
-                site.log_format.finish(&mut w.line, start, us);
-                w.log.line(&w.line);
-                from = o.log_end;
-            }
-            site.stats.response(o.status.code());
-            site.stats.request_finished(false);
-        }
-        self.owed.clear();
-        self.sent = 0;
-        self.log_buf.clear();
+        let now = self.owed.settle(site, w);
         if self.close_after {
             self.state = State::Closed {
                 linger: self.linger_on_close,
@@ -965,19 +885,7 @@ impl Conn {
         let started = Instant::now();
         w.clock.tick();
         site.stats.request_started();
-        if let Some(d) = w.service.work() {
-            self.work += d;
-        }
-        if let Some(d) = w.service.delay() {
-            // The hold starts once the work is done (service time = work +
-            // delay); pipelined responses leave together, after the longest.
-            if self.work.is_zero() {
-                let until = Instant::now() + d;
-                self.hold = Some(self.hold.map_or(until, |h| h.max(until)));
-            } else {
-                self.delay_after_work = Some(self.delay_after_work.map_or(d, |h| h.max(d)));
-            }
-        }
+        self.service.draw(w);
         self.requests += 1;
         let keep_alive = req.keep_alive
             && !site.shutdown.is_requested()
@@ -1001,24 +909,13 @@ impl Conn {
         } = handler::respond(req, head, site, w, persist, &mut self.out);
         let wire = (self.out.len() - before) as u64 + body_wire_len(&body);
         self.body = body;
-        let owed = Owed::new(status, wire, body_len, started);
-        self.owe(Some(req), owed, site, w);
-    }
-
-    /// Records a response just produced as owed, with its log line.
-    fn owe(&mut self, req: Option<&RequestHead<'_>>, mut o: Owed, site: &Shared, w: &Local) {
-        let fields = if w.log.enabled() {
-            let (ip, clf, at) = (self.peer.ip(), w.clock.clf(), self.log_buf.len());
-            let l = &mut self.log_buf;
-            let (status, bytes) = (o.status, o.body_len);
-            let f = site.log_format.request(l, ip, clf, req, status, bytes);
-            at + f.start..at + f.end
-        } else {
-            0..0
+        let produced = Produced {
+            status,
+            wire,
+            body_len,
+            started,
         };
-        o.fields = fields;
-        o.log_end = self.log_buf.len();
-        self.owed.push(o);
+        self.owed.owe(Some(req), self.peer.ip(), produced, site, w);
     }
 
     /// Answers a request that could not be parsed (or timed out) and closes.
@@ -1035,8 +932,13 @@ impl Conn {
         let before = self.out.len();
         let resp = handler::error(status, w, persist, head, &mut self.out);
         let wire = (self.out.len() - before) as u64 + body_wire_len(&resp.body);
-        let owed = Owed::new(status, wire, resp.body_len, started);
-        self.owe(None, owed, site, w);
+        let produced = Produced {
+            status,
+            wire,
+            body_len: resp.body_len,
+            started,
+        };
+        self.owed.owe(None, self.peer.ip(), produced, site, w);
         self.state = State::Writing;
     }
 
