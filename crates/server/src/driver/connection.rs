@@ -9,6 +9,17 @@ use std::time::Instant;
 use super::policy::Linger;
 use crate::conn::{Conn, Interest};
 
+/// What an event loop learned about a connection while a worker had it.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Away {
+    /// A read edge came: bytes (or the end) may wait.
+    pub(super) readable: bool,
+    /// The client's close was signalled.
+    pub(super) fin: bool,
+    /// Its timer entry came due and was dropped.
+    pub(super) timer_lost: bool,
+}
+
 /// A connection of an event loop.
 #[derive(Debug)]
 pub(crate) struct Connection {
@@ -51,13 +62,18 @@ impl Connection {
         }
     }
 
-    /// Back from a worker ([`super::handoff`]) wanting `interest`. Its edges
-    /// were not watched meanwhile, so it may be readable and writable; its
-    /// timer entry may have been dropped, so it is armed afresh.
-    pub(super) fn came_back(&mut self, interest: Interest) {
-        self.interest = interest;
-        self.readable = true;
+    /// Back from a worker ([`super::handoff`]), which left its wish in
+    /// `interest`, with what the loop saw meanwhile (`away`): its read edges
+    /// still reached the loop, so it is readable only if one came or it was
+    /// before it left (no `recv` that finds nothing); its timer entry is armed
+    /// afresh only if it came due meanwhile. A worker that wrote may have met
+    /// a full socket and waited for room itself, so it may be written to.
+    pub(super) fn came_back(&mut self, away: Away) {
+        self.readable |= away.readable;
+        self.fin |= away.fin;
         self.writable = true;
-        self.armed = None;
+        if away.timer_lost {
+            self.armed = None;
+        }
     }
 }

@@ -93,7 +93,7 @@ use rustix::event::epoll::{self, EventData, EventFlags};
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SocketFlags};
 
-use super::connection::Connection;
+use super::connection::{Away, Connection};
 use super::handoff::{Job, LoopEnd};
 use super::policy::{self, Backoff, Linger, log_connection};
 use crate::ServerError;
@@ -140,6 +140,9 @@ pub(crate) struct EventLoop<'s> {
     /// Generation of each slot index, so a stale event or timer for a closed
     /// connection never reaches a new one in the same place.
     gens: Vec<u32>,
+    /// What happened to each slot's connection while a worker had it
+    /// ([`super::handoff`]): its events and timer still reach this loop.
+    away: Vec<Away>,
     free: Vec<u32>,
     open: usize,
     timers: BinaryHeap<Reverse<(Instant, u32, u32)>>,
@@ -188,6 +191,7 @@ impl<'s> EventLoop<'s> {
             listening: false,
             slots: Vec::new(),
             gens: Vec::new(),
+            away: Vec::new(),
             free: Vec::new(),
             open: 0,
             timers: BinaryHeap::new(),
@@ -213,12 +217,12 @@ impl<'s> EventLoop<'s> {
         log: crate::log::LogWriter,
     ) -> Result<EventLoop<'s>, ServerError> {
         self.w.log = log;
-        // Level triggered: the loop clears it before draining the way back.
+        // Edge triggered and never read: each worker's write is one edge.
         epoll::add(
             &self.epoll,
             &*handoff.wake,
             EventData::new_u64(BACK),
-            EventFlags::IN,
+            EventFlags::IN | EventFlags::ET,
         )
         .map_err(|e| ServerError::io("watching the workers' wake-up")(e.into()))?;
         self.handoff = Some(handoff);
@@ -388,6 +392,7 @@ impl<'s> EventLoop<'s> {
             None => {
                 self.slots.push(None);
                 self.gens.push(0);
+                self.away.push(Away::default());
                 self.slots.len() - 1
             }
         };
@@ -407,6 +412,13 @@ impl<'s> EventLoop<'s> {
             return;
         }
         let Some(slot) = &mut self.slots[index] else {
+            // With a worker: remembered for its return, so that it comes back
+            // knowing whether a read can find anything (no read just to learn
+            // that the socket is empty).
+            let away = &mut self.away[index];
+            away.readable |= flags
+                .intersects(EventFlags::IN | EventFlags::RDHUP | EventFlags::HUP | EventFlags::ERR);
+            away.fin |= flags.intersects(EventFlags::RDHUP | EventFlags::HUP | EventFlags::ERR);
             return;
         };
         if flags.intersects(EventFlags::IN | EventFlags::RDHUP | EventFlags::HUP | EventFlags::ERR)
@@ -575,6 +587,8 @@ impl<'s> EventLoop<'s> {
             }
             let site = self.site;
             let Some(slot) = &mut self.slots[index] else {
+                // With a worker: armed afresh when it comes back.
+                self.away[index].timer_lost = true;
                 continue;
             };
             if slot.armed != Some(t) {
@@ -596,6 +610,7 @@ impl<'s> EventLoop<'s> {
         let (Some(handoff), Some(conn)) = (&self.handoff, self.slots[index].take()) else {
             return;
         };
+        self.away[index] = Away::default();
         let job = Job {
             index: index as u32,
             conn,
@@ -618,7 +633,9 @@ impl<'s> EventLoop<'s> {
         handoff.clear_wake();
         while let Some(job) = self.handoff.as_ref().and_then(|h| h.back.try_recv().ok()) {
             let index = job.index as usize;
-            self.slots[index] = Some(job.conn);
+            let mut conn = job.conn;
+            conn.came_back(self.away[index]);
+            self.slots[index] = Some(conn);
             if self.forced
                 && let Some(slot) = &mut self.slots[index]
             {

@@ -13,19 +13,24 @@
 //! its head.
 //!
 //! The socket stays non-blocking and stays in the loop's epoll set while it is
-//! away; the loop ignores its events meanwhile and, on its return, assumes it
-//! may be readable and writable (one `recv` that may find nothing, instead of
-//! bookkeeping shared between threads). A worker that meets a full socket
-//! buffer waits with `poll` for at most `--write-timeout`, in slices short
-//! enough to notice that the grace period is over.
+//! away; the loop notes its read edges meanwhile (in its own thread, nothing
+//! shared), so that on its return it is read only if bytes may be waiting: a
+//! keep-alive request costs no `recv` that finds nothing. A worker that meets a
+//! full socket buffer waits with `poll` for at most `--write-timeout`, in
+//! slices short enough to notice that the grace period is over.
 //!
-//! While the connection is away its events do not reach the loop, so the
-//! worker watches for the client leaving itself: a `--delay` hold waits in
+//! The way back wakes the loop with one eventfd write per batch of returns, not
+//! per return (see [`WorkerEnd::run`]), and the loop never reads the eventfd
+//! (edge triggered), so under load a request costs the two hand-offs and
+//! little more.
+//!
+//! While the connection is away its events do not drive it, so the worker watches for the client leaving itself: a `--delay` hold waits in
 //! `poll(POLLRDHUP)` ([`policy::hold`], as on the blocking driver), and
 //! `--work` is burnt by [`policy::work`], as on every driver.
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender};
@@ -49,8 +54,11 @@ pub(crate) struct Job {
 pub(crate) struct LoopEnd {
     pub(super) queue: Sender<Job>,
     pub(super) back: Receiver<Job>,
-    /// Readable when a connection has come back (an eventfd).
+    /// Raises an edge when a connection has come back (an eventfd, watched
+    /// edge-triggered and never read: every write is an edge).
     pub(super) wake: Arc<OwnedFd>,
+    /// Connections sent back since the loop last looked (see [`WorkerEnd::run`]).
+    returned: Arc<AtomicUsize>,
 }
 
 /// The workers' end.
@@ -59,6 +67,7 @@ pub(crate) struct WorkerEnd {
     queue: Receiver<Job>,
     back: Sender<Job>,
     wake: Arc<OwnedFd>,
+    returned: Arc<AtomicUsize>,
 }
 
 /// A queue of `len` requests and the way back.
@@ -70,26 +79,29 @@ pub(crate) fn channel(len: usize) -> std::io::Result<(LoopEnd, WorkerEnd)> {
         0,
         rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK,
     )?);
+    let returned = Arc::new(AtomicUsize::new(0));
     Ok((
         LoopEnd {
             queue: queue_tx,
             back: back_rx,
             wake: wake.clone(),
+            returned: returned.clone(),
         },
         WorkerEnd {
             queue: queue_rx,
             back: back_tx,
             wake,
+            returned,
         },
     ))
 }
 
 impl LoopEnd {
-    /// Clears the wake-up (before the way back is drained, so that a return
-    /// after the drain wakes the loop again).
+    /// Takes note that the loop is about to drain the way back, before it
+    /// does: a worker that returns a connection after this wakes the loop
+    /// again.
     pub(super) fn clear_wake(&self) {
-        let mut buf = [0u8; 8];
-        let _ = rustix::io::read(&*self.wake, &mut buf);
+        self.returned.swap(0, Ordering::AcqRel);
     }
 }
 
@@ -101,9 +113,15 @@ impl WorkerEnd {
             if self.back.send(job).is_err() {
                 return; // the loop has gone; the socket closes with the job
             }
-            // Eight bytes to an eventfd never block while the counter is far
-            // from its maximum, and the loop reads it to zero each time.
-            let _ = rustix::io::write(&*self.wake, &1u64.to_ne_bytes());
+            // Only the first return since the loop last looked wakes it: the
+            // ones after it are drained by the same look, since the loop
+            // clears `returned` before it drains. So under load one eventfd
+            // write (and one wake-up) serves several returns. The counter of
+            // the eventfd only grows (it is never read: each write is an
+            // edge); 2^64 writes are centuries away.
+            if self.returned.fetch_add(1, Ordering::AcqRel) == 0 {
+                let _ = rustix::io::write(&*self.wake, &1u64.to_ne_bytes());
+            }
         }
     }
 }
@@ -140,7 +158,7 @@ fn serve(c: &mut Connection, site: &Shared, w: &mut Local) {
             Interest::Read | Interest::Close { .. } => break,
         };
     }
-    c.came_back(interest);
+    c.interest = interest;
 }
 
 /// Waits until the socket takes more bytes; false after `--write-timeout`
