@@ -4,6 +4,8 @@
 //! which should not depend on the loop that sent it.
 
 use std::os::fd::OwnedFd;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Instant;
 
 use super::policy::Linger;
@@ -18,6 +20,43 @@ pub(crate) struct Away {
     pub(super) fin: bool,
     /// Its timer entry came due and was dropped.
     pub(super) timer_lost: bool,
+}
+
+/// Who holds a connection that an event loop sent to a worker
+/// ([`super::handoff`]), shared by the two. It lets a worker give back a
+/// keep-alive connection without waking the loop: the loop is woken anyway by
+/// the client's next request (a read edge on the socket, which stays in its
+/// epoll set), and then takes the connection back. The one race, an edge that
+/// the loop saw while the worker still held the connection, is what this
+/// settles: whichever of the two comes second knows, and the worker then wakes
+/// the loop after all.
+#[derive(Debug, Default)]
+pub(crate) struct Handover(AtomicU8);
+
+impl Handover {
+    /// With a worker.
+    const AWAY: u8 = 1;
+    /// The loop saw a read edge meanwhile.
+    const EDGE: u8 = 2;
+
+    /// The loop sends the connection to a worker.
+    pub(crate) fn sent(&self) {
+        self.0.store(Self::AWAY, Ordering::Release);
+    }
+
+    /// The loop saw a read edge (or a timer came due) while its slot was
+    /// empty. True while the worker still holds the connection (it will wake
+    /// the loop when it gives it back); false when it has given it back
+    /// already: the loop takes it back now.
+    pub(crate) fn edge_while_away(&self) -> bool {
+        self.0.fetch_or(Self::EDGE, Ordering::AcqRel) & Self::AWAY != 0
+    }
+
+    /// The worker has put the connection on the way back (it must do so
+    /// first). True when the loop saw an edge meanwhile and must be woken.
+    pub(crate) fn returned(&self) -> bool {
+        self.0.swap(0, Ordering::AcqRel) & Self::EDGE != 0
+    }
 }
 
 /// A connection of an event loop.
@@ -39,6 +78,8 @@ pub(crate) struct Connection {
     /// The client's close (`RDHUP`, `HUP` or `ERR`) has been signalled: what is
     /// read from now on came before it.
     pub(super) fin: bool,
+    /// Shared with the loop while a worker has it (`event` only).
+    pub(super) handover: Option<Arc<Handover>>,
 }
 
 impl Connection {
@@ -59,6 +100,7 @@ impl Connection {
             // saved per connection, as h2o does).
             registered: false,
             fin: false,
+            handover: None,
         }
     }
 

@@ -86,6 +86,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::TrySendError;
@@ -93,7 +94,7 @@ use rustix::event::epoll::{self, EventData, EventFlags};
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SocketFlags};
 
-use super::connection::{Away, Connection};
+use super::connection::{Away, Connection, Handover};
 use super::handoff::{Job, LoopEnd};
 use super::policy::{self, Backoff, Linger, log_connection};
 use crate::ServerError;
@@ -143,6 +144,8 @@ pub(crate) struct EventLoop<'s> {
     /// What happened to each slot's connection while a worker had it
     /// ([`super::handoff`]): its events and timer still reach this loop.
     away: Vec<Away>,
+    /// Each slot's [`Handover`], kept while its connection is with a worker.
+    handovers: Vec<Option<Arc<Handover>>>,
     free: Vec<u32>,
     open: usize,
     timers: BinaryHeap<Reverse<(Instant, u32, u32)>>,
@@ -192,6 +195,7 @@ impl<'s> EventLoop<'s> {
             slots: Vec::new(),
             gens: Vec::new(),
             away: Vec::new(),
+            handovers: Vec::new(),
             free: Vec::new(),
             open: 0,
             timers: BinaryHeap::new(),
@@ -336,6 +340,8 @@ impl<'s> EventLoop<'s> {
         if self.draining.is_some() {
             return;
         }
+        // Connections given back quietly are closed with the rest if idle.
+        self.take_back();
         self.draining = Some(Instant::now() + self.site.config.grace);
         let _ = self.listen(false);
         self.accept_paused = None;
@@ -393,6 +399,7 @@ impl<'s> EventLoop<'s> {
                 self.slots.push(None);
                 self.gens.push(0);
                 self.away.push(Away::default());
+                self.handovers.push(None);
                 self.slots.len() - 1
             }
         };
@@ -401,7 +408,13 @@ impl<'s> EventLoop<'s> {
             conn.defer_answers();
         }
         log_connection(self.site, &mut self.w, &conn, false);
-        self.slots[index] = Some(Connection::accepted(sock, conn));
+        let mut c = Connection::accepted(sock, conn);
+        if self.handoff.is_some() {
+            let h = Arc::new(Handover::default());
+            self.handovers[index] = Some(h.clone());
+            c.handover = Some(h);
+        }
+        self.slots[index] = Some(c);
         self.open += 1;
         self.drive(index);
     }
@@ -419,6 +432,13 @@ impl<'s> EventLoop<'s> {
             away.readable |= flags
                 .intersects(EventFlags::IN | EventFlags::RDHUP | EventFlags::HUP | EventFlags::ERR);
             away.fin |= flags.intersects(EventFlags::RDHUP | EventFlags::HUP | EventFlags::ERR);
+            if self.handovers[index]
+                .as_ref()
+                .is_some_and(|h| !h.edge_while_away())
+            {
+                // Given back quietly (a keep-alive connection): take it now.
+                self.take_back();
+            }
             return;
         };
         if flags.intersects(EventFlags::IN | EventFlags::RDHUP | EventFlags::HUP | EventFlags::ERR)
@@ -587,8 +607,16 @@ impl<'s> EventLoop<'s> {
             }
             let site = self.site;
             let Some(slot) = &mut self.slots[index] else {
-                // With a worker: armed afresh when it comes back.
+                // With a worker: armed afresh when it comes back. One given
+                // back quietly whose client says nothing more is taken back
+                // now, so that its keep-alive timeout runs.
                 self.away[index].timer_lost = true;
+                if self.handovers[index]
+                    .as_ref()
+                    .is_some_and(|h| !h.edge_while_away())
+                {
+                    self.take_back();
+                }
                 continue;
             };
             if slot.armed != Some(t) {
@@ -611,6 +639,9 @@ impl<'s> EventLoop<'s> {
             return;
         };
         self.away[index] = Away::default();
+        if let Some(h) = &conn.handover {
+            h.sent();
+        }
         let job = Job {
             index: index as u32,
             conn,
@@ -619,6 +650,9 @@ impl<'s> EventLoop<'s> {
             Ok(()) => return,
             Err(TrySendError::Full(job) | TrySendError::Disconnected(job)) => job.conn,
         };
+        if let Some(h) = &back.handover {
+            h.returned();
+        }
         self.site.stats.dropped();
         back.interest = back.conn.refuse(self.site, &mut self.w);
         self.slots[index] = Some(back);
@@ -656,6 +690,7 @@ impl<'s> EventLoop<'s> {
         {
             self.pool.push(b);
         }
+        self.handovers[index] = None;
         // Closing the descriptor removes it from the epoll set.
         drop(slot.sock);
         log_connection(self.site, &mut self.w, &slot.conn, true);

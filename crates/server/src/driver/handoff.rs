@@ -110,16 +110,31 @@ impl WorkerEnd {
     pub(crate) fn run(&self, site: &Shared, w: &mut Local) {
         for mut job in &self.queue {
             serve(&mut job.conn, site, w);
+            // A keep-alive connection goes back quietly: the client's next
+            // request wakes the loop (see `Handover`). Anything else (a close,
+            // shutdown) needs the loop now.
+            // Only one the loop watches (registered, with a timer entry) and
+            // whose next bytes will raise an edge (the socket was drained, the
+            // client has not closed) can.
+            let c = &job.conn;
+            let quiet = c.interest == Interest::Read
+                && c.registered
+                && c.armed.is_some()
+                && !c.readable
+                && !c.fin
+                && !site.shutdown.is_requested();
+            let handover = job.conn.handover.clone();
             if self.back.send(job).is_err() {
                 return; // the loop has gone; the socket closes with the job
             }
+            let missed = handover.is_some_and(|h| h.returned());
             // Only the first return since the loop last looked wakes it: the
             // ones after it are drained by the same look, since the loop
             // clears `returned` before it drains. So under load one eventfd
             // write (and one wake-up) serves several returns. The counter of
             // the eventfd only grows (it is never read: each write is an
             // edge); 2^64 writes are centuries away.
-            if self.returned.fetch_add(1, Ordering::AcqRel) == 0 {
+            if (!quiet || missed) && self.returned.fetch_add(1, Ordering::AcqRel) == 0 {
                 let _ = rustix::io::write(&*self.wake, &1u64.to_ne_bytes());
             }
         }
