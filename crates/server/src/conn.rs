@@ -505,7 +505,7 @@ impl Conn {
         }
     }
 
-    /// The read deadline passed ([`Conn::wait`]).
+    /// The read deadline passed ([`Conn::deadline`]).
     fn timed_out(&mut self, site: &Shared, w: &mut Local) -> Interest {
         match self.wait(site) {
             Wait::Idle(_) => self.state = State::Closed { linger: false },

@@ -7,7 +7,7 @@
 //! the listening socket and Linux copies them into every accepted socket, so the
 //! common case costs no `setsockopt` per connection or per request; a read that
 //! times out early is simply retried against the connection's real deadline
-//! ([`Conn::wait`]), and the timeout is lowered only when the deadline is nearer
+//! ([`Conn::deadline`]), and the timeout is lowered only when the deadline is nearer
 //! than the current one (a slow request head).
 //!
 //! A `--delay` hold waits in `poll` for the client's close (`POLLRDHUP`)

@@ -23,7 +23,7 @@
 //! readiness the loop already gets, so knowing costs nothing per request. On
 //! a connection whose response is held (`--delay`), one `MSG_PEEK` tells a
 //! half-close behind unread requests from a client that left
-//! ([`Conn::peer_closed`]); `RDHUP` seen before request bytes are read means
+//! ([`crate::conn::Event::PeerGone`]); `RDHUP` seen before request bytes are read means
 //! those bytes came before the close (a half-close), and the socket is then
 //! read to its end rather than left waiting for an edge that already came.
 //!
@@ -75,7 +75,10 @@
 //! defer their answers, and one with a complete request leaves the loop for a
 //! worker thread ([`super::handoff`]); its place (index and generation) stays
 //! reserved until it comes back, and `open` still counts it. With a full queue
-//! the loop answers 503 itself. Without a hand-off nothing of this runs.
+//! the loop answers 503 itself. A keep-alive connection comes back without a
+//! wake-up: the loop notes the read edges of a connection that is away and
+//! takes it back when the client's next request raises one (see
+//! [`super::connection::Handover`]). Without a hand-off nothing of this runs.
 //!
 //! Shutdown: the wake pipe becomes readable; the loop stops accepting, closes
 //! idle connections, lets busy ones finish (their responses say

@@ -18,9 +18,10 @@
 //! takes, so a few idle or trickling connections can take every worker. Here
 //! they cost the selector a slot each and no worker, so with two workers a
 //! thousand trickling connections do not stop a normal request. What it costs:
-//! two thread hand-offs per request (the queue, and the way back with an
-//! eventfd wake-up), and the head is parsed twice, once to find its end and
-//! once by the worker.
+//! two thread hand-offs per request (the queue, and the way back; a
+//! keep-alive connection goes back without waking the selector, whose next
+//! wake-up is the client's next request anyway), and the head is parsed
+//! twice, once to find its end and once by the worker.
 //!
 //! Shutdown: the selector stops accepting and closes idle connections;
 //! requests queued or being served finish (with `Connection: close`). After
