@@ -26,7 +26,7 @@ pub(crate) struct Shared {
     pub(crate) root: Root,
     pub(crate) log: AccessLog,
     /// How its lines are written (`--log-format`), chosen once.
-    pub(crate) log_format: &'static dyn crate::log::Format,
+    pub(crate) log_format: &'static crate::log::Format,
     pub(crate) stats: Arc<Stats>,
     pub(crate) shutdown: Shutdown,
     /// The `--header` fields, encoded once (`Name: value\r\n` each).

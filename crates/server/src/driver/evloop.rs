@@ -694,13 +694,15 @@ impl<'s> EventLoop<'s> {
             self.pool.push(b);
         }
         self.handovers[index] = None;
-        // Closing the descriptor removes it from the epoll set.
-        drop(slot.sock);
         log_connection(self.site, &mut self.w, &slot.conn, true);
         self.gens[index] = self.gens[index].wrapping_add(1);
         self.free.push(index as u32);
         self.open -= 1;
+        // Counted closed before the client can see the end (a client that
+        // reads to the end and then asks `/-/status` finds it closed).
         self.site.stats.conn_closed();
+        // Closing the descriptor removes it from the epoll set.
+        drop(slot.sock);
     }
 }
 

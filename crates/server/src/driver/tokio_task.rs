@@ -110,7 +110,7 @@ pub(crate) async fn serve(
     mut stop: watch::Receiver<bool>,
 ) {
     site.stats.conn_opened();
-    let _open = OpenGuard(&site);
+    let open = OpenGuard(&site);
     if site.shutdown.is_forced() {
         return;
     }
@@ -213,8 +213,11 @@ pub(crate) async fn serve(
             }
         }
     }
-    drop(stream);
+    // Counted closed (and logged) before the client can see the end: a
+    // client that reads to the end and then asks `/-/status` finds it closed.
     with_local(&site, |w| log_connection(&site, w, &conn, true));
+    drop(open);
+    drop(stream);
 }
 
 /// Waits until `until` ([`Event::Deadline`]) unless the client closes first

@@ -1,7 +1,7 @@
-//! The access-log format as one value: [`Format`], chosen once from
+//! The access-log format as one value: a [`Format`], chosen once from
 //! `--log-format` ([`of`]) and kept by the site, so the connection code that
 //! owes log lines never branches on the format, and a new format is one more
-//! implementation here.
+//! value here.
 //!
 //! Every kind of line goes through it, `--log-connections` lines included, so a
 //! JSON log is JSON on every line.
@@ -14,14 +14,47 @@ use servelab_http::{RequestHead, Status};
 use super::{json, line};
 use crate::LogFormat;
 
-/// How lines of one access-log format are written. A request line is written
-/// in two steps, because its last field (the service time) is known only once
-/// the response is completely written.
-pub(crate) trait Format: std::fmt::Debug + Sync {
+/// How the lines of one access-log format are written. A request line is
+/// written in two steps, because its last field (the service time) is known
+/// only once the response is completely written.
+#[derive(Debug)]
+pub(crate) struct Format {
+    request:
+        fn(&mut Vec<u8>, IpAddr, &[u8; 26], Option<&RequestHead<'_>>, Status, u64) -> Range<usize>,
+    status_and_bytes: fn(&mut Vec<u8>, u16, u64),
+    finish: fn(&mut Vec<u8>, &[u8], u64),
+    connection: fn(&mut Vec<u8>, SocketAddr, &[u8; 26], Option<(u64, u128)>),
+}
+
+/// Apache's Combined Log Format with the service time appended (`line.rs`).
+static COMBINED: Format = Format {
+    request: line::request,
+    status_and_bytes: line::status_and_bytes,
+    finish: line::finish,
+    connection: line::connection,
+};
+
+/// One JSON object per line (`json.rs`).
+static JSON: Format = Format {
+    request: json::request,
+    status_and_bytes: json::status_and_bytes,
+    finish: json::finish,
+    connection: json::connection,
+};
+
+/// The one place that looks at [`LogFormat`].
+pub(crate) fn of(format: LogFormat) -> &'static Format {
+    match format {
+        LogFormat::Combined => &COMBINED,
+        LogFormat::Json => &JSON,
+    }
+}
+
+impl Format {
     /// Appends a request line without its service time to `out`; `req` is
     /// `None` for a request that could not be parsed. Returns where its status
     /// and byte count are in `out`, for [`Format::status_and_bytes`].
-    fn request(
+    pub(crate) fn request(
         &self,
         out: &mut Vec<u8>,
         ip: IpAddr,
@@ -29,106 +62,34 @@ pub(crate) trait Format: std::fmt::Debug + Sync {
         req: Option<&RequestHead<'_>>,
         status: Status,
         bytes: u64,
-    ) -> Range<usize>;
+    ) -> Range<usize> {
+        (self.request)(out, ip, clf, req, status, bytes)
+    }
 
     /// The status and byte-count fields, as [`Format::request`] writes them
     /// (rewritten for a response whose client left: 499 and the body bytes
     /// that did go out).
-    fn status_and_bytes(&self, out: &mut Vec<u8>, status: u16, bytes: u64);
+    pub(crate) fn status_and_bytes(&self, out: &mut Vec<u8>, status: u16, bytes: u64) {
+        (self.status_and_bytes)(out, status, bytes);
+    }
 
     /// Makes `line` the complete line: `start` (from [`Format::request`]) with
     /// the service time in microseconds and the newline.
-    fn finish(&self, line: &mut Vec<u8>, start: &[u8], micros: u64);
+    pub(crate) fn finish(&self, line: &mut Vec<u8>, start: &[u8], micros: u64) {
+        (self.finish)(line, start, micros);
+    }
 
     /// Makes `line` a `--log-connections` line: the connection from `peer`
     /// opened, or with `closed = Some((requests, micros))` closed after that
     /// many requests and that long.
-    fn connection(
+    pub(crate) fn connection(
         &self,
         line: &mut Vec<u8>,
         peer: SocketAddr,
         clf: &[u8; 26],
         closed: Option<(u64, u128)>,
-    );
-}
-
-/// The one place that looks at [`LogFormat`].
-pub(crate) fn of(format: LogFormat) -> &'static dyn Format {
-    match format {
-        LogFormat::Combined => &Combined,
-        LogFormat::Json => &Json,
-    }
-}
-
-/// Apache's Combined Log Format with the service time appended (`line.rs`).
-#[derive(Debug)]
-struct Combined;
-
-impl Format for Combined {
-    fn request(
-        &self,
-        out: &mut Vec<u8>,
-        ip: IpAddr,
-        clf: &[u8; 26],
-        req: Option<&RequestHead<'_>>,
-        status: Status,
-        bytes: u64,
-    ) -> Range<usize> {
-        line::request(out, ip, clf, req, status, bytes)
-    }
-
-    fn status_and_bytes(&self, out: &mut Vec<u8>, status: u16, bytes: u64) {
-        line::status_and_bytes(out, status, bytes);
-    }
-
-    fn finish(&self, out: &mut Vec<u8>, start: &[u8], micros: u64) {
-        line::finish(out, start, micros);
-    }
-
-    fn connection(
-        &self,
-        out: &mut Vec<u8>,
-        peer: SocketAddr,
-        clf: &[u8; 26],
-        closed: Option<(u64, u128)>,
     ) {
-        line::connection(out, peer, clf, closed);
-    }
-}
-
-/// One JSON object per line (`json.rs`).
-#[derive(Debug)]
-struct Json;
-
-impl Format for Json {
-    fn request(
-        &self,
-        out: &mut Vec<u8>,
-        ip: IpAddr,
-        clf: &[u8; 26],
-        req: Option<&RequestHead<'_>>,
-        status: Status,
-        bytes: u64,
-    ) -> Range<usize> {
-        json::request(out, ip, clf, req, status, bytes)
-    }
-
-    fn status_and_bytes(&self, out: &mut Vec<u8>, status: u16, bytes: u64) {
-        json::status_and_bytes(out, status, bytes);
-    }
-
-    fn finish(&self, out: &mut Vec<u8>, start: &[u8], micros: u64) {
-        json::finish(out, start, micros);
-    }
-
-    fn connection(
-        &self,
-        out: &mut Vec<u8>,
-        peer: SocketAddr,
-        clf: &[u8; 26],
-        closed: Option<(u64, u128)>,
-    ) {
-        json::connection(out, peer, clf, closed);
+        (self.connection)(line, peer, clf, closed);
     }
 }
 
