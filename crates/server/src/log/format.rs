@@ -14,16 +14,21 @@ use servelab_http::{RequestHead, Status};
 use super::{json, line};
 use crate::LogFormat;
 
+/// Appends a request line without its service time; see [`Format::request`].
+type RequestFn =
+    fn(&mut Vec<u8>, IpAddr, &[u8; 26], Option<&RequestHead<'_>>, Status, u64) -> Range<usize>;
+/// Writes a `--log-connections` line; see [`Format::connection`].
+type ConnectionFn = fn(&mut Vec<u8>, SocketAddr, &[u8; 26], Option<(u64, u128)>);
+
 /// How the lines of one access-log format are written. A request line is
 /// written in two steps, because its last field (the service time) is known
 /// only once the response is completely written.
 #[derive(Debug)]
 pub(crate) struct Format {
-    request:
-        fn(&mut Vec<u8>, IpAddr, &[u8; 26], Option<&RequestHead<'_>>, Status, u64) -> Range<usize>,
+    request: RequestFn,
     status_and_bytes: fn(&mut Vec<u8>, u16, u64),
     finish: fn(&mut Vec<u8>, &[u8], u64),
-    connection: fn(&mut Vec<u8>, SocketAddr, &[u8; 26], Option<(u64, u128)>),
+    connection: ConnectionFn,
 }
 
 /// Apache's Combined Log Format with the service time appended (`line.rs`).
