@@ -19,6 +19,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown as Side, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::BorrowedFd;
 use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags};
@@ -155,50 +156,99 @@ pub(crate) enum Next {
     Stop,
 }
 
+/// What an accept loop does besides accepting, for the engines that need more
+/// than [`accept_loop`]: `fork` waits on its children's pipe too, sweeps them
+/// periodically, and stops accepting at `--max-conns`.
+pub(crate) trait Acceptor {
+    /// Takes one accepted connection.
+    fn handle(&mut self, stream: TcpStream, peer: SocketAddr) -> Next;
+    /// Room for another connection now? While not, the listeners are left
+    /// out of the wait: clients wait in the backlog.
+    fn has_room(&self) -> bool {
+        true
+    }
+    /// One more descriptor to wait on beside the listeners.
+    fn extra(&self) -> Option<BorrowedFd<'_>> {
+        None
+    }
+    /// The longest wait before [`Acceptor::tick`] runs anyway.
+    fn period(&self) -> Option<Duration> {
+        None
+    }
+    /// Runs after every wait; `extra_ready`: [`Acceptor::extra`] woke it.
+    fn tick(&mut self, _extra_ready: bool) {}
+}
+
+/// An [`Acceptor`] that only hands connections on.
+struct Plain<F>(F);
+
+impl<F: FnMut(TcpStream, SocketAddr) -> Next> Acceptor for Plain<F> {
+    fn handle(&mut self, stream: TcpStream, peer: SocketAddr) -> Next {
+        (self.0)(stream, peer)
+    }
+}
+
 /// Accepts until shutdown is asked for, handing each connection to `handle`.
+pub(crate) fn accept_loop(
+    listeners: &[TcpListener],
+    site: &Shared,
+    handle: impl FnMut(TcpStream, SocketAddr) -> Next,
+) {
+    accept_with(listeners, site, &mut Plain(handle));
+}
+
+/// The accept loop of every blocking engine, written once.
 ///
 /// The listeners (every `--addr`) are non-blocking and polled together with
 /// the shutdown pipe, so a signal wakes the loop at once. On `EMFILE`/`ENFILE`/`ENOBUFS`/`ENOMEM` the
 /// loop backs off (10 ms, doubling to 500 ms) instead of spinning on a listener
 /// that stays readable; it recovers by itself when descriptors are free again.
-pub(crate) fn accept_loop(
-    listeners: &[TcpListener],
-    site: &Shared,
-    mut handle: impl FnMut(TcpStream, SocketAddr) -> Next,
-) {
+pub(crate) fn accept_with(listeners: &[TcpListener], site: &Shared, acceptor: &mut impl Acceptor) {
     let mut backoff = Backoff::default();
-    // Made once; refilled for each poll (the revents are per call).
-    let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(listeners.len() + 1);
     loop {
-        fds.clear();
-        fds.extend(listeners.iter().map(|l| PollFd::new(l, PollFlags::IN)));
+        let room = acceptor.has_room();
+        let want = if room {
+            PollFlags::IN
+        } else {
+            PollFlags::empty()
+        };
+        // Made per poll (it borrows the acceptor); an accepted connection
+        // costs far more.
+        let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(listeners.len() + 2);
+        fds.extend(listeners.iter().map(|l| PollFd::new(l, want)));
         fds.push(PollFd::from_borrowed_fd(
             site.shutdown.wake_fd(),
             PollFlags::IN,
         ));
-        match rustix::event::poll(&mut fds, None) {
-            Ok(_) => {}
-            Err(rustix::io::Errno::INTR) => continue,
+        if let Some(fd) = acceptor.extra() {
+            fds.push(PollFd::from_borrowed_fd(fd, PollFlags::IN));
+        }
+        let timeout = acceptor.period().map(policy::timespec);
+        match rustix::event::poll(&mut fds, timeout.as_ref()) {
+            Ok(_) | Err(Errno::INTR) => {}
             Err(e) => {
                 eprintln!("servelab: poll on the listener failed: {e}; stopping");
                 site.shutdown.trigger();
                 return;
             }
         }
-        if !fds[listeners.len()].revents().is_empty() || site.shutdown.is_requested() {
+        let n = listeners.len();
+        let wake = !fds[n].revents().is_empty();
+        let extra_ready = fds.get(n + 1).is_some_and(|f| !f.revents().is_empty());
+        let ready: Vec<bool> = fds[..n].iter().map(|f| !f.revents().is_empty()).collect();
+        drop(fds);
+        if wake || site.shutdown.is_requested() {
             site.shutdown.trigger();
             return;
         }
+        acceptor.tick(extra_ready);
         // Take every connection that is ready on each ready listener, then poll again.
-        for (listener, fd) in listeners.iter().zip(&fds) {
-            if fd.revents().is_empty() {
-                continue;
-            }
-            loop {
+        for (listener, _) in listeners.iter().zip(ready).filter(|(_, r)| *r) {
+            while acceptor.has_room() {
                 match listener.accept() {
                     Ok((stream, peer)) => {
                         backoff.reset();
-                        if handle(stream, peer) == Next::Stop {
+                        if acceptor.handle(stream, peer) == Next::Stop {
                             return;
                         }
                         if site.shutdown.is_requested() {
