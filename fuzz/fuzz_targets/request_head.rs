@@ -8,7 +8,8 @@
 //!   answer does not depend on how TCP split the bytes. If the whole input is an error or
 //!   incomplete, no prefix may be complete, and an incomplete input has no failing prefix;
 //! - the framing rules hold: never both `Content-Length` and chunked, `Content-Length` within
-//!   `max_body`, chunked only in HTTP/1.1, `Host` present in HTTP/1.1.
+//!   `max_body`, chunked only in HTTP/1.1, `Host` present in HTTP/1.1;
+//! - every line of a complete head ends in CRLF: no bare LF (a smuggling gadget).
 //!
 //! Input layout: byte 0 picks the limits (default or tiny, so the size checks get reached),
 //! bytes 1..=4 are two split points, the rest is the request.
@@ -69,9 +70,17 @@ fn check_head(buf: &[u8], h: &RequestHead<'_>, limits: &Limits) {
         "control byte or space in target"
     );
     assert!(
-        buf[..end].ends_with(b"\n"),
-        "head does not end at a line end"
+        buf[..end].ends_with(b"\r\n"),
+        "head does not end at a CRLF"
     );
+    // No bare LF from the request line on (the empty lines before it are skipped).
+    let start = buf[..end]
+        .iter()
+        .position(|&b| b != b'\r' && b != b'\n')
+        .unwrap_or(end);
+    for i in start..end {
+        assert!(buf[i] != b'\n' || buf[i - 1] == b'\r', "bare LF at {i}");
+    }
 }
 
 fuzz_target!(|data: &[u8]| {

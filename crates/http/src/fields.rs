@@ -9,7 +9,7 @@
 //! Moving these fields into the parser later changes only where [`ExtraFields`] is filled.
 //!
 //! The head must be one that `parse_request` accepted (`&buf[..head_len]`): its grammar is
-//! then known to be valid (tokens, no obs-fold, no bare CR), so this scan only splits lines.
+//! then known to be valid (tokens, no obs-fold, no bare CR or LF), so this scan only splits lines.
 //! As for the parser's fields, the first field line of each name counts and a value that is not
 //! UTF-8 is ignored.
 //!
@@ -112,11 +112,11 @@ mod tests {
     }
 
     #[test]
-    fn absent_empty_first_wins_and_lf_only() {
+    fn absent_empty_and_first_wins() {
         let f = scan(b"GET / HTTP/1.1\r\nHost: x\r\nAccept: */*\r\nIf-None-Match: \"a\"\r\n\r\n");
         assert_eq!(f, ExtraFields::default());
         let f = scan(
-            b"GET / HTTP/1.1\nHost: x\nAccept-Encoding:\nIf-Match: \"1\"\nIf-Match: \"2\"\n\n",
+            b"GET / HTTP/1.1\r\nHost: x\r\nAccept-Encoding:\r\nIf-Match: \"1\"\r\nIf-Match: \"2\"\r\n\r\n",
         );
         assert_eq!(f.accept_encoding, Some(""));
         assert_eq!(f.if_match, Some("\"1\""));

@@ -7,9 +7,11 @@
 //! [`RequestHead`] borrows from the buffer: parsing never touches the heap (httparse's header
 //! array lives on the stack, uninitialised).
 //!
-//! httparse enforces the grammar (tokens, single spaces, CRLF or LF, no obs-fold, no whitespace
-//! before a colon, no control bytes in the target or in values). On top of it this module
-//! enforces the size limits even before the head is complete (a client that never sends CRLF
+//! httparse enforces the grammar (tokens, single spaces, no obs-fold, no whitespace before a
+//! colon, no control bytes in the target or in values). It also takes a bare LF as a line end,
+//! which RFC 9112 2.2 allows; we refuse it (400), as llhttp does, because a front end that does
+//! not split `Dummy: x\nContent-Length: 23` into two fields sees a different request: a
+//! smuggling gadget. On top of it this module enforces the size limits even before the head is complete (a client that never sends CRLF
 //! cannot make us buffer forever), tells a well-formed but unsupported version (505) from
 //! garbage (400), and applies RFC 9112's framing rules: `Host` exactly once in 1.1,
 //! `Content-Length` a plain decimal, `Transfer-Encoding` never with `Content-Length`, never in
@@ -149,6 +151,7 @@ pub fn parse_request<'a>(
         Err(e) => return Err(RequestError::Malformed(describe(e))),
     };
     check_sizes(buf, head_len, limits)?;
+    check_line_ends(&buf[..head_len])?;
 
     let (Some(method_str), Some(raw_target), Some(v)) = (req.method, req.path, req.version) else {
         // httparse fills all three before reporting Complete.
@@ -196,6 +199,7 @@ fn later_minor<'a>(
     };
     let head_len = line_len + fields_len;
     check_sizes(buf, head_len, limits)?;
+    check_line_ends(&buf[..head_len])?;
     let line = RequestLine {
         method_str,
         raw_target,
@@ -400,6 +404,23 @@ fn check_sizes(buf: &[u8], end: usize, limits: &Limits) -> Result<(), RequestErr
     Ok(())
 }
 
+/// Refuses a bare LF (one without a CR before it) anywhere in a complete head from the request
+/// line on (see the module docs). The empty lines before the request line, which RFC 9112 2.2
+/// says to skip, carry no field, so a bare LF there stays harmless and accepted. Only complete
+/// heads are checked, so that an error never depends on where TCP split the bytes (a prefix is
+/// `Incomplete` or the whole head's answer); `check_sizes` bounds what an incomplete head holds.
+fn check_line_ends(head: &[u8]) -> Result<(), RequestError> {
+    let start = head
+        .iter()
+        .position(|&b| b != b'\r' && b != b'\n')
+        .unwrap_or(head.len());
+    // A line end at `start + i` with i = 0 cannot occur: `head[start]` is neither CR nor LF.
+    match memchr::memchr_iter(b'\n', &head[start..]).find(|&i| head[start + i - 1] != b'\r') {
+        Some(_) => Err(RequestError::Malformed("bare LF")),
+        None => Ok(()),
+    }
+}
+
 /// httparse refused the version. A well-formed `HTTP/1.d` (d above 1, since httparse takes
 /// 1.0 and 1.1) is processed as 1.1 (RFC 9110 2.5): the answer is `Complete` with the length
 /// of everything up to the end of the request line, leading empty lines included. Another
@@ -578,6 +599,7 @@ mod tests {
         check_every_split(BROWSER);
         check_every_split(b"GET / HTTP/1.0\r\n\r\n");
         check_every_split(b"\r\n\r\nGET / HTTP/1.1\nHost: a\n\n");
+        check_every_split(b"GET / HTTP/1.1\r\nDummy: x\nContent-Length: 23\r\nHost: a\r\n\r\n");
         check_every_split(b"GET / HTTP/2.0\r\nHost: a\r\n\r\n");
         check_every_split(b"GET / HTTP/1.2\r\nHost: a\r\n\r\n");
         check_every_split(b"GET / HTTX/1.1\r\nHost: a\r\n\r\n");
@@ -639,6 +661,40 @@ mod tests {
         ));
         // Host is optional in 1.0.
         assert_eq!(complete(b"GET / HTTP/1.0\r\n\r\n").host, None);
+    }
+
+    /// Regression: `Dummy: x\nContent-Length: 23` was read as two fields (RFC 9112 2.2 allows
+    /// it), while a front end that splits lines only on CRLF sees one field and no body: the
+    /// two disagree on where the next request begins. Every bare LF in a head is now a 400.
+    #[test]
+    fn bare_lf_in_a_head_is_400() {
+        for req in [
+            &b"POST / HTTP/1.1\r\nHost: a\r\nDummy: x\nContent-Length: 23\r\n\r\n"[..],
+            b"GET / HTTP/1.1\nHost: a\r\n\r\n", // after the request line
+            b"GET / HTTP/1.1\r\nHost: a\n\r\n", // after the last field
+            b"GET / HTTP/1.1\r\nHost: a\r\n\n", // the empty line ending the head
+            b"GET / HTTP/1.1\nHost: a\n\n",     // LF-only throughout
+            b"GET / HTTP/1.0\n\n",              // no fields at all
+            b"\r\nGET / HTTP/1.1\r\nHost: a\n\r\n", // after skipped empty lines
+        ] {
+            let e = error(req);
+            assert_eq!(
+                e,
+                RequestError::Malformed("bare LF"),
+                "{:?}",
+                String::from_utf8_lossy(req)
+            );
+            assert_eq!(e.status().code(), 400);
+            check_every_split(req);
+        }
+        // Empty lines before the request line carry no field: a bare LF there is skipped.
+        assert_eq!(
+            complete(b"\n\r\n\nGET / HTTP/1.1\r\nHost: a\r\n\r\n").host,
+            Some("a")
+        );
+        // A body is not the head: its bytes are not checked here.
+        let h = complete(b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\n\n\n");
+        assert_eq!(h.content_length, Some(2));
     }
 
     #[test]
@@ -707,7 +763,7 @@ mod tests {
             assert_eq!(&req.as_bytes()[h.head_len..], b"NEXT");
             check_every_split(req.as_bytes());
         }
-        let h = complete(b"HEAD / HTTP/1.2\nHost: a\nConnection: close\n\n");
+        let h = complete(b"HEAD / HTTP/1.2\r\nHost: a\r\nConnection: close\r\n\r\n");
         assert_eq!((h.method, h.keep_alive), (Method::Head, false));
         // And every 1.1 rule applies: Host, framing, grammar, limits.
         for (req, want) in [
@@ -733,6 +789,7 @@ mod tests {
                 RequestError::InvalidTarget("raw byte above 0x7F"),
             ),
             (b"GET / HTTP/1.2\rHost: a\r\n\r\n", RequestError::Malformed("bare CR")),
+            (b"GET / HTTP/1.2\nHost: a\n\n", RequestError::Malformed("bare LF")),
             (b"GET / HTTP/1.20\r\nHost: a\r\n\r\n", RequestError::Malformed("bad HTTP version")),
         ] {
             assert_eq!(error(req), want, "{:?}", String::from_utf8_lossy(req));

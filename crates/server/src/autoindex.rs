@@ -8,10 +8,9 @@
 //! memory and time per request; the page says how many were left out.
 
 use servelab_http::listing::Listing;
-use servelab_http::{ResponseHead, Status};
 
 use crate::config::Dotfiles;
-use crate::response::{Body, Persist, Response};
+use crate::response::{Persist, Response, small_ok};
 use crate::shared::{Local, Shared};
 
 /// Most entries one listing reads (about 1 MiB of HTML at most).
@@ -37,18 +36,13 @@ pub(crate) fn respond(
         omitted: listed.omitted,
     }
     .render(&mut listed.entries, &mut html);
-    let mut head = ResponseHead::new(Status::OK, w.clock.http());
-    head.content_type = Some("text/html; charset=utf-8");
-    head.content_length = Some(html.len() as u64);
-    persist.apply(&mut head);
-    head.encode(out);
-    crate::handler::add_fields(out, site, None, false);
-    if !head_only {
-        out.extend_from_slice(&html);
-    }
-    Ok(Response {
-        status: Status::OK,
-        body_len: if head_only { 0 } else { html.len() as u64 },
-        body: Body::Empty,
-    })
+    Ok(small_ok(
+        "text/html; charset=utf-8",
+        &html,
+        w.clock.http(),
+        persist,
+        head_only,
+        &site.extra_headers,
+        out,
+    ))
 }

@@ -1,12 +1,19 @@
 //! One HTTP/1.1 connection as a state machine, with no I/O of its own.
 //!
-//! Every engine drives the same [`Conn`]: the engine reads bytes into
-//! [`Conn::read_space`] and reports them with [`Conn::filled`], asks
-//! [`Conn::next_write`] what to send and reports progress with [`Conn::wrote`].
-//! Each call returns the [`Interest`] the connection has next. Blocking engines
-//! loop over that with blocking syscalls; event loops register the interest with
-//! epoll. So parsing, pipelining, persistence, bodies, limits, logging and
-//! counting are written once, and every engine serves identical HTTP.
+//! Every engine drives the same [`Conn`], in the way hyper's `dispatch` drives
+//! its `conn`: the driver reads bytes into [`Conn::read_space`], writes what
+//! [`Conn::next_write`] offers, and reports every outcome as an [`Event`] to
+//! [`Conn::on`] (bytes read or the end of input, bytes written, a failed read or
+//! write, a deadline reached, a hold over, the client gone, shutdown forced).
+//! Each call returns the [`Interest`] the connection has next, and the driver
+//! only carries it out with its own way of waiting (blocking syscalls, epoll
+//! edges, futures). Every decision about what follows an outcome is made here:
+//! abandoning responses to a client that is gone, the 408 of a slow head, the
+//! silent close of an idle connection (at its keep-alive timeout, or at once
+//! when shutdown has begun: [`Conn::deadline`]), the lingering close after an
+//! error, the release or abandon after a `--delay` hold. So parsing,
+//! pipelining, persistence, bodies, limits, logging, counting and these rules
+//! are written once, and every engine serves identical HTTP.
 //!
 //! States ([`State`]): `Reading` a request head; `Continue`: writing
 //! `100 Continue` (after any earlier responses) to a client that waits for it
@@ -16,11 +23,16 @@
 //! several small responses batched into one write.
 //!
 //! A response counts (by status class) only once it is completely written. A
-//! client that goes before that abandons it ([`Conn::abandon`]): it is counted
-//! as abandoned and logged with status 499 and the body bytes that did go out.
-//! The drivers tell the connection when they learn that the client closed
-//! ([`Conn::peer_closed`]); what that close means is decided here, once: see
-//! [`PeerEnd`].
+//! client that goes before that abandons it: it is counted as abandoned and
+//! logged with status 499 and the body bytes that did go out. The drivers tell
+//! the connection when they learn that the client closed ([`Event::PeerGone`]);
+//! what that close means is decided here, once: see [`PeerEnd`].
+//!
+//! Layout:
+//! - this file: the protocol state (reading, continuing, draining a body,
+//!   writing, closed), the buffers, and the rules after each [`Event`];
+//! - [`ledger`]: the responses owed, their log lines, 499s and counting;
+//! - [`service_time`]: the `--work` and `--delay` owed before writing.
 
 use std::fs::File;
 use std::net::SocketAddr;
@@ -28,11 +40,16 @@ use std::time::{Duration, Instant};
 
 use servelab_http::{ChunkedDecoder, Method, Parse, Part, RequestHead, Status, Version};
 
+use crate::OnAbandon;
+mod ledger;
+mod service_time;
+
+use ledger::{Ledger, Produced};
+use service_time::ServiceTime;
+
 use crate::handler;
-use crate::log;
 use crate::response::{Body, Persist, Response};
 use crate::shared::{Local, Shared};
-use crate::{LogFormat, OnAbandon};
 
 /// Read buffer to start with; grown up to the head limit when a head is larger.
 const READ_BUF: usize = 8 * 1024;
@@ -59,25 +76,54 @@ impl Buffers {
 /// What the connection wants from its engine next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Interest {
-    /// Read more bytes (a request head, more of a pipelined request, or a body).
+    /// Read more bytes (a request head, more of a pipelined request, or a body),
+    /// until [`Conn::deadline`]; then report [`Event::Deadline`].
     Read,
-    /// Write what [`Conn::next_write`] offers.
+    /// Write what [`Conn::next_write`] offers; without progress until
+    /// [`Conn::deadline`], report [`Event::Deadline`] (or [`Event::WriteFailed`]).
     Write,
-    /// Burn this much CPU on this thread first (`--work`), then call
-    /// [`Conn::worked`]; see [`crate::driver::policy::work`].
-    Work(Duration),
+    /// CPU is needed on a thread that may spend it: answer the request that
+    /// waits (a connection that defers its answers, [`Conn::defer_answers`]) and
+    /// burn `--work`; see [`crate::driver::policy::work`]. An engine with
+    /// workers hands the connection to one for this.
+    Work,
     /// Responses are ready but held back until then (`--delay`): wait without
-    /// holding a CPU (a sleep, or a timer in an event loop), then call
-    /// [`Conn::release`].
+    /// holding a CPU (a sleep, a `poll`, a timer), then report
+    /// [`Event::Deadline`], or [`Event::PeerGone`] if the client closes first.
     Hold(Instant),
     /// Close the socket. `linger` asks for a lingering close: shut down the write
-    /// side and drain briefly, so that unread request bytes do not make the kernel
-    /// reset the connection before the client has read our (error) response.
+    /// side and drain briefly ([`crate::driver::policy::Linger`]), so that unread
+    /// request bytes do not make the kernel reset the connection before the
+    /// client has read our (error) response.
     Close { linger: bool },
-    /// A complete request waits to be answered: call [`Conn::serve`] (on this
-    /// thread, or after handing the connection to a worker). Only a connection
-    /// that defers its answers ([`Conn::defer_answers`]) asks for this.
-    Dispatch,
+}
+
+/// An outcome the driver reports to [`Conn::on`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Event {
+    /// `n` bytes were read into [`Conn::read_space`]; 0 is the end of input.
+    Read(usize),
+    /// Reading failed (a reset): the client is gone.
+    ReadFailed,
+    /// `n` bytes of the last [`Conn::next_write`] chunk were written. 0 for a
+    /// file chunk means the file ended early (truncated while being sent).
+    Wrote(usize),
+    /// Writing failed: a reset, a broken pipe, or no progress within the
+    /// driver's write timeout.
+    WriteFailed,
+    /// The driver's wait for [`Conn::deadline`] ended. Harmless when early: a
+    /// deadline that has moved on (another request came) leaves the interest
+    /// as it is, and the driver waits again.
+    Deadline,
+    /// The CPU of [`Interest::Work`] was spent ([`Conn::work`]).
+    Worked,
+    /// The client closed (a FIN or a reset: `RDHUP`, `HUP` or `ERR`) while
+    /// [`Conn::watches_peer`]. `unread`: request bytes were still waiting in
+    /// the socket ahead of the close (a `MSG_PEEK` said so, or they came in the
+    /// same readiness). See [`PeerEnd`] for what that means.
+    PeerGone { unread: bool },
+    /// The grace period of shutdown is over: give up on what is owed.
+    Forced,
 }
 
 /// Something to write.
@@ -101,7 +147,7 @@ enum State {
     Continue(BodyReader),
     Draining(BodyReader),
     /// A complete request (its head at `start`, `head_len` long, its body
-    /// drained) waits for [`Conn::serve`].
+    /// drained) waits for [`Conn::work`].
     Ready,
     Writing,
     Closed {
@@ -136,35 +182,6 @@ enum PeerEnd {
     Gone,
 }
 
-/// A response produced and not yet completely written.
-#[derive(Debug)]
-struct Owed {
-    status: Status,
-    /// Bytes of the whole response on the wire, head and body.
-    wire: u64,
-    /// Body bytes the head announced.
-    body_len: u64,
-    /// Where its log line (without the service time) ends in `log_buf`, and
-    /// where its `status bytes` fields are (`0..0` without a log).
-    log_end: usize,
-    fields: std::ops::Range<usize>,
-    started: Instant,
-}
-
-impl Owed {
-    /// A response of `wire` bytes in all, not yet logged.
-    fn new(status: Status, wire: u64, body_len: u64, started: Instant) -> Owed {
-        Owed {
-            status,
-            wire,
-            body_len,
-            log_end: 0,
-            fields: 0..0,
-            started,
-        }
-    }
-}
-
 /// Bytes a body still to be sent after the output buffer adds to the wire.
 fn body_wire_len(body: &Body) -> u64 {
     match body {
@@ -185,7 +202,7 @@ fn body_wire_len(body: &Body) -> u64 {
 
 /// Which timer applies while the connection waits to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Wait {
+enum Wait {
     /// Between requests: the keep-alive timeout, then a silent close.
     Idle(Instant),
     /// In the middle of a request head or body: the read timeout, then 408.
@@ -194,7 +211,7 @@ pub(crate) enum Wait {
 
 impl Wait {
     /// When the wait ends.
-    pub(crate) fn deadline(self) -> Instant {
+    fn deadline(self) -> Instant {
         match self {
             Wait::Idle(t) | Wait::Request(t) => t,
         }
@@ -219,21 +236,16 @@ pub(crate) struct Conn {
     /// That close follows an error: linger so the client can read the answer.
     linger_on_close: bool,
     requests: u64,
-    /// Responses produced but not yet completely written, in wire order.
-    owed: Vec<Owed>,
-    /// Bytes of the owed responses written so far.
-    sent: u64,
-    /// Log lines of owed responses, each missing its final ` <µs>\n`.
-    log_buf: Vec<u8>,
+    /// Responses produced but not yet completely written.
+    owed: Ledger,
     peer_end: PeerEnd,
     /// When the connection started waiting for the current request (or opened).
     waiting_since: Instant,
-    /// Owed responses may not be written before this (`--delay`).
-    hold: Option<Instant>,
-    /// CPU to burn before the owed responses (`--work`), and the longest
-    /// `--delay` drawn meanwhile, whose hold starts once the work is done.
-    work: Duration,
-    delay_after_work: Option<Duration>,
+    /// When writing last made progress (or began): the write timeout counts
+    /// from here.
+    progress_at: Instant,
+    /// `--work` and `--delay` still owed before writing.
+    service: ServiceTime,
     opened: Instant,
     /// Stop at each complete request instead of answering it ([`State::Ready`]).
     defer: bool,
@@ -259,14 +271,11 @@ impl Conn {
             close_after: false,
             linger_on_close: false,
             requests: 0,
-            owed: Vec::new(),
-            sent: 0,
-            log_buf: Vec::new(),
+            owed: Ledger::default(),
             peer_end: PeerEnd::Open,
             waiting_since: now,
-            hold: None,
-            work: Duration::ZERO,
-            delay_after_work: None,
+            progress_at: now,
+            service: ServiceTime::default(),
             opened: now,
             defer: false,
         }
@@ -280,10 +289,10 @@ impl Conn {
         Conn::new_with(peer, Vec::new(), Vec::new())
     }
 
-    /// From now on, stop at each complete request ([`Interest::Dispatch`])
-    /// instead of answering it at once, so that the handler (with `--work` and
+    /// From now on, stop at each complete request ([`Interest::Work`]) instead
+    /// of answering it at once, so that the handler (with `--work` and
     /// `--delay`) can run on another thread than the one that read the request:
-    /// the `event` engine's selector reads, its workers call [`Conn::serve`].
+    /// the `event` engine's selector reads, its workers call [`Conn::work`].
     pub(crate) fn defer_answers(&mut self) {
         self.defer = true;
     }
@@ -362,11 +371,9 @@ impl Conn {
         match self.state {
             State::Closed { linger } => Interest::Close { linger },
             State::Draining(_) | State::Reading => Interest::Read,
-            State::Ready => Interest::Dispatch,
-            State::Writing | State::Continue(_) if !self.work.is_zero() => {
-                Interest::Work(self.work)
-            }
-            State::Writing | State::Continue(_) => match self.hold {
+            State::Ready => Interest::Work,
+            State::Writing | State::Continue(_) if !self.service.work().is_zero() => Interest::Work,
+            State::Writing | State::Continue(_) => match self.service.hold() {
                 Some(until) => Interest::Hold(until),
                 None => Interest::Write,
             },
@@ -379,9 +386,63 @@ impl Conn {
         matches!(self.state, State::Reading) && self.start == self.end && self.owed.is_empty()
     }
 
+    /// When the driver reports [`Event::Deadline`] if nothing happens first:
+    /// the read timeout of a request (or of a new connection), the keep-alive
+    /// timeout between requests (now, once shutdown has begun: an idle
+    /// connection closes at once, after what has already arrived is read), the
+    /// write timeout counted from the last progress, or the end of a hold.
+    /// `None` while working or closing (the lingering close has its own bound).
+    pub(crate) fn deadline(&self, site: &Shared) -> Option<Instant> {
+        match self.interest() {
+            Interest::Read => Some(self.wait(site).deadline()),
+            Interest::Write => Some(self.progress_at + site.config.write_timeout),
+            Interest::Hold(until) => Some(until),
+            Interest::Work | Interest::Close { .. } => None,
+        }
+    }
+
+    /// Carries out an [`Event`] and says what the connection wants next.
+    pub(crate) fn on(&mut self, event: Event, site: &Shared, w: &mut Local) -> Interest {
+        let before = self.interest();
+        let next = match event {
+            Event::Read(n) => self.filled(n, site, w),
+            Event::ReadFailed | Event::WriteFailed | Event::Forced => {
+                self.abandon(site, w);
+                self.interest()
+            }
+            Event::Wrote(n) => self.wrote(n, site, w),
+            Event::Deadline => self.deadline_reached(site, w),
+            Event::Worked => self.worked(),
+            Event::PeerGone { unread } => self.peer_closed(unread, site, w),
+        };
+        if next == Interest::Write && before != Interest::Write {
+            // Writing begins: the write timeout counts from now.
+            self.progress_at = Instant::now();
+        }
+        next
+    }
+
+    /// What a deadline means depends on what the connection waits for; one
+    /// that has not really passed changes nothing.
+    fn deadline_reached(&mut self, site: &Shared, w: &mut Local) -> Interest {
+        let now = Instant::now();
+        match self.interest() {
+            Interest::Read if now >= self.wait(site).deadline() => self.timed_out(site, w),
+            Interest::Write if now >= self.progress_at + site.config.write_timeout => {
+                // No progress for the write timeout: the client stopped reading.
+                self.abandon(site, w);
+                self.interest()
+            }
+            Interest::Hold(until) if now >= until => self.release(site, w),
+            other => other,
+        }
+    }
+
     /// The timer that applies to the next read.
-    pub(crate) fn wait(&self, site: &Shared) -> Wait {
-        if self.is_idle() && self.requests > 0 {
+    fn wait(&self, site: &Shared) -> Wait {
+        if self.is_idle() && site.shutdown.is_requested() {
+            Wait::Idle(self.waiting_since.min(Instant::now()))
+        } else if self.is_idle() && self.requests > 0 {
             Wait::Idle(self.waiting_since + site.config.keepalive_timeout)
         } else {
             // A new connection must send its first head within the read timeout,
@@ -414,8 +475,8 @@ impl Conn {
         &mut self.buf[self.end..]
     }
 
-    /// Reports `n` bytes read into [`Conn::read_space`]; `n == 0` is end of stream.
-    pub(crate) fn filled(&mut self, n: usize, site: &Shared, w: &mut Local) -> Interest {
+    /// `n` bytes were read into [`Conn::read_space`]; `n == 0` is end of stream.
+    fn filled(&mut self, n: usize, site: &Shared, w: &mut Local) -> Interest {
         if n == 0 {
             // The client closed its side. Whatever it had half-sent is dropped; if
             // responses are owed we still try to write them (a half-close is legal).
@@ -432,11 +493,20 @@ impl Conn {
         }
         self.end += n;
         self.advance(site, w);
-        self.interest()
+        match self.interest() {
+            // A client trickling a byte faster than a driver's wait never lets
+            // the deadline be reached, so it is also checked after every read
+            // that left a request unfinished (slowloris; regression test in
+            // tests/server/slow_clients.rs).
+            Interest::Read if Instant::now() >= self.wait(site).deadline() => {
+                self.timed_out(site, w)
+            }
+            next => next,
+        }
     }
 
-    /// The read deadline passed ([`Conn::wait`]).
-    pub(crate) fn timed_out(&mut self, site: &Shared, w: &mut Local) -> Interest {
+    /// The read deadline passed ([`Conn::deadline`]).
+    fn timed_out(&mut self, site: &Shared, w: &mut Local) -> Interest {
         match self.wait(site) {
             Wait::Idle(_) => self.state = State::Closed { linger: false },
             Wait::Request(_) if self.requests == 0 && self.start == self.end => {
@@ -452,14 +522,15 @@ impl Conn {
         self.interest()
     }
 
-    /// Answers the request that [`Interest::Dispatch`] announced, then goes on
-    /// with what is buffered (a pipelined request stops at `Dispatch` again).
-    pub(crate) fn serve(&mut self, site: &Shared, w: &mut Local) -> Interest {
-        if matches!(self.state, State::Ready) {
+    /// The first half of [`Interest::Work`]: answers the requests that wait
+    /// (a connection that defers its answers stops at each), and returns the
+    /// CPU to burn (`--work`, zero without it) before [`Event::Worked`].
+    pub(crate) fn work(&mut self, site: &Shared, w: &mut Local) -> Duration {
+        while matches!(self.state, State::Ready) {
             self.answer_ready(site, w);
             self.advance(site, w);
         }
-        self.interest()
+        self.service.work()
     }
 
     /// Answers the waiting request with `503 Service Unavailable` (with
@@ -469,14 +540,15 @@ impl Conn {
             let head = servelab_http::is_head_request(&self.buf[self.start..self.end]);
             self.start = self.end;
             self.fail(Status::SERVICE_UNAVAILABLE, head, site, w);
+            self.progress_at = Instant::now();
         }
         self.interest()
     }
 
     /// The hold of [`Interest::Hold`] is over: responses may be written, or,
     /// if the client left meanwhile (`--on-abandon finish`), abandoned.
-    pub(crate) fn release(&mut self, site: &Shared, w: &mut Local) -> Interest {
-        self.hold = None;
+    fn release(&mut self, site: &Shared, w: &mut Local) -> Interest {
+        self.service.release();
         if self.peer_end == PeerEnd::Gone {
             self.abandon(site, w);
         }
@@ -485,22 +557,16 @@ impl Conn {
 
     /// The work of [`Interest::Work`] is burnt: a `--delay` drawn meanwhile
     /// starts now (service time = work + delay).
-    pub(crate) fn worked(&mut self) -> Interest {
-        self.work = Duration::ZERO;
-        if let Some(d) = self.delay_after_work.take() {
-            let until = Instant::now() + d;
-            self.hold = Some(self.hold.map_or(until, |h| h.max(until)));
-        }
+    fn worked(&mut self) -> Interest {
+        self.service.worked();
         self.interest()
     }
 
-    /// The driver learned that the client closed (a FIN or a reset: `RDHUP`,
-    /// `HUP` or `ERR`) while responses are owed and being served. `unread`:
-    /// request bytes were still waiting in the socket ahead of the close (a
-    /// `MSG_PEEK` said so, or they came in the same readiness). See
-    /// [`PeerEnd`] for what that means; with `--on-abandon cancel`, or with
-    /// nothing left to hold, the owed responses are abandoned now.
-    pub(crate) fn peer_closed(&mut self, unread: bool, site: &Shared, w: &mut Local) -> Interest {
+    /// The driver learned that the client closed ([`Event::PeerGone`]) while
+    /// responses are owed and being served. See [`PeerEnd`] for what that
+    /// means; with `--on-abandon cancel`, or with nothing left to hold, the
+    /// owed responses are abandoned now.
+    fn peer_closed(&mut self, unread: bool, site: &Shared, w: &mut Local) -> Interest {
         if self.owed.is_empty() || self.peer_end != PeerEnd::Open {
             return self.interest();
         }
@@ -509,13 +575,13 @@ impl Conn {
             return self.interest();
         }
         self.peer_end = PeerEnd::Gone;
-        if self.hold.is_none() || site.config.on_abandon == OnAbandon::Cancel {
+        if self.service.hold().is_none() || site.config.on_abandon == OnAbandon::Cancel {
             self.abandon(site, w);
         }
         self.interest()
     }
 
-    /// Whether a close learned now should be judged ([`Conn::peer_closed`]):
+    /// Whether a close learned now should be judged ([`Event::PeerGone`]):
     /// responses are owed and the client's end is not judged yet. Lets a
     /// driver skip its `MSG_PEEK` when the answer cannot matter.
     pub(crate) fn watches_peer(&self) -> bool {
@@ -581,12 +647,15 @@ impl Conn {
         }
     }
 
-    /// Reports `n` bytes of the last [`Conn::next_write`] chunk written. `n == 0`
+    /// `n` bytes of the last [`Conn::next_write`] chunk were written. `n == 0`
     /// for a file chunk means the file ended early (truncated while being sent):
     /// the response cannot be completed, so the connection closes.
-    pub(crate) fn wrote(&mut self, n: usize, site: &Shared, w: &mut Local) -> Interest {
+    fn wrote(&mut self, n: usize, site: &Shared, w: &mut Local) -> Interest {
         site.stats.sent(n as u64);
-        self.sent += n as u64;
+        self.owed.sent(n as u64);
+        if n > 0 {
+            self.progress_at = Instant::now();
+        }
         if self.out_pos < self.out.len() {
             self.out_pos += n;
             if self.out_pos == self.out.len() {
@@ -632,42 +701,9 @@ impl Conn {
     /// The peer is gone (closed while served, reset, broken pipe, write
     /// timeout) while responses were owed: count them as abandoned, not by
     /// their status; log them as 499 with the body bytes that did go out; close.
-    pub(crate) fn abandon(&mut self, site: &Shared, w: &mut Local) {
-        let now = Instant::now();
-        let mut sent = self.sent;
-        let mut from = 0;
-        for o in &self.owed {
-            let got = sent.min(o.wire);
-            sent -= got;
-            if w.log.enabled() {
-                // What went out beyond the head is body.
-                let head = o.wire - o.body_len.min(o.wire);
-                let fields = o.fields.start - from..o.fields.end - from;
-                let us = now.saturating_duration_since(o.started).as_micros() as u64;
-                let start = &self.log_buf[from..o.log_end];
-                let body = got.saturating_sub(head);
-                let mut line = start[..fields.start].to_vec();
-                let status = log::line::CLIENT_CLOSED;
-                match site.config.log_format {
-                    LogFormat::Combined => log::line::status_and_bytes(&mut line, status, body),
-                    LogFormat::Json => log::json::status_and_bytes(&mut line, status, body),
-                }
-                line.extend_from_slice(&start[fields.end..]);
-                match site.config.log_format {
-                    LogFormat::Combined => log::line::finish(&mut w.line, &line, us),
-                    LogFormat::Json => log::json::finish(&mut w.line, &line, us),
-                }
-                w.log.line(&w.line);
-                from = o.log_end;
-            }
-            site.stats.request_finished(true);
-        }
-        self.owed.clear();
-        self.sent = 0;
-        self.log_buf.clear();
-        self.hold = None;
-        self.work = Duration::ZERO;
-        self.delay_after_work = None;
+    fn abandon(&mut self, site: &Shared, w: &mut Local) {
+        self.owed.abandon(site, w);
+        self.service.clear();
         self.body = Body::Empty;
         self.state = State::Closed { linger: false };
     }
@@ -675,28 +711,7 @@ impl Conn {
     /// Every owed response is out: count and log them, then go on with what is
     /// buffered.
     fn responses_done(&mut self, site: &Shared, w: &mut Local) {
-        let now = Instant::now();
-        let mut from = 0;
-        let logging = w.log.enabled();
-        for o in &self.owed {
-            let took = now.saturating_duration_since(o.started);
-            site.stats.served(took);
-            if logging {
-                let us = took.as_micros() as u64;
-                let start = &self.log_buf[from..o.log_end];
-                match site.config.log_format {
-                    LogFormat::Combined => log::line::finish(&mut w.line, start, us),
-                    LogFormat::Json => log::json::finish(&mut w.line, start, us),
-                }
-                w.log.line(&w.line);
-                from = o.log_end;
-            }
-            site.stats.response(o.status.code());
-            site.stats.request_finished(false);
-        }
-        self.owed.clear();
-        self.sent = 0;
-        self.log_buf.clear();
+        let now = self.owed.settle(site, w);
         if self.close_after {
             self.state = State::Closed {
                 linger: self.linger_on_close,
@@ -870,19 +885,7 @@ impl Conn {
         let started = Instant::now();
         w.clock.tick();
         site.stats.request_started();
-        if let Some(d) = w.service.work() {
-            self.work += d;
-        }
-        if let Some(d) = w.service.delay() {
-            // The hold starts once the work is done (service time = work +
-            // delay); pipelined responses leave together, after the longest.
-            if self.work.is_zero() {
-                let until = Instant::now() + d;
-                self.hold = Some(self.hold.map_or(until, |h| h.max(until)));
-            } else {
-                self.delay_after_work = Some(self.delay_after_work.map_or(d, |h| h.max(d)));
-            }
-        }
+        self.service.draw(w);
         self.requests += 1;
         let keep_alive = req.keep_alive
             && !site.shutdown.is_requested()
@@ -906,27 +909,13 @@ impl Conn {
         } = handler::respond(req, head, site, w, persist, &mut self.out);
         let wire = (self.out.len() - before) as u64 + body_wire_len(&body);
         self.body = body;
-        let owed = Owed::new(status, wire, body_len, started);
-        self.owe(Some(req), owed, site, w);
-    }
-
-    /// Records a response just produced as owed, with its log line.
-    fn owe(&mut self, req: Option<&RequestHead<'_>>, mut o: Owed, site: &Shared, w: &Local) {
-        let fields = if w.log.enabled() {
-            let (ip, clf, at) = (self.peer.ip(), w.clock.clf(), self.log_buf.len());
-            let l = &mut self.log_buf;
-            let (status, bytes) = (o.status, o.body_len);
-            let f = match site.config.log_format {
-                LogFormat::Combined => log::line::request(l, ip, clf, req, status, bytes),
-                LogFormat::Json => log::json::request(l, ip, clf, req, status, bytes),
-            };
-            at + f.start..at + f.end
-        } else {
-            0..0
+        let produced = Produced {
+            status,
+            wire,
+            body_len,
+            started,
         };
-        o.fields = fields;
-        o.log_end = self.log_buf.len();
-        self.owed.push(o);
+        self.owed.owe(Some(req), self.peer.ip(), produced, site, w);
     }
 
     /// Answers a request that could not be parsed (or timed out) and closes.
@@ -943,8 +932,13 @@ impl Conn {
         let before = self.out.len();
         let resp = handler::error(status, w, persist, head, &mut self.out);
         let wire = (self.out.len() - before) as u64 + body_wire_len(&resp.body);
-        let owed = Owed::new(status, wire, resp.body_len, started);
-        self.owe(None, owed, site, w);
+        let produced = Produced {
+            status,
+            wire,
+            body_len: resp.body_len,
+            started,
+        };
+        self.owed.owe(None, self.peer.ip(), produced, site, w);
         self.state = State::Writing;
     }
 
@@ -959,14 +953,6 @@ impl Conn {
             }
         }
     }
-
-    /// Time left before `deadline`, at least 1 ms (a zero socket timeout means
-    /// "forever" to `SO_RCVTIMEO`).
-    pub(crate) fn remaining(deadline: Instant) -> Duration {
-        deadline
-            .saturating_duration_since(Instant::now())
-            .max(Duration::from_millis(1))
-    }
 }
 
 #[cfg(test)]
@@ -977,7 +963,7 @@ mod tests {
     fn serve_one(conn: &mut Conn, req: &[u8], site: &Shared, w: &mut Local) -> Vec<u8> {
         let space = conn.read_space();
         space[..req.len()].copy_from_slice(req);
-        let mut interest = conn.filled(req.len(), site, w);
+        let mut interest = conn.on(Event::Read(req.len()), site, w);
         let mut out = Vec::new();
         while interest == Interest::Write {
             let n = match conn.next_write() {
@@ -988,7 +974,7 @@ mod tests {
                 Some(Chunk::File { .. }) => panic!("small file expected inline"),
                 None => 0,
             };
-            interest = conn.wrote(n, site, w);
+            interest = conn.on(Event::Wrote(n), site, w);
         }
         assert_eq!(interest, Interest::Read);
         out
@@ -1015,7 +1001,7 @@ mod tests {
         conn.attach(bufs);
         let space = conn.read_space();
         space[..4].copy_from_slice(b"GET ");
-        assert_eq!(conn.filled(4, &site, &mut w), Interest::Read);
+        assert_eq!(conn.on(Event::Read(4), &site, &mut w), Interest::Read);
         assert!(conn.detach().is_none(), "a half-read head keeps its buffer");
     }
 
@@ -1029,11 +1015,15 @@ mod tests {
         conn.defer_answers();
         let two = b"GET /a.txt HTTP/1.1\r\nHost: t\r\n\r\nGET /a.txt HTTP/1.1\r\nHost: t\r\n\r\n";
         conn.read_space()[..two.len()].copy_from_slice(two);
-        assert_eq!(conn.filled(two.len(), &site, &mut w), Interest::Dispatch);
+        assert_eq!(
+            conn.on(Event::Read(two.len()), &site, &mut w),
+            Interest::Work
+        );
         assert_eq!(site.stats.snapshot().in_flight, 0, "nothing answered yet");
-        // Serving the first stops at the second, then both go out together.
-        assert_eq!(conn.serve(&site, &mut w), Interest::Dispatch);
-        assert_eq!(conn.serve(&site, &mut w), Interest::Write);
+        // The work answers both (the parser stops at the second, the work goes on
+        // with it), and both go out together.
+        assert_eq!(conn.work(&site, &mut w), Duration::ZERO);
+        assert_eq!(conn.on(Event::Worked, &site, &mut w), Interest::Write);
         let Some(Chunk::Bytes(out)) = conn.next_write() else {
             panic!("two small responses in the buffer")
         };
@@ -1043,8 +1033,8 @@ mod tests {
         conn.defer_answers();
         conn.read_space()[..two.len() / 2].copy_from_slice(&two[..two.len() / 2]);
         assert_eq!(
-            conn.filled(two.len() / 2, &site, &mut w),
-            Interest::Dispatch
+            conn.on(Event::Read(two.len() / 2), &site, &mut w),
+            Interest::Work
         );
         assert_eq!(conn.refuse(&site, &mut w), Interest::Write);
         let Some(Chunk::Bytes(out)) = conn.next_write() else {
@@ -1053,7 +1043,7 @@ mod tests {
         assert!(out.starts_with(b"HTTP/1.1 503 "));
         let n = out.len();
         assert_eq!(
-            conn.wrote(n, &site, &mut w),
+            conn.on(Event::Wrote(n), &site, &mut w),
             Interest::Close { linger: true }
         );
     }
@@ -1072,7 +1062,7 @@ mod tests {
             conn.read_space()[..req.len()].copy_from_slice(req);
             let mut w = site.local();
             assert!(matches!(
-                conn.filled(req.len(), &site, &mut w),
+                conn.on(Event::Read(req.len()), &site, &mut w),
                 Interest::Hold(_)
             ));
             (site, w, conn)
@@ -1080,7 +1070,7 @@ mod tests {
         // Request bytes still unread ahead of the close: a half-close.
         let (site, mut w, mut conn) = held(OnAbandon::Cancel);
         assert!(matches!(
-            conn.peer_closed(true, &site, &mut w),
+            conn.on(Event::PeerGone { unread: true }, &site, &mut w),
             Interest::Hold(_)
         ));
         assert!(!conn.watches_peer(), "judged once");
@@ -1089,7 +1079,10 @@ mod tests {
         // Nothing left to take: the client left; cancel abandons at once.
         let (site, mut w, mut conn) = held(OnAbandon::Cancel);
         let closed = Interest::Close { linger: false };
-        assert_eq!(conn.peer_closed(false, &site, &mut w), closed);
+        assert_eq!(
+            conn.on(Event::PeerGone { unread: false }, &site, &mut w),
+            closed
+        );
         let snap = site.stats.snapshot();
         assert_eq!(
             (snap.abandoned, snap.in_flight, snap.responses),
@@ -1098,7 +1091,7 @@ mod tests {
         // Finish keeps the hold to its end, then abandons instead of writing.
         let (site, mut w, mut conn) = held(OnAbandon::Finish);
         assert!(matches!(
-            conn.peer_closed(false, &site, &mut w),
+            conn.on(Event::PeerGone { unread: false }, &site, &mut w),
             Interest::Hold(_)
         ));
         assert_eq!(site.stats.snapshot().abandoned, 0, "still being served");
@@ -1118,7 +1111,7 @@ mod tests {
         let req = b"GET /a.txt HTTP/1.1\r\nHost: t\r\n\r\n";
         conn.read_space()[..req.len()].copy_from_slice(req);
         let before = Instant::now();
-        match conn.filled(req.len(), &site, &mut w) {
+        match conn.on(Event::Read(req.len()), &site, &mut w) {
             Interest::Hold(until) => {
                 assert!(until >= before + Duration::from_secs(60));
             }

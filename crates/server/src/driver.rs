@@ -9,14 +9,24 @@
 //!   (epoll, reactor, and the selector of event);
 //! - [`handoff`]: a worker thread that takes a connection with a complete
 //!   request from an event loop, serves it and gives it back (event);
+//! - [`connection`]: an event loop's connection (socket, `Conn`, readiness),
+//!   which travels between the loop and the workers;
 //! - [`tokio_task`]: a tokio task per connection (async);
-//! - [`policy`]: what they all decide the same way: the lingering close, the
-//!   accept back-off, resource errors, sending a chunk, the grace period.
+//! - [`policy`]: what they all do the same way: the lingering close, the
+//!   accept back-off, resource errors, sending a chunk, burning `--work`,
+//!   waiting out a `--delay` hold on a thread, the grace period.
+//!
+//! The contract: a driver reports every outcome to [`crate::conn::Conn::on`]
+//! as an [`crate::conn::Event`] and carries out the
+//! [`crate::conn::Interest`] it gets back, with its own way of waiting. It
+//! decides nothing about what an outcome means (abandon, 408, linger, idle
+//! close at shutdown, release after a hold): that is `Conn`'s.
 //!
 //! The engines in [`crate::engines`] choose a driver and say how connections
 //! are accepted and given CPU.
 
 pub(crate) mod blocking;
+pub(crate) mod connection;
 pub(crate) mod evloop;
 pub(crate) mod handoff;
 pub(crate) mod policy;

@@ -86,3 +86,4 @@ pub use servelab_dist::Dist;
 pub use server::{Running, Server};
 pub use service_time::ServiceTimes;
 pub use stats::{Snapshot, Stats};
+pub use status::{ByClass, Connections, Requests, StatusDocument};

@@ -30,8 +30,12 @@ use std::time::Duration;
 
 use crate::{LogMode, LogTarget, ServerError};
 
-pub(crate) mod json;
-pub(crate) mod line;
+mod format;
+mod json;
+mod line;
+
+pub(crate) use format::{Format, of as format_of};
+pub(crate) use line::CLIENT_CLOSED;
 
 /// A worker's buffer that the flusher writes out once it holds this much.
 const EARLY_FLUSH: usize = 256 * 1024;
@@ -285,6 +289,17 @@ impl Shared {
 }
 
 impl LogWriter {
+    /// A second handle on the same buffer (or the same sink): lines written
+    /// through either stay in the order they were written. The `event` engine
+    /// gives its workers the selector's, so that a connection's close line
+    /// never reaches the log before the lines of its requests.
+    pub(crate) fn share(&self) -> LogWriter {
+        LogWriter {
+            shared: self.shared.clone(),
+            buffer: self.buffer.clone(),
+        }
+    }
+
     /// Is there a log? When not, skip formatting.
     pub(crate) fn enabled(&self) -> bool {
         self.shared.is_some()

@@ -3,9 +3,11 @@
 //! log and the counters) and the [`Body`] still to send with `sendfile(2)`; and
 //! [`Persist`], what a response head says about the connection.
 //!
-//! Both producers of responses, [`crate::handler`] (the files) and
-//! [`crate::status`] (the counters endpoints), build these; [`crate::conn`]
-//! consumes them.
+//! The producers of responses, [`crate::handler`] (the files),
+//! [`crate::status`] (the counters endpoints) and [`crate::autoindex`] (the
+//! directory listings), build these; [`crate::conn`] consumes them. A small
+//! generated page is one call, [`small_ok`], so the generators need nothing
+//! from the handler.
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -34,7 +36,7 @@ pub(crate) enum Body {
     },
 }
 
-/// What [`respond`] decided.
+/// What `handler::respond` decided.
 #[derive(Debug)]
 pub(crate) struct Response {
     pub(crate) status: Status,
@@ -61,5 +63,72 @@ impl Persist {
             servelab_http::Connection::Close
         };
         head.http10 = self.http10;
+    }
+}
+
+/// A complete `200 OK` for a small page generated in memory (the status
+/// endpoints, a directory listing): the head with `content_type`, the
+/// site's `--header` fields (`extra_headers`, encoded), and the body unless
+/// the request was a HEAD.
+pub(crate) fn small_ok(
+    content_type: &'static str,
+    body: &[u8],
+    date: &[u8; 29],
+    persist: Persist,
+    head_only: bool,
+    extra_headers: &[u8],
+    out: &mut Vec<u8>,
+) -> Response {
+    let mut head = ResponseHead::new(Status::OK, date);
+    head.content_type = Some(content_type);
+    head.content_length = Some(body.len() as u64);
+    persist.apply(&mut head);
+    head.encode(out);
+    if !extra_headers.is_empty() {
+        // Before the empty line that ends the head.
+        out.truncate(out.len() - 2);
+        out.extend_from_slice(extra_headers);
+        out.extend_from_slice(b"\r\n");
+    }
+    if !head_only {
+        out.extend_from_slice(body);
+    }
+    Response {
+        status: Status::OK,
+        body_len: if head_only { 0 } else { body.len() as u64 },
+        body: Body::Empty,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_ok_has_the_extra_fields_in_the_head_and_no_body_for_head() {
+        let date = b"Sun, 06 Nov 1994 08:49:37 GMT";
+        let persist = Persist {
+            keep_alive: true,
+            http10: false,
+        };
+        let mut out = Vec::new();
+        let r = small_ok(
+            "text/plain",
+            b"hi",
+            date,
+            persist,
+            false,
+            b"X-A: 1\r\n",
+            &mut out,
+        );
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with("HTTP/1.1 200 OK\r\n"), "{text}");
+        assert!(text.contains("Content-Length: 2\r\n"), "{text}");
+        assert!(text.ends_with("X-A: 1\r\n\r\nhi"), "{text}");
+        assert_eq!((r.status, r.body_len), (Status::OK, 2));
+        let mut out = Vec::new();
+        let r = small_ok("text/plain", b"hi", date, persist, true, b"", &mut out);
+        assert!(out.ends_with(b"Content-Length: 2\r\n\r\n"));
+        assert_eq!(r.body_len, 0);
     }
 }

@@ -25,6 +25,8 @@ pub(crate) struct Shared {
     pub(crate) config: Config,
     pub(crate) root: Root,
     pub(crate) log: AccessLog,
+    /// How its lines are written (`--log-format`), chosen once.
+    pub(crate) log_format: &'static crate::log::Format,
     pub(crate) stats: Arc<Stats>,
     pub(crate) shutdown: Shutdown,
     /// `--auth`: the users, loaded and checked at start (see `auth.rs`).
@@ -60,6 +62,7 @@ impl Shared {
         Ok(Shared {
             auth,
             extra_headers,
+            log_format: crate::log::format_of(config.log_format),
             config,
             root,
             log,
@@ -80,7 +83,9 @@ impl Shared {
         self.local_with(self.log.process_writer())
     }
 
-    fn local_with(&self, log: LogWriter) -> Local {
+    /// A fresh per-thread context that logs through `log` (a writer shared
+    /// with other threads, [`LogWriter::share`]).
+    pub(crate) fn local_with(&self, log: LogWriter) -> Local {
         Local {
             log,
             clock: Clock::new(),

@@ -16,10 +16,14 @@
 
 use std::fmt::Write as _;
 
-use servelab_http::{RequestHead, ResponseHead, Status};
+use servelab_http::RequestHead;
+
+mod document;
+
+pub use document::{ByClass, Connections, Requests, StatusDocument};
 
 use crate::Snapshot;
-use crate::response::{Body, Persist, Response};
+use crate::response::{Persist, Response, small_ok};
 use crate::shared::{Local, Shared};
 
 /// The JSON endpoint.
@@ -71,55 +75,20 @@ pub(crate) fn respond(
             "text/plain; version=0.0.4; charset=utf-8",
         ),
     };
-    let mut head = ResponseHead::new(Status::OK, w.clock.http());
-    head.content_type = Some(content_type);
-    head.content_length = Some(body.len() as u64);
-    persist.apply(&mut head);
-    head.encode(out);
-    crate::handler::add_fields(out, site, None, false);
-    if !head_only {
-        out.extend_from_slice(body.as_bytes());
-    }
-    Some(Response {
-        status: Status::OK,
-        body_len: if head_only { 0 } else { body.len() as u64 },
-        body: Body::Empty,
-    })
+    Some(small_ok(
+        content_type,
+        body.as_bytes(),
+        w.clock.http(),
+        persist,
+        head_only,
+        &site.extra_headers,
+        out,
+    ))
 }
 
-/// The counters as one JSON object (keys are stable; scripts may rely on them).
+/// The counters as one JSON object ([`StatusDocument`]).
 pub(crate) fn json(s: &Snapshot, engine: &str, workers: usize) -> String {
-    let [c1, c2, c3, c4, c5] = s.responses;
-    let mut o = String::with_capacity(512);
-    // Writing to a String cannot fail. `engine` is one of our own names, so it
-    // needs no JSON escaping.
-    let _ = write!(
-        o,
-        concat!(
-            "{{\"engine\":\"{}\",\"workers\":{},\"uptime_seconds\":{:.3},",
-            "\"connections\":{{\"accepted\":{},\"open\":{},\"dropped\":{}}},",
-            "\"requests\":{{\"total\":{},\"in_flight\":{},\"abandoned\":{},",
-            "\"by_class\":{{\"1xx\":{},\"2xx\":{},\"3xx\":{},\"4xx\":{},\"5xx\":{}}}}},",
-            "\"bytes_sent\":{}}}\n"
-        ),
-        engine,
-        workers,
-        s.uptime.as_secs_f64(),
-        s.accepted,
-        s.open,
-        s.dropped,
-        // Every request finished: delivered (by class) or abandoned.
-        c1 + c2 + c3 + c4 + c5 + s.abandoned,
-        s.in_flight,
-        s.abandoned,
-        c1,
-        c2,
-        c3,
-        c4,
-        c5,
-        s.bytes_sent,
-    );
-    o
+    StatusDocument::new(s, engine, workers).to_json()
 }
 
 /// The counters in the Prometheus text format 0.0.4: `# HELP`, `# TYPE`, then
@@ -231,13 +200,15 @@ mod tests {
     #[test]
     fn json_fields() {
         let j = json(&snap(), "fork", 4);
-        assert!(j.starts_with("{\"engine\":\"fork\",\"workers\":4,\"uptime_seconds\":2.500,"));
+        assert!(j.starts_with("{\"engine\":\"fork\",\"workers\":4,\"uptime_seconds\":2.5,"));
         assert!(j.contains("\"connections\":{\"accepted\":7,\"open\":1,\"dropped\":2}"));
         assert!(j.contains("\"requests\":{\"total\":13,\"in_flight\":1,\"abandoned\":3,"));
         assert!(j.contains("\"by_class\":{\"1xx\":0,\"2xx\":5,\"3xx\":1,\"4xx\":2,\"5xx\":2}}"));
         assert!(j.ends_with("\"bytes_sent\":12345}\n"));
-        let opens = j.matches('{').count();
-        assert_eq!(opens, j.matches('}').count(), "balanced: {j}");
+        // What the server writes, a reader gets back whole.
+        let back: StatusDocument = serde_json::from_str(&j).unwrap();
+        assert_eq!(back, StatusDocument::new(&snap(), "fork", 4));
+        assert_eq!(back.requests.by_class.c2xx, 5);
     }
 
     #[test]

@@ -15,6 +15,8 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
+use servelab_server::StatusDocument;
+
 use crate::metric::Metric;
 use crate::results::Figures;
 
@@ -74,16 +76,11 @@ fn parse(response: &str) -> Result<(u64, u64, u64), String> {
         .split_once("\r\n\r\n")
         .map(|(_, b)| b)
         .ok_or("no body")?;
-    let v: serde_json::Value = serde_json::from_str(body).map_err(|e| format!("JSON: {e}"))?;
-    let num = |p: &str| {
-        v.pointer(p)
-            .and_then(serde_json::Value::as_u64)
-            .ok_or_else(|| format!("no {p} in /-/status"))
-    };
+    let doc: StatusDocument = serde_json::from_str(body).map_err(|e| format!("/-/status: {e}"))?;
     Ok((
-        num("/requests/by_class/2xx")?,
-        num("/requests/abandoned")?,
-        num("/connections/dropped")?,
+        doc.requests.by_class.c2xx,
+        doc.requests.abandoned,
+        doc.connections.dropped,
     ))
 }
 
@@ -132,7 +129,7 @@ mod tests {
         let refused = "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\n\r\n";
         assert_eq!(parse(refused), Err("status 503".into()));
         let e = parse("HTTP/1.1 200 OK\r\n\r\n{\"requests\":{}}").unwrap_err();
-        assert!(e.contains("2xx"), "{e}");
+        assert!(e.starts_with("/-/status: missing field"), "{e}");
     }
 
     #[test]

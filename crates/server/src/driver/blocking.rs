@@ -7,22 +7,26 @@
 //! the listening socket and Linux copies them into every accepted socket, so the
 //! common case costs no `setsockopt` per connection or per request; a read that
 //! times out early is simply retried against the connection's real deadline
-//! ([`Conn::wait`]), and the timeout is lowered only when the deadline is nearer
+//! ([`Conn::deadline`]), and the timeout is lowered only when the deadline is nearer
 //! than the current one (a slow request head).
 //!
 //! A `--delay` hold waits in `poll` for the client's close (`POLLRDHUP`)
-//! instead of sleeping: the same one syscall, and a client that leaves is seen
-//! at once ([`Conn::peer_closed`]).
+//! instead of sleeping ([`policy::hold`], shared with `event`'s workers): the
+//! same one syscall, and a client that leaves is seen at once.
+//!
+//! Every outcome goes to [`Conn::on`] as an [`Event`]; what follows it
+//! (abandon, 408, idle close at shutdown, linger) is decided there.
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown as Side, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::BorrowedFd;
 use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags};
 use rustix::io::Errno;
 
 use super::policy::{self, Backoff, LINGER, Linger, log_connection};
-use crate::conn::{Conn, Interest, Wait};
+use crate::conn::{Conn, Event, Interest};
 use crate::shared::{Local, Shared};
 
 /// How far past its deadline a read may wait before the timeout fires.
@@ -42,64 +46,38 @@ pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Shared, w: &
     let mut timeout = site.config.read_timeout;
     let mut interest = Interest::Read;
     loop {
-        match interest {
+        interest = match interest {
             Interest::Read => {
-                let idle = conn.is_idle();
-                if reg.set_idle(idle, &site.shutdown) && idle {
-                    // Shutting down: answer only what has already arrived.
-                    interest = match read_now(&stream, conn.read_space()) {
-                        Some(n) if n > 0 => conn.filled(n, site, w),
-                        _ => Interest::Close { linger: false },
-                    };
-                    continue;
-                }
-                let wait = conn.wait(site);
-                let left = Conn::remaining(wait.deadline());
+                // Registered idle, shutdown wakes the read (`SHUT_RD`); once it
+                // has begun, an idle connection's deadline is now.
+                reg.set_idle(conn.is_idle(), &site.shutdown);
+                let deadline = conn.deadline(site).unwrap_or_else(Instant::now);
+                let left = remaining(deadline);
                 // Lower the socket timeout only when the deadline is clearly
                 // nearer than it (a slow head); a read that returns early is
                 // simply retried, and a read may overshoot by at most SLACK.
-                if left + SLACK < timeout {
-                    timeout = left;
-                    let _ = stream.set_read_timeout(Some(timeout));
-                } else if matches!(wait, Wait::Idle(_))
-                    && timeout + SLACK < site.config.read_timeout.min(left)
-                {
-                    // Back to the usual value after a slow head lowered it.
-                    timeout = site.config.read_timeout.min(left);
+                // Back to the usual value after a slow head lowered it.
+                let usual = site.config.read_timeout.min(left);
+                let lowered = if left + SLACK < timeout {
+                    Some(left)
+                } else {
+                    (timeout + SLACK < usual).then_some(usual)
+                };
+                if let Some(t) = lowered {
+                    timeout = t;
                     let _ = stream.set_read_timeout(Some(timeout));
                 }
-                interest = match stream.read(conn.read_space()) {
+                match stream.read(conn.read_space()) {
                     Ok(n) => {
                         if n > 0 {
                             reg.set_idle(false, &site.shutdown);
                         }
-                        match conn.filled(n, site, w) {
-                            // A client trickling a byte faster than the socket
-                            // timeout never makes the read time out, so the
-                            // deadline is also checked after every read that
-                            // left a request unfinished (slowloris; regression
-                            // test in tests/server/slow_clients.rs).
-                            Interest::Read
-                                if n > 0 && Instant::now() >= conn.wait(site).deadline() =>
-                            {
-                                conn.timed_out(site, w)
-                            }
-                            next => next,
-                        }
+                        conn.on(Event::Read(n), site, w)
                     }
-                    Err(e) if is_timeout(&e) => {
-                        if Instant::now() >= wait.deadline() {
-                            conn.timed_out(site, w)
-                        } else {
-                            continue;
-                        }
-                    }
+                    Err(e) if is_timeout(&e) => conn.on(Event::Deadline, site, w),
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(_) => {
-                        conn.abandon(site, w);
-                        Interest::Close { linger: false }
-                    }
-                };
+                    Err(_) => conn.on(Event::ReadFailed, site, w),
+                }
             }
             Interest::Write => {
                 let more = conn.file_follows();
@@ -107,32 +85,18 @@ pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Shared, w: &
                     Some(chunk) => policy::send_chunk(&stream, chunk, more),
                     None => Ok(0),
                 };
-                interest = match result {
-                    Ok(n) => conn.wrote(n, site, w),
+                match result {
+                    Ok(n) => conn.on(Event::Wrote(n), site, w),
                     Err(Errno::INTR) => continue,
-                    Err(_) => {
-                        // Reset, broken pipe, or no progress within the write timeout.
-                        conn.abandon(site, w);
-                        Interest::Close { linger: false }
-                    }
-                };
+                    // Reset, broken pipe, or no progress within SO_SNDTIMEO
+                    // (the write timeout, set on the listener).
+                    Err(_) => conn.on(Event::WriteFailed, site, w),
+                }
             }
-            Interest::Dispatch => interest = conn.serve(site, w),
-            Interest::Work(d) => interest = policy::work(&stream, &mut conn, d, site, w),
+            Interest::Work => policy::work(&stream, &mut conn, site, w),
             Interest::Hold(until) => {
-                // --delay: this thread has nothing else to do meanwhile but
-                // watch for the client leaving.
-                interest = if conn.watches_peer() {
-                    if hold(&stream, until) {
-                        let unread = policy::unread_before_close(&stream);
-                        conn.peer_closed(unread, site, w)
-                    } else {
-                        conn.release(site, w)
-                    }
-                } else {
-                    std::thread::sleep(until.saturating_duration_since(Instant::now()));
-                    conn.release(site, w)
-                };
+                let event = policy::hold(&stream, until, &conn, site);
+                conn.on(event, site, w)
             }
             Interest::Close { linger } => {
                 if linger {
@@ -140,30 +104,19 @@ pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Shared, w: &
                 }
                 break;
             }
-        }
+        };
     }
     drop(reg);
     log_connection(site, w, &conn, true);
     site.stats.conn_closed();
 }
 
-/// Waits until `until` unless the client closes first (true). Only the close
-/// wakes it (`POLLRDHUP`; a reset is `POLLHUP`/`POLLERR`, always reported):
-/// pipelined requests arriving meanwhile stay unread, so a close behind them
-/// is recognised as a half-close by the peek that follows.
-fn hold(stream: &TcpStream, until: Instant) -> bool {
-    loop {
-        let left = until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return false;
-        }
-        let mut fds = [PollFd::new(stream, PollFlags::RDHUP)];
-        match rustix::event::poll(&mut fds, Some(&policy::timespec(left))) {
-            Ok(0) | Err(Errno::INTR) => continue,
-            Ok(_) => return true,
-            Err(_) => return false,
-        }
-    }
+/// Time left before `deadline`, at least 1 ms (a zero socket timeout means
+/// "forever" to `SO_RCVTIMEO`).
+fn remaining(deadline: Instant) -> Duration {
+    deadline
+        .saturating_duration_since(Instant::now())
+        .max(Duration::from_millis(1))
 }
 
 /// A read that does not wait: `Some(n)` if bytes (or EOF) were there.
@@ -203,50 +156,99 @@ pub(crate) enum Next {
     Stop,
 }
 
+/// What an accept loop does besides accepting, for the engines that need more
+/// than [`accept_loop`]: `fork` waits on its children's pipe too, sweeps them
+/// periodically, and stops accepting at `--max-conns`.
+pub(crate) trait Acceptor {
+    /// Takes one accepted connection.
+    fn handle(&mut self, stream: TcpStream, peer: SocketAddr) -> Next;
+    /// Room for another connection now? While not, the listeners are left
+    /// out of the wait: clients wait in the backlog.
+    fn has_room(&self) -> bool {
+        true
+    }
+    /// One more descriptor to wait on beside the listeners.
+    fn extra(&self) -> Option<BorrowedFd<'_>> {
+        None
+    }
+    /// The longest wait before [`Acceptor::tick`] runs anyway.
+    fn period(&self) -> Option<Duration> {
+        None
+    }
+    /// Runs after every wait; `extra_ready`: [`Acceptor::extra`] woke it.
+    fn tick(&mut self, _extra_ready: bool) {}
+}
+
+/// An [`Acceptor`] that only hands connections on.
+struct Plain<F>(F);
+
+impl<F: FnMut(TcpStream, SocketAddr) -> Next> Acceptor for Plain<F> {
+    fn handle(&mut self, stream: TcpStream, peer: SocketAddr) -> Next {
+        (self.0)(stream, peer)
+    }
+}
+
 /// Accepts until shutdown is asked for, handing each connection to `handle`.
+pub(crate) fn accept_loop(
+    listeners: &[TcpListener],
+    site: &Shared,
+    handle: impl FnMut(TcpStream, SocketAddr) -> Next,
+) {
+    accept_with(listeners, site, &mut Plain(handle));
+}
+
+/// The accept loop of every blocking engine, written once.
 ///
 /// The listeners (every `--addr`) are non-blocking and polled together with
 /// the shutdown pipe, so a signal wakes the loop at once. On `EMFILE`/`ENFILE`/`ENOBUFS`/`ENOMEM` the
 /// loop backs off (10 ms, doubling to 500 ms) instead of spinning on a listener
 /// that stays readable; it recovers by itself when descriptors are free again.
-pub(crate) fn accept_loop(
-    listeners: &[TcpListener],
-    site: &Shared,
-    mut handle: impl FnMut(TcpStream, SocketAddr) -> Next,
-) {
+pub(crate) fn accept_with(listeners: &[TcpListener], site: &Shared, acceptor: &mut impl Acceptor) {
     let mut backoff = Backoff::default();
-    // Made once; refilled for each poll (the revents are per call).
-    let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(listeners.len() + 1);
     loop {
-        fds.clear();
-        fds.extend(listeners.iter().map(|l| PollFd::new(l, PollFlags::IN)));
+        let room = acceptor.has_room();
+        let want = if room {
+            PollFlags::IN
+        } else {
+            PollFlags::empty()
+        };
+        // Made per poll (it borrows the acceptor); an accepted connection
+        // costs far more.
+        let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(listeners.len() + 2);
+        fds.extend(listeners.iter().map(|l| PollFd::new(l, want)));
         fds.push(PollFd::from_borrowed_fd(
             site.shutdown.wake_fd(),
             PollFlags::IN,
         ));
-        match rustix::event::poll(&mut fds, None) {
-            Ok(_) => {}
-            Err(rustix::io::Errno::INTR) => continue,
+        if let Some(fd) = acceptor.extra() {
+            fds.push(PollFd::from_borrowed_fd(fd, PollFlags::IN));
+        }
+        let timeout = acceptor.period().map(policy::timespec);
+        match rustix::event::poll(&mut fds, timeout.as_ref()) {
+            Ok(_) | Err(Errno::INTR) => {}
             Err(e) => {
                 eprintln!("servelab: poll on the listener failed: {e}; stopping");
                 site.shutdown.trigger();
                 return;
             }
         }
-        if !fds[listeners.len()].revents().is_empty() || site.shutdown.is_requested() {
+        let n = listeners.len();
+        let wake = !fds[n].revents().is_empty();
+        let extra_ready = fds.get(n + 1).is_some_and(|f| !f.revents().is_empty());
+        let ready: Vec<bool> = fds[..n].iter().map(|f| !f.revents().is_empty()).collect();
+        drop(fds);
+        if wake || site.shutdown.is_requested() {
             site.shutdown.trigger();
             return;
         }
+        acceptor.tick(extra_ready);
         // Take every connection that is ready on each ready listener, then poll again.
-        for (listener, fd) in listeners.iter().zip(&fds) {
-            if fd.revents().is_empty() {
-                continue;
-            }
-            loop {
+        for (listener, _) in listeners.iter().zip(ready).filter(|(_, r)| *r) {
+            while acceptor.has_room() {
                 match listener.accept() {
                     Ok((stream, peer)) => {
                         backoff.reset();
-                        if handle(stream, peer) == Next::Stop {
+                        if acceptor.handle(stream, peer) == Next::Stop {
                             return;
                         }
                         if site.shutdown.is_requested() {

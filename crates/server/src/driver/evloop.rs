@@ -23,7 +23,7 @@
 //! readiness the loop already gets, so knowing costs nothing per request. On
 //! a connection whose response is held (`--delay`), one `MSG_PEEK` tells a
 //! half-close behind unread requests from a client that left
-//! ([`Conn::peer_closed`]); `RDHUP` seen before request bytes are read means
+//! ([`crate::conn::Event::PeerGone`]); `RDHUP` seen before request bytes are read means
 //! those bytes came before the close (a half-close), and the socket is then
 //! read to its end rather than left waiting for an edge that already came.
 //!
@@ -75,7 +75,10 @@
 //! defer their answers, and one with a complete request leaves the loop for a
 //! worker thread ([`super::handoff`]); its place (index and generation) stays
 //! reserved until it comes back, and `open` still counts it. With a full queue
-//! the loop answers 503 itself. Without a hand-off nothing of this runs.
+//! the loop answers 503 itself. A keep-alive connection comes back without a
+//! wake-up: the loop notes the read edges of a connection that is away and
+//! takes it back when the client's next request raises one (see
+//! [`super::connection::Handover`]). Without a hand-off nothing of this runs.
 //!
 //! Shutdown: the wake pipe becomes readable; the loop stops accepting, closes
 //! idle connections, lets busy ones finish (their responses say
@@ -86,6 +89,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::TrySendError;
@@ -93,10 +97,11 @@ use rustix::event::epoll::{self, EventData, EventFlags};
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SocketFlags};
 
+use super::connection::{Away, Connection, Handover};
 use super::handoff::{Job, LoopEnd};
 use super::policy::{self, Backoff, Linger, log_connection};
 use crate::ServerError;
-use crate::conn::{Buffers, Chunk, Conn, Interest};
+use crate::conn::{Buffers, Chunk, Conn, Event, Interest};
 use crate::shared::{Local, Shared};
 
 /// Unsent bytes a connection's socket may hold before a write stops
@@ -125,43 +130,6 @@ const AFTER_FORCE: Duration = Duration::from_secs(1);
 /// Spare buffer pairs kept for connections that become busy again.
 const POOL: usize = 256;
 
-/// One connection of the loop: its socket, its [`Conn`], and what the loop
-/// knows of its readiness and timer.
-#[derive(Debug)]
-pub(crate) struct Connection {
-    pub(super) sock: OwnedFd,
-    pub(super) conn: Conn,
-    pub(super) interest: Interest,
-    /// Edge-triggered readiness as last known: reading may return bytes.
-    readable: bool,
-    /// Writing may make progress.
-    writable: bool,
-    /// Last write progress (the write timeout counts from here).
-    wrote_at: Instant,
-    /// The earliest timer entry in the heap for this slot.
-    armed: Option<Instant>,
-    /// Set once the write side is shut in a lingering close.
-    linger: Option<Linger>,
-    /// In the epoll set yet (see [`EventLoop::add`]).
-    registered: bool,
-    /// The client's close (`RDHUP`, `HUP` or `ERR`) has been signalled: what is
-    /// read from now on came before it.
-    fin: bool,
-}
-
-impl Connection {
-    /// Back from a worker ([`super::handoff`]) wanting `interest`. Its edges
-    /// were not watched meanwhile, so it may be readable and writable; its
-    /// timer entry may have been dropped, so it is armed afresh.
-    pub(super) fn came_back(&mut self, interest: Interest) {
-        self.interest = interest;
-        self.readable = true;
-        self.writable = true;
-        self.wrote_at = Instant::now();
-        self.armed = None;
-    }
-}
-
 /// An epoll event loop serving connections from its listeners.
 #[derive(Debug)]
 pub(crate) struct EventLoop<'s> {
@@ -176,6 +144,11 @@ pub(crate) struct EventLoop<'s> {
     /// Generation of each slot index, so a stale event or timer for a closed
     /// connection never reaches a new one in the same place.
     gens: Vec<u32>,
+    /// What happened to each slot's connection while a worker had it
+    /// ([`super::handoff`]): its events and timer still reach this loop.
+    away: Vec<Away>,
+    /// Each slot's [`Handover`], kept while its connection is with a worker.
+    handovers: Vec<Option<Arc<Handover>>>,
     free: Vec<u32>,
     open: usize,
     timers: BinaryHeap<Reverse<(Instant, u32, u32)>>,
@@ -224,6 +197,8 @@ impl<'s> EventLoop<'s> {
             listening: false,
             slots: Vec::new(),
             gens: Vec::new(),
+            away: Vec::new(),
+            handovers: Vec::new(),
             free: Vec::new(),
             open: 0,
             timers: BinaryHeap::new(),
@@ -241,13 +216,20 @@ impl<'s> EventLoop<'s> {
 
     /// Sends each complete request to the workers at the other end of
     /// `handoff`, which give the connection back when it wants to read again.
-    pub(crate) fn with_handoff(mut self, handoff: LoopEnd) -> Result<EventLoop<'s>, ServerError> {
-        // Level triggered: the loop clears it before draining the way back.
+    /// `log` is the workers' log writer, shared, so that the loop's lines
+    /// (`--log-connections`) keep their order with the workers' lines.
+    pub(crate) fn with_handoff(
+        mut self,
+        handoff: LoopEnd,
+        log: crate::log::LogWriter,
+    ) -> Result<EventLoop<'s>, ServerError> {
+        self.w.log = log;
+        // Edge triggered and never read: each worker's write is one edge.
         epoll::add(
             &self.epoll,
             &*handoff.wake,
             EventData::new_u64(BACK),
-            EventFlags::IN,
+            EventFlags::IN | EventFlags::ET,
         )
         .map_err(|e| ServerError::io("watching the workers' wake-up")(e.into()))?;
         self.handoff = Some(handoff);
@@ -361,6 +343,8 @@ impl<'s> EventLoop<'s> {
         if self.draining.is_some() {
             return;
         }
+        // Connections given back quietly are closed with the rest if idle.
+        self.take_back();
         self.draining = Some(Instant::now() + self.site.config.grace);
         let _ = self.listen(false);
         self.accept_paused = None;
@@ -374,7 +358,7 @@ impl<'s> EventLoop<'s> {
     fn close_all(&mut self) {
         for i in 0..self.slots.len() {
             if let Some(slot) = &mut self.slots[i] {
-                slot.conn.abandon(self.site, &mut self.w);
+                slot.conn.on(Event::Forced, self.site, &mut self.w);
                 self.close(i);
             }
         }
@@ -417,6 +401,8 @@ impl<'s> EventLoop<'s> {
             None => {
                 self.slots.push(None);
                 self.gens.push(0);
+                self.away.push(Away::default());
+                self.handovers.push(None);
                 self.slots.len() - 1
             }
         };
@@ -425,24 +411,13 @@ impl<'s> EventLoop<'s> {
             conn.defer_answers();
         }
         log_connection(self.site, &mut self.w, &conn, false);
-        self.slots[index] = Some(Connection {
-            sock,
-            conn,
-            interest: Interest::Read,
-            // The request often arrives with (or right after) the handshake,
-            // so try to read at once rather than wait for an edge.
-            readable: true,
-            writable: true,
-            wrote_at: Instant::now(),
-            armed: None,
-            linger: None,
-            // Registered only once it has to wait: a request that arrived with
-            // the handshake is answered and, with `Connection: close`, closed
-            // without ever touching the epoll set (two syscalls and an epitem
-            // saved per connection, as h2o does).
-            registered: false,
-            fin: false,
-        });
+        let mut c = Connection::accepted(sock, conn);
+        if self.handoff.is_some() {
+            let h = Arc::new(Handover::default());
+            self.handovers[index] = Some(h.clone());
+            c.handover = Some(h);
+        }
+        self.slots[index] = Some(c);
         self.open += 1;
         self.drive(index);
     }
@@ -453,6 +428,20 @@ impl<'s> EventLoop<'s> {
             return;
         }
         let Some(slot) = &mut self.slots[index] else {
+            // With a worker: remembered for its return, so that it comes back
+            // knowing whether a read can find anything (no read just to learn
+            // that the socket is empty).
+            let away = &mut self.away[index];
+            away.readable |= flags
+                .intersects(EventFlags::IN | EventFlags::RDHUP | EventFlags::HUP | EventFlags::ERR);
+            away.fin |= flags.intersects(EventFlags::RDHUP | EventFlags::HUP | EventFlags::ERR);
+            if self.handovers[index]
+                .as_ref()
+                .is_some_and(|h| !h.edge_while_away())
+            {
+                // Given back quietly (a keep-alive connection): take it now.
+                self.take_back();
+            }
             return;
         };
         if flags.intersects(EventFlags::IN | EventFlags::RDHUP | EventFlags::HUP | EventFlags::ERR)
@@ -464,10 +453,11 @@ impl<'s> EventLoop<'s> {
         }
         if flags.intersects(EventFlags::RDHUP | EventFlags::HUP | EventFlags::ERR) {
             slot.fin = true;
+            // A close while a response is held is judged (rare: one peek).
+            // Otherwise it shows as the end of input or a failed write.
             if matches!(slot.interest, Interest::Hold(_)) && slot.conn.watches_peer() {
-                // Rare (a close while a response is held): one peek.
-                let unread = policy::unread_before_close(&slot.sock);
-                slot.interest = slot.conn.peer_closed(unread, self.site, &mut self.w);
+                let event = policy::peer_gone(&slot.sock);
+                slot.interest = slot.conn.on(event, self.site, &mut self.w);
             }
         }
         self.drive(index);
@@ -476,31 +466,25 @@ impl<'s> EventLoop<'s> {
     /// Moves a connection as far as its socket allows, then arms its timer.
     fn drive(&mut self, index: usize) {
         let site = self.site;
-        let draining = self.draining.is_some();
         let Some(slot) = &mut self.slots[index] else {
             return;
         };
         loop {
             match slot.interest {
                 Interest::Read => {
-                    if slot.conn.is_idle() {
-                        if draining && !slot.readable {
-                            slot.interest = Interest::Close { linger: false };
-                            continue;
-                        }
-                        if !slot.readable {
+                    if !slot.readable {
+                        if slot.conn.is_idle()
+                            && let Some(b) = slot.conn.detach()
+                            && self.pool.len() < POOL
+                        {
                             // Idle: the buffers go back to the pool meanwhile.
-                            if let Some(b) = slot.conn.detach()
-                                && self.pool.len() < POOL
-                            {
-                                self.pool.push(b);
-                            }
-                            break;
+                            self.pool.push(b);
                         }
+                        break;
+                    }
+                    if slot.conn.is_idle() {
                         slot.conn
                             .attach(self.pool.pop().unwrap_or_else(Buffers::new));
-                    } else if !slot.readable {
-                        break;
                     }
                     let space = slot.conn.read_space();
                     let want = space.len();
@@ -514,26 +498,12 @@ impl<'s> EventLoop<'s> {
                             if n > 0 && slot.fin {
                                 slot.conn.closed_with_requests();
                             }
-                            if draining && n == 0 && slot.conn.is_idle() {
-                                slot.interest = Interest::Close { linger: false };
-                                continue;
-                            }
-                            slot.interest = slot.conn.filled(n, site, &mut self.w);
-                            if slot.interest == Interest::Write {
-                                slot.wrote_at = Instant::now();
-                            }
+                            slot.interest = slot.conn.on(Event::Read(n), site, &mut self.w);
                         }
-                        Err(Errno::AGAIN) => {
-                            slot.readable = false;
-                            if draining && slot.conn.is_idle() {
-                                slot.interest = Interest::Close { linger: false };
-                                continue;
-                            }
-                        }
+                        Err(Errno::AGAIN) => slot.readable = false,
                         Err(Errno::INTR) => {}
                         Err(_) => {
-                            slot.conn.abandon(site, &mut self.w);
-                            slot.interest = Interest::Close { linger: false };
+                            slot.interest = slot.conn.on(Event::ReadFailed, site, &mut self.w);
                         }
                     }
                 }
@@ -557,39 +527,25 @@ impl<'s> EventLoop<'s> {
                             if n < offered {
                                 slot.writable = false;
                             }
-                            if n > 0 {
-                                slot.wrote_at = Instant::now();
-                            }
-                            slot.interest = slot.conn.wrote(n, site, &mut self.w);
+                            slot.interest = slot.conn.on(Event::Wrote(n), site, &mut self.w);
                         }
                         Err(Errno::AGAIN) => slot.writable = false,
                         Err(Errno::INTR) => {}
                         Err(_) => {
-                            slot.conn.abandon(site, &mut self.w);
-                            slot.interest = Interest::Close { linger: false };
+                            slot.interest = slot.conn.on(Event::WriteFailed, site, &mut self.w);
                         }
                     }
                 }
-                Interest::Dispatch => {
+                Interest::Work => {
                     if self.handoff.is_some() {
                         self.dispatch(index);
                         return;
                     }
-                    slot.interest = slot.conn.serve(site, &mut self.w);
-                    slot.wrote_at = Instant::now();
-                }
-                Interest::Work(d) => {
                     // --work burns this loop's CPU, as a handler would.
-                    slot.interest = policy::work(&slot.sock, &mut slot.conn, d, site, &mut self.w);
-                    slot.wrote_at = Instant::now();
+                    slot.interest = policy::work(&slot.sock, &mut slot.conn, site, &mut self.w);
                 }
-                Interest::Hold(until) => {
-                    if Instant::now() < until {
-                        break;
-                    }
-                    slot.interest = slot.conn.release(site, &mut self.w);
-                    slot.wrote_at = Instant::now();
-                }
+                // Until the timer fires (Event::Deadline) or the client closes.
+                Interest::Hold(_) => break,
                 Interest::Close { linger: false } => {
                     self.close(index);
                     return;
@@ -613,18 +569,15 @@ impl<'s> EventLoop<'s> {
             let token = (u64::from(self.gens[index]) << 32) | index as u64;
             let flags = EventFlags::IN | EventFlags::OUT | EventFlags::RDHUP | EventFlags::ET;
             if epoll::add(&self.epoll, &slot.sock, EventData::new_u64(token), flags).is_err() {
-                slot.conn.abandon(site, &mut self.w);
+                slot.conn.on(Event::ReadFailed, site, &mut self.w);
                 self.close(index);
                 return;
             }
             slot.registered = true;
         }
-        let deadline = match slot.interest {
-            Interest::Read => slot.conn.wait(site).deadline(),
-            Interest::Write | Interest::Dispatch => slot.wrote_at + site.config.write_timeout,
-            Interest::Hold(until) => until,
-            Interest::Work(_) => Instant::now(),
-            Interest::Close { .. } => slot.linger.map_or_else(Instant::now, |l| l.until()),
+        let deadline = match slot.conn.deadline(site) {
+            Some(t) => t,
+            None => slot.linger.map_or_else(Instant::now, |l| l.until()),
         };
         if slot.armed.is_none_or(|a| deadline < a) {
             slot.armed = Some(deadline);
@@ -657,41 +610,26 @@ impl<'s> EventLoop<'s> {
             }
             let site = self.site;
             let Some(slot) = &mut self.slots[index] else {
+                // With a worker: armed afresh when it comes back. One given
+                // back quietly whose client says nothing more is taken back
+                // now, so that its keep-alive timeout runs.
+                self.away[index].timer_lost = true;
+                if self.handovers[index]
+                    .as_ref()
+                    .is_some_and(|h| !h.edge_while_away())
+                {
+                    self.take_back();
+                }
                 continue;
             };
             if slot.armed != Some(t) {
                 continue; // superseded by an earlier entry that already fired
             }
             slot.armed = None;
-            match slot.interest {
-                Interest::Read => {
-                    if now < slot.conn.wait(site).deadline() {
-                        // The deadline moved on (another request came): re-arm.
-                        self.drive(index);
-                        continue;
-                    }
-                    // An idle connection has no buffers and closes silently;
-                    // one with half a request has them and gets its 408.
-                    slot.interest = slot.conn.timed_out(site, &mut self.w);
-                    slot.wrote_at = now;
-                }
-                Interest::Write => {
-                    if now < slot.wrote_at + site.config.write_timeout {
-                        self.drive(index);
-                        continue;
-                    }
-                    // No progress for the write timeout: the client stopped reading.
-                    slot.conn.abandon(site, &mut self.w);
-                    slot.interest = Interest::Close { linger: false };
-                }
-                Interest::Hold(_) | Interest::Dispatch | Interest::Work(_) => {}
-                Interest::Close { linger: true } => {
-                    if slot.linger.is_some_and(|l| now >= l.until()) {
-                        slot.interest = Interest::Close { linger: false };
-                    }
-                }
-                Interest::Close { linger: false } => {}
-            }
+            // A deadline that moved on (another request came) changes nothing
+            // and the timer is armed again; a lingering close that is over
+            // ends in `drive`.
+            slot.interest = slot.conn.on(Event::Deadline, site, &mut self.w);
             self.drive(index);
         }
     }
@@ -703,6 +641,10 @@ impl<'s> EventLoop<'s> {
         let (Some(handoff), Some(conn)) = (&self.handoff, self.slots[index].take()) else {
             return;
         };
+        self.away[index] = Away::default();
+        if let Some(h) = &conn.handover {
+            h.sent();
+        }
         let job = Job {
             index: index as u32,
             conn,
@@ -711,9 +653,11 @@ impl<'s> EventLoop<'s> {
             Ok(()) => return,
             Err(TrySendError::Full(job) | TrySendError::Disconnected(job)) => job.conn,
         };
+        if let Some(h) = &back.handover {
+            h.returned();
+        }
         self.site.stats.dropped();
         back.interest = back.conn.refuse(self.site, &mut self.w);
-        back.wrote_at = Instant::now();
         self.slots[index] = Some(back);
         self.drive(index);
     }
@@ -726,11 +670,13 @@ impl<'s> EventLoop<'s> {
         handoff.clear_wake();
         while let Some(job) = self.handoff.as_ref().and_then(|h| h.back.try_recv().ok()) {
             let index = job.index as usize;
-            self.slots[index] = Some(job.conn);
+            let mut conn = job.conn;
+            conn.came_back(self.away[index]);
+            self.slots[index] = Some(conn);
             if self.forced
                 && let Some(slot) = &mut self.slots[index]
             {
-                slot.conn.abandon(self.site, &mut self.w);
+                slot.conn.on(Event::Forced, self.site, &mut self.w);
                 self.close(index);
                 continue;
             }
@@ -747,13 +693,16 @@ impl<'s> EventLoop<'s> {
         {
             self.pool.push(b);
         }
-        // Closing the descriptor removes it from the epoll set.
-        drop(slot.sock);
+        self.handovers[index] = None;
         log_connection(self.site, &mut self.w, &slot.conn, true);
         self.gens[index] = self.gens[index].wrapping_add(1);
         self.free.push(index as u32);
         self.open -= 1;
+        // Counted closed before the client can see the end (a client that
+        // reads to the end and then asks `/-/status` finds it closed).
         self.site.stats.conn_closed();
+        // Closing the descriptor removes it from the epoll set.
+        drop(slot.sock);
     }
 }
 

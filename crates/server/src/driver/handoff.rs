@@ -3,9 +3,9 @@
 //!
 //! The event loop (the half-async half, [`super::evloop`]) owns every
 //! connection while it is idle or while its head arrives. When the connection
-//! has a complete request ([`Interest::Dispatch`]), the loop puts the whole
+//! has a complete request ([`Interest::Work`]), the loop puts the whole
 //! connection (socket and [`crate::conn::Conn`]) on a bounded queue; a worker
-//! takes it, runs the handler ([`crate::conn::Conn::serve`], with `--work` and
+//! takes it, runs the handler ([`crate::conn::Conn::work`], with `--work` and
 //! `--delay`), writes the response, file included, and puts the connection on
 //! the way back, then wakes the loop through an eventfd. The loop takes it back
 //! and watches it for the next request. A worker therefore holds a connection
@@ -13,32 +13,34 @@
 //! its head.
 //!
 //! The socket stays non-blocking and stays in the loop's epoll set while it is
-//! away; the loop ignores its events meanwhile and, on its return, assumes it
-//! may be readable and writable (one `recv` that may find nothing, instead of
-//! bookkeeping shared between threads). A worker that meets a full socket
-//! buffer waits with `poll` for at most `--write-timeout`, in slices short
-//! enough to notice that the grace period is over.
+//! away; the loop notes its read edges meanwhile (in its own thread, nothing
+//! shared), so that on its return it is read only if bytes may be waiting: a
+//! keep-alive request costs no `recv` that finds nothing. A worker that meets a
+//! full socket buffer waits with `poll` for at most `--write-timeout`, in
+//! slices short enough to notice that the grace period is over.
 //!
-//! While the connection is away its events do not reach the loop, so the
-//! worker watches for the client leaving itself: a `--delay` hold waits in
-//! `poll(POLLRDHUP)` (instead of a sleep: the same one syscall per slice), and
+//! The way back wakes the loop with one eventfd write per batch of returns, not
+//! per return (see [`WorkerEnd::run`]), and the loop never reads the eventfd
+//! (edge triggered), so under load a request costs the two hand-offs and
+//! little more.
+//!
+//! While the connection is away its events do not drive it, so the worker watches for the client leaving itself: a `--delay` hold waits in
+//! `poll(POLLRDHUP)` ([`policy::hold`], as on the blocking driver), and
 //! `--work` is burnt by [`policy::work`], as on every driver.
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender};
 use rustix::event::{PollFd, PollFlags};
 use rustix::io::Errno;
 
-use super::evloop::Connection;
+use super::connection::Connection;
 use super::policy;
-use crate::conn::Interest;
+use crate::conn::{Event, Interest};
 use crate::shared::{Local, Shared};
-
-/// The longest a worker waits without looking at whether shutdown was forced.
-const FORCE_CHECK: Duration = Duration::from_millis(50);
 
 /// A connection on its way to a worker or back, with its place in the loop.
 #[derive(Debug)]
@@ -52,8 +54,11 @@ pub(crate) struct Job {
 pub(crate) struct LoopEnd {
     pub(super) queue: Sender<Job>,
     pub(super) back: Receiver<Job>,
-    /// Readable when a connection has come back (an eventfd).
+    /// Raises an edge when a connection has come back (an eventfd, watched
+    /// edge-triggered and never read: every write is an edge).
     pub(super) wake: Arc<OwnedFd>,
+    /// Connections sent back since the loop last looked (see [`WorkerEnd::run`]).
+    returned: Arc<AtomicUsize>,
 }
 
 /// The workers' end.
@@ -62,6 +67,7 @@ pub(crate) struct WorkerEnd {
     queue: Receiver<Job>,
     back: Sender<Job>,
     wake: Arc<OwnedFd>,
+    returned: Arc<AtomicUsize>,
 }
 
 /// A queue of `len` requests and the way back.
@@ -73,26 +79,29 @@ pub(crate) fn channel(len: usize) -> std::io::Result<(LoopEnd, WorkerEnd)> {
         0,
         rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK,
     )?);
+    let returned = Arc::new(AtomicUsize::new(0));
     Ok((
         LoopEnd {
             queue: queue_tx,
             back: back_rx,
             wake: wake.clone(),
+            returned: returned.clone(),
         },
         WorkerEnd {
             queue: queue_rx,
             back: back_tx,
             wake,
+            returned,
         },
     ))
 }
 
 impl LoopEnd {
-    /// Clears the wake-up (before the way back is drained, so that a return
-    /// after the drain wakes the loop again).
+    /// Takes note that the loop is about to drain the way back, before it
+    /// does: a worker that returns a connection after this wakes the loop
+    /// again.
     pub(super) fn clear_wake(&self) {
-        let mut buf = [0u8; 8];
-        let _ = rustix::io::read(&*self.wake, &mut buf);
+        self.returned.swap(0, Ordering::AcqRel);
     }
 }
 
@@ -101,12 +110,33 @@ impl WorkerEnd {
     pub(crate) fn run(&self, site: &Shared, w: &mut Local) {
         for mut job in &self.queue {
             serve(&mut job.conn, site, w);
+            // A keep-alive connection goes back quietly: the client's next
+            // request wakes the loop (see `Handover`). Anything else (a close,
+            // shutdown) needs the loop now.
+            // Only one the loop watches (registered, with a timer entry) and
+            // whose next bytes will raise an edge (the socket was drained, the
+            // client has not closed) can.
+            let c = &job.conn;
+            let quiet = c.interest == Interest::Read
+                && c.registered
+                && c.armed.is_some()
+                && !c.readable
+                && !c.fin
+                && !site.shutdown.is_requested();
+            let handover = job.conn.handover.clone();
             if self.back.send(job).is_err() {
                 return; // the loop has gone; the socket closes with the job
             }
-            // Eight bytes to an eventfd never block while the counter is far
-            // from its maximum, and the loop reads it to zero each time.
-            let _ = rustix::io::write(&*self.wake, &1u64.to_ne_bytes());
+            let missed = handover.is_some_and(|h| h.returned());
+            // Only the first return since the loop last looked wakes it: the
+            // ones after it are drained by the same look, since the loop
+            // clears `returned` before it drains. So under load one eventfd
+            // write (and one wake-up) serves several returns. The counter of
+            // the eventfd only grows (it is never read: each write is an
+            // edge); 2^64 writes are centuries away.
+            if (!quiet || missed) && self.returned.fetch_add(1, Ordering::AcqRel) == 0 {
+                let _ = rustix::io::write(&*self.wake, &1u64.to_ne_bytes());
+            }
         }
     }
 }
@@ -116,24 +146,15 @@ impl WorkerEnd {
 fn serve(c: &mut Connection, site: &Shared, w: &mut Local) {
     let mut interest = c.interest;
     if site.shutdown.is_forced() {
-        c.conn.abandon(site, w);
-        interest = Interest::Close { linger: false };
+        interest = c.conn.on(Event::Forced, site, w);
     }
     loop {
         interest = match interest {
-            Interest::Dispatch => c.conn.serve(site, w),
-            Interest::Work(d) => policy::work(&c.sock, &mut c.conn, d, site, w),
-            Interest::Hold(until) => match hold(&c.sock, until, c.conn.watches_peer(), site) {
-                Held::Over => c.conn.release(site, w),
-                Held::Closed => {
-                    let unread = policy::unread_before_close(&c.sock);
-                    c.conn.peer_closed(unread, site, w)
-                }
-                Held::Forced => {
-                    c.conn.abandon(site, w);
-                    Interest::Close { linger: false }
-                }
-            },
+            Interest::Work => policy::work(&c.sock, &mut c.conn, site, w),
+            Interest::Hold(until) => {
+                let event = policy::hold(&c.sock, until, &c.conn, site);
+                c.conn.on(event, site, w)
+            }
             Interest::Write => {
                 let more = c.conn.file_follows();
                 let sent = match c.conn.next_write() {
@@ -141,57 +162,18 @@ fn serve(c: &mut Connection, site: &Shared, w: &mut Local) {
                     None => Ok(0),
                 };
                 match sent {
-                    Ok(n) => c.conn.wrote(n, site, w),
+                    Ok(n) => c.conn.on(Event::Wrote(n), site, w),
                     Err(Errno::INTR) => Interest::Write,
                     Err(Errno::AGAIN) if writable(&c.sock, site) => Interest::Write,
                     // Reset, broken pipe, no progress within the write
                     // timeout, or the grace period is over.
-                    Err(_) => {
-                        c.conn.abandon(site, w);
-                        Interest::Close { linger: false }
-                    }
+                    Err(_) => c.conn.on(Event::WriteFailed, site, w),
                 }
             }
             Interest::Read | Interest::Close { .. } => break,
         };
     }
-    c.came_back(interest);
-}
-
-/// How a worker's [`hold`] ended.
-enum Held {
-    /// The time is up.
-    Over,
-    /// The client closed (or reset) the connection.
-    Closed,
-    /// Shutdown was forced meanwhile.
-    Forced,
-}
-
-/// Waits until `until` (`--delay`), and with `watch` for the client's close
-/// too (only the close wakes the `poll`: pipelined requests arriving
-/// meanwhile stay unread, so a close behind them reads as a half-close).
-fn hold(sock: impl AsFd, until: Instant, watch: bool, site: &Shared) -> Held {
-    loop {
-        if site.shutdown.is_forced() {
-            return Held::Forced;
-        }
-        let left = until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Held::Over;
-        }
-        let slice = left.min(FORCE_CHECK);
-        if !watch {
-            std::thread::sleep(slice);
-            continue;
-        }
-        let mut fds = [PollFd::new(&sock, PollFlags::RDHUP)];
-        match rustix::event::poll(&mut fds, Some(&policy::timespec(slice))) {
-            Ok(0) | Err(Errno::INTR) => {}
-            Ok(_) => return Held::Closed,
-            Err(_) => std::thread::sleep(slice),
-        }
-    }
+    c.interest = interest;
 }
 
 /// Waits until the socket takes more bytes; false after `--write-timeout`
@@ -207,7 +189,10 @@ fn writable(sock: impl AsFd, site: &Shared) -> bool {
             return false;
         }
         let mut fds = [PollFd::new(&sock, PollFlags::OUT)];
-        match rustix::event::poll(&mut fds, Some(&policy::timespec(left.min(FORCE_CHECK)))) {
+        match rustix::event::poll(
+            &mut fds,
+            Some(&policy::timespec(left.min(policy::FORCE_CHECK))),
+        ) {
             Ok(0) | Err(Errno::INTR) => {}
             Ok(_) => return true,
             Err(_) => return false,

@@ -18,8 +18,7 @@ use rustix::net::{RecvFlags, SendFlags};
 use rustix::event::{PollFd, PollFlags};
 
 use crate::OnAbandon;
-use crate::conn::{Chunk, Conn, Interest};
-use crate::log;
+use crate::conn::{Chunk, Conn, Event, Interest};
 use crate::service;
 use crate::shared::{Local, Shared};
 
@@ -127,7 +126,7 @@ pub(crate) fn send_chunk(
 
 /// After the client's close was signalled (`RDHUP`, `HUP`, `ERR`) while a
 /// response is owed: are request bytes still waiting in the socket ahead of it
-/// (then it is a half-close; see [`Conn::peer_closed`])? One `recv(MSG_PEEK)`
+/// (then it is a half-close; see [`Event::PeerGone`])? One `recv(MSG_PEEK)`
 /// of one byte, made only on that signal, so at most once per connection and
 /// never on the way of an ordinary keep-alive request. A reset reads as an
 /// error: nothing waits, the client is gone.
@@ -144,25 +143,24 @@ pub(crate) fn closed_now(sock: impl AsFd) -> bool {
     matches!(rustix::event::poll(&mut fds, Some(&timespec(Duration::ZERO))), Ok(n) if n > 0)
 }
 
-/// Runs an [`Interest::Work`] on the calling thread: burns `d` of CPU, then
-/// lets a drawn `--delay` start ([`Conn::worked`]). The client is watched
-/// meanwhile, with a `poll` that does not wait: about every millisecond with
-/// `--on-abandon cancel` (a client that leaves stops the work, and the
+/// Runs an [`Interest::Work`] on the calling thread: answers what waits
+/// ([`Conn::work`]), burns the `--work` drawn for it, then reports
+/// [`Event::Worked`] (a drawn `--delay` starts then). The client is watched
+/// while CPU burns, with a `poll` that does not wait: about every millisecond
+/// with `--on-abandon cancel` (a client that leaves stops the work, and the
 /// connection closes at once), once at the end with `finish` (the work runs
-/// out for nobody, and the response is not written). Both cost nothing
-/// without `--work`.
-pub(crate) fn work(
-    sock: impl AsFd,
-    conn: &mut Conn,
-    d: Duration,
-    site: &Shared,
-    w: &mut Local,
-) -> Interest {
+/// out for nobody, and the response is not written). Without `--work` this is
+/// the handler call alone: no clock read, no `poll`.
+pub(crate) fn work(sock: impl AsFd, conn: &mut Conn, site: &Shared, w: &mut Local) -> Interest {
+    let d = conn.work(site, w);
+    if d.is_zero() {
+        return conn.on(Event::Worked, site, w);
+    }
     let until = service::thread_cpu_time() + d;
     let watch = conn.watches_peer();
     let cancel = site.config.on_abandon == OnAbandon::Cancel;
     if watch && cancel && service::burn(until, || closed_now(&sock)) {
-        let next = conn.peer_closed(unread_before_close(&sock), site, w);
+        let next = conn.on(peer_gone(&sock), site, w);
         if matches!(next, Interest::Close { .. }) {
             return next;
         }
@@ -171,22 +169,69 @@ pub(crate) fn work(
     } else if !watch || !cancel {
         service::burn(until, || false);
     }
-    let next = conn.worked();
+    let next = conn.on(Event::Worked, site, w);
     if conn.watches_peer() && closed_now(&sock) {
-        return conn.peer_closed(unread_before_close(&sock), site, w);
+        return conn.on(peer_gone(&sock), site, w);
     }
     next
 }
 
-/// Writes a `--log-connections` line as a connection opens (`closed ==
-/// false`) or closes; nothing without that flag or without a log.
+/// The client's close was signalled: [`Event::PeerGone`], with one peek for
+/// request bytes still waiting ahead of it ([`unread_before_close`]).
+pub(crate) fn peer_gone(sock: impl AsFd) -> Event {
+    Event::PeerGone {
+        unread: unread_before_close(sock),
+    }
+}
+
+/// The longest a blocking wait (a hold, a worker's wait for room to write)
+/// lasts without looking at whether shutdown was forced.
+pub(crate) const FORCE_CHECK: Duration = Duration::from_millis(50);
+
+/// Waits out an [`Interest::Hold`] on a thread that has nothing else to do
+/// (blocking drivers, and `event`'s workers), and says how it ended: the time
+/// is up ([`Event::Deadline`]), the client closed first
+/// ([`Event::PeerGone`], watched only while [`Conn::watches_peer`]), or
+/// shutdown was forced ([`Event::Forced`]). The wait is a
+/// `poll(POLLRDHUP)`, not a sleep: the same one syscall per slice, and only
+/// the close wakes it (a reset is `POLLHUP`/`POLLERR`, always reported), so
+/// pipelined requests arriving meanwhile stay unread, and a close behind them
+/// is judged a half-close by the peek that follows.
+pub(crate) fn hold(sock: impl AsFd, until: Instant, conn: &Conn, site: &Shared) -> Event {
+    let watch = conn.watches_peer();
+    loop {
+        if site.shutdown.is_forced() {
+            return Event::Forced;
+        }
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Event::Deadline;
+        }
+        let slice = left.min(FORCE_CHECK);
+        if !watch {
+            std::thread::sleep(slice);
+            continue;
+        }
+        let mut fds = [PollFd::new(&sock, PollFlags::RDHUP)];
+        match rustix::event::poll(&mut fds, Some(&timespec(slice))) {
+            Ok(0) | Err(Errno::INTR) => {}
+            Ok(_) => return peer_gone(&sock),
+            Err(_) => std::thread::sleep(slice),
+        }
+    }
+}
+
+/// Writes a `--log-connections` line, in the log's format, as a connection
+/// opens (`closed == false`) or closes; nothing without that flag or without a
+/// log.
 pub(crate) fn log_connection(site: &Shared, w: &mut Local, conn: &Conn, closed: bool) {
     if !site.config.log_connections || !w.log.enabled() {
         return;
     }
     w.clock.tick();
     let closed = closed.then(|| (conn.requests(), conn.opened().elapsed().as_micros()));
-    log::line::connection(&mut w.line, conn.peer(), w.clock.clf(), closed);
+    site.log_format
+        .connection(&mut w.line, conn.peer(), w.clock.clf(), closed);
     w.log.line(&w.line);
 }
 

@@ -23,10 +23,10 @@
 //! another thread simply uses that thread's [`Local`].
 //!
 //! Timeouts are `tokio::time` timers around the awaits: the read deadline of
-//! [`Conn::wait`], and `--write-timeout` for each write that makes no progress.
+//! [`Conn::deadline`], and `--write-timeout` for each write that makes no progress.
 //! `--delay` ([`Interest::Hold`]) is a timer too: the thread serves others.
 //! The hold also awaits the socket's read readiness, so a client that leaves
-//! meanwhile is seen at once ([`Conn::peer_closed`]); since tokio's readiness
+//! meanwhile is seen at once ([`Event::PeerGone`]); since tokio's readiness
 //! may be left over from the read that brought the request, a `MSG_PEEK`
 //! confirms it (one per held request; none without `--delay`).
 //! Shutdown reaches a task through a `watch` channel: an idle connection closes
@@ -43,8 +43,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 
-use super::policy::{self, LINGER, Linger};
-use crate::conn::{Buffers, Conn, Interest};
+use super::policy::{self, LINGER, Linger, log_connection};
+use crate::conn::{Buffers, Conn, Event, Interest};
+use crate::log::LogWriter;
 use crate::shared::{Local, Shared};
 
 thread_local! {
@@ -76,6 +77,12 @@ fn put_buffers(b: Buffers) {
     });
 }
 
+/// Makes this runtime thread's [`Local`] one that logs through `log` (shared by
+/// every runtime thread, so a task that migrates keeps its lines in order).
+pub(crate) fn adopt_local(site: &Shared, log: LogWriter) {
+    LOCAL.with(|cell| *cell.borrow_mut() = Some(site.local_with(log)));
+}
+
 /// Runs `f` with this thread's [`Local`].
 fn with_local<R>(site: &Shared, f: impl FnOnce(&mut Local) -> R) -> R {
     LOCAL.with(|cell| {
@@ -103,11 +110,12 @@ pub(crate) async fn serve(
     mut stop: watch::Receiver<bool>,
 ) {
     site.stats.conn_opened();
-    let _open = OpenGuard(&site);
+    let open = OpenGuard(&site);
     if site.shutdown.is_forced() {
         return;
     }
     let mut conn = Conn::bare(peer);
+    with_local(&site, |w| log_connection(&site, w, &conn, false));
     // Whether `conn` holds buffers now (it starts without).
     let mut has_buffers = false;
     let mut interest = Interest::Read;
@@ -115,10 +123,6 @@ pub(crate) async fn serve(
         match interest {
             Interest::Read => {
                 let idle = conn.is_idle();
-                if idle && *stop.borrow() {
-                    // Shutting down between requests: close.
-                    break;
-                }
                 if idle
                     && has_buffers
                     && let Some(bufs) = conn.detach()
@@ -129,15 +133,16 @@ pub(crate) async fn serve(
                     put_buffers(bufs);
                     has_buffers = false;
                 }
-                let deadline = conn.wait(&site).deadline();
+                // Once shutdown has begun, an idle connection's deadline is now.
+                let deadline = conn.deadline(&site).unwrap_or_else(Instant::now);
                 let sleep = tokio::time::sleep_until(deadline.into());
                 // Readiness first, then a non-blocking read into buffers taken
                 // only now: a connection that waits holds no buffer.
                 let ready = tokio::select! {
                     r = stream.readable() => Some(r),
                     _ = sleep => None,
-                    // Only an idle connection is cut by shutdown; a request
-                    // being received is answered.
+                    // Shutdown begun: look at the deadline again (`Conn` closes
+                    // an idle connection; a request being received is answered).
                     _ = stop.changed(), if idle => continue,
                 };
                 let read = match ready {
@@ -154,18 +159,13 @@ pub(crate) async fn serve(
                     Some(Err(e)) => Some(Err(e)),
                     None => None,
                 };
-                interest = match read {
-                    Some(Ok(n)) => with_local(&site, |w| conn.filled(n, &site, w)),
+                let event = match read {
+                    Some(Ok(n)) => Event::Read(n),
                     Some(Err(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Some(Err(_)) => {
-                        with_local(&site, |w| conn.abandon(&site, w));
-                        Interest::Close { linger: false }
-                    }
-                    None if Instant::now() >= deadline => {
-                        with_local(&site, |w| conn.timed_out(&site, w))
-                    }
-                    None => continue,
+                    Some(Err(_)) => Event::ReadFailed,
+                    None => Event::Deadline,
                 };
+                interest = with_local(&site, |w| conn.on(event, &site, w));
             }
             Interest::Write => {
                 let more = conn.file_follows();
@@ -183,31 +183,27 @@ pub(crate) async fn serve(
                     }
                 })
                 .await;
-                interest = match wrote {
-                    Ok(Ok(n)) => with_local(&site, |w| conn.wrote(n, &site, w)),
+                let event = match wrote {
+                    Ok(Ok(n)) => Event::Wrote(n),
                     Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
                     // Reset, broken pipe, or no progress within the write timeout.
-                    Ok(Err(_)) | Err(_) => {
-                        with_local(&site, |w| conn.abandon(&site, w));
-                        Interest::Close { linger: false }
-                    }
+                    Ok(Err(_)) | Err(_) => Event::WriteFailed,
                 };
+                interest = with_local(&site, |w| conn.on(event, &site, w));
             }
-            Interest::Dispatch => interest = with_local(&site, |w| conn.serve(&site, w)),
-            Interest::Work(d) => {
+            Interest::Work => {
                 // --work burns this runtime thread's CPU, as a handler would.
-                interest = with_local(&site, |w| policy::work(&stream, &mut conn, d, &site, w));
+                interest = with_local(&site, |w| policy::work(&stream, &mut conn, &site, w));
             }
             Interest::Hold(until) => {
                 // --delay: a timer; the runtime thread serves others meanwhile.
-                if conn.watches_peer()
-                    && let Some(unread) = hold(&stream, until).await
-                {
-                    interest = with_local(&site, |w| conn.peer_closed(unread, &site, w));
-                    continue;
-                }
-                tokio::time::sleep_until(until.into()).await;
-                interest = with_local(&site, |w| conn.release(&site, w));
+                let event = if conn.watches_peer() {
+                    hold(&stream, until).await
+                } else {
+                    tokio::time::sleep_until(until.into()).await;
+                    Event::Deadline
+                };
+                interest = with_local(&site, |w| conn.on(event, &site, w));
             }
             Interest::Close { linger } => {
                 if linger {
@@ -217,26 +213,31 @@ pub(crate) async fn serve(
             }
         }
     }
+    // Counted closed (and logged) before the client can see the end: a
+    // client that reads to the end and then asks `/-/status` finds it closed.
+    with_local(&site, |w| log_connection(&site, w, &conn, true));
+    drop(open);
+    drop(stream);
 }
 
-/// Waits until `until` unless the client closes first: then `Some(unread)`,
-/// whether request bytes are still waiting ahead of the close; `None` when
-/// the time is up.
+/// Waits until `until` ([`Event::Deadline`]) unless the client closes first
+/// ([`Event::PeerGone`], saying whether request bytes are still waiting ahead
+/// of the close).
 ///
 /// Read readiness also means "pipelined bytes arrived", and tokio has no wait
 /// for the close alone; so once bytes are seen waiting, the close is looked
 /// for in tokio's recorded readiness every 10 ms (no syscall), and a close
 /// seen then is behind those bytes: a half-close.
-async fn hold(stream: &TcpStream, until: Instant) -> Option<bool> {
+async fn hold(stream: &TcpStream, until: Instant) -> Event {
     const LOOK: std::time::Duration = std::time::Duration::from_millis(10);
     let sleep = tokio::time::sleep_until(until.into());
     tokio::pin!(sleep);
     loop {
         tokio::select! {
-            _ = &mut sleep => return None,
+            _ = &mut sleep => return Event::Deadline,
             ready = stream.ready(tokio::io::Interest::READABLE) => {
                 if ready.is_err() {
-                    return Some(false);
+                    return Event::PeerGone { unread: false };
                 }
                 let mut byte = [0u8; 1];
                 // try_io clears a stale readiness when the peek would block.
@@ -248,7 +249,7 @@ async fn hold(stream: &TcpStream, until: Instant) -> Option<bool> {
                 });
                 match peek {
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                    Ok(0) | Err(_) => return Some(false),
+                    Ok(0) | Err(_) => return Event::PeerGone { unread: false },
                     Ok(_) => break,
                 }
             }
@@ -257,7 +258,7 @@ async fn hold(stream: &TcpStream, until: Instant) -> Option<bool> {
     // Bytes wait unread: look for a close behind them until the time is up.
     loop {
         tokio::select! {
-            _ = &mut sleep => return None,
+            _ = &mut sleep => return Event::Deadline,
             _ = tokio::time::sleep(LOOK) => {
                 let now = tokio::time::timeout(
                     std::time::Duration::ZERO,
@@ -265,8 +266,8 @@ async fn hold(stream: &TcpStream, until: Instant) -> Option<bool> {
                 )
                 .await;
                 match now {
-                    Ok(Ok(r)) if r.is_read_closed() => return Some(true),
-                    Ok(Err(_)) => return Some(false),
+                    Ok(Ok(r)) if r.is_read_closed() => return Event::PeerGone { unread: true },
+                    Ok(Err(_)) => return Event::PeerGone { unread: false },
                     _ => {}
                 }
             }

@@ -18,9 +18,10 @@
 //! takes, so a few idle or trickling connections can take every worker. Here
 //! they cost the selector a slot each and no worker, so with two workers a
 //! thousand trickling connections do not stop a normal request. What it costs:
-//! two thread hand-offs per request (the queue, and the way back with an
-//! eventfd wake-up), and the head is parsed twice, once to find its end and
-//! once by the worker.
+//! two thread hand-offs per request (the queue, and the way back; a
+//! keep-alive connection goes back without waking the selector, whose next
+//! wake-up is the client's next request anyway), and the head is parsed
+//! twice, once to find its end and once by the worker.
 //!
 //! Shutdown: the selector stops accepting and closes idle connections;
 //! requests queued or being served finish (with `Connection: close`). After
@@ -39,13 +40,17 @@ use crate::shared::Shared;
 pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), ServerError> {
     let (selector_end, workers_end) =
         handoff::channel(site.config.queue).map_err(ServerError::io("creating the eventfd"))?;
+    // One log buffer for the selector and the workers: a connection's close
+    // line (the selector's) then always follows its request lines (a worker's).
+    let log = site.log.writer();
     let mut workers = Vec::with_capacity(site.config.workers);
     for i in 0..site.config.workers {
         let end = workers_end.clone();
         let site = site.clone();
+        let log = log.share();
         let handle = std::thread::Builder::new()
             .name(format!("servelab-event-{i}"))
-            .spawn(move || end.run(&site, &mut site.local()))
+            .spawn(move || end.run(&site, &mut site.local_with(log)))
             .map_err(ServerError::io("starting an event worker"));
         match handle {
             Ok(h) => workers.push(h),
@@ -55,7 +60,7 @@ pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), S
     }
     drop(workers_end);
     let result = EventLoop::new(site, listeners, false)
-        .and_then(|l| l.with_handoff(selector_end))
+        .and_then(|l| l.with_handoff(selector_end, log))
         .and_then(|l| l.run());
     if result.is_err() {
         site.shutdown.trigger();

@@ -15,7 +15,11 @@
 //! same process.
 //!
 //! The cap: at `--max-conns` live children the parent stops polling the
-//! listener, so new clients wait in the backlog until a child exits. A fork that
+//! listener, so new clients wait in the backlog until a child exits.
+//!
+//! The accept loop is the one every blocking engine uses
+//! ([`crate::driver::blocking::accept_with`]); this engine passes in the
+//! children's pipe, the sweep and the cap. A fork that
 //! fails (`EAGAIN` at the process limit, `ENOMEM`) is logged on stderr and the
 //! connection answered with 503 and counted as dropped.
 //!
@@ -29,9 +33,8 @@
 //! and reaps it.
 
 use std::collections::HashSet;
-use std::io;
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -40,7 +43,7 @@ use rustix::event::{PollFd, PollFlags};
 use crate::ServerError;
 use crate::child::{self, Ended};
 use crate::driver::blocking;
-use crate::driver::policy::{self, Backoff};
+use crate::driver::policy;
 use crate::shared::Shared;
 
 /// How often live children are checked for a death the pipe did not report.
@@ -104,73 +107,55 @@ pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), S
         context: "creating the child pipe",
         source: e.into(),
     })?;
-    let mut kids = Children {
-        live: HashSet::new(),
-        done_rd,
-        done_wr,
-        last_sweep: Instant::now(),
+    let mut acceptor = ForkAcceptor {
+        kids: Children {
+            live: HashSet::new(),
+            done_rd,
+            done_wr,
+            last_sweep: Instant::now(),
+        },
+        site,
     };
-    let mut backoff = Backoff::default();
     let _watch = crate::saturation::watch(listeners, site, None);
-    loop {
-        let at_cap = kids.live.len() >= site.config.max_conns;
-        let timeout = policy::timespec(SWEEP);
-        // Made per poll (a fork per connection dwarfs it); it borrows `kids`.
-        let mut fds = Vec::with_capacity(listeners.len() + 2);
-        fds.push(PollFd::from_borrowed_fd(
-            site.shutdown.wake_fd(),
-            PollFlags::IN,
-        ));
-        fds.push(PollFd::new(&kids.done_rd, PollFlags::IN));
-        // At the cap the listeners are left out: clients wait in the backlog.
-        let want = if at_cap {
-            PollFlags::empty()
-        } else {
-            PollFlags::IN
-        };
-        fds.extend(listeners.iter().map(|l| PollFd::new(l, want)));
-        match rustix::event::poll(&mut fds, Some(&timeout)) {
-            Ok(_) | Err(rustix::io::Errno::INTR) => {}
-            Err(e) => {
-                eprintln!("servelab: poll in the fork engine failed: {e}; stopping");
-                site.shutdown.trigger();
-                break;
-            }
-        }
-        let wake = !fds[0].revents().is_empty();
-        let reported = !fds[1].revents().is_empty();
-        let ready: Vec<bool> = fds[2..].iter().map(|f| !f.revents().is_empty()).collect();
-        drop(fds);
-        if wake || site.shutdown.is_requested() {
-            site.shutdown.trigger();
-            break;
-        }
+    blocking::accept_with(listeners, site, &mut acceptor);
+    finish(&mut acceptor.kids, site);
+    Ok(())
+}
+
+/// The blocking accept loop, with a child per connection: it also waits on
+/// the pipe children report their end on, sweeps them every [`SWEEP`], and at
+/// `--max-conns` live children leaves clients waiting in the backlog.
+struct ForkAcceptor<'a> {
+    kids: Children,
+    site: &'a Arc<Shared>,
+}
+
+impl blocking::Acceptor for ForkAcceptor<'_> {
+    fn handle(&mut self, stream: TcpStream, peer: SocketAddr) -> blocking::Next {
+        spawn(stream, peer, self.site, &mut self.kids);
+        blocking::Next::Continue
+    }
+
+    fn has_room(&self) -> bool {
+        self.kids.live.len() < self.site.config.max_conns
+    }
+
+    fn extra(&self) -> Option<BorrowedFd<'_>> {
+        Some(self.kids.done_rd.as_fd())
+    }
+
+    fn period(&self) -> Option<Duration> {
+        Some(SWEEP)
+    }
+
+    fn tick(&mut self, reported: bool) {
         if reported {
-            kids.reap_reported(site);
+            self.kids.reap_reported(self.site);
         }
-        if kids.last_sweep.elapsed() >= SWEEP {
-            kids.sweep(site);
-        }
-        for (listener, _) in listeners.iter().zip(ready).filter(|(_, r)| *r) {
-            while kids.live.len() < site.config.max_conns {
-                match listener.accept() {
-                    Ok((stream, peer)) => {
-                        backoff.reset();
-                        spawn(stream, peer, site, &mut kids);
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) if policy::is_resource_io_error(&e) => {
-                        blocking::wait_or_shutdown(site, backoff.next());
-                        break;
-                    }
-                    Err(_) => break,
-                }
-            }
+        if self.kids.last_sweep.elapsed() >= SWEEP {
+            self.kids.sweep(self.site);
         }
     }
-    finish(&mut kids, site);
-    Ok(())
 }
 
 /// Forks a child for one connection; the parent keeps only its pid.

@@ -22,13 +22,18 @@ use tokio::task::JoinSet;
 
 use crate::ServerError;
 use crate::driver::policy::{self, Backoff};
-use crate::driver::tokio_task::serve;
+use crate::driver::tokio_task::{adopt_local, serve};
 use crate::shared::Shared;
 
 pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), ServerError> {
+    // One log buffer for every runtime thread: a task that moves between
+    // threads then still logs its connection's lines in order.
+    let log = site.log.writer();
+    let for_threads = site.clone();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(site.config.workers)
         .thread_name("sl-async")
+        .on_thread_start(move || adopt_local(&for_threads, log.share()))
         .enable_io()
         .enable_time()
         .build()

@@ -16,11 +16,14 @@
 //! `"` and `\` with a backslash, control characters as `\u00XX`. Every field comes from a
 //! `&str` (the parser hands out UTF-8 only), so the line is valid UTF-8 and one line.
 //!
+//! `--log-connections` lines are objects too ([`connection`]):
+//! `{"time":...,"conn":"close","peer":"127.0.0.1:40312","requests":2,"conn_us":812}`.
+//!
 //! Like the combined line (`line.rs`), it is written in two steps: [`request`] when the
 //! response is decided, [`finish`] with the service time once it is completely written.
 
 use std::io::Write as _;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use servelab_http::{RequestHead, Status, Version};
 
@@ -64,6 +67,28 @@ pub(crate) fn finish(line: &mut Vec<u8>, start: &[u8], micros: u64) {
     line.clear();
     line.extend_from_slice(start);
     tail(line, micros);
+}
+
+/// Makes `line` a `--log-connections` line:
+/// `{"time":...,"conn":"open","peer":"127.0.0.1:9"}`, or with
+/// `closed = Some((requests, micros))` `"conn":"close"` and `"requests"` and
+/// `"conn_us"` after the peer.
+pub(crate) fn connection(
+    line: &mut Vec<u8>,
+    peer: SocketAddr,
+    clf: &[u8; 26],
+    closed: Option<(u64, u128)>,
+) {
+    line.clear();
+    line.extend_from_slice(b"{\"time\":\"");
+    iso_from_clf(clf, line);
+    let what = if closed.is_some() { "close" } else { "open" };
+    // Writing to a Vec cannot fail; a socket address needs no escaping.
+    let _ = write!(line, "\",\"conn\":\"{what}\",\"peer\":\"{peer}\"");
+    if let Some((requests, us)) = closed {
+        let _ = write!(line, ",\"requests\":{requests},\"conn_us\":{us}");
+    }
+    line.extend_from_slice(b"}\n");
 }
 
 /// Appends everything up to the service time.

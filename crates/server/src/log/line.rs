@@ -20,7 +20,7 @@ use servelab_http::{RequestHead, Status, Version};
 pub(crate) fn request(
     l: &mut Vec<u8>,
     ip: IpAddr,
-    clf: &[u8],
+    clf: &[u8; 26],
     req: Option<&RequestHead<'_>>,
     status: Status,
     bytes: u64,
@@ -85,7 +85,7 @@ pub(crate) fn finish(line: &mut Vec<u8>, start: &[u8], micros: u64) {
 pub(crate) fn connection(
     line: &mut Vec<u8>,
     peer: SocketAddr,
-    clf: &[u8],
+    clf: &[u8; 26],
     closed: Option<(u64, u128)>,
 ) {
     line.clear();
@@ -132,6 +132,8 @@ fn push_escaped(out: &mut Vec<u8>, s: &[u8]) {
 mod tests {
     use super::*;
 
+    const D: &[u8; 26] = b"10/Oct/2000:13:55:36 +0000";
+
     #[test]
     fn log_escaping_keeps_one_line() {
         let mut v = Vec::new();
@@ -165,7 +167,7 @@ mod tests {
         let fields = request(
             &mut start,
             "127.0.0.1".parse().unwrap(),
-            b"D",
+            D,
             None,
             Status::OK,
             1000,
@@ -174,16 +176,25 @@ mod tests {
         let mut patched = start[..fields.start].to_vec();
         status_and_bytes(&mut patched, CLIENT_CLOSED, 0);
         patched.extend_from_slice(&start[fields.end..]);
-        assert_eq!(patched, b"127.0.0.1 - - [D] \"-\" 499 - \"-\" \"-\"");
+        assert_eq!(
+            patched,
+            b"127.0.0.1 - - [10/Oct/2000:13:55:36 +0000] \"-\" 499 - \"-\" \"-\""
+        );
     }
 
     #[test]
     fn connection_lines() {
         let peer: SocketAddr = "127.0.0.1:9".parse().unwrap();
         let mut line = Vec::new();
-        connection(&mut line, peer, b"D", None);
-        assert_eq!(line, b"conn 127.0.0.1:9 open [D]\n");
-        connection(&mut line, peer, b"D", Some((3, 17)));
-        assert_eq!(line, b"conn 127.0.0.1:9 close [D] requests=3 us=17\n");
+        connection(&mut line, peer, D, None);
+        assert_eq!(
+            line,
+            b"conn 127.0.0.1:9 open [10/Oct/2000:13:55:36 +0000]\n"
+        );
+        connection(&mut line, peer, D, Some((3, 17)));
+        assert_eq!(
+            line,
+            b"conn 127.0.0.1:9 close [10/Oct/2000:13:55:36 +0000] requests=3 us=17\n"
+        );
     }
 }

@@ -2,7 +2,7 @@
 
 use std::io::{Read, Write};
 
-use servelab_server::{Engine, LogMode, LogTarget};
+use servelab_server::{Engine, LogFormat, LogMode, LogTarget};
 
 use crate::support::*;
 
@@ -75,27 +75,74 @@ fn concurrent_requests_one_line_each() {
     }
 }
 
+/// `--log-connections` on every engine and in both formats: the open line
+/// first, the close line after the lines of the connection's requests, and in
+/// a JSON log every line JSON. Regressions: the close line was never JSON, and
+/// on `event` (selector and workers logging into separate buffers) it could
+/// come before the request lines.
 #[test]
 fn connection_lines_when_asked() {
-    let dir = fixture();
-    let logdir = tempfile::tempdir().unwrap();
-    let log = logdir.path().join("access.log");
-    let server = start(dir.path(), Engine::Pool, |c| {
-        c.log = LogTarget::File(log.clone());
-        c.log_connections = true;
-    });
-    let mut s = connect(server.local_addr());
-    s.write_all(b"GET /hello.txt HTTP/1.1\r\nHost: t\r\n\r\nGET /hello.txt HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
-        .unwrap();
-    let mut out = Vec::new();
-    s.read_to_end(&mut out).unwrap();
-    server.shutdown().unwrap();
-    let text = std::fs::read_to_string(&log).unwrap();
-    let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 4, "{text}");
-    assert!(lines[0].starts_with("conn 127.0.0.1:") && lines[0].contains(" open "));
-    assert!(
-        lines[3].contains(" close ") && lines[3].contains("requests=2"),
-        "{text}"
-    );
+    for &engine in Engine::ALL {
+        for format in [LogFormat::Combined, LogFormat::Json] {
+            let dir = fixture();
+            let logdir = tempfile::tempdir().unwrap();
+            let log = logdir.path().join("access.log");
+            let server = start(dir.path(), engine, |c| {
+                c.log = LogTarget::File(log.clone());
+                c.log_format = format;
+                c.log_connections = true;
+            });
+            let mut s = connect(server.local_addr());
+            s.write_all(b"GET /hello.txt HTTP/1.1\r\nHost: t\r\n\r\nGET /hello.txt HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+                .unwrap();
+            let mut out = Vec::new();
+            s.read_to_end(&mut out).unwrap();
+            server.shutdown().unwrap();
+            let text = std::fs::read_to_string(&log).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            let what = format!("{engine} {}: {text}", format.name());
+            assert_eq!(lines.len(), 4, "{what}");
+            match format {
+                LogFormat::Combined => {
+                    assert!(
+                        lines[0].starts_with("conn 127.0.0.1:") && lines[0].contains(" open "),
+                        "{what}"
+                    );
+                    assert!(
+                        lines[1].contains("\"GET /hello.txt HTTP/1.1\" 200 "),
+                        "{what}"
+                    );
+                    assert!(
+                        lines[2].contains("\"GET /hello.txt HTTP/1.1\" 200 "),
+                        "{what}"
+                    );
+                    assert!(
+                        lines[3].contains(" close ") && lines[3].contains("requests=2"),
+                        "{what}"
+                    );
+                }
+                LogFormat::Json => {
+                    let v: Vec<serde_json::Value> = lines
+                        .iter()
+                        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{what}: {e}")))
+                        .collect();
+                    assert_eq!(v[0]["conn"], "open", "{what}");
+                    assert_eq!(
+                        (&v[1]["status"], &v[2]["status"]),
+                        (&200.into(), &200.into()),
+                        "{what}"
+                    );
+                    assert_eq!(
+                        (&v[3]["conn"], &v[3]["requests"]),
+                        (&"close".into(), &2.into()),
+                        "{what}"
+                    );
+                    assert!(
+                        v[3]["peer"].as_str().unwrap().starts_with("127.0.0.1:"),
+                        "{what}"
+                    );
+                }
+            }
+        }
+    }
 }

@@ -1,0 +1,107 @@
+//! The `/-/status` document as a type: the one contract between the server,
+//! which writes it, and whoever reads it (the lab, scripts). Both sides use
+//! this type through serde, so a field renamed on one side cannot silently
+//! become a missing field on the other.
+
+use serde::{Deserialize, Serialize};
+
+use crate::Snapshot;
+
+/// The body of `GET /-/status`. Keys are stable; scripts may rely on them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatusDocument {
+    /// The engine's name (`--engine`).
+    pub engine: String,
+    /// Workers of the engine (1 for engines without `--workers`).
+    pub workers: usize,
+    /// Seconds since the server started, to the millisecond.
+    pub uptime_seconds: f64,
+    /// Connection counters.
+    pub connections: Connections,
+    /// Request counters.
+    pub requests: Requests,
+    /// Bytes written to clients, heads and bodies.
+    pub bytes_sent: u64,
+}
+
+/// Connection counters of [`StatusDocument`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Connections {
+    /// Accepted since the start.
+    pub accepted: u64,
+    /// Open now.
+    pub open: u64,
+    /// Refused with 503 (no room to serve them).
+    pub dropped: u64,
+}
+
+/// Request counters of [`StatusDocument`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Requests {
+    /// Every request finished: delivered (by class) or abandoned.
+    pub total: u64,
+    /// Being served now (this status request included).
+    pub in_flight: u64,
+    /// Finished for a client that had already gone (logged as 499).
+    pub abandoned: u64,
+    /// Responses completely written, by status class.
+    pub by_class: ByClass,
+}
+
+/// Responses by status class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ByClass {
+    /// Informational.
+    #[serde(rename = "1xx")]
+    pub c1xx: u64,
+    /// Success.
+    #[serde(rename = "2xx")]
+    pub c2xx: u64,
+    /// Redirection.
+    #[serde(rename = "3xx")]
+    pub c3xx: u64,
+    /// Client error.
+    #[serde(rename = "4xx")]
+    pub c4xx: u64,
+    /// Server error.
+    #[serde(rename = "5xx")]
+    pub c5xx: u64,
+}
+
+impl StatusDocument {
+    /// The document for one snapshot of the counters.
+    pub fn new(s: &Snapshot, engine: &str, workers: usize) -> StatusDocument {
+        let [c1xx, c2xx, c3xx, c4xx, c5xx] = s.responses;
+        StatusDocument {
+            engine: engine.to_owned(),
+            workers,
+            uptime_seconds: s.uptime.as_millis() as f64 / 1000.0,
+            connections: Connections {
+                accepted: s.accepted,
+                open: s.open,
+                dropped: s.dropped,
+            },
+            requests: Requests {
+                total: c1xx + c2xx + c3xx + c4xx + c5xx + s.abandoned,
+                in_flight: s.in_flight,
+                abandoned: s.abandoned,
+                by_class: ByClass {
+                    c1xx,
+                    c2xx,
+                    c3xx,
+                    c4xx,
+                    c5xx,
+                },
+            },
+            bytes_sent: s.bytes_sent,
+        }
+    }
+
+    /// The document as the server sends it: one line of JSON.
+    pub fn to_json(&self) -> String {
+        // Serialising plain numbers and strings cannot fail.
+        let mut o = serde_json::to_string(self).unwrap_or_default();
+        o.push('\n');
+        o
+    }
+}
