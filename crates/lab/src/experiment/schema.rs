@@ -342,7 +342,7 @@ pub struct PlotSpec {
     pub title: String,
     /// The axis on the x axis.
     pub x: Spanned<String>,
-    /// The metric on the y axis (see the metric list in the README).
+    /// The metric on the y axis (see "Metrics" in docs/lab.md).
     pub y: Spanned<Metric>,
     /// Divide by this server's value at the same point (`"serial"`), or by the
     /// series' value at the first x (`"first"`).
