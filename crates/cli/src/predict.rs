@@ -100,15 +100,39 @@ fn print(o: &predict::Outcome) {
         e.half_width
             .map_or(String::new(), |h| format!(" ± {:.3}", h * s))
     };
-    println!("fit ({} steps of closed users, no think time):", o.staircase.len());
+    println!(
+        "fit ({} steps of closed users, no think time):",
+        o.staircase.len()
+    );
     if let Some(c) = &f.cpu_demand_s {
-        println!("  CPU per request D = U/X   {:.3}{} ms", c.value * 1e3, hw(c, 1e3));
+        println!(
+            "  CPU per request D = U/X   {:.3}{} ms",
+            c.value * 1e3,
+            hw(c, 1e3)
+        );
     }
     let r = &f.low_load_response_s;
-    println!("  response time at 1 user   {:.3}{} ms", r.value * 1e3, hw(r, 1e3));
-    println!("  plateau X_max             {:.1}{} /s", f.throughput_max.value, hw(&f.throughput_max, 1.0));
-    println!("  servers X_max·D           {:.2}{} -> c = {}", f.servers_raw.value, hw(&f.servers_raw, 1.0), f.cores);
-    println!("  CV at 1 user              {:.2}{}", f.cv.value, hw(&f.cv, 1.0));
+    println!(
+        "  response time at 1 user   {:.3}{} ms",
+        r.value * 1e3,
+        hw(r, 1e3)
+    );
+    println!(
+        "  plateau X_max             {:.1}{} /s",
+        f.throughput_max.value,
+        hw(&f.throughput_max, 1.0)
+    );
+    println!(
+        "  servers X_max·D           {:.2}{} -> c = {}",
+        f.servers_raw.value,
+        hw(&f.servers_raw, 1.0),
+        f.cores
+    );
+    println!(
+        "  CV at 1 user              {:.2}{}",
+        f.cv.value,
+        hw(&f.cv, 1.0)
+    );
     for n in &f.notes {
         println!("  note: {n}");
     }

@@ -21,7 +21,15 @@ impl Server {
         let root = tempfile::tempdir().unwrap();
         std::fs::write(root.path().join("index.html"), "hello\n").unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_servelab"))
-            .args(["serve", "--engine", "event", "--workers", "2", "--work", "exp:5ms"])
+            .args([
+                "serve",
+                "--engine",
+                "event",
+                "--workers",
+                "2",
+                "--work",
+                "exp:5ms",
+            ])
             .args(["--port", "0", "--log", "off"])
             .arg(root.path())
             .stderr(Stdio::piped())
@@ -101,7 +109,10 @@ fn the_fit_recovers_the_cpu_demand_and_writes_a_report_that_parses() {
         "{stdout}{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    assert!(stdout.contains("model: servelab sim --users 2,8 "), "{stdout}");
+    assert!(
+        stdout.contains("model: servelab sim --users 2,8 "),
+        "{stdout}"
+    );
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
     assert_eq!(json["schema"], "servelab-predict/1");
@@ -147,7 +158,10 @@ fn an_unreachable_server_is_one_line() {
 fn a_server_that_answers_with_errors_is_one_line() {
     let srv = Server::start();
     let err = one_error_line(&predict(&[&format!("{}missing", srv.url)]));
-    assert!(err.contains("answers with errors") && err.contains("404"), "{err}");
+    assert!(
+        err.contains("answers with errors") && err.contains("404"),
+        "{err}"
+    );
 }
 
 #[test]

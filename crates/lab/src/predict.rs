@@ -213,9 +213,9 @@ fn validation(
 
 /// The TCP port of an `http://` URL (80 when it names none).
 fn url_port(url: &str) -> Result<u16> {
-    let rest = url.strip_prefix("http://").ok_or_else(|| {
-        LabError::Other(format!("`{url}` is not an http:// URL"))
-    })?;
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or_else(|| LabError::Other(format!("`{url}` is not an http:// URL")))?;
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
     let host_port = authority.rsplit('@').next().unwrap_or(authority);
     // [::1]:8080, host:8080, or no port.

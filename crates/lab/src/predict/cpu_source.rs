@@ -55,7 +55,10 @@ impl CpuSource {
             CpuSource::Cgroup(dir) => {
                 let path = dir.join("cpu.stat");
                 let text = read_limited(&path).map_err(|e| {
-                    LabError::Other(format!("--cgroup {}: cannot read cpu.stat: {e}", dir.display()))
+                    LabError::Other(format!(
+                        "--cgroup {}: cannot read cpu.stat: {e}",
+                        dir.display()
+                    ))
                 })?;
                 usage_usec(&text).map(|us| Some(us as f64 * 1e3)).ok_or_else(|| {
                     LabError::Other(format!(

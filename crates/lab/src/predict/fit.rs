@@ -233,9 +233,7 @@ pub(crate) fn fit(steps: &[Step], cpu_measured: bool) -> Result<Fit> {
          sharing a core from one; run `servelab lab` on the server's timeslice to fit rr"
             .into(),
     );
-    let dropped = steps
-        .iter()
-        .any(|s| s.repeats.iter().any(|r| r.failed > 0));
+    let dropped = steps.iter().any(|s| s.repeats.iter().any(|r| r.failed > 0));
     notes.push(if dropped {
         "some requests failed during the staircase: the buffer was not fitted, and the model \
          drops nothing"
@@ -259,4 +257,79 @@ pub(crate) fn fit(steps: &[Step], cpu_measured: bool) -> Result<Fit> {
         buffer: UNBOUNDED_BUFFER,
         notes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::predict::staircase::Repeat;
+    use crate::protocol::{StopReason, Stopped};
+
+    /// A step of `users` whose repeats saw throughputs `xs`, response time
+    /// `r_ms` (CV 1) and `cpu_ms` per request.
+    fn step(users: u32, xs: &[f64], r_ms: f64, cpu_ms: Option<f64>) -> Step {
+        Step {
+            load: Load {
+                users,
+                think: Dist::ZERO,
+                timeout: None,
+                retries: None,
+            },
+            repeats: xs
+                .iter()
+                .map(|&x| Repeat {
+                    completed_per_s: x,
+                    goodput: x,
+                    mean_ms: Some(r_ms),
+                    stdev_ms: Some(r_ms),
+                    p50_ms: Some(r_ms * 0.7),
+                    p99_ms: Some(r_ms * 4.6),
+                    cpu_ms,
+                    failed: 0,
+                    timeouts: 0,
+                })
+                .collect(),
+            stopped: Stopped {
+                n: xs.len() as u32,
+                why: StopReason::Precision,
+                relative_half_width: None,
+            },
+            checks: vec![],
+            windows: vec![],
+        }
+    }
+
+    #[test]
+    fn two_servers_of_ten_ms_are_found_from_the_cpu_and_the_plateau() {
+        let steps = [
+            step(1, &[95.0, 96.0, 94.0], 10.5, Some(10.0)),
+            step(2, &[180.0, 182.0, 181.0], 11.0, Some(10.1)),
+            step(4, &[196.0, 198.0, 197.0], 20.0, Some(10.0)),
+            step(8, &[199.0, 198.0, 200.0], 40.0, Some(9.9)),
+            step(16, &[198.0, 199.0, 197.0], 80.0, Some(10.0)),
+        ];
+        let f = fit(&steps, true).unwrap();
+        assert_eq!(f.demand_from, DemandFrom::Cpu);
+        assert!(f.plateau);
+        assert_eq!(f.cores, 2);
+        // c / X_max, with X_max the best step's mean.
+        assert!((f.demand_s - 2.0 / 199.0).abs() < 1e-6, "{}", f.demand_s);
+        assert!(f.service.is_exponential());
+        assert!(f.servers_raw.half_width.is_some());
+        assert!(f.sim_command("4", &steps[0].load).contains("--cores 2 "));
+    }
+
+    #[test]
+    fn without_cpu_the_demand_is_the_low_load_response_and_the_fit_says_so() {
+        let steps = [
+            step(1, &[95.0, 96.0, 94.0], 10.5, None),
+            step(2, &[180.0, 182.0, 181.0], 11.0, None),
+        ];
+        let f = fit(&steps, false).unwrap();
+        assert_eq!(f.demand_from, DemandFrom::ResponseTime);
+        assert!(!f.plateau);
+        assert!((f.demand_s - 0.0105).abs() < 1e-6);
+        assert!(f.notes.iter().any(|n| n.contains("not measured")));
+        assert!(f.notes.iter().any(|n| n.contains("lower bound")));
+    }
 }

@@ -40,7 +40,10 @@ pub(crate) fn probe(url: &str) -> Result<()> {
             .map(|(k, n)| format!("{n}× {k}"))
             .collect();
         let what = if statuses.is_empty() {
-            format!("{} failed, {} timed out", report.counts.failed, report.counts.timeouts)
+            format!(
+                "{} failed, {} timed out",
+                report.counts.failed, report.counts.timeouts
+            )
         } else {
             statuses.join(", ")
         };

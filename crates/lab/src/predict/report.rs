@@ -74,7 +74,9 @@ fn html(o: &Outcome) -> Result<String> {
         esc(&o.url),
         esc(&o.command)
     );
-    h.push_str("<h2>Fit</h2><table><tr><th class=\"l\">parameter</th><th>value</th><th>±95%</th></tr>");
+    h.push_str(
+        "<h2>Fit</h2><table><tr><th class=\"l\">parameter</th><th>value</th><th>±95%</th></tr>",
+    );
     let row = |h: &mut String, name: &str, v: f64, hw: Option<f64>, unit: &str| {
         h.push_str(&format!(
             "<tr><td class=\"l\">{}</td><td>{v:.4} {unit}</td><td>{}</td></tr>",
@@ -83,13 +85,43 @@ fn html(o: &Outcome) -> Result<String> {
         ));
     };
     if let Some(c) = &f.cpu_demand_s {
-        row(&mut h, "CPU per request D = U/X", c.value * 1e3, c.half_width.map(|x| x * 1e3), "ms");
+        row(
+            &mut h,
+            "CPU per request D = U/X",
+            c.value * 1e3,
+            c.half_width.map(|x| x * 1e3),
+            "ms",
+        );
     }
     let r = &f.low_load_response_s;
-    row(&mut h, "response time at 1 user", r.value * 1e3, r.half_width.map(|x| x * 1e3), "ms");
-    row(&mut h, "CV of the response time at 1 user", f.cv.value, f.cv.half_width, "");
-    row(&mut h, "plateau X_max", f.throughput_max.value, f.throughput_max.half_width, "/s");
-    row(&mut h, "servers X_max·D", f.servers_raw.value, f.servers_raw.half_width, "");
+    row(
+        &mut h,
+        "response time at 1 user",
+        r.value * 1e3,
+        r.half_width.map(|x| x * 1e3),
+        "ms",
+    );
+    row(
+        &mut h,
+        "CV of the response time at 1 user",
+        f.cv.value,
+        f.cv.half_width,
+        "",
+    );
+    row(
+        &mut h,
+        "plateau X_max",
+        f.throughput_max.value,
+        f.throughput_max.half_width,
+        "/s",
+    );
+    row(
+        &mut h,
+        "servers X_max·D",
+        f.servers_raw.value,
+        f.servers_raw.half_width,
+        "",
+    );
     h.push_str(&format!(
         "</table><p>Model: c = {}, k = {}, service {}, buffer {}.</p><pre>{}</pre><ul>",
         f.cores,
@@ -106,7 +138,12 @@ fn html(o: &Outcome) -> Result<String> {
         let x = s.sample(|r| Some(r.goodput));
         let rm = s.sample(|r| r.mean_ms);
         let cpu = s.sample(|r| r.cpu_ms);
-        let failed: Vec<String> = s.checks.iter().filter(|c| !c.passed).map(|c| c.detail.clone()).collect();
+        let failed: Vec<String> = s
+            .checks
+            .iter()
+            .filter(|c| !c.passed)
+            .map(|c| c.detail.clone())
+            .collect();
         h.push_str(&format!(
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
             s.load.users,
@@ -133,7 +170,10 @@ fn html(o: &Outcome) -> Result<String> {
             p.exact_throughput.map_or("–".into(), |x| format!("{x:.1}")),
         ));
     }
-    h.push_str(&format!("</table><p>Knee N* = {:.1} users at the asked think time.", o.knee_users));
+    h.push_str(&format!(
+        "</table><p>Knee N* = {:.1} users at the asked think time.",
+        o.knee_users
+    ));
     if let (Some(slo), found) = (&o.slo, &o.slo_users) {
         h.push_str(&format!(
             " Largest load meeting {}: {}.",
@@ -178,12 +218,16 @@ const FIGURES: [(&str, &str, Getter); 2] = [
             Some((p.predicted.goodput.value, p.predicted.goodput.half_width)),
         )
     }),
-    ("Mean response time against users", "mean response time (ms)", |p| {
-        (
-            p.mean_ms.map(|m| (m.value, m.half_width)),
-            p.predicted.mean_ms.map(|m| (m.value, m.half_width)),
-        )
-    }),
+    (
+        "Mean response time against users",
+        "mean response time (ms)",
+        |p| {
+            (
+                p.mean_ms.map(|m| (m.value, m.half_width)),
+                p.predicted.mean_ms.map(|m| (m.value, m.half_width)),
+            )
+        },
+    ),
 ];
 
 fn figure(title: &str, y: &str, points: &[Point], get: Getter) -> Figure {
@@ -204,7 +248,10 @@ fn figure(title: &str, y: &str, points: &[Point], get: Getter) -> Figure {
         }
         s.saturation = Some(p.predicted.knee_users);
     }
-    let empty = s.points.is_empty().then(|| "no validation point was measured".to_string());
+    let empty = s
+        .points
+        .is_empty()
+        .then(|| "no validation point was measured".to_string());
     Figure {
         title: title.into(),
         x_label: "users".into(),
@@ -216,11 +263,23 @@ fn figure(title: &str, y: &str, points: &[Point], get: Getter) -> Figure {
 }
 
 fn point_table(points: &[Point]) -> String {
-    let mut h = String::from("<table><tr><th>users</th><th>X meas.</th><th>X pred.</th><th>R meas. ms</th><th>R pred. ms</th><th>p99 meas.</th><th>p99 pred.</th><th class=\"l\">errors</th><th class=\"l\">checks</th></tr>");
+    let mut h = String::from(
+        "<table><tr><th>users</th><th>X meas.</th><th>X pred.</th><th>R meas. ms</th><th>R pred. ms</th><th>p99 meas.</th><th>p99 pred.</th><th class=\"l\">errors</th><th class=\"l\">checks</th></tr>",
+    );
     for p in points {
-        let errs: Vec<String> = p.errors.iter().map(|(t, e)| format!("{} {e:+.1}%", t.label())).collect();
-        let failed: Vec<String> = p.checks.iter().filter(|c| !c.passed).map(|c| c.detail.clone()).collect();
-        let o = |v: Option<super::fit::Estimate>| v.map_or("–".into(), |v| format!("{:.2}", v.value));
+        let errs: Vec<String> = p
+            .errors
+            .iter()
+            .map(|(t, e)| format!("{} {e:+.1}%", t.label()))
+            .collect();
+        let failed: Vec<String> = p
+            .checks
+            .iter()
+            .filter(|c| !c.passed)
+            .map(|c| c.detail.clone())
+            .collect();
+        let o =
+            |v: Option<super::fit::Estimate>| v.map_or("–".into(), |v| format!("{:.2}", v.value));
         h.push_str(&format!(
             "<tr><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
             p.load.users,

@@ -32,7 +32,10 @@ impl SloStat {
 
     /// Its name in the syntax.
     pub fn name(self) -> &'static str {
-        Self::ALL.iter().find(|(s, _)| *s == self).map_or("?", |(_, n)| n)
+        Self::ALL
+            .iter()
+            .find(|(s, _)| *s == self)
+            .map_or("?", |(_, n)| n)
     }
 }
 

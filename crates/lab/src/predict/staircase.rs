@@ -37,8 +37,7 @@ const PLATEAU_GAIN: f64 = 1.05;
 /// Whether the last two steps of a staircase both stopped growing.
 pub(crate) fn on_plateau(steps: &[Step]) -> bool {
     let n = steps.len();
-    n >= 3
-        && (n - 2..n).all(|i| steps[i].goodput() < PLATEAU_GAIN * steps[i - 1].goodput())
+    n >= 3 && (n - 2..n).all(|i| steps[i].goodput() < PLATEAU_GAIN * steps[i - 1].goodput())
 }
 /// Shortest and longest window of a repeat.
 const MIN_WINDOW: Duration = Duration::from_millis(200);
@@ -104,7 +103,9 @@ impl Step {
     /// The sample of one figure over the repeats.
     pub(crate) fn sample(&self, f: impl Fn(&Repeat) -> Option<f64>) -> Option<Sample> {
         let v: Vec<f64> = self.repeats.iter().filter_map(f).collect();
-        (v.len() == self.repeats.len()).then(|| Sample::of(&v)).flatten()
+        (v.len() == self.repeats.len())
+            .then(|| Sample::of(&v))
+            .flatten()
     }
 
     /// Mean goodput over the repeats.
@@ -188,8 +189,7 @@ impl Bench<'_> {
             windows.push(Window::of(&report, load.users, load.think.mean()));
             repeats.push(repeat_of(&report, cpu0.zip(cpu1)));
             let goodputs: Vec<Option<f64>> = repeats.iter().map(|r| Some(r.goodput)).collect();
-            if let Some(s) =
-                crate::protocol::decide(&goodputs, MIN_REPEATS, MAX_REPEATS, PRECISION)
+            if let Some(s) = crate::protocol::decide(&goodputs, MIN_REPEATS, MAX_REPEATS, PRECISION)
             {
                 break s;
             }
@@ -274,6 +274,9 @@ mod tests {
         assert_eq!(t.warmup, Duration::from_millis(1500));
         assert!(t.cost(3) * 6 <= Duration::from_secs(63));
         // A tiny budget still measures windows long enough to mean something.
-        assert_eq!(Timing::for_budget(Duration::from_secs(1), 6).window, MIN_WINDOW);
+        assert_eq!(
+            Timing::for_budget(Duration::from_secs(1), 6).window,
+            MIN_WINDOW
+        );
     }
 }

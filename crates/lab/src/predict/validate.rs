@@ -139,12 +139,16 @@ fn err(pred: f64, meas: f64) -> Option<f64> {
 
 /// Sets a measured step against its prediction.
 pub(crate) fn point(step: &Step, predicted: Forecast) -> Point {
-    let goodput = step
-        .sample(|r| Some(r.goodput))
-        .map_or(Estimate { value: 0.0, half_width: None }, |s| Estimate {
+    let goodput = step.sample(|r| Some(r.goodput)).map_or(
+        Estimate {
+            value: 0.0,
+            half_width: None,
+        },
+        |s| Estimate {
             value: s.mean,
             half_width: s.half_width(),
-        });
+        },
+    );
     let e = |s: Option<crate::stats::Sample>| {
         s.map(|s| Estimate {
             value: s.mean,
