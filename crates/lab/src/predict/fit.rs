@@ -25,6 +25,10 @@ const EXP_CV_BAND: f64 = 0.2;
 const CONST_CV: f64 = 0.05;
 /// The model's buffer when no drop was seen: larger than any staircase.
 const UNBOUNDED_BUFFER: u32 = 100_000;
+/// Below this share of the response time at one user, the server's CPU
+/// leaves most of that time to something the model does not have: waiting
+/// for a CPU that other work holds, or the network.
+const LOW_CPU_SHARE: f64 = 0.5;
 /// A demand per step that moves by more than this share along the staircase
 /// is called load-dependent in the notes.
 const LOAD_DEPENDENT: f64 = 0.15;
@@ -156,6 +160,18 @@ pub(crate) fn fit(steps: &[Step], cpu_measured: bool) -> Result<Fit> {
             (DemandFrom::ResponseTime, Estimate::of(&r1))
         }
     };
+    if let Some(c) = &cpu
+        && c.mean < LOW_CPU_SHARE * r1.mean
+    {
+        notes.push(format!(
+            "the server's CPU is {:.0}% of the response time at one user ({:.3} of {:.3} ms): it \
+             waits for a CPU that other work holds, or for the network; the model runs a request \
+             as soon as a server is free, so its response times will be too short",
+            c.mean / r1.mean * 100.0,
+            c.mean * 1e3,
+            r1.mean * 1e3
+        ));
+    }
     if cpu.is_some() {
         let per_step: Vec<f64> = steps
             .iter()
@@ -331,5 +347,27 @@ mod tests {
         assert!((f.demand_s - 0.0105).abs() < 1e-6);
         assert!(f.notes.iter().any(|n| n.contains("not measured")));
         assert!(f.notes.iter().any(|n| n.contains("lower bound")));
+    }
+
+    /// The loaded machine of bench/results/2026-11-25: 4.9 ms of CPU in a
+    /// 20.6 ms response at one user. The fit must say the model will be short.
+    #[test]
+    fn a_server_that_waits_for_its_cpu_is_named_in_the_notes() {
+        let steps = [
+            step(1, &[50.0, 48.0, 52.0], 20.6, Some(4.9)),
+            step(2, &[55.0, 50.0, 60.0], 40.0, Some(4.9)),
+        ];
+        let f = fit(&steps, true).unwrap();
+        assert!(
+            f.notes.iter().any(|n| n.contains("waits for a CPU")),
+            "{:?}",
+            f.notes
+        );
+        let calm = [
+            step(1, &[190.0, 191.0], 5.2, Some(4.9)),
+            step(2, &[199.0, 198.0], 10.0, Some(4.9)),
+        ];
+        let f = fit(&calm, true).unwrap();
+        assert!(!f.notes.iter().any(|n| n.contains("waits for a CPU")));
     }
 }
