@@ -92,6 +92,11 @@ pub struct Fit {
     pub threads_per_core: u32,
     /// The model's demand per request, seconds.
     pub demand_s: f64,
+    /// Time of a request outside the server at one user (network, kernel,
+    /// client): the response time there minus the model's demand, at least 0.
+    /// The model adds it to every response time, and the user spends it
+    /// outside the server as it spends a think (a delay station).
+    pub delay_s: f64,
     /// The model's service distribution.
     pub service: Dist,
     /// The model's buffer.
@@ -105,7 +110,7 @@ impl Fit {
     pub fn model(&self, load: &Load) -> Model {
         Model {
             users: load.users,
-            think: load.think,
+            think: load.think.shifted(self.delay_s),
             service: self.service,
             timeout: load.timeout,
             retries: load.retries,
@@ -116,11 +121,16 @@ impl Fit {
         }
     }
 
-    /// The `servelab sim` command that predicts `users` at this fit.
+    /// The `servelab sim` command that predicts `users` at this fit (its
+    /// think time includes the delay, and its response times exclude it).
     pub fn sim_command(&self, users: &str, load: &Load) -> String {
         let mut s = format!(
             "servelab sim --users {users} --think {} --service {} --cores {} --threads-per-core {} --buffer {}",
-            load.think, self.service, self.cores, self.threads_per_core, self.buffer
+            load.think.shifted(self.delay_s),
+            self.service,
+            self.cores,
+            self.threads_per_core,
+            self.buffer
         );
         if let Some(t) = &load.timeout {
             s.push_str(&format!(" --timeout {t}"));
@@ -233,6 +243,15 @@ pub(crate) fn fit(steps: &[Step], cpu_measured: bool) -> Result<Fit> {
         "c = X_max·D = {raw:.2} ± {:.2}, rounded to {cores}; {how}",
         servers_raw.half_width.unwrap_or(f64::NAN),
     ));
+    let delay_s = ((r1.mean - demand_s).max(0.0) * 1e6).round() / 1e6;
+    if delay_s > 0.0 {
+        notes.push(format!(
+            "{:.3} ms of the response time at one user is spent outside the model's demand \
+             (network, kernel, client): the model adds it to every response time and to the \
+             think time of `servelab sim`",
+            delay_s * 1e3
+        ));
+    }
     let cv_value = cv.mean;
     let service = if (cv_value - 1.0).abs() <= EXP_CV_BAND {
         Dist::exp(demand_s)
@@ -269,6 +288,7 @@ pub(crate) fn fit(steps: &[Step], cpu_measured: bool) -> Result<Fit> {
         cores,
         threads_per_core: 1,
         demand_s,
+        delay_s,
         service,
         buffer: UNBOUNDED_BUFFER,
         notes,
@@ -333,6 +353,13 @@ mod tests {
         assert!(f.service.is_exponential());
         assert!(f.servers_raw.half_width.is_some());
         assert!(f.sim_command("4", &steps[0].load).contains("--cores 2 "));
+        // 10.5 ms at one user, of which 2/199 s is the model's demand.
+        assert!(
+            (f.delay_s - (0.0105 - 2.0 / 199.0)).abs() < 2e-6,
+            "{}",
+            f.delay_s
+        );
+        assert!((f.model(&steps[0].load).think.mean() - f.delay_s).abs() < 1e-12);
     }
 
     #[test]
@@ -345,6 +372,7 @@ mod tests {
         assert_eq!(f.demand_from, DemandFrom::ResponseTime);
         assert!(!f.plateau);
         assert!((f.demand_s - 0.0105).abs() < 1e-6);
+        assert_eq!(f.delay_s, 0.0);
         assert!(f.notes.iter().any(|n| n.contains("not measured")));
         assert!(f.notes.iter().any(|n| n.contains("lower bound")));
     }

@@ -60,8 +60,13 @@ pub struct Forecast {
 }
 
 fn est(e: &servelab_sim::stats::Estimate, scale: f64) -> Option<Estimate> {
+    shifted(e, scale, 0.0)
+}
+
+/// A response time: the simulator's, plus the fit's delay outside the server.
+fn shifted(e: &servelab_sim::stats::Estimate, scale: f64, delay_s: f64) -> Option<Estimate> {
     e.mean.is_finite().then(|| Estimate {
-        value: e.mean * scale,
+        value: (e.mean + delay_s) * scale,
         half_width: e.half_width.is_finite().then_some(e.half_width * scale),
     })
 }
@@ -90,15 +95,18 @@ pub(crate) fn forecast(fit: &Fit, loads: &[Load]) -> Result<Vec<Forecast>> {
                 throughput: est(&s.throughput, 1.0).unwrap_or_else(zero),
                 goodput: est(&s.goodput, 1.0).unwrap_or_else(zero),
                 badput: est(&s.badput, 1.0).unwrap_or_else(zero),
-                mean_ms: est(&s.user_response_time, 1e3),
-                p50_ms: est(&s.attempt_p50, 1e3),
-                p90_ms: est(&s.attempt_p90, 1e3),
-                p99_ms: est(&s.attempt_p99, 1e3),
+                mean_ms: shifted(&s.user_response_time, 1e3, fit.delay_s),
+                p50_ms: shifted(&s.attempt_p50, 1e3, fit.delay_s),
+                p90_ms: shifted(&s.attempt_p90, 1e3, fit.delay_s),
+                p99_ms: shifted(&s.attempt_p99, 1e3, fit.delay_s),
                 utilisation_pct: est(&s.utilisation, 100.0).unwrap_or_else(zero),
                 drop_rate: est(&s.drop_rate, 1.0).unwrap_or_else(zero),
                 timeout_rate: est(&s.timeout_rate, 1.0).unwrap_or_else(zero),
                 exact_throughput: r.exact.as_ref().map(|x| x.throughput),
-                exact_mean_ms: r.exact.as_ref().map(|x| x.response_time * 1e3),
+                exact_mean_ms: r
+                    .exact
+                    .as_ref()
+                    .map(|x| (x.response_time + fit.delay_s) * 1e3),
                 knee_users: r.bounds.saturation_users,
             })
         })
@@ -128,7 +136,7 @@ pub(crate) fn largest_meeting(fit: &Fit, load: &Load, slo: Slo) -> Result<Option
             SloStat::P90 => s.attempt_p90.mean,
             SloStat::P99 => s.attempt_p99.mean,
         };
-        Ok(v.is_finite() && v < slo.limit_s)
+        Ok(v.is_finite() && v + fit.delay_s < slo.limit_s)
     };
     if !meets(1)? {
         return Ok(None);
