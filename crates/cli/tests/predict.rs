@@ -177,3 +177,9 @@ fn a_pid_that_is_not_the_server_is_one_line() {
     let err = one_error_line(&o);
     assert!(err.contains("is not the server"), "{err}");
 }
+
+#[test]
+fn a_budget_past_an_hour_is_refused_before_any_load() {
+    let err = one_error_line(&predict(&["http://127.0.0.1:1/", "--budget", "2h"]));
+    assert!(err.contains("budget"), "{err}");
+}

@@ -46,6 +46,9 @@ use crate::error::{LabError, Result};
 
 /// Default measurement time of the fit's staircase.
 pub const DEFAULT_BUDGET: Duration = Duration::from_secs(60);
+/// Longest measurement time of the staircase or of the validation: an hour
+/// of load on someone's server is already more than a typing slip should cost.
+pub const MAX_BUDGET: Duration = Duration::from_secs(3600);
 
 /// What `servelab predict` was asked.
 #[derive(Debug, Clone)]
@@ -116,6 +119,17 @@ pub struct Outcome {
 /// results; the error says why any step could not go on. Ctrl-C stops the
 /// measurement at the end of the request in flight.
 pub fn run(opts: &PredictOptions) -> Result<Outcome> {
+    for b in [Some(opts.budget), opts.validate_budget]
+        .into_iter()
+        .flatten()
+    {
+        if b > MAX_BUDGET || b.is_zero() {
+            return Err(LabError::Other(format!(
+                "a budget of {b:?} is outside 0 s < budget <= {} s",
+                MAX_BUDGET.as_secs()
+            )));
+        }
+    }
     let stop = Arc::new(AtomicBool::new(false));
     let _signals = crate::run::Signals::register(&stop)?;
     let stop = &stop;
