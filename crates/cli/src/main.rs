@@ -9,6 +9,7 @@
 //! - `load`: `servelab load` (crate `servelab-load`)
 //! - `sim`: `servelab sim` (crate `servelab-sim`)
 //! - `lab`: `servelab lab` (crate `servelab-lab`)
+//! - `predict`: `servelab predict` (crate `servelab-lab`)
 //!
 //! Errors: every subcommand returns `anyhow::Result`; `main` prints one line
 //! (`servelab: error: ...`, with the cause chain joined by `: `) and exits with
@@ -26,6 +27,7 @@ use clap::{Parser, Subcommand};
 
 mod lab;
 mod load;
+mod predict;
 mod serve;
 mod sim;
 
@@ -50,6 +52,8 @@ enum Command {
     Sim(sim::Args),
     /// Run experiments (servers + load + simulator) and write reports.
     Lab(lab::Args),
+    /// Measure any HTTP server, fit the model, predict loads, check the prediction.
+    Predict(predict::Args),
 }
 
 fn main() -> ExitCode {
@@ -66,6 +70,7 @@ fn main() -> ExitCode {
         Command::Load(args) => load::run(args),
         Command::Sim(args) => sim::run(args),
         Command::Lab(args) => lab::run(args),
+        Command::Predict(args) => predict::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -21,6 +21,7 @@
 //! - [`plot`], [`report`], [`conclusion`], [`claim`], [`compare`]: the reports,
 //!   the seed's claims tested, two runs compared
 //! - [`accuracy`]: measured against simulated, error per point and per metric
+//! - [`predict`]: `servelab predict URL`: measure, fit, predict and validate any HTTP server
 //!
 //! # Example
 //!
@@ -62,6 +63,7 @@ pub mod machine;
 pub mod metric;
 pub mod peer;
 pub mod plot;
+pub mod predict;
 pub mod protocol;
 pub mod report;
 pub mod results;

@@ -293,10 +293,10 @@ fn progress_bar(show: bool, plan: &Plan, simulated: bool) -> ProgressBar {
 
 /// SIGINT and SIGTERM set the stop flag while a run is in progress (instead of
 /// killing the lab and orphaning its servers); unregistered when dropped.
-struct Signals(Vec<signal_hook::SigId>);
+pub(crate) struct Signals(Vec<signal_hook::SigId>);
 
 impl Signals {
-    fn register(stop: &Arc<AtomicBool>) -> Result<Signals> {
+    pub(crate) fn register(stop: &Arc<AtomicBool>) -> Result<Signals> {
         let mut ids = Vec::new();
         for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
             let id = signal_hook::flag::register(sig, Arc::clone(stop))

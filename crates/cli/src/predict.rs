@@ -1,0 +1,177 @@
+//! `servelab predict URL`: measure any HTTP server, fit seed 002's model, predict
+//! the loads asked about and check the prediction on loads the fit never saw
+//! (crate `servelab-lab`, module `predict`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use servelab_dist::Dist;
+use servelab_lab::predict::{self, CpuSource, Load, PredictOptions, Slo};
+
+/// Flags of `servelab predict`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Example: servelab serve --engine event --workers 2 --work exp:5ms --port 8080 &\n         servelab predict http://127.0.0.1:8080/ --pid $! --users 4,16,64 --think exp:50ms --slo 'p99<200ms'"
+)]
+pub(crate) struct Args {
+    /// The URL to measure: http://host[:port]/path (it must answer 2xx).
+    url: String,
+    /// The server's process (repeatable; its children are included): its CPU
+    /// gives the demand by the service demand law D = U/X.
+    #[arg(long, value_name = "PID", conflicts_with = "cgroup")]
+    pid: Vec<u32>,
+    /// The server's cgroup v2 directory: its cpu.stat gives the CPU.
+    #[arg(long, value_name = "DIR")]
+    cgroup: Option<PathBuf>,
+    /// Measurement time of the fit's staircase.
+    #[arg(long, value_name = "DURATION", value_parser = duration, default_value = "60s")]
+    budget: Duration,
+    /// Measurement time of the validation (loads the fit never saw).
+    #[arg(long, value_name = "DURATION", value_parser = duration, default_value = "60s")]
+    validate_budget: Duration,
+    /// Skip the validation.
+    #[arg(long)]
+    no_validate: bool,
+    /// Users to predict: a list (1,50,144), a range with step (1..800:25), or both.
+    #[arg(long, default_value = "1,2,4,8,16,32")]
+    users: String,
+    /// Their think time; the validation uses it too (0: ten demands, exponential).
+    #[arg(long, value_name = "DIST", value_parser = dist, default_value = "0")]
+    think: Dist,
+    /// Their client timeout (none by default).
+    #[arg(long, value_name = "DIST", value_parser = dist)]
+    timeout: Option<Dist>,
+    /// Retries after a timeout [default: unbounded].
+    #[arg(long, value_name = "N")]
+    retries: Option<u32>,
+    /// An objective, STAT<DURATION with STAT mean, p50, p90 or p99: the largest
+    /// number of users that meets it is predicted.
+    #[arg(long, value_name = "OBJECTIVE")]
+    slo: Option<Slo>,
+    /// Results directory, which must not exist [default: results/predict-<timestamp>].
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    no_progress: bool,
+}
+
+fn dist(s: &str) -> Result<Dist, String> {
+    s.parse::<Dist>().map_err(|e| e.to_string())
+}
+
+fn duration(s: &str) -> Result<Duration, String> {
+    servelab_dist::parse_duration(s).map_err(|e| e.to_string())
+}
+
+/// Runs `servelab predict`.
+pub(crate) fn run(args: Args) -> anyhow::Result<()> {
+    let users = servelab_sim::parse_users(&args.users)?;
+    let cpu = match (args.pid.is_empty(), args.cgroup) {
+        (false, _) => CpuSource::Pids(args.pid),
+        (true, Some(dir)) => CpuSource::Cgroup(dir),
+        (true, None) => CpuSource::None,
+    };
+    let opts = PredictOptions {
+        url: args.url,
+        cpu,
+        budget: args.budget,
+        validate_budget: (!args.no_validate).then_some(args.validate_budget),
+        users,
+        load: Load {
+            users: 1,
+            think: args.think,
+            timeout: args.timeout,
+            retries: args.retries,
+        },
+        slo: args.slo,
+        out: args.out,
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+        progress: !args.no_progress,
+    };
+    let o = predict::run(&opts)?;
+    print(&o);
+    Ok(())
+}
+
+fn print(o: &predict::Outcome) {
+    let f = &o.fit;
+    let hw = |e: &predict::Estimate, s: f64| {
+        e.half_width
+            .map_or(String::new(), |h| format!(" ± {:.3}", h * s))
+    };
+    println!(
+        "fit ({} steps of closed users, no think time):",
+        o.staircase.len()
+    );
+    if let Some(c) = &f.cpu_demand_s {
+        println!(
+            "  CPU per request D = U/X   {:.3}{} ms",
+            c.value * 1e3,
+            hw(c, 1e3)
+        );
+    }
+    let r = &f.low_load_response_s;
+    println!(
+        "  response time at 1 user   {:.3}{} ms",
+        r.value * 1e3,
+        hw(r, 1e3)
+    );
+    println!(
+        "  plateau X_max             {:.1}{} /s",
+        f.throughput_max.value,
+        hw(&f.throughput_max, 1.0)
+    );
+    println!(
+        "  servers X_max·D           {:.2}{} -> c = {}",
+        f.servers_raw.value,
+        hw(&f.servers_raw, 1.0),
+        f.cores
+    );
+    println!(
+        "  CV at 1 user              {:.2}{}",
+        f.cv.value,
+        hw(&f.cv, 1.0)
+    );
+    for n in &f.notes {
+        println!("  note: {n}");
+    }
+    println!("model: {}", o.sim_command);
+    println!("users   X/s    goodput/s  R ms     p99 ms   U %");
+    for p in &o.forecasts {
+        println!(
+            "{:<7} {:<6.1} {:<10.1} {:<8} {:<8} {:.1}",
+            p.load.users,
+            p.throughput.value,
+            p.goodput.value,
+            p.mean_ms.map_or("-".into(), |m| format!("{:.2}", m.value)),
+            p.p99_ms.map_or("-".into(), |m| format!("{:.2}", m.value)),
+            p.utilisation_pct.value
+        );
+    }
+    println!("knee N* = {:.1} users", o.knee_users);
+    if let Some(slo) = &o.slo {
+        match o.slo_users {
+            Some(n) => println!("largest load meeting {slo}: {n} users"),
+            None => println!("largest load meeting {slo}: none, one user already misses it"),
+        }
+    }
+    if let Some(v) = &o.validation {
+        println!("validation at {} loads the fit never saw:", v.points.len());
+        for r in &v.table {
+            println!(
+                "  {:<18} target {:<5} largest |error| {:<7} mean {:<7} {}",
+                r.target.label(),
+                r.limit_pct.map_or("none".into(), |l| format!("{l:.0}%")),
+                r.max_abs_pct.map_or("-".into(), |e| format!("{e:.1}%")),
+                r.mean_abs_pct.map_or("-".into(), |e| format!("{e:.1}%")),
+                match r.met {
+                    Some(true) => "met",
+                    Some(false) => "MISSED",
+                    None => "",
+                }
+            );
+        }
+    }
+    println!("report: {}", o.dir.join("report.html").display());
+}

@@ -1,0 +1,185 @@
+//! `servelab predict` end to end against `servelab serve` with CPU-bound work,
+//! and its one-line errors.
+//!
+//! The assertions are statistical and generous, never timed: the machine is
+//! shared, so the fit is asked to find the server's demand (5 ms of CPU per
+//! request, plus the HTTP work of a debug build) within a wide band, and the
+//! files to exist and parse.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+/// A server on port 0 that burns exponential CPU of mean 5 ms per request;
+/// killed when dropped.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Server {
+    fn start() -> Server {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(root.path().join("index.html"), "hello\n").unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_servelab"))
+            .args([
+                "serve",
+                "--engine",
+                "event",
+                "--workers",
+                "2",
+                "--work",
+                "exp:5ms",
+            ])
+            .args(["--port", "0", "--log", "off"])
+            .arg(root.path())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stderr.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        // The server reads its files at each request: keep the root alive.
+        std::mem::forget(root);
+        let addr = line
+            .split("http://")
+            .nth(1)
+            .and_then(|s| s.split(' ').next())
+            .unwrap_or_else(|| panic!("unexpected start line: {line:?}"))
+            .to_string();
+        Server {
+            child,
+            url: format!("http://{addr}/"),
+        }
+    }
+
+    fn pid(&self) -> String {
+        self.child.id().to_string()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn predict(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_servelab"))
+        .arg("predict")
+        .args(args)
+        .arg("--no-progress")
+        .output()
+        .unwrap()
+}
+
+fn one_error_line(out: &std::process::Output) -> String {
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("servelab: error: "), "{err}");
+    err
+}
+
+#[test]
+fn the_fit_recovers_the_cpu_demand_and_writes_a_report_that_parses() {
+    let srv = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let pid = srv.pid();
+    let o = predict(&[
+        &srv.url,
+        "--pid",
+        &pid,
+        "--budget",
+        "4s",
+        "--validate-budget",
+        "3s",
+        "--users",
+        "2,8",
+        "--slo",
+        "p99<1s",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        stdout.contains("model: servelab sim --users 2,8 "),
+        "{stdout}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(json["schema"], "servelab-predict/1");
+    let fit = &json["fit"];
+    assert_eq!(fit["demand_from"], "cpu");
+    // 5 ms of work a request, and the HTTP work around it; 2 workers may not
+    // both get a CPU from a machine that also runs the load generator.
+    let d_ms = fit["cpu_demand_s"]["value"].as_f64().unwrap() * 1e3;
+    assert!((3.5..9.0).contains(&d_ms), "CPU per request {d_ms} ms");
+    let cores = fit["cores"].as_u64().unwrap();
+    assert!((1..=2).contains(&cores), "c = {cores}");
+    assert_eq!(json["forecasts"].as_array().unwrap().len(), 2);
+    let points = json["validation"]["points"].as_array().unwrap();
+    assert!(!points.is_empty());
+    assert_eq!(json["validation"]["table"].as_array().unwrap().len(), 5);
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("<svg") && html.contains("measured against predicted"));
+
+    // The directory is never written over.
+    let again = predict(&[
+        &srv.url,
+        "--budget",
+        "1s",
+        "--no-validate",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = one_error_line(&again);
+    assert!(err.contains("never overwrites"), "{err}");
+}
+
+#[test]
+fn an_unreachable_server_is_one_line() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let err = one_error_line(&predict(&[&format!("http://127.0.0.1:{port}/")]));
+    assert!(err.contains("cannot reach"), "{err}");
+}
+
+#[test]
+fn a_server_that_answers_with_errors_is_one_line() {
+    let srv = Server::start();
+    let err = one_error_line(&predict(&[&format!("{}missing", srv.url)]));
+    assert!(
+        err.contains("answers with errors") && err.contains("404"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_pid_that_is_not_the_server_is_one_line() {
+    let srv = Server::start();
+    // A process of ours that is not the server (this test's own pid is the
+    // server's parent, so its tree does hold the socket).
+    let mut other = Command::new("sleep").arg("30").spawn().unwrap();
+    let pid = other.id().to_string();
+    let o = predict(&[&srv.url, "--pid", &pid, "--budget", "1s", "--no-validate"]);
+    let _ = other.kill();
+    let _ = other.wait();
+    let err = one_error_line(&o);
+    assert!(err.contains("is not the server"), "{err}");
+}
+
+#[test]
+fn a_budget_past_an_hour_is_refused_before_any_load() {
+    let err = one_error_line(&predict(&["http://127.0.0.1:1/", "--budget", "2h"]));
+    assert!(err.contains("budget"), "{err}");
+}

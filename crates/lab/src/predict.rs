@@ -1,0 +1,261 @@
+//! `servelab predict URL`: measure a server nobody here wrote, fit seed 002's
+//! model to it, predict the loads asked about, and measure loads the fit never
+//! saw to report the error against the targets of issue 17.
+//!
+//! Why all four in one command: estimating demands (LibReDE), predicting from
+//! typed-in demands (JMT, PDQ) and curve fitting (USL) each stop short of
+//! checking themselves; here every prediction comes with its measured error.
+//!
+//! Layout:
+//! - `probe`: the URL answers, with success, before anything is measured
+//! - `listener`: a `--pid` holds the socket listening on the URL's port
+//! - [`CpuSource`]: the server's CPU from its processes or its cgroup
+//! - `staircase`: one step under the lab's protocol, and the fit's staircase
+//! - [`Fit`]: the model's parameters with their intervals, and `servelab sim`'s line
+//! - [`Forecast`]: the simulator at the asked loads, the knee, the objective
+//! - `validate`: the loads the fit never saw, and the error table
+//! - `report`: `results.json` and `report.html`, in a new directory
+
+mod cpu_source;
+mod fit;
+mod forecast;
+mod listener;
+mod probe;
+mod report;
+mod slo;
+mod staircase;
+mod validate;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+pub use cpu_source::CpuSource;
+pub use fit::{DemandFrom, Estimate, Fit};
+pub use forecast::Forecast;
+pub use report::SCHEMA;
+pub use slo::{Slo, SloStat};
+pub use staircase::{Load, Repeat, Step};
+pub use validate::{KNEE_FACTORS, Point, Row, THINK_DEMANDS, Target};
+
+use crate::error::{LabError, Result};
+
+/// Default measurement time of the fit's staircase.
+pub const DEFAULT_BUDGET: Duration = Duration::from_secs(60);
+/// Longest measurement time of the staircase or of the validation: an hour
+/// of load on someone's server is already more than a typing slip should cost.
+pub const MAX_BUDGET: Duration = Duration::from_secs(3600);
+
+/// What `servelab predict` was asked.
+#[derive(Debug, Clone)]
+pub struct PredictOptions {
+    /// The URL to measure (`http://host:port/path`).
+    pub url: String,
+    /// Where the server's CPU comes from.
+    pub cpu: CpuSource,
+    /// Measurement time of the fit's staircase.
+    pub budget: Duration,
+    /// Measurement time of the validation; `None` skips it.
+    pub validate_budget: Option<Duration>,
+    /// The loads to predict: users, with `think`, `timeout` and `retries`.
+    pub users: Vec<u32>,
+    /// Their think time, timeouts and retries (`users` ignored).
+    pub load: Load,
+    /// The objective whose largest load is searched.
+    pub slo: Option<Slo>,
+    /// Results directory (default `results/predict-<timestamp>`); must not exist.
+    pub out: Option<PathBuf>,
+    /// The command line, recorded.
+    pub command: String,
+    /// Whether to draw a progress bar.
+    pub progress: bool,
+}
+
+/// The validation: each point, and the error table.
+#[derive(Debug, Clone, Serialize)]
+pub struct Validation {
+    /// Each checked load.
+    pub points: Vec<Point>,
+    /// Per metric: largest and mean error against its target.
+    pub table: Vec<Row>,
+}
+
+/// Everything a prediction found, as `results.json` holds it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    /// The URL.
+    pub url: String,
+    /// The command line.
+    pub command: String,
+    /// When it started (UTC).
+    pub started_utc: String,
+    /// Where the server's CPU came from.
+    pub cpu: CpuSource,
+    /// The fit's staircase.
+    pub staircase: Vec<Step>,
+    /// The fitted model.
+    pub fit: Fit,
+    /// The fitted model as a `servelab sim` command at the asked loads.
+    pub sim_command: String,
+    /// The predictions at the asked loads.
+    pub forecasts: Vec<Forecast>,
+    /// The knee N* at the asked think time.
+    pub knee_users: f64,
+    /// The objective.
+    pub slo: Option<Slo>,
+    /// The largest load meeting it (`None` with an objective: not even one user).
+    pub slo_users: Option<u32>,
+    /// The validation, when run.
+    pub validation: Option<Validation>,
+    /// The directory written.
+    pub dir: PathBuf,
+}
+
+/// Probes, measures the staircase, fits, predicts, validates and writes the
+/// results; the error says why any step could not go on. Ctrl-C stops the
+/// measurement at the end of the request in flight.
+pub fn run(opts: &PredictOptions) -> Result<Outcome> {
+    for b in [Some(opts.budget), opts.validate_budget]
+        .into_iter()
+        .flatten()
+    {
+        if b > MAX_BUDGET || b.is_zero() {
+            return Err(LabError::Other(format!(
+                "a budget of {b:?} is outside 0 s < budget <= {} s",
+                MAX_BUDGET.as_secs()
+            )));
+        }
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let _signals = crate::run::Signals::register(&stop)?;
+    let stop = &stop;
+    let port = url_port(&opts.url)?;
+    if let CpuSource::Pids(pids) = &opts.cpu {
+        for &pid in pids {
+            if let Some(why) = listener::not_listening(pid, port) {
+                return Err(LabError::Other(why));
+            }
+        }
+    }
+    opts.cpu.read_ns()?;
+    probe::probe(&opts.url)?;
+    let (started_utc, stamp) = crate::machine::utc_now();
+    let dir = report::make_dir(opts.out.as_deref(), &stamp)?;
+    let total = opts.budget + opts.validate_budget.unwrap_or_default();
+    let bar = if opts.progress {
+        let b = ProgressBar::new(total.as_millis() as u64);
+        b.set_style(
+            ProgressStyle::with_template("{elapsed:>4} [{bar:30}] {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    let bench = staircase::Bench {
+        url: &opts.url,
+        cpu: &opts.cpu,
+        stop,
+        bar: &bar,
+    };
+    let steps = bench.staircase(opts.budget)?;
+    let fit = fit::fit(&steps, opts.cpu.measured())?;
+    bar.set_message("simulating the predictions");
+    let loads: Vec<Load> = opts
+        .users
+        .iter()
+        .map(|&users| Load {
+            users,
+            ..opts.load.clone()
+        })
+        .collect();
+    let forecasts = forecast::forecast(&fit, &loads)?;
+    let knee_users = forecast::knee(&fit, &opts.load);
+    let slo_users = match opts.slo {
+        Some(slo) => forecast::largest_meeting(&fit, &opts.load, slo)?,
+        None => None,
+    };
+    let user_list: Vec<String> = opts.users.iter().map(u32::to_string).collect();
+    let sim_command = fit.sim_command(&user_list.join(","), &opts.load);
+    let validation = match opts.validate_budget {
+        None => None,
+        Some(budget) => Some(validation(&bench, &fit, &opts.load, budget)?),
+    };
+    bar.finish_and_clear();
+    let outcome = Outcome {
+        url: opts.url.clone(),
+        command: opts.command.clone(),
+        started_utc,
+        cpu: opts.cpu.clone(),
+        staircase: steps,
+        fit,
+        sim_command,
+        forecasts,
+        knee_users,
+        slo: opts.slo,
+        slo_users,
+        validation,
+        dir: dir.clone(),
+    };
+    report::write(&dir, &outcome)?;
+    Ok(outcome)
+}
+
+/// Measures the validation loads within `budget` and sets them against the fit.
+fn validation(
+    bench: &staircase::Bench<'_>,
+    fit: &Fit,
+    base: &Load,
+    budget: Duration,
+) -> Result<Validation> {
+    let loads = validate::loads(fit, base);
+    let predicted = forecast::forecast(fit, &loads)?;
+    let t = staircase::Timing::for_budget(budget, loads.len() as u32);
+    let deadline = Instant::now() + budget;
+    let mut points = Vec::new();
+    for (load, p) in loads.iter().zip(predicted) {
+        let step = bench.step(load, t, deadline)?;
+        points.push(validate::point(&step, p));
+    }
+    let table = validate::table(&points);
+    Ok(Validation { points, table })
+}
+
+/// The TCP port of an `http://` URL (80 when it names none).
+fn url_port(url: &str) -> Result<u16> {
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or_else(|| LabError::Other(format!("`{url}` is not an http:// URL")))?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit('@').next().unwrap_or(authority);
+    // [::1]:8080, host:8080, or no port.
+    let port = match host_port.rsplit_once(':') {
+        Some((host, p)) if !host.ends_with(':') && !p.contains(']') => Some(p),
+        _ => None,
+    };
+    match port {
+        None | Some("") => Ok(80),
+        Some(p) => p
+            .parse()
+            .map_err(|_| LabError::Other(format!("`{url}`: the port `{p}` is not a number"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_port_is_read_from_the_url() {
+        assert_eq!(url_port("http://127.0.0.1:8080/x").unwrap(), 8080);
+        assert_eq!(url_port("http://example.org/").unwrap(), 80);
+        assert_eq!(url_port("http://[::1]:9000/").unwrap(), 9000);
+        assert_eq!(url_port("http://[::1]/").unwrap(), 80);
+        assert!(url_port("https://x/").is_err());
+        assert!(url_port("http://x:99999/").is_err());
+    }
+}

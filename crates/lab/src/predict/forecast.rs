@@ -1,0 +1,165 @@
+//! Predicting: the fitted model simulated at the loads the user asks about
+//! (and solved exactly where it is product-form), its knee N*, and the
+//! largest load that meets an objective.
+//!
+//! Why the simulator and not only the exact model: timeouts, retries and a
+//! service distribution that is not exponential have no product form, and
+//! percentiles come only from the simulator.
+
+use serde::Serialize;
+use servelab_sim::{Length, RunSpec, Warmup};
+
+use super::fit::{Estimate, Fit};
+use super::slo::{Slo, SloStat};
+use super::staircase::Load;
+use crate::error::{LabError, Result};
+
+/// Replications and length of every prediction: seed 002's default sweep.
+const SPEC: RunSpec = RunSpec {
+    reps: 10,
+    length: Length::Requests(20_000),
+    warmup: Warmup::Mser5,
+    seed: 1,
+};
+/// Most models the objective's search simulates.
+const MAX_SEARCH_STEPS: u32 = 24;
+/// Most users the objective's search tries.
+const MAX_SEARCH_USERS: u32 = 1_000_000;
+
+/// The prediction at one load.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Forecast {
+    /// The load.
+    pub load: Load,
+    /// Requests the server completes per second (badput included).
+    pub throughput: Estimate,
+    /// Answers in time per second.
+    pub goodput: Estimate,
+    /// Requests finished for users who had gone, per second.
+    pub badput: Estimate,
+    /// The user's mean response time (timeouts and retries included), ms.
+    pub mean_ms: Option<Estimate>,
+    /// Attempt percentiles, ms.
+    pub p50_ms: Option<Estimate>,
+    /// 90th percentile, ms.
+    pub p90_ms: Option<Estimate>,
+    /// 99th percentile, ms.
+    pub p99_ms: Option<Estimate>,
+    /// Server utilisation, percent.
+    pub utilisation_pct: Estimate,
+    /// Requests dropped per second (full buffer).
+    pub drop_rate: Estimate,
+    /// Attempts timed out per second.
+    pub timeout_rate: Estimate,
+    /// The exact model's throughput, where it exists.
+    pub exact_throughput: Option<f64>,
+    /// The exact model's mean response time, ms.
+    pub exact_mean_ms: Option<f64>,
+    /// The knee N* of this think time.
+    pub knee_users: f64,
+}
+
+fn est(e: &servelab_sim::stats::Estimate, scale: f64) -> Option<Estimate> {
+    shifted(e, scale, 0.0)
+}
+
+/// A response time: the simulator's, plus the fit's delay outside the server.
+fn shifted(e: &servelab_sim::stats::Estimate, scale: f64, delay_s: f64) -> Option<Estimate> {
+    e.mean.is_finite().then(|| Estimate {
+        value: (e.mean + delay_s) * scale,
+        half_width: e.half_width.is_finite().then_some(e.half_width * scale),
+    })
+}
+
+fn zero() -> Estimate {
+    Estimate {
+        value: 0.0,
+        half_width: None,
+    }
+}
+
+/// Simulates the fit at each load.
+pub(crate) fn forecast(fit: &Fit, loads: &[Load]) -> Result<Vec<Forecast>> {
+    let models: Vec<_> = loads.iter().map(|l| fit.model(l)).collect();
+    let results = servelab_sim::run_models(&models, &SPEC)
+        .map_err(|e| LabError::Other(format!("simulation: {e}")))?;
+    loads
+        .iter()
+        .zip(results)
+        .map(|(load, r)| {
+            let s = r
+                .sim
+                .ok_or_else(|| LabError::Other("the simulator measured nothing".into()))?;
+            Ok(Forecast {
+                load: load.clone(),
+                throughput: est(&s.throughput, 1.0).unwrap_or_else(zero),
+                goodput: est(&s.goodput, 1.0).unwrap_or_else(zero),
+                badput: est(&s.badput, 1.0).unwrap_or_else(zero),
+                mean_ms: shifted(&s.user_response_time, 1e3, fit.delay_s),
+                p50_ms: shifted(&s.attempt_p50, 1e3, fit.delay_s),
+                p90_ms: shifted(&s.attempt_p90, 1e3, fit.delay_s),
+                p99_ms: shifted(&s.attempt_p99, 1e3, fit.delay_s),
+                utilisation_pct: est(&s.utilisation, 100.0).unwrap_or_else(zero),
+                drop_rate: est(&s.drop_rate, 1.0).unwrap_or_else(zero),
+                timeout_rate: est(&s.timeout_rate, 1.0).unwrap_or_else(zero),
+                exact_throughput: r.exact.as_ref().map(|x| x.throughput),
+                exact_mean_ms: r
+                    .exact
+                    .as_ref()
+                    .map(|x| (x.response_time + fit.delay_s) * 1e3),
+                knee_users: r.bounds.saturation_users,
+            })
+        })
+        .collect()
+}
+
+/// The knee N* = c (D + Z) / D of the fit at a think time.
+pub(crate) fn knee(fit: &Fit, load: &Load) -> f64 {
+    servelab_sim::bounds::bounds(&fit.model(load)).saturation_users
+}
+
+/// The largest number of users (with `load`'s think time, timeouts and
+/// retries) whose predicted statistic meets `slo`; `None` when one user
+/// already misses it. Assumes the statistic grows with the users.
+pub(crate) fn largest_meeting(fit: &Fit, load: &Load, slo: Slo) -> Result<Option<u32>> {
+    let meets = |users: u32| -> Result<bool> {
+        let m = fit.model(&Load {
+            users,
+            ..load.clone()
+        });
+        let r = servelab_sim::run_point(&m, &SPEC)
+            .map_err(|e| LabError::Other(format!("simulation: {e}")))?;
+        let Some(s) = r.sim else { return Ok(false) };
+        let v = match slo.stat {
+            SloStat::Mean => s.user_response_time.mean,
+            SloStat::P50 => s.attempt_p50.mean,
+            SloStat::P90 => s.attempt_p90.mean,
+            SloStat::P99 => s.attempt_p99.mean,
+        };
+        Ok(v.is_finite() && v + fit.delay_s < slo.limit_s)
+    };
+    if !meets(1)? {
+        return Ok(None);
+    }
+    // Double from the knee's neighbourhood until the objective fails, then bisect.
+    let (mut good, mut bad) = (1u32, (knee(fit, load).ceil() as u32).max(2));
+    let mut steps = 0;
+    while meets(bad)? {
+        good = bad;
+        bad = bad.saturating_mul(2);
+        steps += 1;
+        if bad > MAX_SEARCH_USERS || steps > MAX_SEARCH_STEPS {
+            return Ok(Some(good));
+        }
+    }
+    while bad - good > 1 && steps < MAX_SEARCH_STEPS {
+        let mid = good + (bad - good) / 2;
+        if meets(mid)? {
+            good = mid;
+        } else {
+            bad = mid;
+        }
+        steps += 1;
+    }
+    Ok(Some(good))
+}

@@ -1,0 +1,298 @@
+//! Writing a prediction the way the lab writes a run: `results.json` (every
+//! step, the fit, the predictions, the checked points and the error table)
+//! and a self-contained `report.html` with measured-against-predicted figures,
+//! in a new directory that is never overwritten.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::Outcome;
+use super::validate::Point;
+use crate::error::{LabError, Result};
+use crate::html::{STYLE, esc};
+use crate::plot::{Figure, Series};
+
+/// The schema of `results.json`; a field never changes meaning under it.
+pub const SCHEMA: &str = "servelab-predict/1";
+
+#[derive(Serialize)]
+struct Document<'a> {
+    schema: &'static str,
+    #[serde(flatten)]
+    outcome: &'a Outcome,
+}
+
+/// Makes `out` (refused when it exists) or `results/predict-STAMP`.
+pub(crate) fn make_dir(out: Option<&Path>, stamp: &str) -> Result<PathBuf> {
+    let path = match out {
+        Some(p) => p.to_path_buf(),
+        None => PathBuf::from(crate::rundir::DEFAULT_RUNS).join(format!("predict-{stamp}")),
+    };
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| LabError::io(parent, e))?;
+    }
+    // create_dir, not create_dir_all: it fails on an existing directory, so
+    // nothing is ever written over, even in a race with another run.
+    std::fs::create_dir(&path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            LabError::Other(format!(
+                "{} exists; predict never overwrites: choose a new --out",
+                path.display()
+            ))
+        } else {
+            LabError::io(&path, e)
+        }
+    })?;
+    Ok(path)
+}
+
+/// Writes `results.json` and `report.html` into `dir`.
+pub(crate) fn write(dir: &Path, o: &Outcome) -> Result<()> {
+    let json = serde_json::to_string_pretty(&Document {
+        schema: SCHEMA,
+        outcome: o,
+    })
+    .map_err(|e| LabError::Other(format!("results.json: {e}")))?;
+    let p = dir.join("results.json");
+    std::fs::write(&p, json).map_err(|e| LabError::io(&p, e))?;
+    let p = dir.join("report.html");
+    std::fs::write(&p, html(o)?).map_err(|e| LabError::io(&p, e))
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or("–".into(), |v| format!("{v:.1}%"))
+}
+
+fn html(o: &Outcome) -> Result<String> {
+    let f = &o.fit;
+    let mut h = format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>servelab predict {}</title>\
+         <style>{STYLE}</style></head><body><h1>servelab predict</h1><p class=\"q\">{}</p>\
+         <pre>{}</pre>",
+        esc(&o.url),
+        esc(&o.url),
+        esc(&o.command)
+    );
+    h.push_str(
+        "<h2>Fit</h2><table><tr><th class=\"l\">parameter</th><th>value</th><th>±95%</th></tr>",
+    );
+    let row = |h: &mut String, name: &str, v: f64, hw: Option<f64>, unit: &str| {
+        h.push_str(&format!(
+            "<tr><td class=\"l\">{}</td><td>{v:.4} {unit}</td><td>{}</td></tr>",
+            esc(name),
+            hw.map_or("–".into(), |x| format!("{x:.4}"))
+        ));
+    };
+    if let Some(c) = &f.cpu_demand_s {
+        row(
+            &mut h,
+            "CPU per request D = U/X",
+            c.value * 1e3,
+            c.half_width.map(|x| x * 1e3),
+            "ms",
+        );
+    }
+    let r = &f.low_load_response_s;
+    row(
+        &mut h,
+        "response time at 1 user",
+        r.value * 1e3,
+        r.half_width.map(|x| x * 1e3),
+        "ms",
+    );
+    row(
+        &mut h,
+        "CV of the response time at 1 user",
+        f.cv.value,
+        f.cv.half_width,
+        "",
+    );
+    row(
+        &mut h,
+        "plateau X_max",
+        f.throughput_max.value,
+        f.throughput_max.half_width,
+        "/s",
+    );
+    row(
+        &mut h,
+        "servers X_max·D",
+        f.servers_raw.value,
+        f.servers_raw.half_width,
+        "",
+    );
+    h.push_str(&format!(
+        "</table><p>Model: c = {}, k = {}, service {}, buffer {}.</p><pre>{}</pre><ul>",
+        f.cores,
+        f.threads_per_core,
+        esc(&f.service.to_string()),
+        f.buffer,
+        esc(&o.sim_command)
+    ));
+    for n in &f.notes {
+        h.push_str(&format!("<li>{}</li>", esc(n)));
+    }
+    h.push_str("</ul><h2>Staircase</h2><table><tr><th>users</th><th>X /s</th><th>R ms</th><th>CPU ms/req</th><th class=\"l\">repeats</th><th class=\"l\">checks</th></tr>");
+    for s in &o.staircase {
+        let x = s.sample(|r| Some(r.goodput));
+        let rm = s.sample(|r| r.mean_ms);
+        let cpu = s.sample(|r| r.cpu_ms);
+        let failed: Vec<String> = s
+            .checks
+            .iter()
+            .filter(|c| !c.passed)
+            .map(|c| c.detail.clone())
+            .collect();
+        h.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
+            s.load.users,
+            x.map_or("–".into(), |x| format!("{:.1} ± {:.1}", x.mean, x.half_width().unwrap_or(f64::NAN))),
+            rm.map_or("–".into(), |x| format!("{:.2}", x.mean)),
+            cpu.map_or("not measured".into(), |x| format!("{:.3}", x.mean)),
+            esc(&s.stopped.describe(super::staircase::PRECISION)),
+            if failed.is_empty() { "passed".into() } else { format!("<span class=\"flag\">{}</span>", esc(&failed.join("; "))) }
+        ));
+    }
+    h.push_str("</table><h2>Predictions</h2><table><tr><th>users</th><th>think</th><th>X /s</th><th>goodput /s</th><th>badput /s</th><th>R ms</th><th>p99 ms</th><th>U %</th><th>drops /s</th><th>exact X</th></tr>");
+    for p in &o.forecasts {
+        h.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.2}</td><td>{}</td></tr>",
+            p.load.users,
+            esc(&p.load.think.to_string()),
+            p.throughput.value,
+            p.goodput.value,
+            p.badput.value,
+            p.mean_ms.map_or("–".into(), |m| format!("{:.2}", m.value)),
+            p.p99_ms.map_or("–".into(), |m| format!("{:.2}", m.value)),
+            p.utilisation_pct.value,
+            p.drop_rate.value,
+            p.exact_throughput.map_or("–".into(), |x| format!("{x:.1}")),
+        ));
+    }
+    h.push_str(&format!(
+        "</table><p>Knee N* = {:.1} users at the asked think time.",
+        o.knee_users
+    ));
+    if let (Some(slo), found) = (&o.slo, &o.slo_users) {
+        h.push_str(&format!(
+            " Largest load meeting {}: {}.",
+            esc(&slo.to_string()),
+            found.map_or("none (one user misses it)".into(), |n| format!("{n} users"))
+        ));
+    }
+    h.push_str("</p>");
+    match &o.validation {
+        None => h.push_str("<h2>Validation</h2><p>Not run (--no-validate).</p>"),
+        Some(v) => {
+            h.push_str("<h2>Validation: measured against predicted</h2><table><tr><th class=\"l\">metric</th><th>target</th><th>points</th><th>largest |error|</th><th>mean |error|</th><th class=\"l\">met</th></tr>");
+            for r in &v.table {
+                h.push_str(&format!(
+                    "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
+                    r.target.label(),
+                    r.limit_pct.map_or("none".into(), |l| format!("{l:.0}%")),
+                    r.points,
+                    pct(r.max_abs_pct),
+                    pct(r.mean_abs_pct),
+                    match r.met { Some(true) => "yes", Some(false) => "<span class=\"flag\">no</span>", None => "–" }
+                ));
+            }
+            h.push_str("</table>");
+            h.push_str(&point_table(&v.points));
+            for (title, y, get) in FIGURES {
+                let fig = figure(title, y, &v.points, get);
+                h.push_str(&format!("<figure class=\"plot\">{}</figure>", fig.svg()?));
+            }
+        }
+    }
+    h.push_str("</body></html>\n");
+    Ok(h)
+}
+
+type Getter = fn(&Point) -> (Option<(f64, Option<f64>)>, Option<(f64, Option<f64>)>);
+
+const FIGURES: [(&str, &str, Getter); 2] = [
+    ("Goodput against users", "goodput (requests/s)", |p| {
+        (
+            Some((p.goodput.value, p.goodput.half_width)),
+            Some((p.predicted.goodput.value, p.predicted.goodput.half_width)),
+        )
+    }),
+    (
+        "Mean response time against users",
+        "mean response time (ms)",
+        |p| {
+            (
+                p.mean_ms.map(|m| (m.value, m.half_width)),
+                p.predicted.mean_ms.map(|m| (m.value, m.half_width)),
+            )
+        },
+    ),
+];
+
+fn figure(title: &str, y: &str, points: &[Point], get: Getter) -> Figure {
+    let mut s = Series {
+        label: "server".into(),
+        ..Series::default()
+    };
+    for p in points {
+        let x = f64::from(p.load.users);
+        let (m, pr) = get(p);
+        if let Some((v, hw)) = m {
+            let hw = hw.unwrap_or(0.0);
+            s.points.push((x, v, v - hw, v + hw));
+        }
+        if let Some((v, hw)) = pr {
+            let hw = hw.unwrap_or(0.0);
+            s.predicted.push((x, v, v - hw, v + hw));
+        }
+        s.saturation = Some(p.predicted.knee_users);
+    }
+    let empty = s
+        .points
+        .is_empty()
+        .then(|| "no validation point was measured".to_string());
+    Figure {
+        title: title.into(),
+        x_label: "users".into(),
+        y_label: y.into(),
+        series: vec![s],
+        empty,
+        ..Figure::default()
+    }
+}
+
+fn point_table(points: &[Point]) -> String {
+    let mut h = String::from(
+        "<table><tr><th>users</th><th>X meas.</th><th>X pred.</th><th>R meas. ms</th><th>R pred. ms</th><th>p99 meas.</th><th>p99 pred.</th><th class=\"l\">errors</th><th class=\"l\">checks</th></tr>",
+    );
+    for p in points {
+        let errs: Vec<String> = p
+            .errors
+            .iter()
+            .map(|(t, e)| format!("{} {e:+.1}%", t.label()))
+            .collect();
+        let failed: Vec<String> = p
+            .checks
+            .iter()
+            .filter(|c| !c.passed)
+            .map(|c| c.detail.clone())
+            .collect();
+        let o =
+            |v: Option<super::fit::Estimate>| v.map_or("–".into(), |v| format!("{:.2}", v.value));
+        h.push_str(&format!(
+            "<tr><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
+            p.load.users,
+            p.goodput.value,
+            p.predicted.goodput.value,
+            o(p.mean_ms),
+            o(p.predicted.mean_ms),
+            o(p.p99_ms),
+            o(p.predicted.p99_ms),
+            esc(&errs.join(", ")),
+            if failed.is_empty() { "passed".into() } else { format!("<span class=\"flag\">{}</span>", esc(&failed.join("; "))) }
+        ));
+    }
+    h.push_str("</table>");
+    h
+}

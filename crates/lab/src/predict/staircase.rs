@@ -1,0 +1,282 @@
+//! Measuring: one load step under the lab's protocol (warm-up, repeats of a
+//! window of time until throughput is known to a precision, the validity
+//! checks), and the staircase of closed-user steps that the fit reads.
+//!
+//! Why closed users with no think time for the fit: at one user the response
+//! time is the demand plus the network (the low-load cross-check), and
+//! doubling the users until the throughput stops growing finds the plateau
+//! X_max, whose product with the demand is the number of servers. A budget of
+//! time bounds the whole staircase: the window is sized so that six steps of
+//! three repeats and a warm-up each fit into it.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use indicatif::ProgressBar;
+use serde::Serialize;
+use servelab_dist::Dist;
+use servelab_load::{LoadSpec, Target, Workload};
+
+use super::CpuSource;
+use crate::check::Check;
+use crate::error::{LabError, Result};
+use crate::protocol::{StopReason, Stopped, Window};
+use crate::stats::Sample;
+
+/// Steps the staircase is sized for (1, 2, 4, ... 32 users).
+const PLANNED_STEPS: u32 = 6;
+/// Most users of a staircase step.
+const MAX_STEP_USERS: u32 = 1024;
+/// A step whose throughput grows by less than this over the step before (at
+/// half its users) has stopped growing; two such steps in a row are the
+/// plateau (one alone is too often noise in a short window: a 6 s budget
+/// stopped at 4 users with 158/s on a server that gave 194/s at 33).
+const PLATEAU_GAIN: f64 = 1.05;
+
+/// Whether the last two steps of a staircase both stopped growing.
+pub(crate) fn on_plateau(steps: &[Step]) -> bool {
+    let n = steps.len();
+    n >= 3 && (n - 2..n).all(|i| steps[i].goodput() < PLATEAU_GAIN * steps[i - 1].goodput())
+}
+/// Shortest and longest window of a repeat.
+const MIN_WINDOW: Duration = Duration::from_millis(200);
+const MAX_WINDOW: Duration = Duration::from_secs(10);
+/// Fewest and most repeats of a step, and the throughput precision sought.
+pub(crate) const MIN_REPEATS: u32 = 3;
+pub(crate) const MAX_REPEATS: u32 = 5;
+pub(crate) const PRECISION: f64 = 0.02;
+
+/// A closed load: users, their think time, timeouts and retries.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Load {
+    /// Closed users.
+    pub users: u32,
+    /// Think time between an answer and the next request.
+    pub think: Dist,
+    /// Client timeout of each attempt.
+    pub timeout: Option<Dist>,
+    /// Retries after a timeout.
+    pub retries: Option<u32>,
+}
+
+/// The figures of one repeat, as the load generator (and the CPU source) saw them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Repeat {
+    /// Completed requests per second (answered, failed or timed out).
+    pub completed_per_s: f64,
+    /// 2xx answers per second.
+    pub goodput: f64,
+    /// Mean response time of the answered requests, ms (from the intended start).
+    pub mean_ms: Option<f64>,
+    /// Standard deviation of the response time, ms.
+    pub stdev_ms: Option<f64>,
+    /// Median, ms.
+    pub p50_ms: Option<f64>,
+    /// 99th percentile, ms.
+    pub p99_ms: Option<f64>,
+    /// The server's CPU per completed request, ms (service demand law D = U/X).
+    pub cpu_ms: Option<f64>,
+    /// Requests that ended in an error or a timeout.
+    pub failed: u64,
+    /// Timed-out attempts.
+    pub timeouts: u64,
+}
+
+/// A measured load step.
+#[derive(Debug, Clone, Serialize)]
+pub struct Step {
+    /// The load.
+    pub load: Load,
+    /// Its repeats.
+    pub repeats: Vec<Repeat>,
+    /// Why the repeats stopped.
+    pub stopped: Stopped,
+    /// The validity checks (Little's law, client, end of run).
+    pub checks: Vec<Check>,
+    /// What the load generator saw in each repeat.
+    #[serde(skip)]
+    pub windows: Vec<Window>,
+}
+
+impl Step {
+    /// The sample of one figure over the repeats.
+    pub(crate) fn sample(&self, f: impl Fn(&Repeat) -> Option<f64>) -> Option<Sample> {
+        let v: Vec<f64> = self.repeats.iter().filter_map(f).collect();
+        (v.len() == self.repeats.len())
+            .then(|| Sample::of(&v))
+            .flatten()
+    }
+
+    /// Mean goodput over the repeats.
+    pub(crate) fn goodput(&self) -> f64 {
+        self.sample(|r| Some(r.goodput)).map_or(0.0, |s| s.mean)
+    }
+}
+
+/// Window and warm-up of each repeat.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Timing {
+    pub warmup: Duration,
+    pub window: Duration,
+}
+
+impl Timing {
+    /// A window such that `steps` steps of the fewest repeats and a warm-up of
+    /// half a window each fit in `budget`.
+    pub(crate) fn for_budget(budget: Duration, steps: u32) -> Timing {
+        let per = budget.div_f64(f64::from(steps.max(1)) * (f64::from(MIN_REPEATS) + 0.5));
+        let window = per.clamp(MIN_WINDOW, MAX_WINDOW);
+        Timing {
+            warmup: window / 2,
+            window,
+        }
+    }
+
+    /// Measured time of a step with `repeats` repeats.
+    fn cost(&self, repeats: u32) -> Duration {
+        self.warmup + self.window * repeats
+    }
+}
+
+/// What every step of a measurement shares.
+pub(crate) struct Bench<'a> {
+    pub url: &'a str,
+    pub cpu: &'a CpuSource,
+    pub stop: &'a Arc<AtomicBool>,
+    pub bar: &'a ProgressBar,
+}
+
+impl Bench<'_> {
+    fn spec(&self, load: &Load, d: Duration, seed: u64) -> LoadSpec {
+        let mut s = LoadSpec::new(vec![Target::new(self.url.to_string())]);
+        s.workload = Workload::Closed {
+            users: load.users,
+            session: None,
+            think: load.think,
+        };
+        s.timeout = load.timeout;
+        s.retries = load.retries;
+        s.requests = None;
+        s.duration = Some(d);
+        s.threads = 1;
+        s.seed = seed;
+        s.stop = Some(Arc::clone(self.stop));
+        s
+    }
+
+    /// Measures `load`: a warm-up, then repeats until the goodput's 95%
+    /// interval is within [`PRECISION`], [`MAX_REPEATS`] are run, or
+    /// `deadline` would be passed by one more.
+    pub(crate) fn step(&self, load: &Load, t: Timing, deadline: Instant) -> Result<Step> {
+        let load_err = |e: servelab_load::LoadError| LabError::Other(format!("load: {e}"));
+        self.bar
+            .set_message(format!("{} users: warm-up", load.users));
+        servelab_load::run(&self.spec(load, t.warmup, 999)).map_err(load_err)?;
+        let mut repeats = Vec::new();
+        let mut windows = Vec::new();
+        let stopped = loop {
+            if self.stop.load(Ordering::Relaxed) {
+                return Err(LabError::Other("interrupted".into()));
+            }
+            let r = repeats.len() as u64 + 1;
+            self.bar
+                .set_message(format!("{} users: repeat {r}", load.users));
+            let cpu0 = self.cpu.read_ns()?;
+            let report = servelab_load::run(&self.spec(load, t.window, r)).map_err(load_err)?;
+            let cpu1 = self.cpu.read_ns()?;
+            self.bar.inc(t.window.as_millis() as u64);
+            windows.push(Window::of(&report, load.users, load.think.mean()));
+            repeats.push(repeat_of(&report, cpu0.zip(cpu1)));
+            let goodputs: Vec<Option<f64>> = repeats.iter().map(|r| Some(r.goodput)).collect();
+            if let Some(s) = crate::protocol::decide(&goodputs, MIN_REPEATS, MAX_REPEATS, PRECISION)
+            {
+                break s;
+            }
+            if Instant::now() + t.window > deadline && repeats.len() as u32 >= MIN_REPEATS {
+                let rel = Sample::of(&goodputs.iter().flatten().copied().collect::<Vec<_>>())
+                    .and_then(|s| s.relative_half_width());
+                break Stopped {
+                    n: repeats.len() as u32,
+                    why: StopReason::Cap,
+                    relative_half_width: rel,
+                };
+            }
+        };
+        let checks = crate::check::of_point(&windows, false);
+        Ok(Step {
+            load: load.clone(),
+            repeats,
+            stopped,
+            checks,
+            windows,
+        })
+    }
+
+    /// The fit's staircase: 1, 2, 4, ... users with no think time, until the
+    /// throughput stops growing, the budget would be passed, or
+    /// [`MAX_STEP_USERS`].
+    pub(crate) fn staircase(&self, budget: Duration) -> Result<Vec<Step>> {
+        let t = Timing::for_budget(budget, PLANNED_STEPS);
+        let start = Instant::now();
+        let deadline = start + budget;
+        let mut steps: Vec<Step> = Vec::new();
+        let mut users = 1;
+        loop {
+            let load = Load {
+                users,
+                think: Dist::ZERO,
+                timeout: None,
+                retries: None,
+            };
+            let step = self.step(&load, t, deadline)?;
+            steps.push(step);
+            let plateau = on_plateau(&steps);
+            let next_fits = Instant::now() + t.cost(MIN_REPEATS) <= deadline;
+            if plateau || !next_fits || users >= MAX_STEP_USERS {
+                return Ok(steps);
+            }
+            users *= 2;
+        }
+    }
+}
+
+/// A repeat's figures; `cpu` holds the CPU source's readings before and after.
+fn repeat_of(report: &servelab_load::Report, cpu: Option<(f64, f64)>) -> Repeat {
+    let secs = report.duration_s.max(1e-9);
+    let c = &report.counts;
+    let answered = c.ok > 0;
+    let ms = |us: f64| answered.then_some(us / 1e3);
+    Repeat {
+        completed_per_s: c.completed as f64 / secs,
+        goodput: report.throughput.ok_per_s,
+        mean_ms: ms(report.latency.mean),
+        stdev_ms: ms(report.latency.stdev),
+        p50_ms: ms(report.latency.p50 as f64),
+        p99_ms: ms(report.latency.p99 as f64),
+        cpu_ms: cpu
+            .filter(|_| c.completed > 0)
+            .map(|(a, b)| (b - a) / 1e6 / c.completed as f64)
+            .filter(|d| *d > 0.0),
+        failed: c.failed,
+        timeouts: c.timeouts,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_budget_fits_six_steps_of_three_repeats_and_a_warm_up() {
+        let t = Timing::for_budget(Duration::from_secs(63), 6);
+        assert_eq!(t.window, Duration::from_secs(3));
+        assert_eq!(t.warmup, Duration::from_millis(1500));
+        assert!(t.cost(3) * 6 <= Duration::from_secs(63));
+        // A tiny budget still measures windows long enough to mean something.
+        assert_eq!(
+            Timing::for_budget(Duration::from_secs(1), 6).window,
+            MIN_WINDOW
+        );
+    }
+}

@@ -1,0 +1,234 @@
+//! Validating: loads that the fit never saw, measured under the same protocol
+//! and set against the prediction, each error against the targets.
+//!
+//! Why these loads: the fit used closed users with no think time; the check
+//! uses a think time (the user's, or ten demands) and 0.3 to 3 times its knee,
+//! so it covers below, at and past the knee and into overload.
+
+use serde::Serialize;
+use servelab_dist::Dist;
+
+use super::fit::{Estimate, Fit};
+use super::forecast::Forecast;
+use super::staircase::{Load, Step};
+use crate::check::Check;
+
+/// Multiples of the knee measured by default.
+pub const KNEE_FACTORS: [f64; 6] = [0.3, 0.7, 1.0, 1.5, 2.0, 3.0];
+/// Think time of the default check, in demands: long enough that the knee is
+/// a population of several users.
+pub const THINK_DEMANDS: f64 = 10.0;
+
+/// A metric with a target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Target {
+    /// Throughput (2xx answers per second with no timeouts), within 5%.
+    Throughput,
+    /// Mean response time up to N*, within 10%.
+    MeanBelowKnee,
+    /// Mean response time past N*, within 15%.
+    MeanBeyondKnee,
+    /// Goodput, within 10%.
+    Goodput,
+    /// p99: reported, no target.
+    P99,
+}
+
+impl Target {
+    /// Every metric, in table order.
+    pub const ALL: [Target; 5] = [
+        Target::Throughput,
+        Target::MeanBelowKnee,
+        Target::MeanBeyondKnee,
+        Target::Goodput,
+        Target::P99,
+    ];
+
+    /// The largest error allowed, percent (`None`: no target).
+    pub fn limit_pct(self) -> Option<f64> {
+        match self {
+            Target::Throughput => Some(5.0),
+            Target::MeanBelowKnee => Some(10.0),
+            Target::MeanBeyondKnee => Some(15.0),
+            Target::Goodput => Some(10.0),
+            Target::P99 => None,
+        }
+    }
+
+    /// In words, for tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            Target::Throughput => "throughput",
+            Target::MeanBelowKnee => "mean R up to N*",
+            Target::MeanBeyondKnee => "mean R beyond N*",
+            Target::Goodput => "goodput",
+            Target::P99 => "p99 R",
+        }
+    }
+}
+
+/// One checked load: measured, predicted, and the errors.
+#[derive(Debug, Clone, Serialize)]
+pub struct Point {
+    /// The load.
+    pub load: Load,
+    /// Whether the load is past the knee.
+    pub beyond_knee: bool,
+    /// Measured goodput (2xx per second).
+    pub goodput: Estimate,
+    /// Measured mean response time, ms.
+    pub mean_ms: Option<Estimate>,
+    /// Measured p99, ms.
+    pub p99_ms: Option<Estimate>,
+    /// The prediction.
+    pub predicted: Forecast,
+    /// Errors, percent, (predicted - measured) / measured, by metric.
+    pub errors: Vec<(Target, f64)>,
+    /// The measurement's validity checks.
+    pub checks: Vec<Check>,
+}
+
+/// One metric over all points: the largest and mean absolute error.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    /// The metric.
+    pub target: Target,
+    /// Its limit, percent.
+    pub limit_pct: Option<f64>,
+    /// Points compared.
+    pub points: usize,
+    /// Largest |error|, percent.
+    pub max_abs_pct: Option<f64>,
+    /// Mean |error|, percent.
+    pub mean_abs_pct: Option<f64>,
+    /// Whether every point is within the limit (`None`: no target or no point).
+    pub met: Option<bool>,
+}
+
+/// The checked loads: the user's think time (or [`THINK_DEMANDS`] demands) at
+/// [`KNEE_FACTORS`] times the knee, rounded, each at least one user.
+pub(crate) fn loads(fit: &Fit, base: &Load) -> Vec<Load> {
+    let think = if base.think.is_zero() {
+        Dist::exp(THINK_DEMANDS * fit.demand_s)
+    } else {
+        base.think
+    };
+    let at = Load {
+        think,
+        ..base.clone()
+    };
+    let knee = super::forecast::knee(fit, &at);
+    let mut users: Vec<u32> = KNEE_FACTORS
+        .iter()
+        .map(|f| ((f * knee).round() as u32).max(1))
+        .collect();
+    users.dedup();
+    users
+        .into_iter()
+        .map(|users| Load {
+            users,
+            ..at.clone()
+        })
+        .collect()
+}
+
+fn err(pred: f64, meas: f64) -> Option<f64> {
+    (meas > 0.0 && pred.is_finite()).then(|| (pred - meas) / meas * 100.0)
+}
+
+/// Sets a measured step against its prediction.
+pub(crate) fn point(step: &Step, predicted: Forecast) -> Point {
+    let goodput = step.sample(|r| Some(r.goodput)).map_or(
+        Estimate {
+            value: 0.0,
+            half_width: None,
+        },
+        |s| Estimate {
+            value: s.mean,
+            half_width: s.half_width(),
+        },
+    );
+    let e = |s: Option<crate::stats::Sample>| {
+        s.map(|s| Estimate {
+            value: s.mean,
+            half_width: s.half_width(),
+        })
+    };
+    let mean_ms = e(step.sample(|r| r.mean_ms));
+    let p99_ms = e(step.sample(|r| r.p99_ms));
+    let beyond_knee = f64::from(step.load.users) > predicted.knee_users;
+    let mut errors = Vec::new();
+    // With timeouts, the server's throughput includes requests finished for
+    // users who left, which the client cannot see: only goodput is compared.
+    if step.load.timeout.is_none()
+        && let Some(x) = err(predicted.throughput.value, goodput.value)
+    {
+        errors.push((Target::Throughput, x));
+    }
+    if let Some(x) = err(predicted.goodput.value, goodput.value) {
+        errors.push((Target::Goodput, x));
+    }
+    if let (Some(m), Some(p)) = (&mean_ms, &predicted.mean_ms)
+        && let Some(x) = err(p.value, m.value)
+    {
+        let t = if beyond_knee {
+            Target::MeanBeyondKnee
+        } else {
+            Target::MeanBelowKnee
+        };
+        errors.push((t, x));
+    }
+    if let (Some(m), Some(p)) = (&p99_ms, &predicted.p99_ms)
+        && let Some(x) = err(p.value, m.value)
+    {
+        errors.push((Target::P99, x));
+    }
+    Point {
+        load: step.load.clone(),
+        beyond_knee,
+        goodput,
+        mean_ms,
+        p99_ms,
+        predicted,
+        errors,
+        checks: step.checks.clone(),
+    }
+}
+
+/// The error table over all points.
+pub(crate) fn table(points: &[Point]) -> Vec<Row> {
+    Target::ALL
+        .iter()
+        .map(|&target| {
+            let v: Vec<f64> = points
+                .iter()
+                .flat_map(|p| p.errors.iter().filter(|(t, _)| *t == target))
+                .map(|(_, e)| e.abs())
+                .collect();
+            let max = v.iter().copied().reduce(f64::max);
+            let limit = target.limit_pct();
+            Row {
+                target,
+                limit_pct: limit,
+                points: v.len(),
+                max_abs_pct: max,
+                mean_abs_pct: (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64),
+                met: limit.zip(max).map(|(l, m)| m <= l),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_takes_the_largest_error_and_judges_it_against_the_target() {
+        let rows = table(&[]);
+        assert!(rows.iter().all(|r| r.points == 0 && r.met.is_none()));
+        assert_eq!(err(105.0, 100.0), Some(5.0));
+        assert_eq!(err(1.0, 0.0), None);
+    }
+}
