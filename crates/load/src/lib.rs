@@ -240,6 +240,7 @@
 
 pub mod connect_failure;
 pub mod expect_status;
+pub mod handshake_failure;
 pub mod histogram;
 pub mod metric;
 pub mod report;
@@ -260,11 +261,13 @@ mod progress;
 mod response;
 mod run;
 mod timer;
+mod tls;
 
 pub use coarse_histogram::CoarseHistogram;
 pub use connect_failure::{ConnectFailure, ConnectFailureKind};
 pub use error::LoadError;
 pub use expect_status::ExpectStatus;
+pub use handshake_failure::{HandshakeFailureKind, HandshakeFailures};
 pub use histogram::Histogram;
 pub use metric::Metric;
 pub use metrics::{Counts, Errors, Second};
@@ -276,3 +279,4 @@ pub use stages::{Stage, Stages};
 pub use start_at::StartAt;
 pub use target::{Method, Target, read_url_file};
 pub use threshold::{Threshold, Verdict};
+pub use tls::TlsOptions;
