@@ -81,11 +81,17 @@ impl ClientLoop {
                     .tls
                     .as_ref()
                     .is_some_and(|t| t.handshake_kind() == Some(rustls::HandshakeKind::Resumed));
-                let took = now.saturating_duration_since(s.handshake_start);
+                // The clock again, not the event's time: a step may read the
+                // server's whole flight and do the handshake's crypto in one
+                // call (on loopback the answer is there before the first read
+                // gives up), and `now` would leave that out (a regression:
+                // handshakes of 0 us in a debug build).
+                let done = Instant::now();
+                let took = done.saturating_duration_since(s.handshake_start);
                 self.rec.handshake(took, resumed, s.tls_cpu);
                 // Reachable only once the server answers: a TLS 1.3 server
                 // may still refuse the client's certificate.
-                self.send(i, now);
+                self.send(i, done);
             }
             Step::Failed(kind, detail) => self.handshake_failed(i, now, kind, detail),
         }

@@ -48,8 +48,10 @@ fn get_over_tls_with_keep_alive_and_a_handshake_histogram() {
     assert_eq!(v["schema"], "servelab-load/4");
     assert_eq!(v["tls_handshake"]["count"], 4);
     assert_eq!(v["connect"]["count"], 4);
+    // Regression: a handshake done within one step took its event's time,
+    // and was recorded as 0 us.
     assert!(
-        v["tls_handshake"]["max"].as_u64().unwrap() > 0,
+        v["tls_handshake"]["min"].as_u64().unwrap() > 0,
         "{}",
         v["tls_handshake"]
     );
