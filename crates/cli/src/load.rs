@@ -202,7 +202,7 @@ struct RunArgs {
     #[arg(long = "fail-if", value_name = "THRESHOLD")]
     fail_if: Vec<String>,
 
-    /// Write the report as JSON (schema servelab-load/3) to this file.
+    /// Write the report as JSON (schema servelab-load/4) to this file.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
     /// Do not print the summary.
