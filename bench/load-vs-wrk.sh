@@ -17,7 +17,11 @@
 #        repeat (wrk, servelab, baseline, ...), to compare two versions of the
 #        generator interleaved, against the same server, under the same drift;
 #        ENGINE=<servelab engine> (default: the server's default), WORKERS (default: the
-#        largest connection count), PORT (default 18090).
+#        largest connection count), PORT (default 18090);
+#        TLS=1: over HTTPS (nginx only): an ECDSA P-256 certificate made with
+#        openssl in the temp dir, TLS 1.3 only, one suite (TLS_AES_128_GCM_SHA256),
+#        keep-alive; neither client verifies the certificate (wrk never does;
+#        servelab gets --insecure), so both do the same work per request.
 # Output: a table on stdout, raw CSV in bench/results/<date>/load-vs-wrk-<server>.csv.
 # Installs wrk with apt-get when it is missing (needs root).
 set -euo pipefail
@@ -59,6 +63,20 @@ URL="http://127.0.0.1:$PORT/1k.txt"
 
 SERVER=${SERVER:-$(need nginx && echo nginx || echo servelab)}
 CSV="$OUT/load-vs-wrk-$SERVER.csv"
+LOAD_TLS=()
+LISTEN="listen 127.0.0.1:$PORT backlog=4096;"
+if [ -n "${TLS:-}" ]; then
+    [ "$SERVER" = nginx ] || { echo "TLS=1 needs SERVER=nginx" >&2; exit 1; }
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+        -keyout "$WORK/key.pem" -out "$WORK/cert.pem" -subj /CN=localhost \
+        -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" 2>/dev/null
+    LISTEN="listen 127.0.0.1:$PORT ssl backlog=4096;
+        ssl_certificate $WORK/cert.pem; ssl_certificate_key $WORK/key.pem;
+        ssl_protocols TLSv1.3; ssl_conf_command Ciphersuites TLS_AES_128_GCM_SHA256;"
+    URL="https://127.0.0.1:$PORT/1k.txt"
+    LOAD_TLS=(--insecure)
+    CSV="$OUT/load-vs-wrk-$SERVER-tls.csv"
+fi
 case "$SERVER" in
 nginx)
     mkdir -p "$WORK/nginx/logs"
@@ -73,7 +91,7 @@ http {
     keepalive_requests 100000000;
     keepalive_timeout 60s;
     client_body_temp_path $WORK/nginx/tmp;
-    server { listen 127.0.0.1:$PORT backlog=4096; root $WORK/www; }
+    server { $LISTEN root $WORK/www; }
 }
 EOF
     taskset -c 0 nginx -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" &
@@ -90,7 +108,7 @@ servelab)
 *) echo "SERVER must be nginx or servelab" >&2; exit 1 ;;
 esac
 for _ in $(seq 50); do
-    if curl -sf -o /dev/null "$URL" 2>/dev/null || (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then break; fi
+    if curl -sfk -o /dev/null "$URL" 2>/dev/null || (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then break; fi
     sleep 0.1
 done
 
@@ -129,7 +147,7 @@ for c in $CONNS; do
             'BEGIN { printf "%s,%d,%d,%d,%s,%s,%s,%.3f,%.3f\n", t, c, r, n, s, q, u, u * 1e6 / n, st / hz * 1e6 / n }' >> "$CSV"
         # servelab load: one thread, c users (one keep-alive connection each).
         t0=$(server_ticks)
-        cpu=$(cpu_of "$SERVELAB" load -t 1 -c "$c" -d "${DUR}s" -q --json "$WORK/load.json" "$URL")
+        cpu=$(cpu_of "$SERVELAB" load -t 1 -c "$c" -d "${DUR}s" -q ${LOAD_TLS[@]+"${LOAD_TLS[@]}"} --json "$WORK/load.json" "$URL")
         read -r reqs secs rps < <(python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -143,7 +161,7 @@ print(r["counts"]["ok"], r["duration_s"], r["throughput"]["ok_per_s"])' "$WORK/l
         [ -n "${BASELINE:-}" ] || continue
         # The baseline binary, same flags (its JSON has the same fields read here).
         t0=$(server_ticks)
-        cpu=$(cpu_of "$BASELINE" load -t 1 -c "$c" -d "${DUR}s" -q --json "$WORK/load.json" "$URL")
+        cpu=$(cpu_of "$BASELINE" load -t 1 -c "$c" -d "${DUR}s" -q ${LOAD_TLS[@]+"${LOAD_TLS[@]}"} --json "$WORK/load.json" "$URL")
         read -r reqs secs rps < <(python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -157,7 +175,7 @@ print(r["counts"]["ok"], r["duration_s"], r["throughput"]["ok_per_s"])' "$WORK/l
     done
 done
 
-echo "server: $SERVER pinned to CPU 0; clients pinned to CPU 1; ${DUR}s x $REPEATS per point"
+echo "server: $SERVER${TLS:+ (TLS 1.3)} pinned to CPU 0; clients pinned to CPU 1; ${DUR}s x $REPEATS per point"
 python3 - "$CSV" <<'EOF'
 import csv, sys, statistics as st
 rows = list(csv.DictReader(open(sys.argv[1])))
@@ -172,6 +190,24 @@ for c in conns:
     ws, ls = med("wrk", "server_cpu_us_per_request"), med("servelab", "server_cpu_us_per_request")
     print(f"{c:>6} {wq:>11.0f} {lq:>11.0f} {lq/wq:>6.2f}   {wc:>10.2f} {lc:>11.2f} {lc/wc:>6.2f}   {ws:>6.2f}/{ls:<6.2f}")
 print("target: req/s ratio >= 0.95, CPU ratio <= 0.90")
+# Means with 95% Student-t half-widths over the repeats, and Welch's t on the
+# client CPU per request (a difference is called only when |t| says so).
+T95 = [0, 12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.20, 2.18, 2.16, 2.14, 2.13]
+def mean_hw(xs):
+    m = st.mean(xs)
+    if len(xs) < 2:
+        return m, float("nan")
+    return m, T95[min(len(xs) - 1, len(T95) - 1)] * st.stdev(xs) / len(xs) ** 0.5
+print()
+print("client CPU per request, us: mean +- 95% half-width (n repeats); Welch t of load vs wrk")
+for c in conns:
+    xs = {t: [float(r["cpu_us_per_request"]) for r in rows if r["tool"] == t and int(r["connections"]) == c]
+          for t in ("wrk", "servelab")}
+    (wm, wh), (lm, lh) = mean_hw(xs["wrk"]), mean_hw(xs["servelab"])
+    n = len(xs["wrk"])
+    se = (st.variance(xs["wrk"]) / n + st.variance(xs["servelab"]) / len(xs["servelab"])) ** 0.5 if n > 1 else float("nan")
+    t = (lm - wm) / se if se and se == se else float("nan")
+    print(f"{c:>6}  wrk {wm:.2f} +- {wh:.2f}  load {lm:.2f} +- {lh:.2f}  (n={n})  ratio {lm/wm:.3f}  t={t:.1f}")
 if any(r["tool"] == "baseline" for r in rows):
     print()
     print("baseline = BASELINE binary, interleaved; medians, and the CPU ratio to wrk of each")

@@ -40,8 +40,9 @@ use servelab_load::{
 pub(crate) struct Args {
     #[command(subcommand)]
     command: Option<LoadCommand>,
+    // Boxed: the run's flags are most of `servelab`'s argument enum.
     #[command(flatten)]
-    run: RunArgs,
+    run: Box<RunArgs>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -62,7 +63,8 @@ struct MergeArgs {
 
 #[derive(Debug, clap::Args)]
 struct RunArgs {
-    /// URLs to request (http://host[:port]/path); a request picks one at random.
+    /// URLs to request (http://host[:port]/path or https://...); a request
+    /// picks one at random.
     #[arg(value_name = "URL")]
     urls: Vec<String>,
     /// File with one URL per line, an optional weight and an optional body
@@ -149,6 +151,26 @@ struct RunArgs {
     /// response is an `unexpected status` error).
     #[arg(long, value_name = "LIST", default_value = "200-399")]
     expect_status: String,
+    /// https://: do not verify the server's certificate (any certificate and
+    /// name are accepted; the handshake still checks the server's key).
+    #[arg(long, short = 'k', conflicts_with = "cacert")]
+    insecure: bool,
+    /// https://: trust only the CA certificates in this PEM file [default:
+    /// the system's trust store].
+    #[arg(long, value_name = "FILE")]
+    cacert: Option<PathBuf>,
+    /// https://: a client certificate chain (PEM) for servers that require
+    /// mutual TLS; needs --key.
+    #[arg(long, value_name = "FILE", requires = "key")]
+    cert: Option<PathBuf>,
+    /// https://: the private key (PEM) of --cert.
+    #[arg(long, value_name = "FILE", requires = "cert")]
+    key: Option<PathBuf>,
+    /// https://: resume TLS sessions on reconnect (tickets or session IDs,
+    /// kept in memory for the run); `off`: a full handshake on every new
+    /// connection.
+    #[arg(long, value_name = "on|off", default_value = "on")]
+    tls_resume: OnOff,
     /// Extra request header `Name: value` (repeatable).
     #[arg(long = "header", short = 'H', value_name = "HEADER")]
     headers: Vec<String>,
@@ -180,7 +202,7 @@ struct RunArgs {
     #[arg(long = "fail-if", value_name = "THRESHOLD")]
     fail_if: Vec<String>,
 
-    /// Write the report as JSON (schema servelab-load/3) to this file.
+    /// Write the report as JSON (schema servelab-load/4) to this file.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
     /// Do not print the summary.
@@ -195,8 +217,15 @@ struct RunArgs {
 pub(crate) fn run(args: Args) -> anyhow::Result<()> {
     match args.command {
         Some(LoadCommand::Merge(m)) => merge(m),
-        None => load(args.run),
+        None => load(*args.run),
     }
+}
+
+/// A switch written `on` or `off`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum OnOff {
+    On,
+    Off,
 }
 
 fn dist(flag: &str, s: &str) -> anyhow::Result<Dist> {
@@ -264,6 +293,12 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<LoadSpec> {
     };
     spec.retry_wait = dist("retry-wait", &a.retry_wait)?;
     spec.retry_on_close = !a.no_retry_on_close;
+    spec.tls = servelab_load::TlsOptions {
+        insecure: a.insecure,
+        cacert: a.cacert.clone(),
+        client_cert: a.cert.clone().zip(a.key.clone()),
+        resume: a.tls_resume == OnOff::On,
+    };
     if let Some(t) = a.threads {
         spec.threads = t;
     }
@@ -482,6 +517,27 @@ mod tests {
         assert!(!s.retry_on_close);
         let s = spec(&["http://127.0.0.1:1/", "--expect-status", "304,200-204"]).unwrap();
         assert_eq!(s.expect_status.to_string(), "200-204,304");
+        assert!(s.tls.resume && !s.tls.insecure, "the defaults");
+        let s = spec(&[
+            "https://127.0.0.1:1/",
+            "--cacert",
+            "ca.pem",
+            "--cert",
+            "c.pem",
+            "--key",
+            "k.pem",
+            "--tls-resume",
+            "off",
+        ])
+        .unwrap();
+        assert!(!s.tls.resume);
+        assert_eq!(
+            s.tls.cacert.as_deref(),
+            Some(std::path::Path::new("ca.pem"))
+        );
+        assert!(s.tls.client_cert.is_some());
+        assert!(spec(&["https://127.0.0.1:1/", "--cert", "c.pem"]).is_err());
+        assert!(spec(&["https://127.0.0.1:1/", "-k", "--cacert", "a"]).is_err());
     }
 
     #[test]

@@ -233,3 +233,51 @@ fn the_kubernetes_job_s_segments_merge_to_one_run() {
         "each segment says how late it started"
     );
 }
+
+/// Runs `servelab load ARGS` and returns (exit code, stderr).
+fn load_fails(args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_servelab"))
+        .arg("load")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// An https:// URL on a plain-HTTP server, and a --cacert that is not a
+/// certificate: each one line `servelab: error: ...`, status 2, at once.
+#[test]
+fn tls_mistakes_are_one_clear_line() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // A plain-HTTP server: it answers whatever comes with a 400 and closes.
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            let mut buf = [0u8; 4096];
+            let _ = conn.read(&mut buf);
+            let _ = conn.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+        }
+    });
+    let url = format!("https://127.0.0.1:{port}/");
+    let (code, err) = load_fails(&[&url, "-n", "5", "-c", "1", "-q", "--insecure"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("servelab: error: TLS handshake with 127.0.0.1:"),
+        "{err}"
+    );
+    assert!(err.contains("http://"), "{err}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let bogus = dir.path().join("ca.pem");
+    std::fs::write(&bogus, "not a certificate\n").unwrap();
+    let (code, err) = load_fails(&[&url, "-n", "1", "--cacert", bogus.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("servelab: error: --cacert "), "{err}");
+    assert!(err.contains("no PEM certificate"), "{err}");
+}

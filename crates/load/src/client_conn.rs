@@ -22,6 +22,9 @@ pub(crate) enum ConnState {
     Idle,
     /// Non-blocking connect in progress; the request waits for it.
     Connecting,
+    /// `https://`: connected, the TLS handshake in progress; the request waits
+    /// for it.
+    Handshaking,
     /// The request is partly written; waiting for room in the send buffer.
     Writing,
     /// The request is written; reading the response.
@@ -80,6 +83,11 @@ impl Request {
 pub(crate) struct ClientConn {
     /// The connection, if open.
     pub sock: Option<OwnedFd>,
+    /// `https://`: the TLS session over `sock` (boxed: rustls's state is a
+    /// few KiB, and plain-HTTP connections should not carry it).
+    pub tls: Option<Box<rustls::ClientConnection>>,
+    /// Thread CPU spent on this connection's TLS handshake so far.
+    pub tls_cpu: Duration,
     /// Bumped for every new socket; travels in epoll's data so that an event for
     /// a socket closed earlier in the same batch is recognised and dropped.
     pub generation: u32,
@@ -97,6 +105,8 @@ pub(crate) struct ClientConn {
     pub session_left: u32,
     /// When the current connect started.
     pub connect_start: Instant,
+    /// When the current TLS handshake started (the TCP connect's end).
+    pub handshake_start: Instant,
     /// The address (index into the target's) being connected to or connected.
     pub addr_index: usize,
     /// Addresses tried in the current connect round.
@@ -115,6 +125,8 @@ impl ClientConn {
     pub(crate) fn new(rng: Pcg64Mcg, now: Instant) -> ClientConn {
         ClientConn {
             sock: None,
+            tls: None,
+            tls_cpu: Duration::ZERO,
             generation: 0,
             state: ConnState::Idle,
             timer: ConnTimer::default(),
@@ -125,6 +137,7 @@ impl ClientConn {
             closing: false,
             session_left: u32::MAX,
             connect_start: now,
+            handshake_start: now,
             addr_index: 0,
             addr_tries: 0,
             backoff: Duration::ZERO,
@@ -141,6 +154,7 @@ impl ClientConn {
         matches!(
             self.state,
             ConnState::Connecting
+                | ConnState::Handshaking
                 | ConnState::Writing
                 | ConnState::Reading
                 | ConnState::RetryWait

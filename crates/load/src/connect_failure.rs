@@ -7,6 +7,12 @@
 //! never connected carries a [`ConnectFailure`], the CLI prints it as its one
 //! error line (`connection refused to 127.0.0.1:1: is a server listening?`),
 //! and the run stops within about a second ([`NEVER_CONNECTED`]).
+//!
+//! For an `https://` target a connection is made when its TLS handshake
+//! completes, so a handshake that fails on every try is such a failure too, of
+//! kind `tls`: `TLS handshake with 127.0.0.1:8443 (localhost) failed: invalid
+//! peer certificate: UnknownIssuer: the certificate's issuer is not trusted:
+//! pass --cacert FILE ..., or --insecure ...`.
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -14,6 +20,8 @@ use std::time::Duration;
 
 use rustix::io::Errno;
 use serde::{Deserialize, Serialize};
+
+use crate::handshake_failure::HandshakeFailureKind;
 
 /// A run in which no connect has succeeded and at least one has failed stops
 /// this long after its start: long enough for a few connects per connection
@@ -33,6 +41,8 @@ pub enum ConnectFailureKind {
     TimedOut,
     /// Anything else (out of ports or file descriptors, ...); `os_error` says.
     Other,
+    /// The TCP connect succeeded, the TLS handshake did not; `tls` says why.
+    Tls,
 }
 
 /// The last failed connect of a run in which no connect succeeded.
@@ -42,8 +52,12 @@ pub struct ConnectFailure {
     pub addr: String,
     /// The kind of failure.
     pub kind: ConnectFailureKind,
-    /// The OS error number (`errno`).
-    pub os_error: i32,
+    /// The OS error number (`errno`); `null` for a TLS failure.
+    pub os_error: Option<i32>,
+    /// A TLS failure: its kind.
+    pub tls: Option<HandshakeFailureKind>,
+    /// A TLS failure: what rustls reported, and the server name it checked.
+    pub detail: Option<String>,
 }
 
 impl ConnectFailure {
@@ -60,7 +74,25 @@ impl ConnectFailure {
         ConnectFailure {
             addr: addr.to_string(),
             kind,
-            os_error: errno.raw_os_error(),
+            os_error: Some(errno.raw_os_error()),
+            tls: None,
+            detail: None,
+        }
+    }
+
+    /// A TLS handshake with `addr` that failed with `kind`; `detail` says
+    /// what rustls reported.
+    pub(crate) fn tls(
+        addr: SocketAddr,
+        kind: HandshakeFailureKind,
+        detail: String,
+    ) -> ConnectFailure {
+        ConnectFailure {
+            addr: addr.to_string(),
+            kind: ConnectFailureKind::Tls,
+            os_error: None,
+            tls: Some(kind),
+            detail: Some(detail),
         }
     }
 }
@@ -84,8 +116,17 @@ impl fmt::Display for ConnectFailure {
             ConnectFailureKind::Other => write!(
                 f,
                 "cannot connect to {addr}: {}",
-                std::io::Error::from_raw_os_error(self.os_error)
+                std::io::Error::from_raw_os_error(self.os_error.unwrap_or(0))
             ),
+            ConnectFailureKind::Tls => {
+                let kind = self.tls.unwrap_or(HandshakeFailureKind::Other);
+                let detail = self.detail.as_deref().unwrap_or("no detail");
+                write!(
+                    f,
+                    "TLS handshake with {addr} failed ({detail}): {}",
+                    kind.advice()
+                )
+            }
         }
     }
 }

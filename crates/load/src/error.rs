@@ -88,6 +88,10 @@ pub enum LoadError {
         /// What is wrong.
         why: String,
     },
+    /// A TLS setting is unusable (`--cacert` not a certificate, `--cert`
+    /// without `--key`, a key that does not match); the run does not start.
+    #[error("{0}")]
+    Tls(String),
     /// Reports given to `merge` cannot be merged (different histogram settings).
     #[error("cannot merge reports: {0}")]
     Merge(String),

@@ -18,11 +18,14 @@
 //!   address in turn, back off after a failed connect, send, read, complete,
 //!   fail, time out);
 //! - [`closed`]: closed users (quotas, think time, the ready queue);
-//! - [`open`]: the open workload (arrivals, the pool of connections, retries).
+//! - [`open`]: the open workload (arrivals, the pool of connections, retries);
+//! - [`tls_io`]: `https://`: the TLS handshake, and the request and response
+//!   through the rustls session.
 
 mod closed;
 mod exchange;
 mod open;
+mod tls_io;
 
 use std::collections::VecDeque;
 use std::os::fd::OwnedFd;
@@ -38,6 +41,7 @@ use servelab_dist::Dist;
 
 use crate::arrival::Schedule;
 use crate::client_conn::{ClientConn, ConnState};
+use crate::connect_failure::ConnectFailure;
 use crate::control::RunControl;
 use crate::expect_status::ExpectStatus;
 use crate::metrics::Recorder;
@@ -122,8 +126,11 @@ pub(crate) struct LoopResult {
     /// The thread stopped early: its target was unreachable (see [`UNREACHABLE`]
     /// and [`NEVER_CONNECTED`](crate::connect_failure::NEVER_CONNECTED)).
     pub gave_up: bool,
-    /// The last connect that failed on every address, with the address and error.
-    pub last_connect_failure: Option<(std::net::SocketAddr, Errno)>,
+    /// The last connect that failed on every address (or TLS handshake that
+    /// failed).
+    pub last_connect_failure: Option<ConnectFailure>,
+    /// Whether a connection was ever made (for `https://`, a handshake completed).
+    pub connected: bool,
     /// CPU time (user + system) this thread used.
     pub cpu: Duration,
 }
@@ -158,8 +165,9 @@ struct ClientLoop {
     connected: bool,
     /// The last second of the run whose requests in flight were counted.
     sampled_second: Option<u64>,
-    /// The last connect that failed on every address, with the address and error.
-    last_connect_failure: Option<(std::net::SocketAddr, Errno)>,
+    /// The last connect that failed on every address (or TLS handshake that
+    /// failed).
+    last_connect_failure: Option<ConnectFailure>,
     // Open workload only:
     /// Retried requests whose wait is over, waiting for a connection. Fresh
     /// arrivals never wait here: they stay in `schedule` until a connection
@@ -184,7 +192,8 @@ struct ClientLoop {
     arrival_rng: Pcg64Mcg,
 }
 
-fn thread_cpu() -> Duration {
+/// This thread's CPU time (user + system), to the nanosecond.
+pub(crate) fn thread_cpu() -> Duration {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
     Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
@@ -200,6 +209,7 @@ pub(crate) fn run(cfg: LoopConfig, control: Arc<RunControl>) -> std::io::Result<
         ended,
         gave_up: w.gave_up,
         last_connect_failure: w.last_connect_failure,
+        connected: w.connected,
         recorder: w.rec,
         cpu: thread_cpu().saturating_sub(cpu0),
     })
@@ -509,9 +519,10 @@ impl ClientLoop {
             ConnState::Thinking => self.start_request(i, now),
             ConnState::RetryWait => self.attempt(i, now),
             ConnState::Backoff => self.reconnect(i, now),
-            ConnState::Connecting | ConnState::Writing | ConnState::Reading => {
-                self.timed_out(i, now)
-            }
+            ConnState::Connecting
+            | ConnState::Handshaking
+            | ConnState::Writing
+            | ConnState::Reading => self.timed_out(i, now),
             ConnState::Idle | ConnState::Stopped | ConnState::Parked => {}
         }
     }

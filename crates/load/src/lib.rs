@@ -121,6 +121,26 @@
 //!   both). GET and HEAD take no body; POST, PUT and PATCH without one send
 //!   `Content-Length: 0`; POST and PATCH are never sent again after a
 //!   keep-alive close.
+//! - HTTPS (`https://`, [`TlsOptions`]): rustls with the aws-lc-rs provider,
+//!   TLS 1.3 and 1.2, ALPN `http/1.1`, SNI from the URL's host (none for an IP
+//!   literal), verified against the system's trust store, or only
+//!   `--cacert FILE`, or not at all (`--insecure`); `--cert FILE --key FILE`
+//!   for mutual TLS. Sessions are resumed on reconnect (tickets or IDs in an
+//!   in-memory cache shared by the run's connections) unless `--tls-resume
+//!   off`. The event loop drives rustls's sans-I/O connection on its own
+//!   non-blocking socket (`tls`, `event_loop::tls_io`): a handshake is part of
+//!   connecting, and the request's latency includes it. A connection counts as
+//!   made once the server answers its first request over TLS (a TLS 1.3
+//!   server checks a client certificate after the client's side of the
+//!   handshake is done). A handshake that fails is an error of class
+//!   `tls_handshake` (by kind in `tls_failures`) that finishes no request: as
+//!   after a refused connect, the connection backs off and connects again, and
+//!   a run in which no handshake ever succeeds stops within about a second,
+//!   saying why in one line (`connect_failure` of kind `tls`: `TLS handshake
+//!   with 127.0.0.1:8443 failed (invalid peer certificate: UnknownIssuer;
+//!   server name localhost): the certificate's issuer is not trusted: pass
+//!   --cacert FILE with the CA that signed it, or --insecure to skip
+//!   verification`).
 //! - Several targets: a request picks one by weight; a connection carries only
 //!   requests for the server it was opened to.
 //! - Segments: `segment = I/N` runs the I-th of N equal shares of the users (or of
@@ -141,14 +161,16 @@
 //! error class of [`Errors`]: `reset`, `closed` (closed before any response
 //! byte), `timeout` (no retry left), `malformed`, `unexpected_status` (valid,
 //! but not an expected status), `io_other`. The two connect classes, `connect_refused`
-//! and `connect_other`, count failed connects, which finish no request. So:
+//! and `connect_other`, count failed connects, and `tls_handshake` failed TLS
+//! handshakes; these finish no request. So:
 //!
 //! - `scheduled == sent + never_sent` (`never_sent`: open arrivals no
 //!   connection took, and requests held at the end for a connection that never
 //!   opened);
 //! - `sent == completed + in_flight`;
 //! - `completed == ok + failed`;
-//! - `errors == failed + connect_refused + connect_other == errors.total()`;
+//! - `errors == failed + connect_refused + connect_other + tls_handshake ==
+//!   errors.total()`;
 //! - `latency.count == scheduled`: one corrected latency per request, from its
 //!   intended start to its response, to the error that ended it, or (unfinished)
 //!   to the end of the run.
@@ -158,11 +180,25 @@
 //! rate (`scheduled` per second) is saturated ([`Report::saturation`]): the
 //! summary warns that its latencies measure the client's backlog.
 //!
-//! # JSON schema `servelab-load/3`
+//! # JSON schema `servelab-load/4`
 //!
 //! `servelab load --json FILE` writes [`Report`] with serde; readers check
 //! `schema` first. Within a version fields may be added, never renamed or
 //! removed. All durations in histograms are integer microseconds.
+//!
+//! Version 4 (from 3), for HTTPS: new `tls_handshake` (a histogram beside
+//! `connect` and `ttfb`: from the TCP connect's end to the handshake's, us,
+//! completed handshakes), `tls_failures` (failed handshakes by kind),
+//! `tls_cpu_s`, `counts.tls_full`, `counts.tls_resumed`,
+//! `errors.tls_handshake` and `throughput.cpu_us_per_handshake`;
+//! `connect_failure` gained the kind `tls` with `tls` (the failure's kind) and
+//! `detail`, and its `os_error` is `null` for a TLS failure. `counts.connections`
+//! still counts TCP connects that succeeded. `tls_cpu_s` is the client's
+//! thread CPU (`CLOCK_THREAD_CPUTIME_ID`, nanoseconds) spent building each
+//! ClientHello and in every step that moved a handshake on (reading,
+//! decrypting, verifying, writing), summed over the handshakes that
+//! completed (the clock reads themselves, two per step, are included). A plain-HTTP run has an empty
+//! `tls_handshake` and a `null` `cpu_us_per_handshake`.
 //!
 //! Version 3 (from 2): `errors.non_2xx` became `errors.unexpected_status`,
 //! since a 3xx is ok by default (`run.expect_status`, new, says which statuses
@@ -180,7 +216,7 @@
 //!
 //! ```text
 //! {
-//!   "schema": "servelab-load/3",
+//!   "schema": "servelab-load/4",
 //!   "generator": "servelab-load 0.1.0",
 //!   "run": { "workload": "closed"|"open", "users", "rate", "arrival", "connections",
 //!            "session", "think", "targets": [[url, weight]], "method",
@@ -195,23 +231,35 @@
 //!   "unreachable": false,                     // gave up: never connected, or no connect for 10 s
 //!   "start_lag_ms": null | 1.2,               // with --start-at: how late it started
 //!   "connect_failure": null | { "addr": "127.0.0.1:1", "kind": "refused"|"unreachable"|
-//!                      "timed_out"|"other", "os_error": 111 },  // no connect ever succeeded
+//!                      "timed_out"|"other"|"tls", "os_error": 111|null,
+//!                      "tls": null|"unknown_issuer"|"name_mismatch"|"expired"|
+//!                             "not_yet_valid"|"bad_certificate"|"alert"|"not_tls"|
+//!                             "closed"|"other",
+//!                      "detail": null|"what rustls said; server name localhost" },
+//!                                           // no connection ever made
+//!   "tls_failures": { "unknown_issuer", "name_mismatch", "expired", "not_yet_valid",
+//!                     "bad_certificate", "alert", "not_tls", "closed", "other" },
+//!   "tls_cpu_s": 0.01,                        // client CPU in completed handshakes
 //!   "client_cpu_s": 1.2,
 //!   "counts": { "scheduled", "sent", "completed", "ok", "failed", "errors",
 //!               "in_flight", "never_sent", "attempts", "timeouts", "retries",
 //!               "close_retries",
-//!               "connections", "idle_closed", "bytes_sent", "bytes_received" },
+//!               "connections", "tls_full", "tls_resumed",
+//!               "idle_closed", "bytes_sent", "bytes_received" },
+//!                                           // bytes: on the wire (TLS: records)
 //!   "errors": { "connect_refused", "connect_other", "reset", "closed", "timeout",
-//!               "malformed", "unexpected_status", "io_other" },
+//!               "malformed", "unexpected_status", "io_other", "tls_handshake" },
 //!   "status": { "200": 990, "404": 10 },
 //!   "throughput": { "offered_per_s": null|R,  // open: scheduled per second
 //!                   "requests_per_s", "ok_per_s", "bytes_per_s",
-//!                   "cpu_us_per_request": null|us },
+//!                   "cpu_us_per_request": null|us,
+//!                   "cpu_us_per_handshake": null|us },  // tls_cpu_s / handshakes
 //!   "latency":             HISTOGRAM,  // intended start -> outcome (corrected): the
 //!                                      // response, the error, or the end of the run
 //!   "latency_uncorrected": HISTOGRAM,  // last send -> response end
 //!   "ttfb":                HISTOGRAM,  // send -> first response byte
 //!   "connect":             HISTOGRAM,  // TCP connect
+//!   "tls_handshake":       HISTOGRAM,  // TLS handshake (empty for http://)
 //!   "series": [ { "t": 0, "completed", "ok", "errors", "timeouts", "bytes",
 //!                 "stage": 0,                 // only with stages
 //!                 "in_flight": 4,             // as the second began (null: not sampled)
@@ -240,6 +288,7 @@
 
 pub mod connect_failure;
 pub mod expect_status;
+pub mod handshake_failure;
 pub mod histogram;
 pub mod metric;
 pub mod report;
@@ -260,11 +309,13 @@ mod progress;
 mod response;
 mod run;
 mod timer;
+mod tls;
 
 pub use coarse_histogram::CoarseHistogram;
 pub use connect_failure::{ConnectFailure, ConnectFailureKind};
 pub use error::LoadError;
 pub use expect_status::ExpectStatus;
+pub use handshake_failure::{HandshakeFailureKind, HandshakeFailures};
 pub use histogram::Histogram;
 pub use metric::Metric;
 pub use metrics::{Counts, Errors, Second};
@@ -276,3 +327,4 @@ pub use stages::{Stage, Stages};
 pub use start_at::StartAt;
 pub use target::{Method, Target, read_url_file};
 pub use threshold::{Threshold, Verdict};
+pub use tls::TlsOptions;

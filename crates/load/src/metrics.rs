@@ -25,6 +25,7 @@ use hdrhistogram::Histogram as Hdr;
 use serde::{Deserialize, Serialize};
 
 use crate::coarse_histogram::CoarseHistogram;
+use crate::handshake_failure::{HandshakeFailureKind, HandshakeFailures};
 use crate::histogram::new_hdr;
 
 /// Request and connection counters of a run.
@@ -62,8 +63,13 @@ pub struct Counts {
     /// answer (RFC 9112, 9.3.1; Apache's event MPM does this under load). Each
     /// is also an attempt; none is an error.
     pub close_retries: u64,
-    /// TCP connections opened (connect attempts that succeeded).
+    /// Connections opened: TCP connects that succeeded (for an `https://`
+    /// target, whether or not its TLS handshake then did).
     pub connections: u64,
+    /// TLS handshakes completed in full (no session resumed).
+    pub tls_full: u64,
+    /// TLS handshakes completed by resuming a session (a ticket or an ID).
+    pub tls_resumed: u64,
     /// Idle keep-alive connections closed by the server between requests.
     pub idle_closed: u64,
     /// Request bytes written.
@@ -87,6 +93,8 @@ impl Counts {
         self.retries += o.retries;
         self.close_retries += o.close_retries;
         self.connections += o.connections;
+        self.tls_full += o.tls_full;
+        self.tls_resumed += o.tls_resumed;
         self.idle_closed += o.idle_closed;
         self.bytes_sent += o.bytes_sent;
         self.bytes_received += o.bytes_received;
@@ -115,6 +123,9 @@ pub struct Errors {
     pub unexpected_status: u64,
     /// Any other socket error.
     pub io_other: u64,
+    /// TLS handshakes that failed (by kind in the report's `tls_failures`); as
+    /// the connect classes, errors that finish no request.
+    pub tls_handshake: u64,
 }
 
 impl Errors {
@@ -128,6 +139,7 @@ impl Errors {
             + self.malformed
             + self.unexpected_status
             + self.io_other
+            + self.tls_handshake
     }
 
     pub(crate) fn add(&mut self, o: &Errors) {
@@ -139,6 +151,7 @@ impl Errors {
         self.malformed += o.malformed;
         self.unexpected_status += o.unexpected_status;
         self.io_other += o.io_other;
+        self.tls_handshake += o.tls_handshake;
     }
 
     pub(crate) fn bump(&mut self, class: ErrorClass) {
@@ -150,6 +163,7 @@ impl Errors {
             ErrorClass::Timeout => &mut self.timeout,
             ErrorClass::Malformed => &mut self.malformed,
             ErrorClass::IoOther => &mut self.io_other,
+            ErrorClass::TlsHandshake => &mut self.tls_handshake,
         } += 1;
     }
 }
@@ -164,6 +178,7 @@ pub(crate) enum ErrorClass {
     Timeout,
     Malformed,
     IoOther,
+    TlsHandshake,
 }
 
 /// One second of the run's time series (seconds since the start of the run).
@@ -253,6 +268,13 @@ pub(crate) struct Recorder {
     pub ttfb: Hdr<u64>,
     /// TCP connect durations.
     pub connect: Hdr<u64>,
+    /// TLS handshake durations (completed handshakes), from the TCP connect
+    /// to the handshake's end.
+    pub tls_handshake: Hdr<u64>,
+    /// Thread CPU spent in completed TLS handshakes (see `tls_cpu_s` in the report).
+    pub tls_cpu: Duration,
+    /// Failed TLS handshakes by kind.
+    pub tls_failures: HandshakeFailures,
     pub counts: Counts,
     pub errors: Errors,
     pub status: Vec<u64>,
@@ -271,6 +293,9 @@ impl Recorder {
             latency_uncorrected: new_hdr(),
             ttfb: new_hdr(),
             connect: new_hdr(),
+            tls_handshake: new_hdr(),
+            tls_cpu: Duration::ZERO,
+            tls_failures: HandshakeFailures::default(),
             counts: Counts::default(),
             errors: Errors::default(),
             status: vec![0; STATUS_SLOTS],
@@ -390,6 +415,24 @@ impl Recorder {
         self.connect.saturating_record(us(took));
     }
 
+    /// A TLS handshake that completed after `took`, `resumed` or in full,
+    /// having cost this thread `cpu`.
+    pub(crate) fn handshake(&mut self, took: Duration, resumed: bool, cpu: Duration) {
+        if resumed {
+            self.counts.tls_resumed += 1;
+        } else {
+            self.counts.tls_full += 1;
+        }
+        self.tls_handshake.saturating_record(us(took));
+        self.tls_cpu += cpu;
+    }
+
+    /// A TLS handshake that failed: an error, but no request ends.
+    pub(crate) fn handshake_failed(&mut self, now: Instant, kind: HandshakeFailureKind) {
+        self.tls_failures.bump(kind);
+        self.connect_error(now, ErrorClass::TlsHandshake);
+    }
+
     /// Adds another thread's recorder into this one.
     pub(crate) fn absorb(&mut self, o: &Recorder) {
         // The histograms share bounds, so adding cannot fail.
@@ -397,6 +440,9 @@ impl Recorder {
         let _ = self.latency_uncorrected.add(&o.latency_uncorrected);
         let _ = self.ttfb.add(&o.ttfb);
         let _ = self.connect.add(&o.connect);
+        let _ = self.tls_handshake.add(&o.tls_handshake);
+        self.tls_cpu += o.tls_cpu;
+        self.tls_failures.add(&o.tls_failures);
         self.counts.add(&o.counts);
         self.errors.add(&o.errors);
         for (a, b) in self.status.iter_mut().zip(&o.status) {

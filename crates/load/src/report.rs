@@ -1,7 +1,7 @@
 //! The result of a run: [`Report`], its JSON form, its human summary, and merging.
 //!
 //! The JSON form is the contract with the lab and with `servelab load merge`; its
-//! schema is versioned by the `schema` field (`servelab-load/3`) and documented in
+//! schema is versioned by the `schema` field (`servelab-load/4`) and documented in
 //! the crate docs. A reader must check `schema` and refuse other versions; fields
 //! may be added within a version, never renamed or removed.
 
@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::connect_failure::{ConnectFailure, NEVER_CONNECTED};
 use crate::error::LoadError;
+use crate::handshake_failure::HandshakeFailures;
 use crate::histogram::Histogram;
 use crate::metric::Metric;
 use crate::metrics::{Counts, Errors, Recorder, STATUS_SLOTS, Second, add_series};
@@ -21,7 +22,7 @@ use crate::spec::{LoadSpec, Workload};
 use crate::stages::Stages;
 
 /// The schema version written in every report.
-pub const SCHEMA: &str = "servelab-load/3";
+pub const SCHEMA: &str = "servelab-load/4";
 
 /// Below this share of the offered rate, an open run's target is saturated.
 pub const SATURATED_BELOW: f64 = 0.95;
@@ -155,6 +156,9 @@ pub struct Throughput {
     /// Client CPU (user + system, all event-loop threads) per completed request,
     /// us (`null` when no request completed).
     pub cpu_us_per_request: Option<f64>,
+    /// Client thread CPU per completed TLS handshake (`tls_cpu_s` over
+    /// `counts.tls_full + counts.tls_resumed`), us; `null` without a handshake.
+    pub cpu_us_per_handshake: Option<f64>,
 }
 
 /// Everything a run measured. Serialises to the documented JSON schema.
@@ -209,6 +213,15 @@ pub struct Report {
     pub ttfb: Histogram,
     /// TCP connect time, us.
     pub connect: Histogram,
+    /// TLS handshake time, from the TCP connect's end to the handshake's,
+    /// us; completed handshakes only (empty for `http://`).
+    pub tls_handshake: Histogram,
+    /// Failed TLS handshakes by kind (`errors.tls_handshake` in all).
+    pub tls_failures: HandshakeFailures,
+    /// Client thread CPU spent in completed TLS handshakes, s: each
+    /// handshake's building of its ClientHello and every step that moved it
+    /// on, timed with the thread's CPU clock (`CLOCK_THREAD_CPUTIME_ID`, ns).
+    pub tls_cpu_s: f64,
     /// One entry per second of the run.
     pub series: Vec<Second>,
 }
@@ -254,6 +267,9 @@ impl Report {
             latency_uncorrected: Histogram::from_hdr(&rec.latency_uncorrected),
             ttfb: Histogram::from_hdr(&rec.ttfb),
             connect: Histogram::from_hdr(&rec.connect),
+            tls_handshake: Histogram::from_hdr(&rec.tls_handshake),
+            tls_failures: rec.tls_failures,
+            tls_cpu_s: rec.tls_cpu.as_secs_f64(),
             series: rec.series.clone(),
         };
         r.throughput = r.rates();
@@ -287,6 +303,10 @@ impl Report {
             bytes_per_s: self.counts.bytes_received as f64 / d,
             cpu_us_per_request: (self.counts.completed > 0)
                 .then(|| self.client_cpu_s * 1e6 / self.counts.completed as f64),
+            cpu_us_per_handshake: {
+                let n = self.counts.tls_full + self.counts.tls_resumed;
+                (n > 0).then(|| self.tls_cpu_s * 1e6 / n as f64)
+            },
         }
     }
 
@@ -357,6 +377,7 @@ impl Report {
             first.latency_uncorrected.to_hdr()?,
             first.ttfb.to_hdr()?,
             first.connect.to_hdr()?,
+            first.tls_handshake.to_hdr()?,
         ];
         for r in &reports[1..] {
             if r.run != first.run {
@@ -373,16 +394,20 @@ impl Report {
                 }
                 out.segments.push(s.clone());
             }
-            for (h, j) in
-                hists
-                    .iter_mut()
-                    .zip([&r.latency, &r.latency_uncorrected, &r.ttfb, &r.connect])
-            {
+            for (h, j) in hists.iter_mut().zip([
+                &r.latency,
+                &r.latency_uncorrected,
+                &r.ttfb,
+                &r.connect,
+                &r.tls_handshake,
+            ]) {
                 h.add(j.to_hdr()?)
                     .map_err(|e| LoadError::Merge(format!("{e:?}")))?;
             }
             out.counts.add(&r.counts);
             out.errors.add(&r.errors);
+            out.tls_failures.add(&r.tls_failures);
+            out.tls_cpu_s += r.tls_cpu_s;
             for (k, v) in &r.status {
                 *out.status.entry(k.clone()).or_insert(0) += v;
             }
@@ -395,8 +420,9 @@ impl Report {
                 (Some(a), Some(b)) => Some(a.max(b)),
                 (a, b) => a.or(b),
             };
-            if out.connect_failure.is_none() {
-                out.connect_failure.clone_from(&r.connect_failure);
+            // A run never connected only if no segment did.
+            if r.connect_failure.is_none() {
+                out.connect_failure = None;
             }
             out.client_cpu_s += r.client_cpu_s;
         }
@@ -405,14 +431,12 @@ impl Report {
                 .and_then(|(i, _)| i.parse::<u32>().ok())
                 .unwrap_or(0)
         });
-        if out.counts.connections > 0 {
-            out.connect_failure = None;
-        }
-        let [l, lu, t, c] = hists;
+        let [l, lu, t, c, h] = hists;
         out.latency = Histogram::from_hdr(&l);
         out.latency_uncorrected = Histogram::from_hdr(&lu);
         out.ttfb = Histogram::from_hdr(&t);
         out.connect = Histogram::from_hdr(&c);
+        out.tls_handshake = Histogram::from_hdr(&h);
         out.throughput = out.rates();
         out.finish_series();
         Ok(out)
@@ -560,6 +584,7 @@ impl Report {
         }
         hist_line(&mut s, "first byte", &self.ttfb);
         hist_line(&mut s, "connect", &self.connect);
+        hist_line(&mut s, "handshake", &self.tls_handshake);
         self.stage_lines(&mut s);
         self.summary_tail(s)
     }
@@ -612,6 +637,32 @@ impl Report {
             "  connections  {} opened, {} idle ones closed by the server",
             c.connections, c.idle_closed
         );
+        let handshakes = c.tls_full + c.tls_resumed;
+        if handshakes + self.tls_failures.total() > 0 {
+            let cpu = t
+                .cpu_us_per_handshake
+                .map_or(String::new(), |us| format!(", {us:.1} us client cpu each"));
+            let _ = writeln!(
+                s,
+                "  tls          {handshakes} handshakes: {} full, {} resumed{cpu}",
+                c.tls_full, c.tls_resumed
+            );
+            let failed: Vec<String> = self
+                .tls_failures
+                .by_kind()
+                .iter()
+                .filter(|(_, n)| *n > 0)
+                .map(|(k, n)| format!("{k} {n}"))
+                .collect();
+            if !failed.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "  tls failed   {} handshakes: {}",
+                    self.tls_failures.total(),
+                    failed.join(", ")
+                );
+            }
+        }
         let codes: Vec<String> = self
             .status
             .iter()
@@ -630,6 +681,7 @@ impl Report {
             ("malformed", e.malformed),
             ("unexpected status", e.unexpected_status),
             ("io other", e.io_other),
+            ("tls handshake", e.tls_handshake),
         ];
         let errs: Vec<String> = classes
             .iter()

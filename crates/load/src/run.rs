@@ -12,7 +12,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::connect_failure::ConnectFailure;
 use crate::control::RunControl;
 use crate::error::LoadError;
 use crate::event_loop::{self, LoopConfig, ThreadShare};
@@ -36,6 +35,7 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
         seg.method,
         &seg.headers,
         seg.body.as_ref(),
+        &seg.tls,
     )?);
     let picker = Picker::new(&seg.targets);
     let units = match seg.workload {
@@ -150,6 +150,7 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
     let mut ended = start;
     let mut first_err = None;
     let mut last_connect_failure = None;
+    let mut connected = false;
     for h in handles {
         match h.join() {
             Ok(Ok(r)) => {
@@ -157,6 +158,7 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
                 cpu += r.cpu;
                 unreachable |= r.gave_up;
                 last_connect_failure = last_connect_failure.or(r.last_connect_failure);
+                connected |= r.connected;
                 ended = ended.max(r.ended);
             }
             Ok(Err(e)) => first_err = first_err.or(Some(LoadError::Io(e))),
@@ -177,9 +179,9 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
     let mut report = Report::build(spec, &total, threads, started_unix_ms, elapsed, cpu);
     report.unreachable = unreachable;
     report.start_lag_ms = start_lag.map(|d| d.as_secs_f64() * 1e3);
-    if total.counts.connections == 0 {
-        report.connect_failure =
-            last_connect_failure.map(|(addr, errno)| ConnectFailure::new(addr, errno));
+    // No connection was ever made (for https, no handshake completed).
+    if !connected {
+        report.connect_failure = last_connect_failure;
     }
     Ok(report)
 }

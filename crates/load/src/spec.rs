@@ -209,6 +209,9 @@ pub struct LoadSpec {
     /// the answer (default; RFC 9112, 9.3.1). `false` counts it as an error
     /// of class `closed` (or `reset`).
     pub retry_on_close: bool,
+    /// TLS settings of `https://` targets (verification, client certificate,
+    /// resumption).
+    pub tls: crate::tls::TlsOptions,
     /// Draw a progress bar on stderr when it is a terminal.
     pub progress: bool,
     /// When set (by another thread, or by [`stop_on_signals`](crate::stop_on_signals)),
@@ -241,6 +244,7 @@ impl LoadSpec {
             stages: None,
             expect_status: ExpectStatus::default(),
             retry_on_close: true,
+            tls: crate::tls::TlsOptions::default(),
             progress: false,
             stop: None,
         }

@@ -22,6 +22,7 @@ use std::sync::Arc;
 use rand::Rng;
 
 use crate::error::LoadError;
+use crate::tls::{TlsOptions, TlsTarget, client_config, server_name};
 
 /// The largest request body, in bytes: far above what a load test posts, and
 /// low enough that a mistaken `--body /dev/zero` stops at once.
@@ -259,27 +260,30 @@ pub(crate) fn parse_url_list(text: &str) -> Result<Vec<UrlLine>, (usize, String)
 pub(crate) struct ParsedUrl {
     /// Host as written (name or address), for resolution.
     pub host: String,
-    /// Port (default 80).
+    /// Port (default 80, or 443 for `https`).
     pub port: u16,
+    /// `https://`: the connection speaks TLS.
+    pub tls: bool,
     /// The `Host` header value (`host` or `host:port`).
     pub authority: String,
     /// Path and query, starting with `/`.
     pub path: String,
 }
 
-/// Splits `http://host[:port][/path]`.
+/// Splits `http[s]://host[:port][/path]`.
 pub(crate) fn parse_url(url: &str) -> Result<ParsedUrl, LoadError> {
     let bad = |why: &str| LoadError::Url {
         url: url.to_string(),
         why: why.to_string(),
     };
-    let rest = if let Some(r) = url.strip_prefix("http://") {
-        r
-    } else if url.starts_with("https://") {
-        return Err(bad("https is not supported; use http://"));
+    let (rest, tls) = if let Some(r) = url.strip_prefix("http://") {
+        (r, false)
+    } else if let Some(r) = url.strip_prefix("https://") {
+        (r, true)
     } else {
-        return Err(bad("expected http://host[:port]/path"));
+        return Err(bad("expected http://host[:port]/path or https://..."));
     };
+    let default_port = if tls { 443 } else { 80 };
     let (authority, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
@@ -294,14 +298,14 @@ pub(crate) fn parse_url(url: &str) -> Result<ParsedUrl, LoadError> {
         let (h, after) = v6.split_once(']').ok_or_else(|| bad("unclosed `[`"))?;
         let port = match after.strip_prefix(':') {
             Some(p) => p.parse().map_err(|_| bad("bad port"))?,
-            None if after.is_empty() => 80,
+            None if after.is_empty() => default_port,
             None => return Err(bad("junk after `]`")),
         };
         (h.to_string(), port)
     } else {
         match authority.rsplit_once(':') {
             Some((h, p)) => (h.to_string(), p.parse().map_err(|_| bad("bad port"))?),
-            None => (authority.to_string(), 80),
+            None => (authority.to_string(), default_port),
         }
     };
     if host.is_empty() {
@@ -310,6 +314,7 @@ pub(crate) fn parse_url(url: &str) -> Result<ParsedUrl, LoadError> {
     Ok(ParsedUrl {
         host,
         port,
+        tls,
         authority: authority.to_string(),
         path: path.to_string(),
     })
@@ -332,6 +337,8 @@ pub(crate) struct Prepared {
     pub body: Arc<[u8]>,
     /// Whether responses carry no body (HEAD).
     pub head: bool,
+    /// `https://`: the TLS configuration and server name of its connections.
+    pub tls: Option<TlsTarget>,
 }
 
 /// Resolves the targets and builds their requests; `headers` are `Name: value`;
@@ -341,6 +348,7 @@ pub(crate) fn prepare(
     method: Method,
     headers: &[String],
     body: Option<&Arc<[u8]>>,
+    tls: &TlsOptions,
 ) -> Result<Vec<Prepared>, LoadError> {
     let mut extra = String::new();
     let mut has_host = false;
@@ -371,12 +379,32 @@ pub(crate) fn prepare(
         extra.push_str("\r\n");
     }
     let mut out: Vec<Prepared> = Vec::with_capacity(targets.len());
+    // Built once, for the first https target: every connection of the run
+    // shares it, and with it the session cache.
+    let mut config = None;
     for t in targets {
         let u = parse_url(&t.url)?;
         let addrs = resolve(&u.host, u.port)?;
+        let tls = if u.tls {
+            let config = match &config {
+                Some(c) => Arc::clone(c),
+                None => Arc::clone(config.insert(client_config(tls)?)),
+            };
+            let name = server_name(&u.host)?;
+            Some(TlsTarget { config, name })
+        } else {
+            None
+        };
+        // A connection carries requests for another target only to the same
+        // addresses, in the same scheme, under the same TLS server name.
+        let same_tls = |p: &Prepared| match (&p.tls, &tls) {
+            (None, None) => true,
+            (Some(a), Some(b)) => a.name == b.name,
+            _ => false,
+        };
         let server = out
             .iter()
-            .find(|p| p.addrs == addrs)
+            .find(|p| p.addrs == addrs && same_tls(p))
             .map_or(out.len(), |p| p.server);
         let host_line = if has_host {
             String::new()
@@ -401,6 +429,7 @@ pub(crate) fn prepare(
             close: format!("{head}Connection: close\r\n\r\n").into_bytes(),
             body,
             head: method == Method::Head,
+            tls,
         });
     }
     Ok(out)
@@ -499,13 +528,12 @@ mod tests {
         assert_eq!((u.port, u.path.as_str()), (80, "/"));
         let u = parse_url("http://[::1]:9/").unwrap();
         assert_eq!((u.host.as_str(), u.port), ("::1", 9));
-        for bad in [
-            "ftp://x/",
-            "https://x/",
-            "http:///",
-            "http://x:port/",
-            "http://x/a b",
-        ] {
+        let u = parse_url("https://localhost/x").unwrap();
+        assert_eq!((u.port, u.tls), (443, true));
+        let u = parse_url("https://[::1]:8443/").unwrap();
+        assert_eq!((u.host.as_str(), u.port, u.tls), ("::1", 8443, true));
+        assert!(!parse_url("http://a/").unwrap().tls);
+        for bad in ["ftp://x/", "http:///", "http://x:port/", "http://x/a b"] {
             assert!(parse_url(bad).is_err(), "{bad}");
         }
     }
@@ -532,35 +560,73 @@ mod tests {
     #[test]
     fn request_bytes_are_prebuilt() {
         let t = [Target::new("http://127.0.0.1:1/x")];
-        let p = prepare(&t, Method::Get, &["X-A: 1".to_string()], None).unwrap();
+        let p = prepare(
+            &t,
+            Method::Get,
+            &["X-A: 1".to_string()],
+            None,
+            &TlsOptions::default(),
+        )
+        .unwrap();
         assert_eq!(
             p[0].keep_alive,
             b"GET /x HTTP/1.1\r\nHost: 127.0.0.1:1\r\nX-A: 1\r\n\r\n"
         );
         assert!(p[0].close.ends_with(b"Connection: close\r\n\r\n"));
-        let p = prepare(&t, Method::Head, &["Host: h".to_string()], None).unwrap();
+        let p = prepare(
+            &t,
+            Method::Head,
+            &["Host: h".to_string()],
+            None,
+            &TlsOptions::default(),
+        )
+        .unwrap();
         assert_eq!(p[0].keep_alive, b"HEAD /x HTTP/1.1\r\nHost: h\r\n\r\n");
-        assert!(prepare(&t, Method::Get, &["nocolon".to_string()], None).is_err());
-        assert!(prepare(&t, Method::Get, &["A: b\r\nC: d".to_string()], None).is_err());
+        assert!(
+            prepare(
+                &t,
+                Method::Get,
+                &["nocolon".to_string()],
+                None,
+                &TlsOptions::default()
+            )
+            .is_err()
+        );
+        assert!(
+            prepare(
+                &t,
+                Method::Get,
+                &["A: b\r\nC: d".to_string()],
+                None,
+                &TlsOptions::default()
+            )
+            .is_err()
+        );
         // A body is framed by its length; a framing header of the user's is refused.
         let body: Arc<[u8]> = Arc::from(&b"{\"a\":1}"[..]);
-        let p = prepare(&t, Method::Post, &[], Some(&body)).unwrap();
+        let p = prepare(&t, Method::Post, &[], Some(&body), &TlsOptions::default()).unwrap();
         assert_eq!(
             p[0].keep_alive,
             b"POST /x HTTP/1.1\r\nHost: 127.0.0.1:1\r\nContent-Length: 7\r\n\r\n"
         );
         assert_eq!(&p[0].body[..], b"{\"a\":1}");
-        let p = prepare(&t, Method::Put, &[], None).unwrap();
+        let p = prepare(&t, Method::Put, &[], None, &TlsOptions::default()).unwrap();
         assert!(p[0].keep_alive.ends_with(b"Content-Length: 0\r\n\r\n"));
-        let p = prepare(&t, Method::Delete, &[], None).unwrap();
+        let p = prepare(&t, Method::Delete, &[], None, &TlsOptions::default()).unwrap();
         assert!(!p[0].keep_alive.windows(7).any(|w| w == b"Content"));
         let own = [Target {
             body: Some(Arc::from(&b"xy"[..])),
             ..Target::new("http://127.0.0.1:1/x")
         }];
-        let p = prepare(&own, Method::Post, &[], Some(&body)).unwrap();
+        let p = prepare(&own, Method::Post, &[], Some(&body), &TlsOptions::default()).unwrap();
         assert_eq!(&p[0].body[..], b"xy", "a URL's own body wins");
-        let e = prepare(&t, Method::Post, &["Content-Length: 3".into()], Some(&body));
+        let e = prepare(
+            &t,
+            Method::Post,
+            &["Content-Length: 3".into()],
+            Some(&body),
+            &TlsOptions::default(),
+        );
         assert!(matches!(e, Err(LoadError::FramingHeader(_))));
     }
 
@@ -619,7 +685,7 @@ mod tests {
             Target::new("http://127.0.0.1:2/b"),
             Target::new("http://127.0.0.1:1/c"),
         ];
-        let p = prepare(&t, Method::Get, &[], None).unwrap();
+        let p = prepare(&t, Method::Get, &[], None, &TlsOptions::default()).unwrap();
         let servers: Vec<usize> = p.iter().map(|p| p.server).collect();
         assert_eq!(servers, vec![0, 1, 0]);
     }

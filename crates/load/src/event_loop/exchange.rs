@@ -22,6 +22,7 @@ use std::io::IoSlice;
 
 use super::ClientLoop;
 use crate::client_conn::ConnState;
+use crate::connect_failure::ConnectFailure;
 use crate::metrics::ErrorClass;
 use crate::response::Feed;
 
@@ -50,7 +51,17 @@ fn connect_class(e: Errno) -> ErrorClass {
     }
 }
 
-fn io_class(e: Errno) -> ErrorClass {
+/// The class of a failed write: a broken pipe on a reused connection is a
+/// close that crossed the request (see [`ClientLoop::retry_on_close`]).
+pub(super) fn write_class(reused: bool, e: Errno) -> ErrorClass {
+    if reused && e == Errno::PIPE {
+        ErrorClass::Closed
+    } else {
+        io_class(e)
+    }
+}
+
+pub(super) fn io_class(e: Errno) -> ErrorClass {
     if e == Errno::CONNRESET || e == Errno::PIPE {
         ErrorClass::Reset
     } else {
@@ -86,8 +97,9 @@ impl ClientLoop {
         if s.sock.is_some()
             && self.cfg.targets[s.conn_target].server != self.cfg.targets[s.req.target].server
         {
-            s.sock = None;
+            self.close_sock(i);
         }
+        let s = &mut self.conns[i];
         if s.sock.is_some() {
             self.send(i, now);
         } else {
@@ -171,18 +183,29 @@ impl ClientLoop {
         }
     }
 
+    /// The TCP connect succeeded: send the request, or, for an `https://`
+    /// target, start the TLS handshake first.
     pub(super) fn on_connected(&mut self, i: usize, now: Instant) {
         let s = &mut self.conns[i];
         let took = now.saturating_duration_since(s.connect_start);
-        s.backoff = Duration::ZERO;
         self.preferred[s.req.target] = s.addr_index;
+        self.rec.connected(took);
+        if self.cfg.targets[s.conn_target].tls.is_some() {
+            return self.start_handshake(i, now);
+        }
+        self.usable(i, now);
+        self.send(i, now);
+    }
+
+    /// The connection can carry requests (for `https://`, its handshake is
+    /// done): the target is reachable.
+    pub(super) fn usable(&mut self, i: usize, now: Instant) {
+        self.conns[i].backoff = Duration::ZERO;
         self.last_connected = now;
         if !self.connected {
             self.connected = true;
             self.control.connected.store(true, Ordering::Relaxed);
         }
-        self.rec.connected(took);
-        self.send(i, now);
     }
 
     /// No address of the target accepted the connection: one error, not a
@@ -192,10 +215,23 @@ impl ClientLoop {
         self.close_sock(i);
         let class = last.map_or(ErrorClass::ConnectOther, |(_, e)| connect_class(e));
         self.rec.connect_error(now, class);
-        if last.is_some() && self.last_connect_failure.is_none() {
+        if let Some((addr, errno)) = last {
+            self.note_connect_failure(ConnectFailure::new(addr, errno));
+        }
+        self.back_off(i, now);
+    }
+
+    /// Keeps the failure that a run that never connects reports, and tells
+    /// the other threads that a connect has failed.
+    pub(super) fn note_connect_failure(&mut self, f: ConnectFailure) {
+        if self.last_connect_failure.is_none() {
             self.control.connect_failed.store(true, Ordering::Relaxed);
         }
-        self.last_connect_failure = last.or(self.last_connect_failure);
+        self.last_connect_failure = Some(f);
+    }
+
+    /// Waits out a growing backoff before connecting again for the same request.
+    pub(super) fn back_off(&mut self, i: usize, now: Instant) {
         let s = &mut self.conns[i];
         s.backoff = next_backoff(s.backoff);
         // Jitter, so that connections refused together do not all come back
@@ -229,6 +265,9 @@ impl ClientLoop {
     /// head and the body go out together in one `sendmsg`, then whatever of
     /// the body is left.
     pub(super) fn write_more(&mut self, i: usize, now: Instant) {
+        if self.conns[i].tls.is_some() {
+            return self.tls_write_more(i, now);
+        }
         let s = &mut self.conns[i];
         let p = &self.cfg.targets[s.req.target];
         let head = if s.closing { &p.close } else { &p.keep_alive };
@@ -255,11 +294,7 @@ impl ClientLoop {
                 Err(Errno::AGAIN) => return, // an EPOLLOUT edge will call us again
                 Err(Errno::INTR) => {}
                 Err(e) => {
-                    let class = if s.reused && e == Errno::PIPE {
-                        ErrorClass::Closed
-                    } else {
-                        io_class(e)
-                    };
+                    let class = write_class(s.reused, e);
                     return self.fail(i, now, class);
                 }
             }
@@ -297,6 +332,11 @@ impl ClientLoop {
                     }
                 }
             }
+            ConnState::Handshaking => {
+                if flags.intersects(F::IN | F::OUT | F::HUP | F::RDHUP | F::ERR) {
+                    self.handshake(i, now);
+                }
+            }
             ConnState::Writing => {
                 self.write_more(i, now);
                 if self.conns[i].state == ConnState::Reading
@@ -312,6 +352,10 @@ impl ClientLoop {
             }
             ConnState::Idle | ConnState::Thinking => {
                 if flags.intersects(F::IN | F::HUP | F::RDHUP | F::ERR) {
+                    // TLS 1.3 session tickets may come after the handshake.
+                    if s.tls.is_some() && self.tls_idle_read(i) {
+                        return;
+                    }
                     // The server closed an idle keep-alive connection (or sent bytes
                     // nobody asked for): drop it; the next request reconnects.
                     self.rec.counts.idle_closed += 1;
@@ -335,6 +379,9 @@ impl ClientLoop {
     /// short read, and a response completed on such a connection closes it.
     pub(super) fn on_readable(&mut self, i: usize, now: Instant, flags: epoll::EventFlags) {
         use epoll::EventFlags as F;
+        if self.conns[i].tls.is_some() {
+            return self.tls_on_readable(i, now, flags);
+        }
         let hup = flags.intersects(F::HUP | F::RDHUP | F::ERR);
         loop {
             let s = &mut self.conns[i];
@@ -343,15 +390,7 @@ impl ClientLoop {
             };
             match rustix::net::recv(sock, &mut self.buf[..], RecvFlags::empty()) {
                 Ok((0, _)) => {
-                    return match s.parser.eof() {
-                        Ok(true) => {
-                            // A body delimited by the close: the connection is gone.
-                            s.sock = None;
-                            self.complete(i, now)
-                        }
-                        Ok(false) => self.fail(i, now, ErrorClass::Closed),
-                        Err(_) => self.fail(i, now, ErrorClass::Malformed),
-                    };
+                    return self.on_eof(i, now);
                 }
                 Ok((n, _)) => {
                     if s.req.first_byte.is_none() {
@@ -378,6 +417,20 @@ impl ClientLoop {
                 Err(Errno::INTR) => {}
                 Err(e) => return self.fail(i, now, io_class(e)),
             }
+        }
+    }
+
+    /// The server closed the connection while a response was read: it is
+    /// complete (a body delimited by the close), cut short, or garbled.
+    pub(super) fn on_eof(&mut self, i: usize, now: Instant) {
+        match self.conns[i].parser.eof() {
+            Ok(true) => {
+                // A body delimited by the close: the connection is gone.
+                self.close_sock(i);
+                self.complete(i, now)
+            }
+            Ok(false) => self.fail(i, now, ErrorClass::Closed),
+            Err(_) => self.fail(i, now, ErrorClass::Malformed),
         }
     }
 
@@ -477,7 +530,10 @@ impl ClientLoop {
 
     pub(super) fn close_sock(&mut self, i: usize) {
         // Dropping the fd closes it, which also removes it from the epoll set.
+        // A TLS session ends with it: no close_notify, which costs a write
+        // and which a server may not wait for (RFC 8446, 6.1).
         self.conns[i].sock = None;
+        self.conns[i].tls = None;
     }
 }
 

@@ -19,3 +19,5 @@ mod open_rate;
 mod series;
 mod think_time;
 mod timeouts;
+mod tls;
+mod tls_server;
