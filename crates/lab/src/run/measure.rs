@@ -460,6 +460,13 @@ fn failures(counts: &servelab_load::Counts, errors: &servelab_load::Errors) -> O
             if connects == 1 { "" } else { "s" }
         ));
     }
+    if errors.tls_handshake > 0 {
+        parts.push(format!(
+            "{} TLS handshake{} failed",
+            errors.tls_handshake,
+            if errors.tls_handshake == 1 { "" } else { "s" }
+        ));
+    }
     (!parts.is_empty()).then(|| parts.join(", and "))
 }
 
