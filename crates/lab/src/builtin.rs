@@ -24,11 +24,19 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../../experiments/fork-thread-pool.toml"),
     ),
     ("model", include_str!("../../../experiments/model.toml")),
+    (
+        "model-cpu",
+        include_str!("../../../experiments/model-cpu.toml"),
+    ),
     ("seed002", include_str!("../../../experiments/seed002.toml")),
     ("engines", include_str!("../../../experiments/engines.toml")),
     (
         "overload",
         include_str!("../../../experiments/overload.toml"),
+    ),
+    (
+        "overload-cpu",
+        include_str!("../../../experiments/overload-cpu.toml"),
     ),
     (
         "timeslice",
