@@ -42,6 +42,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "timeslice",
         include_str!("../../../experiments/timeslice.toml"),
     ),
+    ("apache", include_str!("../../../experiments/apache.toml")),
 ];
 
 /// Finds an experiment: a built-in name, or a path to a `.toml` file.

@@ -48,6 +48,7 @@
 #![deny(missing_docs)]
 
 pub mod accuracy;
+pub mod apache;
 pub mod builtin;
 pub mod check;
 pub mod claim;
