@@ -24,6 +24,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../../experiments/fork-thread-pool.toml"),
     ),
     ("model", include_str!("../../../experiments/model.toml")),
+    (
+        "model-cpu",
+        include_str!("../../../experiments/model-cpu.toml"),
+    ),
     ("seed002", include_str!("../../../experiments/seed002.toml")),
     ("engines", include_str!("../../../experiments/engines.toml")),
     (
@@ -31,9 +35,14 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../../experiments/overload.toml"),
     ),
     (
+        "overload-cpu",
+        include_str!("../../../experiments/overload-cpu.toml"),
+    ),
+    (
         "timeslice",
         include_str!("../../../experiments/timeslice.toml"),
     ),
+    ("apache", include_str!("../../../experiments/apache.toml")),
 ];
 
 /// Finds an experiment: a built-in name, or a path to a `.toml` file.

@@ -792,6 +792,18 @@ mod tests {
                 "timeslice",
                 "The model holds: all 3 targets met over 2 points. Largest errors: throughput -3.85% (mean 3.85%), mean user response time -3.85% (mean 3.85%), median response time -3.85% (mean 3.85%), 99th percentile response time -3.85% (mean 3.85%).",
             ),
+            (
+                "model-cpu",
+                "The model holds: all 2 targets met over 2 points. Largest errors: throughput -3.85% (mean 3.85%), mean user response time -3.85% (mean 3.85%), 99th percentile response time -3.85% (mean 3.85%).",
+            ),
+            (
+                "overload-cpu",
+                "The model holds: all 3 targets met over 2 points. Largest errors: throughput -3.85% (mean 3.85%), goodput -3.85% (mean 3.85%), badput -3.85% (mean 3.85%), mean user response time -3.85% (mean 3.85%), mean response time per attempt -3.85% (mean 3.85%), 99th percentile response time -3.85% (mean 3.85%).",
+            ),
+            (
+                "apache",
+                "The model holds: all 3 targets met over 6 points. Largest errors: throughput -3.85% (mean 3.85%), goodput -3.85% (mean 3.85%), mean user response time -3.85% (mean 3.85%), mean response time per attempt -3.85% (mean 3.85%), 99th percentile response time -3.85% (mean 3.85%).",
+            ),
         ];
         assert_eq!(expected.len(), BUILTIN.len());
         let wrong: Vec<String> = expected

@@ -11,7 +11,8 @@
 //! - [`experiment`]: the TOML experiment format, its validation, the plan of its points
 //! - [`builtin`]: the experiments of `experiments/`, compiled in
 //! - [`run`]: running an experiment (servers, warm-up, repeats, progress, Ctrl-C)
-//! - [`server`], [`peer`], [`cpu`]: child processes, peer configs, CPU placement
+//! - [`server`], [`peer`], [`apache`], [`cpu`]: child processes, peer configs (Apache httpd
+//!   with its own whole configuration), CPU placement
 //! - [`sched`]: the kernel scheduler's slice and switch cost, for round-robin models
 //! - [`protocol`], [`check`]: the measurement protocol (warm-up, windows of time,
 //!   repeats until a precision) and the validity checks of every point
@@ -49,6 +50,7 @@
 #![deny(missing_docs)]
 
 pub mod accuracy;
+pub mod apache;
 pub mod builtin;
 pub mod check;
 pub mod claim;

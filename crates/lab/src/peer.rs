@@ -1,6 +1,7 @@
 //! Peer servers (nginx, lighttpd, h2o) for side-by-side comparisons: the command
 //! and the generated configuration of each (one worker, no access log, sendfile,
-//! keep-alive without limit).
+//! keep-alive without limit); and Apache httpd with each of its MPMs, as a
+//! server to predict (configured in [`crate::apache`]).
 //!
 //! A peer that is not installed is reported as unavailable; the lab never installs
 //! anything itself.
@@ -12,6 +13,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer};
 
+use crate::apache::Mpm;
+
 /// A peer server the lab knows how to configure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Peer {
@@ -21,18 +24,42 @@ pub enum Peer {
     Lighttpd,
     /// h2o, one thread.
     H2o,
+    /// Apache httpd, mpm_event with 4 threads and a CPU-burning Lua handler.
+    ApacheEvent,
+    /// Apache httpd, mpm_worker with 4 threads.
+    ApacheWorker,
+    /// Apache httpd, mpm_prefork with 4 processes.
+    ApachePrefork,
 }
 
 impl Peer {
     /// Every peer.
-    pub const ALL: &'static [Peer] = &[Peer::Nginx, Peer::Lighttpd, Peer::H2o];
+    pub const ALL: &'static [Peer] = &[
+        Peer::Nginx,
+        Peer::Lighttpd,
+        Peer::H2o,
+        Peer::ApacheEvent,
+        Peer::ApacheWorker,
+        Peer::ApachePrefork,
+    ];
 
-    /// Its name in experiment files, which is also its executable's.
+    /// Its name in experiment files.
     pub fn name(self) -> &'static str {
         match self {
             Peer::Nginx => "nginx",
             Peer::Lighttpd => "lighttpd",
             Peer::H2o => "h2o",
+            Peer::ApacheEvent => "apache-event",
+            Peer::ApacheWorker => "apache-worker",
+            Peer::ApachePrefork => "apache-prefork",
+        }
+    }
+
+    /// Its executable's name.
+    pub fn executable(self) -> &'static str {
+        match self {
+            Peer::ApacheEvent | Peer::ApacheWorker | Peer::ApachePrefork => "apache2",
+            p => p.name(),
         }
     }
 }
@@ -66,12 +93,12 @@ impl<'de> Deserialize<'de> for Peer {
 }
 
 /// Finds the peer's executable on PATH (and in the sbin directories, where
-/// Debian puts nginx).
+/// Debian puts nginx and apache2).
 pub fn find(peer: Peer) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .chain(["/usr/sbin", "/sbin", "/usr/local/sbin"].map(PathBuf::from))
-        .map(|d| d.join(peer.name()))
+        .map(|d| d.join(peer.executable()))
         .find(|p| p.is_file())
 }
 
@@ -83,6 +110,7 @@ pub fn command(
     port: u16,
     dir: &Path,
 ) -> std::io::Result<Vec<OsString>> {
+    let apache = |mpm| crate::apache::command(mpm, exe, root, port, dir);
     let (root, dir_s, exe_s) = (root.display(), dir.display(), exe.as_os_str().to_owned());
     match peer {
         Peer::Nginx => {
@@ -131,6 +159,9 @@ pub fn command(
             )?;
             Ok(vec![exe_s, "-c".into(), conf.into_os_string()])
         }
+        Peer::ApacheEvent => apache(Mpm::Event),
+        Peer::ApacheWorker => apache(Mpm::Worker),
+        Peer::ApachePrefork => apache(Mpm::Prefork),
     }
 }
 
@@ -161,6 +192,8 @@ mod tests {
                         "worker_processes"
                     } else if name == "h2o" {
                         "num-threads"
+                    } else if name.starts_with("apache") {
+                        "ServerRoot"
                     } else {
                         "server.port"
                     })

@@ -239,7 +239,8 @@ pub struct ServerSpec {
     /// A `servelab serve --engine` name.
     #[serde(default)]
     pub engine: Option<Spanned<EngineName>>,
-    /// A peer server instead: `nginx`, `lighttpd` or `h2o` (unavailable when absent).
+    /// A peer server instead: `nginx`, `lighttpd`, `h2o`, `apache-event`,
+    /// `apache-worker` or `apache-prefork` (unavailable when absent).
     #[serde(default)]
     pub peer: Option<Spanned<Peer>>,
     /// More `servelab serve` flags (templated).
