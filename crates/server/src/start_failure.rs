@@ -3,9 +3,10 @@
 //! The one-line `servelab: error: ...` on stderr is for people; its wording
 //! changes (clap's messages, a better hint), so a program must not sort
 //! failures by it. A program that starts `servelab serve` (the lab does) sets
-//! [`REPORT_ENV`] to a file path; on a failure before or while starting, the
-//! binary writes one [`StartFailure`] there as JSON and still prints the same
-//! human line and exits with status 2.
+//! [`REPORT_ENV`] to a file path; when `servelab serve` ends with an error
+//! (a flag error included; almost always at start), the binary writes one
+//! [`StartFailure`] there as JSON, and still prints the same human line and
+//! exits with status 2. Nothing is written when it ends well.
 //!
 //! An environment variable, not a flag: it reaches the binary even when the
 //! flags themselves are the failure (an unknown flag stops clap before any flag
