@@ -15,7 +15,9 @@
 //! (`servelab: error: ...`, with the cause chain joined by `: `) and exits with
 //! status 2. Flag errors come from clap and are printed the same way, on one
 //! line with clap's tip and the command whose `--help` to read ([`flag_error`]);
-//! `--help` and `--version` print as clap prints them and exit 0.
+//! `--help` and `--version` print as clap prints them and exit 0. A failed
+//! `serve` (flags included) is also written as a typed
+//! `servelab_server::StartFailure` where `SERVELAB_START_REPORT` says.
 
 // The `///` comments on flags are clap's help text, written for a terminal
 // (`results/<name>-<timestamp>`, `http://host[:port]/path`), not rustdoc markup.
@@ -103,10 +105,9 @@ fn flag_error(err: &clap::Error, command: &str) -> ExitCode {
             ExitCode::from(2)
         }
         _ => {
-            eprintln!(
-                "servelab: error: {}",
-                one_line(&err.render().to_string(), command)
-            );
+            let message = one_line(&err.render().to_string(), command);
+            eprintln!("servelab: error: {message}");
+            servelab_server::StartFailure::of_flag_error(err, message).report_if_asked();
             ExitCode::from(2)
         }
     }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use servelab_server::{Engine, ServeArgs, Server};
+use servelab_server::{Engine, ServeArgs, Server, StartFailure};
 
 /// Flags of `servelab serve`: the server crate's own, so that the lab checks
 /// an experiment's server `args` with this very parser.
@@ -14,8 +14,17 @@ pub(crate) struct Args {
     serve: ServeArgs,
 }
 
-/// Runs `servelab serve`.
+/// Runs `servelab serve`; a failure is also reported as a [`StartFailure`]
+/// to the program that asked for one.
 pub(crate) fn run(args: Args) -> anyhow::Result<()> {
+    let result = serve(args);
+    if let Err(err) = &result {
+        StartFailure::of_error(err.as_ref()).report_if_asked();
+    }
+    result
+}
+
+fn serve(args: Args) -> anyhow::Result<()> {
     let config = args.serve.into_config(|| {
         bundled_site().context("no --root given and the bundled site www/ was not found")
     })?;

@@ -22,6 +22,8 @@ use std::time::{Duration, Instant};
 use servelab_lab::builtin::BUILTIN;
 use servelab_lab::metric::Metric;
 use servelab_lab::results::{RunResults, Status};
+use servelab_lab::server::{ServerProcess, StartError, free_port};
+use servelab_server::{StartFailure, StartFailureKind};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -679,4 +681,66 @@ fn a_browser_opens_a_report_and_the_bundled_site_without_errors() {
         "the site's page and its resources were not all requested"
     );
     eprintln!("screenshots in {}", tmp.path().display());
+}
+
+/// Starts `servelab serve WORDS` on `port` the way the lab starts a server:
+/// how the lab sorts the failure, and the kind in the server's start report.
+fn start_serve(port: u16, words: &[&str]) -> (StartError, StartFailureKind) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut argv: Vec<std::ffi::OsString> =
+        vec![env!("CARGO_BIN_EXE_servelab").into(), "serve".into()];
+    argv.extend(
+        words
+            .iter()
+            .map(|w| w.replace("PORT", &port.to_string()).into()),
+    );
+    let placement = servelab_lab::cpu::Placement {
+        server: vec![],
+        load: vec![],
+    };
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let e = ServerProcess::start(&argv, port, dir.path(), &placement, &stop).unwrap_err();
+    let report = dir.path().join(format!("server-{port}.start.json"));
+    let failure = StartFailure::read(&report)
+        .unwrap()
+        .expect("a start report");
+    (e, failure.kind)
+}
+
+#[test]
+fn the_lab_sorts_a_failed_start_by_the_servers_typed_report() {
+    use StartError::{Failed, Unavailable};
+    let port = free_port().unwrap();
+    let (e, kind) = start_serve(port, &["--no-such-flag"]);
+    assert_eq!(kind, StartFailureKind::UnknownFlag);
+    assert!(
+        matches!(e, Unavailable(ref m) if m.contains("--no-such-flag")),
+        "{e:?}"
+    );
+    let (e, kind) = start_serve(port, &["--engine", "nginx"]);
+    assert_eq!(kind, StartFailureKind::UnknownEngine);
+    assert!(matches!(e, Unavailable(_)), "{e:?}");
+    let (e, kind) = start_serve(port, &["--workers", "many"]);
+    assert_eq!(kind, StartFailureKind::BadFlag);
+    assert!(matches!(e, Failed(_)), "{e:?}");
+    let missing = tempfile::tempdir().unwrap().path().join("gone");
+    let (e, kind) = start_serve(
+        port,
+        &["--root", missing.to_str().unwrap(), "--port", "PORT"],
+    );
+    assert_eq!(kind, StartFailureKind::RootMissing);
+    assert!(matches!(e, Failed(ref m) if m.contains("gone")), "{e:?}");
+
+    // A port in use: a socket bound but not listening (so that the lab does not
+    // take it for the server) and without SO_REUSEADDR (so the server's bind fails).
+    use rustix::net::{AddressFamily, SocketType, bind, getsockname, socket};
+    let held = socket(AddressFamily::INET, SocketType::STREAM, None).unwrap();
+    bind(&held, &std::net::SocketAddr::from(([127, 0, 0, 1], 0))).unwrap();
+    let port = match getsockname(&held).unwrap().try_into() {
+        Ok(std::net::SocketAddr::V4(a)) => a.port(),
+        other => panic!("bound {other:?}"),
+    };
+    let (e, kind) = start_serve(port, &["--addr", "127.0.0.1:PORT"]);
+    assert_eq!(kind, StartFailureKind::AddressInUse);
+    assert!(matches!(e, Failed(ref m) if m.contains("in use")), "{e:?}");
 }

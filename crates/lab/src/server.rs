@@ -2,7 +2,9 @@
 //! its own process group, waited for until it accepts connections, and always
 //! stopped (SIGTERM to the whole group, then SIGKILL) when dropped, so that a
 //! failed point, an error or Ctrl-C never leaves a server or a forked worker
-//! behind.
+//! behind. A server that exits before listening is sorted by the typed
+//! [`StartFailure`] that servelab writes where [`REPORT_ENV`] says, never by
+//! the wording of its stderr.
 
 use std::ffi::OsString;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
@@ -13,6 +15,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal, kill_process_group};
+
+use servelab_server::{REPORT_ENV, StartFailure, StartFailureKind};
 
 use crate::cpu;
 
@@ -55,8 +59,16 @@ impl ServerProcess {
         let stderr_path = dir.join(format!("server-{port}.stderr"));
         let stderr = std::fs::File::create(&stderr_path)
             .map_err(|e| StartError::Failed(format!("{}: {e}", stderr_path.display())))?;
+        let report = dir.join(format!("server-{port}.start.json"));
+        match std::fs::remove_file(&report) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(StartError::Failed(format!("{}: {e}", report.display())));
+            }
+            _ => {}
+        }
         let mut cmd = Command::new(&argv[0]);
         cmd.args(&argv[1..])
+            .env(REPORT_ENV, &report)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(stderr)
@@ -86,11 +98,16 @@ impl ServerProcess {
                 return Err(StartError::Interrupted);
             }
             if let Ok(Some(status)) = server.child.try_wait() {
-                let text = std::fs::read_to_string(&server.stderr).unwrap_or_default();
-                return Err(classify(
-                    &format!("exited with {status} before listening"),
-                    &text,
-                ));
+                let what = format!("exited with {status} before listening");
+                return Err(match StartFailure::read(&report) {
+                    Ok(Some(failure)) => sort(&what, failure),
+                    Ok(None) => StartError::Failed(with_line(&what, &server.stderr_tail())),
+                    Err(e) => StartError::Failed(format!(
+                        "{}; its start report {} is unreadable: {e}",
+                        with_line(&what, &server.stderr_tail()),
+                        report.display()
+                    )),
+                });
             }
             if TcpStream::connect_timeout(&server.addr, Duration::from_millis(200)).is_ok() {
                 return Ok(server);
@@ -156,27 +173,24 @@ pub fn free_port() -> std::io::Result<u16> {
         .port())
 }
 
-/// A start failure from what the server printed: an unknown flag or engine means the
-/// feature is not in this build (unavailable), anything else is a failure.
-fn classify(what: &str, stderr: &str) -> StartError {
-    let line = stderr
-        .lines()
-        .find(|l| l.contains("error"))
-        .or_else(|| stderr.lines().last())
-        .unwrap_or("")
-        .trim()
-        .to_string();
-    let missing = stderr.contains("unexpected argument")
-        || stderr.contains("invalid value") && stderr.contains("--engine");
-    let msg = if line.is_empty() {
+/// A start failure from the server's own report: a flag or engine that this
+/// build does not have means the point is unavailable, anything else failed.
+fn sort(what: &str, failure: StartFailure) -> StartError {
+    let msg = with_line(what, &failure.message);
+    match failure.kind {
+        StartFailureKind::UnknownFlag | StartFailureKind::UnknownEngine => {
+            StartError::Unavailable(format!("not in this build: {msg}"))
+        }
+        _ => StartError::Failed(msg),
+    }
+}
+
+/// `what: line`, or `what` when there is no line.
+fn with_line(what: &str, line: &str) -> String {
+    if line.trim().is_empty() {
         what.to_string()
     } else {
-        format!("{what}: {line}")
-    };
-    if missing {
-        StartError::Unavailable(format!("not in this build: {msg}"))
-    } else {
-        StartError::Failed(msg)
+        format!("{what}: {}", line.trim())
     }
 }
 
@@ -184,29 +198,53 @@ fn classify(what: &str, stderr: &str) -> StartError {
 mod tests {
     use super::*;
 
-    #[test]
-    fn unknown_flags_are_unavailable_and_other_errors_fail() {
-        let e = classify("exited", "error: unexpected argument '--delay' found\n");
-        assert!(matches!(e, StartError::Unavailable(m) if m.contains("--delay")));
-        let e = classify("exited", "servelab: error: address in use\n");
-        assert!(matches!(e, StartError::Failed(m) if m.contains("address in use")));
-    }
-
-    #[test]
-    fn a_server_that_exits_at_once_is_reported_with_its_stderr() {
+    /// Starts `sh -c script` as a server on a free port.
+    fn start_sh(script: &str) -> StartError {
         let dir = tempfile::tempdir().unwrap();
-        let argv: Vec<OsString> = ["sh", "-c", "echo 'error: no such engine' >&2; exit 3"]
-            .map(OsString::from)
-            .to_vec();
+        let argv: Vec<OsString> = ["sh", "-c", script].map(OsString::from).to_vec();
         let port = free_port().unwrap();
         let stop = AtomicBool::new(false);
         let placement = cpu::Placement {
             server: vec![],
             load: vec![],
         };
-        let e = ServerProcess::start(&argv, port, dir.path(), &placement, &stop).unwrap_err();
+        ServerProcess::start(&argv, port, dir.path(), &placement, &stop).unwrap_err()
+    }
+
+    #[test]
+    fn a_failed_start_is_sorted_by_the_report_not_by_stderr_wording() {
+        // The stderr says what the old wording match took for a missing flag;
+        // the report says the address is in use, and wins.
+        let e = start_sh(
+            r#"echo "error: unexpected argument '--delay' found" >&2
+            printf '{"kind":"address_in_use","message":"cannot listen"}' > "$SERVELAB_START_REPORT"
+            exit 2"#,
+        );
         assert!(
-            matches!(e, StartError::Failed(ref m) if m.contains("no such engine")),
+            matches!(e, StartError::Failed(ref m) if m.contains("cannot listen")),
+            "{e:?}"
+        );
+        let e = start_sh(
+            r#"echo "servelab: error: something" >&2
+            printf '{"kind":"unknown_engine","message":"no engine nginx"}' > "$SERVELAB_START_REPORT"
+            exit 2"#,
+        );
+        assert!(
+            matches!(e, StartError::Unavailable(ref m) if m.contains("no engine nginx")),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn a_server_that_exits_at_once_without_a_report_failed_with_its_stderr() {
+        let e = start_sh("echo \"error: unexpected argument '--delay' found\" >&2; exit 3");
+        assert!(
+            matches!(e, StartError::Failed(ref m) if m.contains("--delay")),
+            "{e:?}"
+        );
+        let e = start_sh("echo 'not json' > \"$SERVELAB_START_REPORT\"; exit 3");
+        assert!(
+            matches!(e, StartError::Failed(ref m) if m.contains("unreadable")),
             "{e:?}"
         );
     }

@@ -9,7 +9,8 @@
 //! Layout, by what you want to change:
 //! - what to serve and how: [`Config`], [`LogTarget`], [`LogMode`] (`config.rs`);
 //!   starting and stopping: [`Server`], [`Running`] (`server.rs`); errors that
-//!   stop a server: [`ServerError`] (`error.rs`)
+//!   stop a server: [`ServerError`] (`error.rs`), and the same as a value for
+//!   the program that started it: [`StartFailure`] (`start_failure.rs`)
 //! - how connections are accepted and given CPU: [`Engine`] (`engine.rs`) and
 //!   one file per engine in `engines/`
 //! - how a connection is driven (read, write, linger, close): `driver/`, one
@@ -72,6 +73,7 @@ mod service_time;
 mod shared;
 mod shutdown;
 mod spa;
+mod start_failure;
 mod stats;
 mod status;
 
@@ -85,5 +87,6 @@ pub use error::ServerError;
 pub use servelab_dist::Dist;
 pub use server::{Running, Server};
 pub use service_time::ServiceTimes;
+pub use start_failure::{REPORT_ENV, StartFailure, StartFailureKind};
 pub use stats::{Snapshot, Stats};
 pub use status::{ByClass, Connections, Requests, StatusDocument};
