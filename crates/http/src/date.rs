@@ -64,6 +64,31 @@ fn four(out: &mut [u8], v: u32) {
     two(&mut out[2..4], v % 100);
 }
 
+/// Days since 1970-01-01 of a proleptic Gregorian date (Hinnant's `days_from_civil`, the
+/// inverse of the conversion the formatters use), for parsers of absolute times.
+pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (i64::from(month) + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + i64::from(day) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// Formats seconds since the epoch as RFC 3339 in UTC, e.g. `2026-11-25T18:00:00Z`.
+pub fn fmt_rfc3339(unix_secs: u64) -> [u8; 20] {
+    let c = civil(unix_secs);
+    let mut out = *b"1970-01-01T00:00:00Z";
+    four(&mut out[..4], c.year);
+    two(&mut out[5..7], c.month);
+    two(&mut out[8..10], c.day);
+    two(&mut out[11..13], c.hour);
+    two(&mut out[14..16], c.min);
+    two(&mut out[17..19], c.sec);
+    out
+}
+
 /// Seconds since the Unix epoch, 0 for times before it.
 pub fn unix_secs(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
@@ -202,5 +227,17 @@ mod tests {
         assert_eq!(d.unix_secs(), 1_001);
         assert_eq!(d.http(), &fmt_http_date(at(1_001)));
         assert_eq!(d.clf(), &fmt_clf_date(1_001));
+    }
+
+    #[test]
+    fn rfc3339_and_days_from_civil_are_inverse() {
+        assert_eq!(&fmt_rfc3339(0), b"1970-01-01T00:00:00Z");
+        assert_eq!(&fmt_rfc3339(784_111_777), b"1994-11-06T08:49:37Z");
+        for (y, m, d) in [(1970, 1, 1), (2000, 2, 29), (2026, 11, 25), (2100, 3, 1)] {
+            let secs = days_from_civil(y, m, d) as u64 * 86_400;
+            let text = fmt_rfc3339(secs);
+            assert_eq!(&text[..10], format!("{y:04}-{m:02}-{d:02}").as_bytes());
+        }
+        assert_eq!(days_from_civil(1969, 12, 31), -1);
     }
 }

@@ -91,23 +91,12 @@ pub fn utc_now() -> (String, String) {
 }
 
 fn utc(secs: u64) -> (String, String) {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let (h, mi, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (
-        format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z"),
-        format!("{y:04}{m:02}{d:02}-{h:02}{mi:02}{s:02}"),
-    )
+    let text = servelab_http::date::fmt_rfc3339(secs);
+    let iso = String::from_utf8_lossy(&text).into_owned();
+    // YYYYMMDD-HHMMSS, for directory names: the digits of the same time.
+    let d: String = iso[..10].chars().filter(char::is_ascii_digit).collect();
+    let t: String = iso[11..19].chars().filter(char::is_ascii_digit).collect();
+    (iso, format!("{d}-{t}"))
 }
 
 #[cfg(test)]

@@ -10,15 +10,17 @@
 //!
 //! The parser takes what RFC 3339 (5.6) writes: `2026-11-25T18:00:00Z`, with
 //! optional fractions of a second and a numeric offset (`+01:00`), `t`/`z` in
-//! lower case, and a space in place of the `T`. It is small and exact
-//! (days from the civil date, as in Howard Hinnant's `days_from_civil`), which
-//! spares the workspace a date crate for one field.
+//! lower case, and a space in place of the `T`. It is small and exact: the
+//! calendar is `servelab_http::date` (days from the civil date, and the RFC 3339
+//! formatter), the same one the server's dates use, which spares the workspace a
+//! date crate for one field.
 
 use std::fmt;
 use std::str::FromStr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::error::LoadError;
+use servelab_http::date::{days_from_civil, fmt_rfc3339};
 
 /// The furthest ahead a start may be: a run that waits longer is a mistake
 /// (a wrong date), not a plan.
@@ -27,30 +29,6 @@ pub const MAX_AHEAD: Duration = Duration::from_secs(24 * 3600);
 /// A start time, UTC.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct StartAt(pub SystemTime);
-
-/// Days since 1970-01-01 of a proleptic Gregorian date.
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (i64::from(m) + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// The civil date of a day count since 1970-01-01.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
 
 fn days_in_month(y: i64, m: u32) -> u32 {
     match m {
@@ -136,17 +114,10 @@ impl FromStr for StartAt {
 impl fmt::Display for StartAt {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let since = self.0.duration_since(UNIX_EPOCH).unwrap_or_default();
-        let secs = since.as_secs() as i64;
-        let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
-        let s = secs.rem_euclid(86_400);
-        write!(
-            f,
-            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
-            s / 3600,
-            s % 3600 / 60,
-            s % 60,
-            since.subsec_millis()
-        )
+        let text = fmt_rfc3339(since.as_secs());
+        // "YYYY-MM-DDTHH:MM:SS" (ASCII digits), then the milliseconds and the zone.
+        let seconds = std::str::from_utf8(&text[..19]).map_err(|_| fmt::Error)?;
+        write!(f, "{seconds}.{:03}Z", since.subsec_millis())
     }
 }
 
