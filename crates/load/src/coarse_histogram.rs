@@ -4,7 +4,8 @@
 //! 40 KiB each: fine four times per run, too much once per second per thread
 //! for an hour. A timeline needs less: which second the p99 went up in, and by
 //! about how much. So each second keeps counts in log-linear buckets, 8 per
-//! power of two (values below 16 us exact), at most 256 of them: a bucket's
+//! power of two (values below 16 us exact), at most 496 of them (any u64; 240
+//! for latencies up to an hour): a bucket's
 //! midpoint is within 1/16 (6.25%) of any value in it. The counts are written
 //! sparse (`[[bucket, count], ...]`), so segments and threads add exactly, and
 //! the per-second `p50_us`/`p99_us` are recomputed from the sums.
