@@ -6,32 +6,8 @@ use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-fn servelab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_servelab"))
-}
-
-/// Starts `servelab serve` with `args` on a free port; returns the child and its address.
-fn serve(args: &[&str]) -> (Child, SocketAddr) {
-    let mut child = servelab()
-        .args(["serve", "--port", "0"])
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stderr.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    // servelab: serving ROOT on http://ADDR (engine E, N workers)
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|s| s.split(' ').next())
-        .unwrap_or_else(|| panic!("unexpected start line: {line:?}"));
-    assert!(line.starts_with("servelab: serving "), "{line}");
-    (child, addr.parse().unwrap())
-}
+mod support;
+use support::{serve, servelab};
 
 fn sigterm(child: &Child) {
     rustix::process::kill_process(

@@ -5,6 +5,8 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::process::{Command, Stdio};
 
+mod support;
+
 /// `--body @-` reads the body from standard input and sends it whole.
 #[test]
 fn a_body_from_standard_input_is_sent_with_its_length() {
@@ -65,25 +67,9 @@ fn a_body_from_standard_input_is_sent_with_its_length() {
 
 /// Starts `servelab serve` on a free port over `root`; returns it and its address.
 fn serve(root: &std::path::Path) -> (std::process::Child, String) {
-    use std::io::{BufRead, BufReader};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_servelab"))
-        .args(["serve", "--port", "0", "--log", "off", "--workers", "8"])
-        .arg(root)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stderr.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    // servelab: serving ROOT on http://ADDR (engine E, N workers)
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|s| s.split(' ').next())
-        .unwrap_or_else(|| panic!("unexpected start line: {line:?}"))
-        .to_string();
-    (child, addr)
+    let root = root.to_str().unwrap();
+    let (child, addr) = support::serve(&["--log", "off", "--workers", "8", root]);
+    (child, addr.to_string())
 }
 
 /// The shell command of the first container of a manifest (`- exec ...`),

@@ -6,50 +6,38 @@
 //! request, plus the HTTP work of a debug build) within a wide band, and the
 //! files to exist and parse.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
+
+mod support;
 
 /// A server on port 0 that burns exponential CPU of mean 5 ms per request;
-/// killed when dropped.
+/// killed when dropped, its site removed after it.
 struct Server {
     child: Child,
     url: String,
+    /// The site it serves (it reads its files at each request).
+    _root: tempfile::TempDir,
 }
 
 impl Server {
     fn start() -> Server {
         let root = tempfile::tempdir().unwrap();
         std::fs::write(root.path().join("index.html"), "hello\n").unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_servelab"))
-            .args([
-                "serve",
-                "--engine",
-                "event",
-                "--workers",
-                "2",
-                "--work",
-                "exp:5ms",
-            ])
-            .args(["--port", "0", "--log", "off"])
-            .arg(root.path())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stderr.as_mut().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        // The server reads its files at each request: keep the root alive.
-        std::mem::forget(root);
-        let addr = line
-            .split("http://")
-            .nth(1)
-            .and_then(|s| s.split(' ').next())
-            .unwrap_or_else(|| panic!("unexpected start line: {line:?}"))
-            .to_string();
+        let (child, addr) = support::serve(&[
+            "--engine",
+            "event",
+            "--workers",
+            "2",
+            "--work",
+            "exp:5ms",
+            "--log",
+            "off",
+            root.path().to_str().unwrap(),
+        ]);
         Server {
             child,
             url: format!("http://{addr}/"),
+            _root: root,
         }
     }
 
