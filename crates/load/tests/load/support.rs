@@ -45,8 +45,51 @@ pub struct TinyServer {
     pub paths: Arc<Mutex<Vec<String>>>,
     /// The method and body (by `Content-Length`) of every request, in arrival order.
     pub bodies: Arc<Mutex<Vec<Seen>>>,
+    _acceptor: Acceptor,
+}
+
+/// A listener's accept loop on a thread of its own, a thread per connection
+/// running `serve`; dropping it stops the loop (a connect wakes it) and joins it.
+pub struct Acceptor {
+    addr: SocketAddr,
     stop: Arc<AtomicBool>,
     accept: Option<JoinHandle<()>>,
+}
+
+impl Acceptor {
+    pub fn start(
+        listener: TcpListener,
+        serve: impl Fn(TcpStream) + Send + Clone + 'static,
+    ) -> Acceptor {
+        let addr = listener.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let st = stop.clone();
+        let accept = std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                if st.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(conn) = conn else { continue };
+                let serve = serve.clone();
+                std::thread::spawn(move || serve(conn));
+            }
+        });
+        Acceptor {
+            addr,
+            stop,
+            accept: Some(accept),
+        }
+    }
+}
+
+impl Drop for Acceptor {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect(self.addr); // wake the accept loop
+        if let Some(h) = self.accept.take() {
+            let _ = h.join();
+        }
+    }
 }
 
 impl TinyServer {
@@ -55,26 +98,17 @@ impl TinyServer {
         let addr = listener.local_addr().unwrap();
         let accepted = Arc::new(AtomicU64::new(0));
         let requests = Arc::new(AtomicU64::new(0));
-        let stop = Arc::new(AtomicBool::new(false));
         let paths = Arc::new(Mutex::new(Vec::new()));
         let bodies = Arc::new(Mutex::new(Vec::new()));
-        let (acc, req, st, pa, bo) = (
+        let (acc, req, pa, bo) = (
             accepted.clone(),
             requests.clone(),
-            stop.clone(),
             paths.clone(),
             bodies.clone(),
         );
-        let accept = std::thread::spawn(move || {
-            for conn in listener.incoming() {
-                if st.load(Ordering::SeqCst) {
-                    break;
-                }
-                let Ok(conn) = conn else { continue };
-                acc.fetch_add(1, Ordering::SeqCst);
-                let (req, pa, bo) = (req.clone(), pa.clone(), bo.clone());
-                std::thread::spawn(move || serve(conn, behavior, &req, &pa, &bo));
-            }
+        let acceptor = Acceptor::start(listener, move |conn| {
+            acc.fetch_add(1, Ordering::SeqCst);
+            serve(conn, behavior, &req, &pa, &bo);
         });
         TinyServer {
             addr,
@@ -82,23 +116,12 @@ impl TinyServer {
             requests,
             paths,
             bodies,
-            stop,
-            accept: Some(accept),
+            _acceptor: acceptor,
         }
     }
 
     pub fn url(&self) -> String {
         format!("http://{}/file", self.addr)
-    }
-}
-
-impl Drop for TinyServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect(self.addr); // wake the accept loop
-        if let Some(h) = self.accept.take() {
-            let _ = h.join();
-        }
     }
 }
 

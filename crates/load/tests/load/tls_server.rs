@@ -9,12 +9,13 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::thread::JoinHandle;
 
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use rustls::server::WebPkiClientVerifier;
 use rustls::{RootCertStore, ServerConfig, ServerConnection, StreamOwned};
+
+use crate::support::Acceptor;
 
 /// A CA and a server certificate it signed, written as PEM files in a
 /// temporary directory.
@@ -101,8 +102,7 @@ pub struct TlsServer {
     pub requests: Arc<AtomicU64>,
     /// Whether every handshake negotiated ALPN `http/1.1`.
     pub alpn_ok: Arc<AtomicBool>,
-    stop: Arc<AtomicBool>,
-    accept: Option<JoinHandle<()>>,
+    _acceptor: Acceptor,
 }
 
 impl TlsServer {
@@ -116,24 +116,14 @@ impl TlsServer {
         let resumed = Arc::new(AtomicU64::new(0));
         let requests = Arc::new(AtomicU64::new(0));
         let alpn_ok = Arc::new(AtomicBool::new(true));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (h, r, q, a, st) = (
+        let (h, r, q, a) = (
             handshakes.clone(),
             resumed.clone(),
             requests.clone(),
             alpn_ok.clone(),
-            stop.clone(),
         );
-        let accept = std::thread::spawn(move || {
-            for conn in listener.incoming() {
-                if st.load(Ordering::SeqCst) {
-                    break;
-                }
-                let Ok(conn) = conn else { continue };
-                let (config, h, r, q, a) =
-                    (config.clone(), h.clone(), r.clone(), q.clone(), a.clone());
-                std::thread::spawn(move || serve(conn, config, &h, &r, &q, &a));
-            }
+        let acceptor = Acceptor::start(listener, move |conn| {
+            serve(conn, config.clone(), &h, &r, &q, &a);
         });
         TlsServer {
             addr,
@@ -141,24 +131,13 @@ impl TlsServer {
             resumed,
             requests,
             alpn_ok,
-            stop,
-            accept: Some(accept),
+            _acceptor: acceptor,
         }
     }
 
     /// `https://HOST:PORT/file`.
     pub fn url(&self, host: &str) -> String {
         format!("https://{host}:{}/file", self.addr.port())
-    }
-}
-
-impl Drop for TlsServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect(self.addr); // wake the accept loop
-        if let Some(h) = self.accept.take() {
-            let _ = h.join();
-        }
     }
 }
 
