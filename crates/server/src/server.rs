@@ -99,9 +99,12 @@ impl Server {
                 .shutdown
                 .wake_writer()
                 .map_err(ServerError::io("creating the signal pipe"))?;
-            signal_hook::low_level::pipe::register(sig, fd)
-                .map_err(ServerError::io("installing a signal handler"))?;
+            // The flag first, then the pipe: signal-hook runs a signal's actions
+            // in the order they were registered, and a loop woken by the pipe
+            // must already see shutdown requested, or it waits out its timer.
             signal_hook::flag::register(sig, self.site.shutdown.signal_flag())
+                .map_err(ServerError::io("installing a signal handler"))?;
+            signal_hook::low_level::pipe::register(sig, fd)
                 .map_err(ServerError::io("installing a signal handler"))?;
         }
         let reopen = self

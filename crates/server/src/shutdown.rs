@@ -90,9 +90,13 @@ impl Shutdown {
 
     /// Asks for shutdown: wakes every loop and closes idle connections. Idempotent.
     pub(crate) fn trigger(&self) {
-        // A full pipe already wakes everyone, so a failed write loses nothing.
+        // The flag before the wake-up: a loop the pipe wakes must already see
+        // shutdown requested (an idle connection's deadline becomes now), or
+        // it goes back to sleep until its old timer. A full pipe already wakes
+        // everyone, so a failed write loses nothing.
+        let first = !self.requested.swap(true, SeqCst);
         let _ = rustix::io::write(&self.wake_wr, &[1]);
-        if !self.requested.swap(true, SeqCst) {
+        if first {
             self.registry.close_idle();
         }
     }
