@@ -171,6 +171,12 @@ pub struct Window {
     pub unfinished: u64,
     /// TCP connections the load generator opened.
     pub connections: u64,
+    /// Seconds the users spent in TCP connects, all connects added (the
+    /// load's connect histogram: mean times count). The latency R does not
+    /// hold all of it, so Little's law counts it apart. `0` in a run stored
+    /// before this field.
+    #[serde(default)]
+    pub connect_total_s: f64,
     /// Mean time from a request's intended start to its outcome, seconds
     /// (unfinished requests to the end of the window).
     pub mean_response_s: f64,
@@ -197,6 +203,7 @@ impl Window {
             timeouts: c.timeouts,
             unfinished: c.in_flight + c.never_sent,
             connections: c.connections,
+            connect_total_s: report.connect.mean * report.connect.count as f64 / 1e6,
             mean_response_s: report.latency.mean / 1e6,
             client_cpu_s: report.client_cpu_s,
             client_threads: u32::try_from(report.threads).unwrap_or(u32::MAX),

@@ -84,6 +84,7 @@ mod tests {
             timeouts: 0,
             unfinished: 0,
             connections: 0,
+            connect_total_s: 0.0,
             mean_response_s: 0.0,
             client_cpu_s: 0.0,
             client_threads: 1,
