@@ -278,12 +278,14 @@ fn measure_repeat(
     if ctx.stop.load(Ordering::Relaxed) {
         return Err(PointFailure::interrupted());
     }
-    // With client timeouts, no success can be the result itself (goodput
-    // collapses under overload) as long as the server answered something;
-    // without them, it means the server is broken.
-    let answered = report.status.values().sum::<u64>() > 0;
-    let collapse_allowed = load.timeout.is_some() && answered && srv.alive();
-    if report.counts.ok == 0 && !collapse_allowed {
+    let answered = report.status.values().sum::<u64>();
+    let collapse = is_collapse(
+        load.timeout.is_some(),
+        answered,
+        report.counts.timeouts,
+        srv.alive(),
+    );
+    if report.counts.ok == 0 && !collapse {
         let died = if srv.alive() {
             String::new()
         } else {
@@ -298,6 +300,18 @@ fn measure_repeat(
     }
     let cpu = cpu0.per_request_us(cpu1, report.counts.completed);
     Ok((report, cpu))
+}
+
+/// Whether a repeat in which no request succeeded is a measured collapse
+/// (goodput 0, its throughput and badput as measured) rather than a broken
+/// server: the clients had timeouts, the server is alive, and it answered
+/// something or the clients gave up on their timeouts. A total collapse
+/// (overload-cpu, policy finish, 63 users) answers every request after its
+/// client has gone, so the clients see timeouts and no status at all.
+/// `answered` counts the responses of any status, `timeouts` the attempts
+/// the clients abandoned.
+fn is_collapse(has_timeout: bool, answered: u64, timeouts: u64, alive: bool) -> bool {
+    has_timeout && alive && (answered > 0 || timeouts > 0)
 }
 
 /// Reads the server's counters twice during a repeat of length `d` (sent at
@@ -529,5 +543,25 @@ mod tests {
             "1 connect failed (each retried for the same request)"
         );
         assert_eq!(failures(&only_connects, &Errors::default()), None);
+    }
+
+    /// Regression: overload-cpu's policy finish at 63 users finished no
+    /// request in time and got no answer of any status before its clients
+    /// gave up, and the point was recorded as failed; it is a measured
+    /// collapse (goodput 0).
+    #[test]
+    fn a_total_collapse_is_a_measured_point_and_a_broken_server_is_not() {
+        // Every attempt timed out, no status seen: a collapse.
+        assert!(is_collapse(true, 0, 640, true));
+        // Some 503s and no success: a collapse too.
+        assert!(is_collapse(true, 12, 0, true));
+        // No timeouts configured: nothing succeeding means a broken server.
+        assert!(!is_collapse(false, 0, 0, true));
+        assert!(!is_collapse(false, 12, 0, true));
+        // A dead server is a failure, whatever the clients saw.
+        assert!(!is_collapse(true, 0, 640, false));
+        // Timeouts configured, but nothing answered and nothing timed out
+        // (every connect refused): broken.
+        assert!(!is_collapse(true, 0, 0, true));
     }
 }
