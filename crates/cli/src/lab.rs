@@ -74,15 +74,25 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
         LabCommand::List => {
             // Planned against a placeholder directory: nothing is created.
             let tmp = std::path::Path::new("/tmp/servelab-lab");
+            let mut estimates = Vec::new();
             for (name, _) in builtin::BUILTIN {
                 let exp = builtin::load(name)?;
+                let full = exp.plan(false, None, tmp)?;
+                let estimate = servelab_lab::estimate::Estimate::of(&full);
                 println!(
-                    "{name:<18} {:>4} points ({:>3} with --quick)  {}",
-                    exp.plan(false, None, tmp)?.points.len(),
+                    "{name:<18} {:>4} points ({:>3} with --quick)  full run {:<16} {}",
+                    full.points.len(),
                     exp.plan(true, None, tmp)?.points.len(),
+                    estimate.to_string(),
                     exp.title
                 );
+                estimates.push(estimate);
             }
+            let total = servelab_lab::estimate::Estimate::total(&estimates);
+            println!(
+                "{:<18} {:>4} measured points          full runs {total} (fewest repeats..cap)",
+                "total", total.measured
+            );
             Ok(())
         }
         LabCommand::Run {

@@ -19,6 +19,7 @@
 //! - `stats`: Student-t intervals and Welch's t-test
 //! - [`results`], [`machine`], [`metric`]: what is recorded, and about what
 //! - [`rundir`], [`index`]: the results directory, and what the lab may overwrite
+//! - [`estimate`]: how long a run takes, from its plan (`lab list`)
 //! - [`plot`], [`report`], [`conclusion`], [`claim`], [`compare`]: the reports,
 //!   the seed's claims tested, two runs compared
 //! - [`accuracy`]: measured against simulated, error per point and per metric
@@ -58,6 +59,7 @@ pub mod compare;
 pub mod conclusion;
 pub mod cpu;
 mod error;
+pub mod estimate;
 pub mod experiment;
 mod html;
 pub mod index;
