@@ -94,10 +94,10 @@ mod tests {
             .count();
         assert!(measured > 0);
         assert_eq!(e.measured, measured);
-        // Each point: start, warm-up of 2 s, 3..6 windows of 10 s (+ overhead).
+        // Each point: start, warm-up of 2 s, 3..5 windows of 10 s (+ overhead).
         let per = |n: f64| SERVER_START_S + 2.0 + n * (10.0 + REPEAT_OVERHEAD_S);
         assert!((e.min_s - measured as f64 * per(3.0)).abs() < 1e-6, "{e:?}");
-        assert!((e.cap_s - measured as f64 * per(6.0)).abs() < 1e-6, "{e:?}");
+        assert!((e.cap_s - measured as f64 * per(5.0)).abs() < 1e-6, "{e:?}");
         assert!(e.to_string().ends_with(" min"));
         // A simulated experiment measures nothing.
         let sim = crate::builtin::load("seed002").unwrap();
