@@ -159,12 +159,10 @@ impl CpuReading {
         reading
     }
 
-    /// Microseconds of CPU per request between `self` (the start) and `end`, or
-    /// why it cannot be measured.
-    pub fn per_request_us(self, end: CpuReading, requests: u64) -> Result<f64, String> {
-        if requests == 0 {
-            return Err("no request completed".into());
-        }
+    /// Seconds of CPU the server used between `self` (the start) and `end`, or
+    /// why it cannot be measured. Over a window it gives the server's CPU share
+    /// U; over the requests finished, the CPU per request D (U = X·D).
+    pub fn seconds(self, end: CpuReading) -> Result<f64, String> {
         if self.processes == 0 || end.processes == 0 {
             return Err("the server's CPU clock could not be read".into());
         }
@@ -178,11 +176,21 @@ impl CpuReading {
         }
         if ticks > 0 && TICK_SECONDS * 1e9 > MAX_TICK_SHARE * total {
             return Err(format!(
-                "reaped children's CPU is known to 10 ms only, and the whole figure was {:.1} ms,                  so the repeat was too short",
+                "reaped children's CPU is known to 10 ms only, and the whole figure was {:.1} ms, \
+                 so the repeat was too short",
                 total / 1e6
             ));
         }
-        Ok(total / 1e3 / requests as f64)
+        Ok(total / 1e9)
+    }
+
+    /// Microseconds of CPU per request between `self` (the start) and `end`, or
+    /// why it cannot be measured.
+    pub fn per_request_us(self, end: CpuReading, requests: u64) -> Result<f64, String> {
+        if requests == 0 {
+            return Err("no request completed".into());
+        }
+        Ok(self.seconds(end)? * 1e6 / requests as f64)
     }
 }
 

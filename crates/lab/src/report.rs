@@ -361,6 +361,9 @@ fn table(h: &mut String, results: &RunResults) {
         );
     }
     h.push_str("</tbody></table></div>\n");
+    if let Some(law) = utilisation_law(results) {
+        let _ = writeln!(h, "<p class=\"law\">{}</p>", esc(&law));
+    }
     // Each reason a figure could not be measured, once, under the table.
     let mut reasons: Vec<(Metric, String, Vec<usize>)> = Vec::new();
     for p in &results.points {
@@ -437,6 +440,35 @@ fn timelines(h: &mut String, results: &RunResults) -> Result<()> {
     Ok(())
 }
 
+/// The utilisation law in words, at the point whose server was busiest: the
+/// server CPU share U (CPU seconds over window seconds) against X·D, the
+/// throughput times the server CPU per request. `None` when no point measured
+/// all three.
+fn utilisation_law(results: &RunResults) -> Option<String> {
+    let (p, u, x, d) = results
+        .points
+        .iter()
+        .filter_map(|p| {
+            let u = p.summary.get(&Metric::CpuPct)?.mean;
+            let x = p.summary.get(&Metric::Throughput)?.mean;
+            let d = p.summary.get(&Metric::CpuUs)?.mean;
+            Some((p, u, x, d))
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    Some(format!(
+        "Server CPU share U is the server's CPU seconds over the window's seconds (100% is one \
+         CPU's worth). The utilisation law U = X·D holds with D the server CPU per request: at \
+         the busiest point, #{} ({}), X = {} requests/s × D = {} µs gives {:.1}%, against U = \
+         {:.1}% measured (X counts answered requests; D divides by every finished one).",
+        p.index,
+        p.label(),
+        metric::fmt(x),
+        metric::fmt(d),
+        x * d / 1e4,
+        u
+    ))
+}
+
 /// A reason without its "repeat N: " prefix, so that one cause is said once.
 fn strip_repeat(why: &str) -> &str {
     why.strip_prefix("repeat ")
@@ -501,6 +533,35 @@ mod tests {
         assert!(
             html.contains("⚑ Little's law: N = 8 users"),
             "the note names it"
+        );
+    }
+
+    #[test]
+    fn the_utilisation_law_is_shown_at_the_busiest_point() {
+        let exp = Experiment::parse(EXP, "t.toml").unwrap();
+        let mut r = quick_run(&exp);
+        for p in &mut r.points {
+            p.summary.remove(&Metric::CpuPct);
+        }
+        assert_eq!(utilisation_law(&r), None);
+        let stat = |mean| crate::results::Stat {
+            mean,
+            ..r.points[0].summary[&Metric::Throughput]
+        };
+        let (x, d, u) = (stat(2000.0), stat(150.0), stat(31.0));
+        let p = &mut r.points[0];
+        p.summary.insert(Metric::Throughput, x);
+        p.summary.insert(Metric::CpuUs, d);
+        p.summary.insert(Metric::CpuPct, u);
+        let law = utilisation_law(&r).unwrap();
+        assert!(
+            law.contains("gives 30.0%, against U = 31.0% measured"),
+            "{law}"
+        );
+        assert!(
+            render(&r, &exp)
+                .unwrap()
+                .contains("utilisation law U = X·D")
         );
     }
 }

@@ -259,7 +259,7 @@ fn warm_up(ctx: &Ctx<'_>, load: &ResolvedLoad, url: &str) -> Result<(), PointFai
 }
 
 /// One measured repeat (number `r`, from 1): the load generator's report and
-/// the server's CPU per request, or why that CPU could not be measured.
+/// the server's CPU seconds over it, or why they could not be measured.
 fn measure_repeat(
     ctx: &Ctx<'_>,
     load: &ResolvedLoad,
@@ -298,8 +298,7 @@ fn measure_repeat(
             error_classes(&report),
         )));
     }
-    let cpu = cpu0.per_request_us(cpu1, report.counts.completed);
-    Ok((report, cpu))
+    Ok((report, cpu0.seconds(cpu1)))
 }
 
 /// Whether a repeat in which no request succeeded is a measured collapse
@@ -346,7 +345,7 @@ fn record_repeat(
     rec: &mut PointRecord,
     r: u32,
     report: &servelab_load::Report,
-    cpu: Result<f64, String>,
+    cpu_s: Result<f64, String>,
     server: Option<Result<Figures, String>>,
 ) {
     if let Some(what) = failures(&report.counts, &report.errors) {
@@ -417,18 +416,25 @@ fn record_repeat(
     // Failed requests only: a failed connect (counted in `errors` since
     // servelab-load/2) finishes no request and is said in the note.
     m.insert(Metric::Errors, report.counts.failed as f64);
-    match cpu {
-        Ok(us) => {
-            m.insert(Metric::CpuUs, us);
-            m.insert(
-                Metric::CpuPct,
-                us * report.counts.completed as f64 / secs / 1e4,
-            );
+    // U = server CPU s / window s, measured even in a collapse where no
+    // request finished; D = server CPU s / finished requests, so U = X·D.
+    match cpu_s {
+        Ok(cpu_s) => {
+            m.insert(Metric::CpuPct, cpu_s / secs * 100.0);
+            if report.counts.completed > 0 {
+                m.insert(Metric::CpuUs, cpu_s * 1e6 / report.counts.completed as f64);
+            } else {
+                rec.unmeasurable
+                    .entry(Metric::CpuUs)
+                    .or_insert_with(|| format!("repeat {r}: no request completed"));
+            }
         }
         Err(why) => {
-            rec.unmeasurable
-                .entry(Metric::CpuUs)
-                .or_insert_with(|| format!("repeat {r}: {why}"));
+            for k in [Metric::CpuUs, Metric::CpuPct] {
+                rec.unmeasurable
+                    .entry(k)
+                    .or_insert_with(|| format!("repeat {r}: {why}"));
+            }
         }
     }
     rec.repeats.push(m);
