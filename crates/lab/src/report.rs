@@ -396,29 +396,43 @@ fn table(h: &mut String, results: &RunResults) {
     }
 }
 
-/// The timelines of the points that failed a check (a --quick run's short
-/// windows aside), at most [`plot::timeline::MOST`].
+/// The timelines of the knee and the collapse of every curve and of the
+/// points that failed a check (a --quick run's short windows aside), at most
+/// [`plot::timeline::MOST`].
 fn timelines(h: &mut String, results: &RunResults) -> Result<()> {
-    let flagged: Vec<&crate::results::PointRecord> = results
-        .points
+    let keys = plot::timeline::key_points(results);
+    // Each drawn point with why: the knee and collapse of its curve, and any
+    // check it failed.
+    let mut drawn: Vec<(&crate::results::PointRecord, Vec<&str>)> = Vec::new();
+    for p in &results.points {
+        let mut why: Vec<&str> = keys
+            .iter()
+            .filter(|(i, _)| *i == p.index)
+            .map(|(_, w)| w.label())
+            .collect();
+        if p.checks
+            .iter()
+            .any(|c| !c.passed && c.kind != crate::check::CheckKind::Window)
+        {
+            why.push("flagged");
+        }
+        if !why.is_empty() {
+            drawn.push((p, why));
+        }
+    }
+    let figs: Vec<(plot::Figure, String)> = drawn
         .iter()
-        .filter(|p| {
-            p.checks
-                .iter()
-                .any(|c| !c.passed && c.kind != crate::check::CheckKind::Window)
-        })
-        .collect();
-    let figs: Vec<plot::Figure> = flagged
-        .iter()
-        .filter_map(|p| plot::timeline::timeline(p))
+        .filter_map(|(p, why)| plot::timeline::timeline(p).map(|f| (f, why.join(", "))))
         .collect();
     if figs.is_empty() {
         return Ok(());
     }
     let _ = writeln!(
         h,
-        "<h2>Timelines of flagged points</h2><p>Requests finished in each second of each \
-         measured window, for the points that failed a check{}.</p>",
+        "<h2>Timelines</h2><p>Requests finished in each second of each measured window, at \
+         the knee of each curve (its most rate per mean response time), at its collapse (its \
+         last point, when the rate fell under half its best), and at every point that failed a \
+         check{}.</p>",
         if figs.len() > plot::timeline::MOST {
             format!(
                 " (the first {} of {}; the table names the others)",
@@ -429,12 +443,13 @@ fn timelines(h: &mut String, results: &RunResults) -> Result<()> {
             String::new()
         }
     );
-    for f in figs.iter().take(plot::timeline::MOST) {
+    for (f, why) in figs.iter().take(plot::timeline::MOST) {
         let _ = writeln!(
             h,
-            "<figure class=\"timeline\">{}<figcaption>{}</figcaption></figure>",
+            "<figure class=\"timeline\">{}<figcaption>{} ({})</figcaption></figure>",
             f.svg()?,
-            esc(&f.title)
+            esc(&f.title),
+            esc(why)
         );
     }
     Ok(())

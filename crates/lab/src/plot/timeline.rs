@@ -1,13 +1,115 @@
 //! A point's timeline: requests finished in each second of each measured
 //! window, one series per repeat. A warm-up that never ended, a collapse, a
 //! stall or an end-of-window cut-off is plain on a timeline and invisible in a
-//! mean, so the report draws one for every point that failed a check.
+//! mean, so the report draws one for every point that failed a check, and for
+//! the knee and the collapse of every curve ([`key_points`]).
 
 use super::figure::{Figure, Series};
-use crate::results::PointRecord;
+use crate::metric::Metric;
+use crate::results::{PointRecord, RunResults};
 
 /// Most timelines in a report: beyond it, the table of figures names the rest.
-pub(crate) const MOST: usize = 8;
+pub(crate) const MOST: usize = 12;
+
+/// Share of a curve's best rate under which its last point is a collapse.
+const COLLAPSE_SHARE: f64 = 0.5;
+
+/// Why a point's timeline is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Why {
+    /// The knee of its curve: the most power (rate over mean response time).
+    Knee,
+    /// Past its curve's best rate, the rate fell under half of it.
+    Collapse,
+}
+
+impl Why {
+    /// In words, for captions.
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            Why::Knee => "knee",
+            Why::Collapse => "collapse",
+        }
+    }
+}
+
+/// The knee and the collapse of every curve of a run, by point index.
+///
+/// A curve is the points of one server that share every axis value but the
+/// last numeric axis (its x: users, connections, size). Its rate is goodput
+/// when measured, else throughput. The knee is the point of most power, rate
+/// over mean response time (Kleinrock's power peaks where the queue starts to
+/// grow); the collapse is the last point past the best rate when its rate is
+/// under [`COLLAPSE_SHARE`] of the best. Curves of fewer than 3 points have
+/// no knee to tell apart from their ends.
+pub(crate) fn key_points(results: &RunResults) -> Vec<(usize, Why)> {
+    let numeric = |p: &PointRecord, i: usize| p.vars.get(i).and_then(|(_, v)| v.as_f64());
+    let Some(x_axis) = results.points.first().and_then(|p| {
+        (0..p.vars.len())
+            .rev()
+            .find(|&i| results.points.iter().all(|q| numeric(q, i).is_some()))
+    }) else {
+        return Vec::new();
+    };
+    let rate = |p: &PointRecord| {
+        p.summary
+            .get(&Metric::Goodput)
+            .or_else(|| p.summary.get(&Metric::Throughput))
+            .map(|s| s.mean)
+    };
+    let key = |p: &PointRecord| {
+        let mut k = vec![p.server.clone().unwrap_or_default()];
+        k.extend(
+            p.vars
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != x_axis)
+                .map(|(_, (n, v))| format!("{n}={v}")),
+        );
+        k
+    };
+    let mut curves: Vec<(Vec<String>, Vec<&PointRecord>)> = Vec::new();
+    for p in results.points.iter().filter(|p| rate(p).is_some()) {
+        let k = key(p);
+        match curves.iter_mut().find(|(c, _)| *c == k) {
+            Some((_, ps)) => ps.push(p),
+            None => curves.push((k, vec![p])),
+        }
+    }
+    let mut out = Vec::new();
+    for (_, mut ps) in curves {
+        if ps.len() < 3 {
+            continue;
+        }
+        ps.sort_by(|a, b| {
+            let (a, b) = (numeric(a, x_axis), numeric(b, x_axis));
+            a.unwrap_or(0.0).total_cmp(&b.unwrap_or(0.0))
+        });
+        let power = |p: &PointRecord| {
+            let r = p.summary.get(&Metric::MeanMs)?.mean;
+            (r > 0.0).then(|| rate(p).unwrap_or(0.0) / r)
+        };
+        if let Some(knee) = ps
+            .iter()
+            .filter_map(|p| power(p).map(|w| (p.index, w)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+        {
+            out.push((knee.0, Why::Knee));
+        }
+        let (best_at, best) = ps
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (i, rate(p).unwrap_or(0.0)))
+            .fold((0, f64::MIN), |a, b| if b.1 > a.1 { b } else { a });
+        let last = ps[ps.len() - 1];
+        if best_at + 1 < ps.len() && rate(last).unwrap_or(0.0) < COLLAPSE_SHARE * best {
+            out.push((last.index, Why::Collapse));
+        }
+    }
+    out.sort_by_key(|(i, _)| *i);
+    out.dedup_by_key(|(i, _)| *i);
+    out
+}
 
 /// The timeline of a point, or `None` when no window lasted two seconds.
 pub(crate) fn timeline(p: &PointRecord) -> Option<Figure> {
@@ -104,5 +206,57 @@ mod tests {
         assert_eq!(f.series[0].points[2], (2.5, 2.0, 2.0, 2.0));
         assert_eq!(f.series[2].points[1].1, 3.0);
         assert!(f.svg().unwrap().contains("repeat 2, finished"));
+    }
+
+    /// A point of a curve of `server` at `users` with this goodput and mean
+    /// response time (ms).
+    fn at(index: usize, server: &str, users: i64, goodput: f64, r_ms: Option<f64>) -> PointRecord {
+        let stat = |mean| crate::results::Stat {
+            n: 3,
+            mean,
+            sd: Some(0.0),
+            ci95_lo: mean,
+            ci95_hi: mean,
+            median: None,
+            min: None,
+            max: None,
+        };
+        let mut p = PointRecord {
+            index,
+            server: Some(server.into()),
+            vars: vec![("users".into(), crate::experiment::Scalar::Int(users))],
+            ..crate::results::tests::empty_point()
+        };
+        p.summary.insert(Metric::Goodput, stat(goodput));
+        if let Some(r) = r_ms {
+            p.summary.insert(Metric::MeanMs, stat(r));
+        }
+        p
+    }
+
+    #[test]
+    fn the_knee_and_the_collapse_of_each_curve_are_found() {
+        let exp = crate::Experiment::parse(crate::plot::figure::tests::EXP, "t.toml").unwrap();
+        let mut r = crate::plot::figure::tests::quick_run(&exp);
+        // finish: rises to 100/s, then collapses to 0 (no response time);
+        // cancel: rises and holds. Power (rate / R) peaks at 40 users in
+        // both: 90/10 against 20/5 and 100/40.
+        r.points = vec![
+            at(0, "finish", 10, 20.0, Some(5.0)),
+            at(1, "finish", 40, 90.0, Some(10.0)),
+            at(2, "finish", 80, 100.0, Some(40.0)),
+            at(3, "finish", 160, 0.0, None),
+            at(4, "cancel", 10, 20.0, Some(5.0)),
+            at(5, "cancel", 40, 90.0, Some(10.0)),
+            at(6, "cancel", 80, 100.0, Some(40.0)),
+            at(7, "cancel", 160, 95.0, Some(90.0)),
+            // A curve of two points has no knee to tell from its ends.
+            at(8, "short", 10, 5.0, Some(1.0)),
+            at(9, "short", 20, 1.0, Some(9.0)),
+        ];
+        assert_eq!(
+            key_points(&r),
+            vec![(1, Why::Knee), (3, Why::Collapse), (5, Why::Knee)]
+        );
     }
 }
