@@ -169,7 +169,8 @@ fn protocol_sentence(results: &RunResults) -> String {
     format!(
         "{quick}a warm-up of at least {} s at full load, then measured windows of at least {} s; {repeats}. \
          Figures are means over repeats; ± and bars are 95% Student-t intervals. Each point is checked \
-         against Little's law (within 5%), for a busy client, errors and unfinished requests; a point \
+         against Little's law (N = X·(R+C+Z) within 5%, C the connect time per request), for a busy \
+         client, errors, and unfinished requests beyond what Little's law expects in flight; a point \
          that fails a check is marked ⚑ and kept.",
         metric::fmt_tick(p.warmup_s),
         metric::fmt_tick(p.window_s)
