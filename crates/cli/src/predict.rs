@@ -133,6 +133,16 @@ fn print(o: &predict::Outcome) {
         f.cv.value,
         hw(&f.cv, 1.0)
     );
+    if let Some(s) = &f.demand_slope_s_per_user {
+        println!(
+            "  CPU per added user        {:+.4}{} ms",
+            s.value * 1e3,
+            hw(s, 1e3)
+        );
+    }
+    if let Some((lo, hi)) = f.buffer_bounds {
+        println!("  buffer from refusals      {lo}..={hi} -> {}", f.buffer);
+    }
     for n in &f.notes {
         println!("  note: {n}");
     }

@@ -122,12 +122,24 @@ fn html(o: &Outcome) -> Result<String> {
         f.servers_raw.half_width,
         "",
     );
+    if let Some(slope) = &f.demand_slope_s_per_user {
+        row(
+            &mut h,
+            "CPU per request, per added user",
+            slope.value * 1e3,
+            slope.half_width.map(|w| w * 1e3),
+            "ms",
+        );
+    }
     h.push_str(&format!(
-        "</table><p>Model: c = {}, k = {}, service {}, buffer {}.</p><pre>{}</pre><ul>",
+        "</table><p>Model: c = {}, k = {}, service {}, buffer {}{}.</p><pre>{}</pre><ul>",
         f.cores,
         f.threads_per_core,
         esc(&f.service.to_string()),
         f.buffer,
+        f.buffer_bounds.map_or(String::new(), |(lo, hi)| format!(
+            " (from refusals: {lo}..={hi})"
+        )),
         esc(&o.sim_command)
     ));
     for n in &f.notes {
