@@ -31,6 +31,11 @@ use crate::stats::Sample;
 const EXP_CV_BAND: f64 = 0.2;
 /// Below this CV the demand is fitted as constant.
 const CONST_CV: f64 = 0.05;
+/// The closed population that stands for an open stream in the simulator
+/// (which has only closed users): N users thinking exp(N/λ) send at λ·(1 −
+/// n/N) with n requests in the server, within 1% of λ while fewer than
+/// N/100 are in it.
+pub const OPEN_POPULATION: u32 = 10_000;
 /// The model's buffer when no drop was seen: larger than any staircase.
 const UNBOUNDED_BUFFER: u32 = 100_000;
 /// Below this share of the response time at one user, the server's CPU
@@ -120,9 +125,10 @@ pub struct Fit {
 impl Fit {
     /// The model at a load.
     pub fn model(&self, load: &Load) -> Model {
+        let (users, think) = self.population(load);
         Model {
-            users: load.users,
-            think: load.think.shifted(self.delay_s),
+            users,
+            think,
             service: self.service,
             timeout: load.timeout,
             retries: load.retries,
@@ -131,6 +137,19 @@ impl Fit {
             buffer: self.buffer,
             on_full: self.on_full(),
             ..Model::default()
+        }
+    }
+
+    /// The simulator's users and think time at a load: the closed users
+    /// (their think includes the time outside the server), or for an open
+    /// rate λ, [`OPEN_POPULATION`] users thinking exp(N/λ).
+    fn population(&self, load: &Load) -> (u32, Dist) {
+        match load.rate {
+            Some(rate) => (
+                OPEN_POPULATION,
+                Dist::exp(f64::from(OPEN_POPULATION) / rate.max(1e-9)),
+            ),
+            None => (load.users, load.think.shifted(self.delay_s)),
         }
     }
 
@@ -147,13 +166,15 @@ impl Fit {
     /// The `servelab sim` command that predicts `users` at this fit (its
     /// think time includes the delay, and its response times exclude it).
     pub fn sim_command(&self, users: &str, load: &Load) -> String {
+        let (n, think) = self.population(load);
+        let users = if load.rate.is_some() {
+            n.to_string()
+        } else {
+            users.to_string()
+        };
         let mut s = format!(
-            "servelab sim --users {users} --think {} --service {} --cores {} --threads-per-core {} --buffer {}",
-            load.think.shifted(self.delay_s),
-            self.service,
-            self.cores,
-            self.threads_per_core,
-            self.buffer
+            "servelab sim --users {users} --think {think} --service {} --cores {} --threads-per-core {} --buffer {}",
+            self.service, self.cores, self.threads_per_core, self.buffer
         );
         if let Some(t) = &load.timeout {
             s.push_str(&format!(" --timeout {t}"));
@@ -407,6 +428,7 @@ mod tests {
         Step {
             load: Load {
                 users,
+                rate: None,
                 think: Dist::ZERO,
                 timeout: None,
                 retries: None,
@@ -591,5 +613,30 @@ mod tests {
         );
         // Without the server's CPU there is no slope to fit.
         assert_eq!(fit(&rising, false).unwrap().demand_slope_s_per_user, None);
+    }
+
+    #[test]
+    fn an_open_rate_is_simulated_by_a_large_population_sending_at_that_rate() {
+        let steps = [
+            step(1, &[95.0, 96.0, 94.0], 10.5, Some(10.0)),
+            step(2, &[99.0, 98.0, 99.0], 20.0, Some(10.0)),
+        ];
+        let f = fit(&steps, true).unwrap();
+        let open = Load {
+            rate: Some(50.0),
+            ..steps[0].load.clone()
+        };
+        let m = f.model(&open);
+        assert_eq!(m.users, OPEN_POPULATION);
+        // N users thinking N/λ on average send λ while few are in the server.
+        assert!((f64::from(m.users) / m.think.mean() - 50.0).abs() < 1e-9);
+        assert!(m.think.is_exponential());
+        let cmd = f.sim_command("1,2", &open);
+        assert!(
+            cmd.contains(&format!("--users {OPEN_POPULATION} ")),
+            "{cmd}"
+        );
+        // A closed load keeps its users and its think time plus the delay.
+        assert_eq!(f.model(&steps[1].load).users, 2);
     }
 }
