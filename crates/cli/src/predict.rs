@@ -35,6 +35,10 @@ pub(crate) struct Args {
     /// Users to predict: a list (1,50,144), a range with step (1..800:25), or both.
     #[arg(long, default_value = "1,2,4,8,16,32")]
     users: String,
+    /// Open rates to predict, requests per second (Poisson arrivals): a list
+    /// (50,100,200); the validation measures them too.
+    #[arg(long, value_name = "LIST", value_parser = rates)]
+    rates: Option<Rates>,
     /// Their think time; the validation uses it too (0: ten demands, exponential).
     #[arg(long, value_name = "DIST", value_parser = dist, default_value = "0")]
     think: Dist,
@@ -54,6 +58,20 @@ pub(crate) struct Args {
     /// No progress bar.
     #[arg(long)]
     no_progress: bool,
+}
+
+/// A list of open rates: one value to clap, which reads `Vec` as repeats.
+#[derive(Debug, Clone)]
+struct Rates(Vec<f64>);
+
+fn rates(s: &str) -> Result<Rates, String> {
+    s.split(',')
+        .map(|r| match r.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+            _ => Err(format!("`{r}` is not a rate above 0 (requests per second)")),
+        })
+        .collect::<Result<_, _>>()
+        .map(Rates)
 }
 
 fn dist(s: &str) -> Result<Dist, String> {
@@ -78,8 +96,10 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
         budget: args.budget,
         validate_budget: (!args.no_validate).then_some(args.validate_budget),
         users,
+        rates: args.rates.map_or_else(Vec::new, |r| r.0),
         load: Load {
             users: 1,
+            rate: None,
             think: args.think,
             timeout: args.timeout,
             retries: args.retries,
@@ -133,20 +153,38 @@ fn print(o: &predict::Outcome) {
         f.cv.value,
         hw(&f.cv, 1.0)
     );
+    if let Some(s) = &f.demand_slope_s_per_user {
+        println!(
+            "  CPU per added user        {:+.4}{} ms",
+            s.value * 1e3,
+            hw(s, 1e3)
+        );
+    }
+    if let Some((lo, hi)) = f.buffer_bounds {
+        println!("  buffer from refusals      {lo}..={hi} -> {}", f.buffer);
+    }
     for n in &f.notes {
         println!("  note: {n}");
     }
     println!("model: {}", o.sim_command);
-    println!("users   X/s    goodput/s  R ms     p99 ms   U %");
+    println!("load      X/s    goodput/s  drops/s  R ms     p99 ms   U %");
     for p in &o.forecasts {
         println!(
-            "{:<7} {:<6.1} {:<10.1} {:<8} {:<8} {:.1}",
-            p.load.users,
+            "{:<9} {:<6.1} {:<10.1} {:<8.1} {:<8} {:<8} {:.1}",
+            p.load.describe(),
             p.throughput.value,
             p.goodput.value,
+            p.drop_rate.value,
             p.mean_ms.map_or("-".into(), |m| format!("{:.2}", m.value)),
             p.p99_ms.map_or("-".into(), |m| format!("{:.2}", m.value)),
             p.utilisation_pct.value
+        );
+    }
+    if o.forecasts.iter().any(|p| p.load.rate.is_some()) {
+        println!(
+            "  (an open rate λ is simulated as {n} users thinking exp({n}/λ): the simulator has \
+             closed users only)",
+            n = predict::OPEN_POPULATION
         );
     }
     println!("knee N* = {:.1} users", o.knee_users);

@@ -86,6 +86,8 @@ fn the_fit_recovers_the_cpu_demand_and_writes_a_report_that_parses() {
         "3s",
         "--users",
         "2,8",
+        "--rates",
+        "20,60",
         "--slo",
         "p99<1s",
         "--out",
@@ -112,9 +114,18 @@ fn the_fit_recovers_the_cpu_demand_and_writes_a_report_that_parses() {
     assert!((3.5..9.0).contains(&d_ms), "CPU per request {d_ms} ms");
     let cores = fit["cores"].as_u64().unwrap();
     assert!((1..=2).contains(&cores), "c = {cores}");
-    assert_eq!(json["forecasts"].as_array().unwrap().len(), 2);
+    let forecasts = json["forecasts"].as_array().unwrap();
+    assert_eq!(forecasts.len(), 4);
+    // The open rates are predicted after the users, and measured in the validation.
+    assert_eq!(forecasts[3]["load"]["rate"], 60.0);
+    assert!(forecasts[0]["load"].get("rate").is_none());
+    assert!(stdout.contains("60/s"), "{stdout}");
     let points = json["validation"]["points"].as_array().unwrap();
     assert!(!points.is_empty());
+    assert!(
+        points.iter().any(|p| p["load"]["rate"] == 20.0),
+        "no open point in {points:?}"
+    );
     assert_eq!(json["validation"]["table"].as_array().unwrap().len(), 5);
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("<svg") && html.contains("measured against predicted"));

@@ -176,4 +176,39 @@ mod tests {
             assert!(lua.contains("local MEAN = 20 / 1000"), "{lua}");
         }
     }
+
+    /// bench/predict-apache.sh writes this configuration in shell for
+    /// `servelab predict`; it must keep what makes the model fit Apache.
+    #[test]
+    fn the_predict_script_keeps_the_experiments_configuration() {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/predict-apache.sh");
+        let text = std::fs::read_to_string(&script).unwrap();
+        for needle in [
+            "KeepAlive Off".to_string(),
+            "LuaScope thread".into(),
+            format!("WORKERS={WORKERS}"),
+            format!("BACKLOG={BACKLOG}"),
+            "ListenBacklog $BACKLOG".into(),
+            "ThreadsPerChild $WORKERS".into(),
+            "MaxRequestWorkers $WORKERS".into(),
+            "StartServers $WORKERS".into(),
+            "taskset -c 0".into(),
+            "--pid \"$APID\"".into(),
+        ] {
+            assert!(
+                text.contains(&needle),
+                "no `{needle}` in {}",
+                script.display()
+            );
+        }
+        // The handler's loop and calibration are the experiment's, line for line.
+        let lua = burn_lua();
+        for line in [
+            "local CHUNK = 20000",
+            "for i = 1, n do x = x + i % 7 end",
+            "for _ = 1, 20 do",
+        ] {
+            assert!(lua.contains(line) && text.contains(line), "`{line}`");
+        }
+    }
 }

@@ -35,7 +35,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 pub use cpu_source::CpuSource;
-pub use fit::{DemandFrom, Estimate, Fit};
+pub use fit::{DemandFrom, Estimate, Fit, OPEN_POPULATION};
 pub use forecast::Forecast;
 pub use report::SCHEMA;
 pub use slo::{Slo, SloStat};
@@ -63,6 +63,9 @@ pub struct PredictOptions {
     pub validate_budget: Option<Duration>,
     /// The loads to predict: users, with `think`, `timeout` and `retries`.
     pub users: Vec<u32>,
+    /// Open rates to predict (requests per second, Poisson), with `load`'s
+    /// timeouts and retries; the validation measures them too.
+    pub rates: Vec<f64>,
     /// Their think time, timeouts and retries (`users` ignored).
     pub load: Load,
     /// The objective whose largest load is searched.
@@ -165,7 +168,7 @@ pub fn run(opts: &PredictOptions) -> Result<Outcome> {
     let steps = bench.staircase(opts.budget)?;
     let fit = fit::fit(&steps, opts.cpu.measured())?;
     bar.set_message("simulating the predictions");
-    let loads: Vec<Load> = opts
+    let mut loads: Vec<Load> = opts
         .users
         .iter()
         .map(|&users| Load {
@@ -173,6 +176,8 @@ pub fn run(opts: &PredictOptions) -> Result<Outcome> {
             ..opts.load.clone()
         })
         .collect();
+    let open = validate::open_loads(&opts.rates, &opts.load);
+    loads.extend(open.iter().cloned());
     let forecasts = forecast::forecast(&fit, &loads)?;
     let knee_users = forecast::knee(&fit, &opts.load);
     let slo_users = match opts.slo {
@@ -183,7 +188,7 @@ pub fn run(opts: &PredictOptions) -> Result<Outcome> {
     let sim_command = fit.sim_command(&user_list.join(","), &opts.load);
     let validation = match opts.validate_budget {
         None => None,
-        Some(budget) => Some(validation(&bench, &fit, &opts.load, budget)?),
+        Some(budget) => Some(validation(&bench, &fit, &opts.load, &open, budget)?),
     };
     bar.finish_and_clear();
     let outcome = Outcome {
@@ -210,9 +215,11 @@ fn validation(
     bench: &staircase::Bench<'_>,
     fit: &Fit,
     base: &Load,
+    open: &[Load],
     budget: Duration,
 ) -> Result<Validation> {
-    let loads = validate::loads(fit, base);
+    let mut loads = validate::loads(fit, base);
+    loads.extend(open.iter().cloned());
     let predicted = forecast::forecast(fit, &loads)?;
     let t = staircase::Timing::for_budget(budget, loads.len() as u32);
     let deadline = Instant::now() + budget;

@@ -4,6 +4,14 @@
 //! plateau (c ≈ X_max·D), each with a 95% interval, and the model as a
 //! `servelab sim` command line.
 //!
+//! Where the data identify them, also the buffer (from the first step at
+//! which requests were refused: with closed users and no think time at most N
+//! requests are in the server, so refusals at N users and none at the step
+//! before bound it) and a demand that changes with the load (the slope of the
+//! CPU per request over the users, when its 95% interval excludes 0). Where
+//! they do not, the notes say so and why, and the model keeps a value that
+//! changes nothing rather than a made-up one.
+//!
 //! Why the model's demand is c/X_max on a plateau and not the CPU figure: the
 //! servers a machine gives a process are rarely a whole number of cores (the
 //! load generator, the kernel and the network share them). Rounding c and
@@ -13,7 +21,7 @@
 
 use serde::Serialize;
 use servelab_dist::Dist;
-use servelab_sim::Model;
+use servelab_sim::{Model, OnFull};
 
 use super::staircase::{Load, Step};
 use crate::error::{LabError, Result};
@@ -23,15 +31,17 @@ use crate::stats::Sample;
 const EXP_CV_BAND: f64 = 0.2;
 /// Below this CV the demand is fitted as constant.
 const CONST_CV: f64 = 0.05;
+/// The closed population that stands for an open stream in the simulator
+/// (which has only closed users): N users thinking exp(N/λ) send at λ·(1 −
+/// n/N) with n requests in the server, within 1% of λ while fewer than
+/// N/100 are in it.
+pub const OPEN_POPULATION: u32 = 10_000;
 /// The model's buffer when no drop was seen: larger than any staircase.
 const UNBOUNDED_BUFFER: u32 = 100_000;
 /// Below this share of the response time at one user, the server's CPU
 /// leaves most of that time to something the model does not have: waiting
 /// for a CPU that other work holds, or the network.
 const LOW_CPU_SHARE: f64 = 0.5;
-/// A demand per step that moves by more than this share along the staircase
-/// is called load-dependent in the notes.
-const LOAD_DEPENDENT: f64 = 0.15;
 
 /// A fitted value and the half-width of its 95% interval (`None`: one value,
 /// or not known).
@@ -101,6 +111,13 @@ pub struct Fit {
     pub service: Dist,
     /// The model's buffer.
     pub buffer: u32,
+    /// The buffer's bounds when refusals identified it: (smallest, largest)
+    /// buffer consistent with the staircase; the model uses the largest.
+    pub buffer_bounds: Option<(u32, u32)>,
+    /// The change of the CPU per request per added user, seconds, when the
+    /// staircase shows one (95% interval excluding 0); the model keeps the
+    /// pooled mean, because the simulator's demand does not depend on the load.
+    pub demand_slope_s_per_user: Option<Estimate>,
     /// What was fitted how, and what could not be.
     pub notes: Vec<String>,
 }
@@ -108,35 +125,65 @@ pub struct Fit {
 impl Fit {
     /// The model at a load.
     pub fn model(&self, load: &Load) -> Model {
+        let (users, think) = self.population(load);
         Model {
-            users: load.users,
-            think: load.think.shifted(self.delay_s),
+            users,
+            think,
             service: self.service,
             timeout: load.timeout,
             retries: load.retries,
             cores: self.cores,
             threads_per_core: self.threads_per_core,
             buffer: self.buffer,
+            on_full: self.on_full(),
             ..Model::default()
+        }
+    }
+
+    /// The simulator's users and think time at a load: the closed users
+    /// (their think includes the time outside the server), or for an open
+    /// rate λ, [`OPEN_POPULATION`] users thinking exp(N/λ).
+    fn population(&self, load: &Load) -> (u32, Dist) {
+        match load.rate {
+            Some(rate) => (
+                OPEN_POPULATION,
+                Dist::exp(f64::from(OPEN_POPULATION) / rate.max(1e-9)),
+            ),
+            None => (load.users, load.think.shifted(self.delay_s)),
+        }
+    }
+
+    /// A fitted buffer refuses at once (the server's 503 or reset); an
+    /// unbounded one never fills.
+    fn on_full(&self) -> OnFull {
+        if self.buffer_bounds.is_some() {
+            OnFull::Reject
+        } else {
+            OnFull::Silent
         }
     }
 
     /// The `servelab sim` command that predicts `users` at this fit (its
     /// think time includes the delay, and its response times exclude it).
     pub fn sim_command(&self, users: &str, load: &Load) -> String {
+        let (n, think) = self.population(load);
+        let users = if load.rate.is_some() {
+            n.to_string()
+        } else {
+            users.to_string()
+        };
         let mut s = format!(
-            "servelab sim --users {users} --think {} --service {} --cores {} --threads-per-core {} --buffer {}",
-            load.think.shifted(self.delay_s),
-            self.service,
-            self.cores,
-            self.threads_per_core,
-            self.buffer
+            "servelab sim --users {users} --think {think} --service {} --cores {} --threads-per-core {} --buffer {}",
+            self.service, self.cores, self.threads_per_core, self.buffer
         );
         if let Some(t) = &load.timeout {
             s.push_str(&format!(" --timeout {t}"));
         }
         if let Some(r) = load.retries {
             s.push_str(&format!(" --retries {r}"));
+        }
+        if self.on_full() == OnFull::Reject {
+            s.push_str(" --on-full reject");
         }
         s
     }
@@ -182,19 +229,21 @@ pub(crate) fn fit(steps: &[Step], cpu_measured: bool) -> Result<Fit> {
             r1.mean * 1e3
         ));
     }
-    if cpu.is_some() {
-        let per_step: Vec<f64> = steps
-            .iter()
-            .filter_map(|s| s.sample(|r| r.cpu_ms).map(|x| x.mean))
-            .collect();
-        if let (Some(a), Some(b)) = (per_step.first(), per_step.last())
-            && (b / a - 1.0).abs() > LOAD_DEPENDENT
-        {
-            notes.push(format!(
-                "the CPU per request moved from {a:.3} ms at one user to {b:.3} ms at the last \
-                 step: the demand depends on the load; the model uses their pooled mean"
-            ));
-        }
+    let demand_slope_s_per_user = cpu.as_ref().and_then(|_| demand_slope(steps));
+    if let Some(slope) = &demand_slope_s_per_user {
+        notes.push(format!(
+            "the CPU per request changes with the load by {:+.4} ± {:.4} ms per user (95%, \
+             over {} steps): the demand depends on the load; the model uses the pooled mean",
+            slope.value * 1e3,
+            slope.half_width.unwrap_or(f64::NAN) * 1e3,
+            steps.len()
+        ));
+    } else if cpu.is_some() {
+        notes.push(
+            "the CPU per request shows no trend with the load (the slope's 95% interval holds \
+             0, or fewer than 3 steps): one demand for every load"
+                .into(),
+        );
     }
     let best = steps
         .iter()
@@ -268,14 +317,7 @@ pub(crate) fn fit(steps: &[Step], cpu_measured: bool) -> Result<Fit> {
          sharing a core from one; run `servelab lab` on the server's timeslice to fit rr"
             .into(),
     );
-    let dropped = steps.iter().any(|s| s.repeats.iter().any(|r| r.failed > 0));
-    notes.push(if dropped {
-        "some requests failed during the staircase: the buffer was not fitted, and the model \
-         drops nothing"
-            .into()
-    } else {
-        format!("no request was refused: the buffer is not bounded by the data (model: {UNBOUNDED_BUFFER})")
-    });
+    let (buffer, buffer_bounds) = buffer_of(steps, cores, &mut notes);
     Ok(Fit {
         demand_from,
         cpu_demand_s: cpu.as_ref().map(Estimate::of),
@@ -290,9 +332,88 @@ pub(crate) fn fit(steps: &[Step], cpu_measured: bool) -> Result<Fit> {
         demand_s,
         delay_s,
         service,
-        buffer: UNBOUNDED_BUFFER,
+        buffer,
+        buffer_bounds,
+        demand_slope_s_per_user,
         notes,
     })
+}
+
+/// The slope of the CPU per request over the step's users, by least squares
+/// over every repeat, when its 95% interval excludes 0.
+fn demand_slope(steps: &[Step]) -> Option<Estimate> {
+    let pts: Vec<(f64, f64)> = steps
+        .iter()
+        .flat_map(|s| {
+            let n = f64::from(s.load.users);
+            s.repeats
+                .iter()
+                .filter_map(move |r| Some((n, r.cpu_ms? / 1e3)))
+        })
+        .collect();
+    let distinct = steps
+        .iter()
+        .filter(|s| s.repeats.iter().any(|r| r.cpu_ms.is_some()))
+        .count();
+    if distinct < 3 || pts.len() < 4 {
+        return None;
+    }
+    let m = pts.len() as f64;
+    let (mx, my) = (
+        pts.iter().map(|p| p.0).sum::<f64>() / m,
+        pts.iter().map(|p| p.1).sum::<f64>() / m,
+    );
+    let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    if sxx <= 0.0 {
+        return None;
+    }
+    let slope = sxy / sxx;
+    let rss: f64 = pts
+        .iter()
+        .map(|p| (p.1 - my - slope * (p.0 - mx)).powi(2))
+        .sum();
+    let se = (rss / (m - 2.0) / sxx).sqrt();
+    let half = servelab_dist::student::t_quantile(0.975, m - 2.0) * se;
+    (slope.abs() > half).then_some(Estimate {
+        value: slope,
+        half_width: Some(half),
+    })
+}
+
+/// The buffer from refusals: with closed users and no think time, at most N
+/// requests are in the server at N users, so refusals first seen at N_f users
+/// mean B < N_f − c, and none at the step before (N_ok users, the server
+/// saturated, so about N_ok requests in it) mean B ≥ N_ok − c. Returns the
+/// model's buffer and the bounds when identified; the notes say which.
+fn buffer_of(steps: &[Step], cores: u32, notes: &mut Vec<String>) -> (u32, Option<(u32, u32)>) {
+    let refused = |s: &Step| s.repeats.iter().any(|r| r.failed > r.timeouts);
+    let Some(first) = steps.iter().position(refused) else {
+        let most = steps.iter().map(|s| s.load.users).max().unwrap_or(1);
+        notes.push(format!(
+            "no request was refused up to {most} users: the buffer is at least {} and not \
+             bounded above by the data (model: {UNBOUNDED_BUFFER})",
+            most.saturating_sub(cores)
+        ));
+        return (UNBOUNDED_BUFFER, None);
+    };
+    let n_f = steps[first].load.users;
+    if first == 0 {
+        notes.push(format!(
+            "requests failed already at {n_f} user(s): that is an error of the server, not a \
+             full buffer; the buffer was not fitted (model: {UNBOUNDED_BUFFER})"
+        ));
+        return (UNBOUNDED_BUFFER, None);
+    }
+    let n_ok = steps[first - 1].load.users;
+    let lo = n_ok.saturating_sub(cores);
+    let hi = n_f.saturating_sub(cores + 1).max(lo);
+    notes.push(format!(
+        "requests were refused from {n_f} users on and none at {n_ok}: the buffer lies in \
+         {lo}..={hi} (steps of doubling users bound it no closer); the model uses {hi} and \
+         rejects at once when it is full"
+    ));
+    (hi, Some((lo, hi)))
 }
 
 #[cfg(test)]
@@ -307,6 +428,7 @@ mod tests {
         Step {
             load: Load {
                 users,
+                rate: None,
                 think: Dist::ZERO,
                 timeout: None,
                 retries: None,
@@ -397,5 +519,124 @@ mod tests {
         ];
         let f = fit(&calm, true).unwrap();
         assert!(!f.notes.iter().any(|n| n.contains("waits for a CPU")));
+    }
+
+    /// `step` with `failed` refused requests in each repeat.
+    fn refusing(mut s: Step, failed: u64) -> Step {
+        for r in &mut s.repeats {
+            r.failed = failed;
+        }
+        s
+    }
+
+    #[test]
+    fn refusals_after_a_clean_step_bound_the_buffer_and_the_model_rejects() {
+        let steps = [
+            step(1, &[95.0, 96.0, 94.0], 10.5, Some(10.0)),
+            step(2, &[99.0, 98.0, 99.0], 20.0, Some(10.0)),
+            step(4, &[99.0, 99.0, 98.0], 40.0, Some(10.0)),
+            step(8, &[99.0, 98.0, 99.0], 80.0, Some(10.0)),
+            refusing(step(16, &[99.0, 98.0, 99.0], 90.0, Some(10.0)), 40),
+        ];
+        let f = fit(&steps, true).unwrap();
+        assert_eq!(f.cores, 1);
+        // No refusal at 8 users: B >= 8 - 1; refusals at 16: B <= 16 - 1 - 1.
+        assert_eq!(f.buffer_bounds, Some((7, 14)));
+        assert_eq!(f.buffer, 14);
+        assert_eq!(f.model(&steps[0].load).on_full, OnFull::Reject);
+        assert!(
+            f.sim_command("4", &steps[0].load)
+                .contains("--buffer 14 --on-full reject"),
+            "{}",
+            f.sim_command("4", &steps[0].load)
+        );
+    }
+
+    #[test]
+    fn without_refusals_the_buffer_is_only_bounded_below_and_says_so() {
+        let steps = [
+            step(1, &[95.0, 96.0, 94.0], 10.5, Some(10.0)),
+            step(2, &[99.0, 98.0, 99.0], 20.0, Some(10.0)),
+            step(4, &[99.0, 99.0, 98.0], 40.0, Some(10.0)),
+        ];
+        let f = fit(&steps, true).unwrap();
+        assert_eq!(f.buffer_bounds, None);
+        assert_eq!(f.buffer, UNBOUNDED_BUFFER);
+        assert_eq!(f.model(&steps[0].load).on_full, OnFull::Silent);
+        assert!(
+            f.notes.iter().any(|n| n.contains("at least 3")),
+            "{:?}",
+            f.notes
+        );
+        // Failures at one user are the server's errors, not a full buffer.
+        let broken = [refusing(step(1, &[95.0, 96.0], 10.5, Some(10.0)), 3)];
+        let f = fit(&broken, true).unwrap();
+        assert_eq!(f.buffer_bounds, None);
+        assert!(
+            f.notes.iter().any(|n| n.contains("not fitted")),
+            "{:?}",
+            f.notes
+        );
+    }
+
+    /// Repeats of `cpu` ms around `ms`, one per jitter.
+    fn cpu_step(users: u32, ms: f64) -> Step {
+        let mut s = step(users, &[99.0, 98.0, 99.0], 10.0, None);
+        for (r, j) in s.repeats.iter_mut().zip([-0.2, 0.0, 0.2]) {
+            r.cpu_ms = Some(ms + j);
+        }
+        s
+    }
+
+    #[test]
+    fn a_demand_that_rises_with_the_load_is_fitted_and_a_flat_one_is_not() {
+        // 10 ms plus 0.25 ms per user, with ±0.2 ms of noise.
+        let rising: Vec<Step> = [1, 2, 4, 8, 16]
+            .iter()
+            .map(|&n| cpu_step(n, 10.0 + 0.25 * f64::from(n)))
+            .collect();
+        let f = fit(&rising, true).unwrap();
+        let slope = f.demand_slope_s_per_user.expect("a slope");
+        assert!((slope.value * 1e3 - 0.25).abs() < 0.02, "{slope:?}");
+        assert!(slope.half_width.unwrap() < slope.value);
+        assert!(f.notes.iter().any(|n| n.contains("depends on the load")));
+        let flat: Vec<Step> = [1, 2, 4, 8, 16]
+            .iter()
+            .map(|&n| cpu_step(n, 10.0))
+            .collect();
+        let f = fit(&flat, true).unwrap();
+        assert_eq!(f.demand_slope_s_per_user, None);
+        assert!(
+            f.notes.iter().any(|n| n.contains("no trend")),
+            "{:?}",
+            f.notes
+        );
+        // Without the server's CPU there is no slope to fit.
+        assert_eq!(fit(&rising, false).unwrap().demand_slope_s_per_user, None);
+    }
+
+    #[test]
+    fn an_open_rate_is_simulated_by_a_large_population_sending_at_that_rate() {
+        let steps = [
+            step(1, &[95.0, 96.0, 94.0], 10.5, Some(10.0)),
+            step(2, &[99.0, 98.0, 99.0], 20.0, Some(10.0)),
+        ];
+        let f = fit(&steps, true).unwrap();
+        let open = Load {
+            rate: Some(50.0),
+            ..steps[0].load.clone()
+        };
+        let m = f.model(&open);
+        assert_eq!(m.users, OPEN_POPULATION);
+        // N users thinking N/λ on average send λ while few are in the server.
+        assert!((f64::from(m.users) / m.think.mean() - 50.0).abs() < 1e-9);
+        assert!(m.think.is_exponential());
+        let cmd = f.sim_command("1,2", &open);
+        assert!(
+            cmd.contains(&format!("--users {OPEN_POPULATION} ")),
+            "{cmd}"
+        );
+        // A closed load keeps its users and its think time plus the delay.
+        assert_eq!(f.model(&steps[1].load).users, 2);
     }
 }

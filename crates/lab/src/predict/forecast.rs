@@ -125,6 +125,7 @@ pub(crate) fn largest_meeting(fit: &Fit, load: &Load, slo: Slo) -> Result<Option
     let meets = |users: u32| -> Result<bool> {
         let m = fit.model(&Load {
             users,
+            rate: None,
             ..load.clone()
         });
         let r = servelab_sim::run_point(&m, &SPEC)

@@ -122,12 +122,24 @@ fn html(o: &Outcome) -> Result<String> {
         f.servers_raw.half_width,
         "",
     );
+    if let Some(slope) = &f.demand_slope_s_per_user {
+        row(
+            &mut h,
+            "CPU per request, per added user",
+            slope.value * 1e3,
+            slope.half_width.map(|w| w * 1e3),
+            "ms",
+        );
+    }
     h.push_str(&format!(
-        "</table><p>Model: c = {}, k = {}, service {}, buffer {}.</p><pre>{}</pre><ul>",
+        "</table><p>Model: c = {}, k = {}, service {}, buffer {}{}.</p><pre>{}</pre><ul>",
         f.cores,
         f.threads_per_core,
         esc(&f.service.to_string()),
         f.buffer,
+        f.buffer_bounds.map_or(String::new(), |(lo, hi)| format!(
+            " (from refusals: {lo}..={hi})"
+        )),
         esc(&o.sim_command)
     ));
     for n in &f.notes {
@@ -154,12 +166,12 @@ fn html(o: &Outcome) -> Result<String> {
             if failed.is_empty() { "passed".into() } else { format!("<span class=\"flag\">{}</span>", esc(&failed.join("; "))) }
         ));
     }
-    h.push_str("</table><h2>Predictions</h2><table><tr><th>users</th><th>think</th><th>X /s</th><th>goodput /s</th><th>badput /s</th><th>R ms</th><th>p99 ms</th><th>U %</th><th>drops /s</th><th>exact X</th></tr>");
+    h.push_str("</table><h2>Predictions</h2><table><tr><th>load</th><th>think</th><th>X /s</th><th>goodput /s</th><th>badput /s</th><th>R ms</th><th>p99 ms</th><th>U %</th><th>drops /s</th><th>exact X</th></tr>");
     for p in &o.forecasts {
         h.push_str(&format!(
             "<tr><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.2}</td><td>{}</td></tr>",
-            p.load.users,
-            esc(&p.load.think.to_string()),
+            esc(&p.load.describe()),
+            if p.load.rate.is_some() { "open".to_string() } else { esc(&p.load.think.to_string()) },
             p.throughput.value,
             p.goodput.value,
             p.badput.value,
@@ -182,6 +194,16 @@ fn html(o: &Outcome) -> Result<String> {
         ));
     }
     h.push_str("</p>");
+    if o.forecasts.iter().any(|p| p.load.rate.is_some()) {
+        h.push_str(&format!(
+            "<p>An open rate λ is simulated as {} users thinking exp({}/λ) (the \
+             simulator has closed users only): their arrivals are within 1% of Poisson at λ \
+             while fewer than {} requests are in the server.</p>",
+            super::fit::OPEN_POPULATION,
+            super::fit::OPEN_POPULATION,
+            super::fit::OPEN_POPULATION / 100
+        ));
+    }
     match &o.validation {
         None => h.push_str("<h2>Validation</h2><p>Not run (--no-validate).</p>"),
         Some(v) => {
@@ -235,7 +257,8 @@ fn figure(title: &str, y: &str, points: &[Point], get: Getter) -> Figure {
         label: "server".into(),
         ..Series::default()
     };
-    for p in points {
+    // Open points have no users to stand on this axis; they are in the table.
+    for p in points.iter().filter(|p| p.load.rate.is_none()) {
         let x = f64::from(p.load.users);
         let (m, pr) = get(p);
         if let Some((v, hw)) = m {
@@ -264,7 +287,7 @@ fn figure(title: &str, y: &str, points: &[Point], get: Getter) -> Figure {
 
 fn point_table(points: &[Point]) -> String {
     let mut h = String::from(
-        "<table><tr><th>users</th><th>X meas.</th><th>X pred.</th><th>R meas. ms</th><th>R pred. ms</th><th>p99 meas.</th><th>p99 pred.</th><th class=\"l\">errors</th><th class=\"l\">checks</th></tr>",
+        "<table><tr><th>load</th><th>X meas.</th><th>X pred.</th><th>R meas. ms</th><th>R pred. ms</th><th>p99 meas.</th><th>p99 pred.</th><th class=\"l\">errors</th><th class=\"l\">checks</th></tr>",
     );
     for p in points {
         let errs: Vec<String> = p
@@ -282,7 +305,7 @@ fn point_table(points: &[Point]) -> String {
             |v: Option<super::fit::Estimate>| v.map_or("–".into(), |v| format!("{:.2}", v.value));
         h.push_str(&format!(
             "<tr><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
-            p.load.users,
+            esc(&p.load.describe()),
             p.goodput.value,
             p.predicted.goodput.value,
             o(p.mean_ms),

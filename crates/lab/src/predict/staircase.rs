@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use indicatif::ProgressBar;
 use serde::Serialize;
 use servelab_dist::Dist;
-use servelab_load::{LoadSpec, Target, Workload};
+use servelab_load::{Arrival, LoadSpec, Target, Workload};
 
 use super::CpuSource;
 use crate::check::Check;
@@ -47,17 +47,36 @@ pub(crate) const MIN_REPEATS: u32 = 3;
 pub(crate) const MAX_REPEATS: u32 = 5;
 pub(crate) const PRECISION: f64 = 0.02;
 
-/// A closed load: users, their think time, timeouts and retries.
+/// Most connections of an open step: a request that finds them all busy
+/// waits in the client, its latency counted from its intended start.
+const OPEN_CONNECTIONS: u32 = MAX_STEP_USERS;
+
+/// A load: closed users with their think time, or (with `rate`) an open
+/// Poisson stream; either with timeouts and retries.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Load {
-    /// Closed users.
+    /// Closed users (not used when `rate` is set).
     pub users: u32,
+    /// Open arrivals: requests per second, Poisson, whatever the server does
+    /// (`users` and `think` then unused).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
     /// Think time between an answer and the next request.
     pub think: Dist,
     /// Client timeout of each attempt.
     pub timeout: Option<Dist>,
     /// Retries after a timeout.
     pub retries: Option<u32>,
+}
+
+impl Load {
+    /// The load in words: `8 users` or `120/s`.
+    pub fn describe(&self) -> String {
+        match self.rate {
+            Some(r) => format!("{r}/s"),
+            None => format!("{} users", self.users),
+        }
+    }
 }
 
 /// The figures of one repeat, as the load generator (and the CPU source) saw them.
@@ -150,10 +169,18 @@ pub(crate) struct Bench<'a> {
 impl Bench<'_> {
     fn spec(&self, load: &Load, d: Duration, seed: u64) -> LoadSpec {
         let mut s = LoadSpec::new(vec![Target::new(self.url.to_string())]);
-        s.workload = Workload::Closed {
-            users: load.users,
-            session: None,
-            think: load.think,
+        s.workload = match load.rate {
+            Some(rate) => Workload::Open {
+                rate,
+                arrival: Arrival::Poisson,
+                connections: OPEN_CONNECTIONS,
+                session: None,
+            },
+            None => Workload::Closed {
+                users: load.users,
+                session: None,
+                think: load.think,
+            },
         };
         s.timeout = load.timeout;
         s.retries = load.retries;
@@ -171,7 +198,7 @@ impl Bench<'_> {
     pub(crate) fn step(&self, load: &Load, t: Timing, deadline: Instant) -> Result<Step> {
         let load_err = |e: servelab_load::LoadError| LabError::Other(format!("load: {e}"));
         self.bar
-            .set_message(format!("{} users: warm-up", load.users));
+            .set_message(format!("{}: warm-up", load.describe()));
         servelab_load::run(&self.spec(load, t.warmup, 999)).map_err(load_err)?;
         let mut repeats = Vec::new();
         let mut windows = Vec::new();
@@ -181,12 +208,18 @@ impl Bench<'_> {
             }
             let r = repeats.len() as u64 + 1;
             self.bar
-                .set_message(format!("{} users: repeat {r}", load.users));
+                .set_message(format!("{}: repeat {r}", load.describe()));
             let cpu0 = self.cpu.read_ns()?;
             let report = servelab_load::run(&self.spec(load, t.window, r)).map_err(load_err)?;
             let cpu1 = self.cpu.read_ns()?;
             self.bar.inc(t.window.as_millis() as u64);
-            windows.push(Window::of(&report, load.users, load.think.mean()));
+            // An open step has no population: Window's users are 0, and
+            // Little's check (which needs N) is dropped below.
+            let (n, z) = match load.rate {
+                Some(_) => (0, 0.0),
+                None => (load.users, load.think.mean()),
+            };
+            windows.push(Window::of(&report, n, z));
             repeats.push(repeat_of(&report, cpu0.zip(cpu1)));
             let goodputs: Vec<Option<f64>> = repeats.iter().map(|r| Some(r.goodput)).collect();
             if let Some(s) = crate::protocol::decide(&goodputs, MIN_REPEATS, MAX_REPEATS, PRECISION)
@@ -203,7 +236,12 @@ impl Bench<'_> {
                 };
             }
         };
-        let checks = crate::check::of_point(&windows, false);
+        let mut checks = crate::check::of_point(&windows, false);
+        // Little's law for an open stream needs the number in the system,
+        // which a client does not see; the check is for closed users.
+        if load.rate.is_some() {
+            checks.retain(|c| c.kind != crate::check::CheckKind::LittlesLaw);
+        }
         Ok(Step {
             load: load.clone(),
             repeats,
@@ -225,6 +263,7 @@ impl Bench<'_> {
         loop {
             let load = Load {
                 users,
+                rate: None,
                 think: Dist::ZERO,
                 timeout: None,
                 retries: None,
@@ -278,5 +317,41 @@ mod tests {
             Timing::for_budget(Duration::from_secs(1), 6).window,
             MIN_WINDOW
         );
+    }
+
+    #[test]
+    fn an_open_step_sends_a_poisson_stream_and_a_closed_one_users() {
+        let stop = Arc::new(AtomicBool::new(false));
+        let bar = ProgressBar::hidden();
+        let b = Bench {
+            url: "http://127.0.0.1:1/",
+            cpu: &CpuSource::None,
+            stop: &stop,
+            bar: &bar,
+        };
+        let closed = Load {
+            users: 3,
+            rate: None,
+            think: Dist::exp(0.1),
+            timeout: None,
+            retries: None,
+        };
+        let open = Load {
+            rate: Some(120.0),
+            ..closed.clone()
+        };
+        match b.spec(&open, Duration::from_secs(1), 1).workload {
+            Workload::Open { rate, arrival, .. } => {
+                assert_eq!(rate, 120.0);
+                assert_eq!(arrival, Arrival::Poisson);
+            }
+            w => panic!("not open: {w:?}"),
+        }
+        assert!(matches!(
+            b.spec(&closed, Duration::from_secs(1), 1).workload,
+            Workload::Closed { users: 3, .. }
+        ));
+        assert_eq!(open.describe(), "120/s");
+        assert_eq!(closed.describe(), "3 users");
     }
 }

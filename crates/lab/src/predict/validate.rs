@@ -19,6 +19,9 @@ pub const KNEE_FACTORS: [f64; 6] = [0.3, 0.7, 1.0, 1.5, 2.0, 3.0];
 /// a population of several users.
 pub const THINK_DEMANDS: f64 = 10.0;
 
+/// Predicted utilisation from which an open stream counts as past the knee.
+const SATURATED_PCT: f64 = 99.0;
+
 /// A metric with a target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -133,6 +136,18 @@ pub(crate) fn loads(fit: &Fit, base: &Load) -> Vec<Load> {
         .collect()
 }
 
+/// The open loads the user asked about, with the base's timeouts and retries.
+pub(crate) fn open_loads(rates: &[f64], base: &Load) -> Vec<Load> {
+    rates
+        .iter()
+        .map(|&r| Load {
+            rate: Some(r),
+            think: Dist::ZERO,
+            ..base.clone()
+        })
+        .collect()
+}
+
 fn err(pred: f64, meas: f64) -> Option<f64> {
     (meas > 0.0 && pred.is_finite()).then(|| (pred - meas) / meas * 100.0)
 }
@@ -157,7 +172,11 @@ pub(crate) fn point(step: &Step, predicted: Forecast) -> Point {
     };
     let mean_ms = e(step.sample(|r| r.mean_ms));
     let p99_ms = e(step.sample(|r| r.p99_ms));
-    let beyond_knee = f64::from(step.load.users) > predicted.knee_users;
+    // An open stream is past the knee when the model's server is saturated.
+    let beyond_knee = match step.load.rate {
+        Some(_) => predicted.utilisation_pct.value >= SATURATED_PCT,
+        None => f64::from(step.load.users) > predicted.knee_users,
+    };
     let mut errors = Vec::new();
     // With timeouts, the server's throughput includes requests finished for
     // users who left, which the client cannot see: only goodput is compared.
@@ -230,5 +249,22 @@ mod tests {
         assert!(rows.iter().all(|r| r.points == 0 && r.met.is_none()));
         assert_eq!(err(105.0, 100.0), Some(5.0));
         assert_eq!(err(1.0, 0.0), None);
+    }
+
+    #[test]
+    fn open_loads_keep_the_timeouts_and_carry_their_rate() {
+        let base = Load {
+            users: 1,
+            rate: None,
+            think: Dist::exp(0.2),
+            timeout: Some(Dist::constant(0.5)),
+            retries: Some(2),
+        };
+        let open = open_loads(&[10.0, 40.0], &base);
+        assert_eq!(open.len(), 2);
+        assert_eq!(open[1].rate, Some(40.0));
+        assert!(open[1].think.is_zero());
+        assert_eq!(open[0].timeout, base.timeout);
+        assert_eq!(open[0].retries, Some(2));
     }
 }
