@@ -8,7 +8,9 @@
 //! Resumption: stateless tickets (TLS 1.3 and 1.2) from a ticket key made
 //! here, before any engine forks, so a `prefork` worker or a `fork` child
 //! resumes a session that another process began; and a session-ID cache for
-//! TLS 1.2 clients without tickets (per process).
+//! TLS 1.2 clients without tickets (per process). rustls rotates the ticket
+//! key every 6 hours, in each process on its own: past the first rotation a
+//! process engine resumes only the sessions that its own process began.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -22,6 +24,9 @@ use crate::ServerError;
 
 /// Session-ID cache entries (TLS 1.2 resumption without tickets).
 const SESSION_CACHE: usize = 4096;
+/// Plaintext of the ticket made at start (see [`Tls::new`]): a real one
+/// holds a session's secret and parameters, a few hundred bytes.
+const WARM_TICKET: usize = 4096;
 
 /// Where the server's certificate comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,6 +72,13 @@ impl Tls {
         config.ticketer = rustls::crypto::aws_lc_rs::Ticketer::new()
             .map_err(|e| tls_error(format!("cannot make a session-ticket key: {e}")))?;
         config.session_storage = rustls::server::ServerSessionMemoryCache::new(SESSION_CACHE);
+        // The ticket key rejects a ticket longer than the longest it has
+        // made itself: a count kept per process. A `fork` child or a
+        // `prefork` worker that did not make the ticket would then refuse it
+        // (a full handshake each time: measured, every connection after the
+        // first). One ticket made here, before any fork, longer than any
+        // real one, sets that bound for every process.
+        let _ = config.ticketer.encrypt(&[0; WARM_TICKET]);
         Ok(Tls {
             config: Arc::new(config),
             fingerprint,

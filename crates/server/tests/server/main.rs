@@ -32,4 +32,5 @@ mod slow_clients;
 mod smuggling;
 mod spa;
 mod static_files;
+mod tls;
 mod traversal;
