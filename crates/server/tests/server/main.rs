@@ -33,4 +33,5 @@ mod smuggling;
 mod spa;
 mod static_files;
 mod tls;
+mod tls_slowloris;
 mod traversal;
