@@ -102,7 +102,7 @@ pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Shared, w: &
                 conn.on(event, site, w)
             }
             Interest::Close { linger } => {
-                wire.end(&stream);
+                wire.end(&stream, site);
                 if linger {
                     linger_close(&mut stream);
                 }

@@ -545,13 +545,13 @@ impl<'s> EventLoop<'s> {
                 // Until the timer fires (Event::Deadline) or the client closes.
                 Interest::Hold(_) => break,
                 Interest::Close { linger: false } => {
-                    slot.wire.end(&slot.sock);
+                    slot.wire.end(&slot.sock, site);
                     self.close(index);
                     return;
                 }
                 Interest::Close { linger: true } => {
                     if slot.linger.is_none() {
-                        slot.wire.end(&slot.sock);
+                        slot.wire.end(&slot.sock, site);
                         let _ = rustix::net::shutdown(&slot.sock, rustix::net::Shutdown::Write);
                         slot.linger = Some(Linger::start());
                     }

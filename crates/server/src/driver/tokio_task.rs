@@ -212,7 +212,7 @@ pub(crate) async fn serve(
                 interest = with_local(&site, |w| conn.on(event, &site, w));
             }
             Interest::Close { linger } => {
-                wire.end(&stream);
+                wire.end(&stream, &site);
                 if linger {
                     linger_close(&mut stream).await;
                 }

@@ -22,7 +22,7 @@
 //! alert and the read fails (the connection closes, the server goes on); one
 //! that starts like an HTTP method gets a plain `400` saying that the port
 //! speaks HTTPS, as nginx does. Both count as failed handshakes, as does a
-//! client that closes mid-handshake.
+//! client that closes mid-handshake or runs out of `--read-timeout` in it.
 
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, BorrowedFd};
@@ -139,10 +139,12 @@ impl Wire {
     }
 
     /// Before the socket closes: a TLS `close_notify`, best effort and
-    /// without waiting, so a client reading to the end sees a clean end.
-    pub(crate) fn end(&mut self, sock: impl AsFd) {
+    /// without waiting, so a client reading to the end sees a clean end. A
+    /// handshake that began and never finished (it ran out of
+    /// `--read-timeout`, or shutdown came) is counted as failed.
+    pub(crate) fn end(&mut self, sock: impl AsFd, site: &Shared) {
         if let Wire::Tls(s) = self {
-            s.end(sock.as_fd());
+            s.end(sock.as_fd(), site);
         }
     }
 
@@ -310,10 +312,14 @@ impl Session {
         }
     }
 
-    fn end(&mut self, sock: BorrowedFd<'_>) {
-        if let (Some(tls), Handshake::Done { .. }) = (self.tls.as_mut(), self.handshake) {
-            tls.send_close_notify();
-            let _ = flush(tls, sock, SendFlags::NOSIGNAL | SendFlags::DONTWAIT);
+    fn end(&mut self, sock: BorrowedFd<'_>, site: &Shared) {
+        match (self.tls.as_mut(), self.handshake) {
+            (Some(tls), Handshake::Done { .. }) => {
+                tls.send_close_notify();
+                let _ = flush(tls, sock, SendFlags::NOSIGNAL | SendFlags::DONTWAIT);
+            }
+            (_, Handshake::Pending) if self.first.is_some() => self.fail(site),
+            _ => {}
         }
     }
 

@@ -207,6 +207,44 @@ fn every_engine_serves_https() {
     }
 }
 
+/// The handshake runs on the first head's deadline: a ClientHello that
+/// stops half-way is cut off at `--read-timeout` (here 300 ms; the client
+/// waits up to 10 s), counted as a failed handshake, on every engine.
+#[test]
+fn a_stalled_handshake_ends_at_the_read_timeout() {
+    for &engine in Engine::ALL {
+        let dir = fixture();
+        let certs = tempfile::tempdir().unwrap();
+        let (source, client) = pki(certs.path());
+        let server = start(dir.path(), engine, |c| {
+            c.tls = Some(source.clone());
+            c.status = true;
+            c.read_timeout = Duration::from_millis(300);
+        });
+        let addr = server.local_addr();
+        let name = ServerName::try_from("127.0.0.1").unwrap();
+        let mut hello = Vec::new();
+        ClientConnection::new(client.clone(), name)
+            .unwrap()
+            .write_tls(&mut hello)
+            .unwrap();
+        let mut s = connect(addr);
+        s.write_all(&hello[..hello.len() / 2]).unwrap();
+        let mut out = Vec::new();
+        match s.read_to_end(&mut out) {
+            Ok(_) => assert!(!out.starts_with(b"HTTP/"), "{engine}: {out:?}"),
+            Err(e) => assert_eq!(
+                e.kind(),
+                std::io::ErrorKind::ConnectionReset,
+                "{engine}: {e}"
+            ),
+        }
+        let doc = status(addr, &client);
+        assert_eq!(doc.tls.failed, 1, "{engine}: {:?}", doc.tls);
+        server.shutdown().unwrap();
+    }
+}
+
 /// Reads one response from a kept-alive stream: the head, then its
 /// Content-Length (at least `body_hint` bytes are expected).
 fn read_response(s: &mut impl Read, body_hint: usize) -> Vec<u8> {
