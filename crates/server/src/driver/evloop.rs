@@ -92,6 +92,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crossbeam_channel::TrySendError;
 use rustix::event::epoll::{self, EventData, EventFlags};
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SocketFlags};
@@ -302,8 +303,6 @@ impl<'s> EventLoop<'s> {
                     break;
                 }
             }
-            // Before waiting, so that no request waits with it.
-            self.flush();
             let next = self.next_deadline();
             let ts = next.map(|t| policy::timespec(t.saturating_duration_since(now)));
             let n = match epoll::wait(&self.epoll, &mut events[..], ts.as_ref()) {
@@ -635,43 +634,32 @@ impl<'s> EventLoop<'s> {
         }
     }
 
-    /// Sends connection `index`, which holds a complete request, to a worker,
-    /// with the rest of this round ([`EventLoop::flush`]).
+    /// Sends connection `index`, which holds a complete request, to a worker;
+    /// with the queue full, answers 503 (with `Retry-After`) and counts the
+    /// request dropped, as `pool` does with a connection.
     fn dispatch(&mut self, index: usize) {
-        let (Some(handoff), Some(conn)) = (&mut self.handoff, self.slots[index].take()) else {
+        let (Some(handoff), Some(conn)) = (&self.handoff, self.slots[index].take()) else {
             return;
         };
         self.away[index] = Away::default();
         if let Some(h) = &conn.handover {
             h.sent();
         }
-        handoff.send(Job {
+        let job = Job {
             index: index as u32,
             conn,
-        });
-    }
-
-    /// Hands the requests of this round to the workers at once (one lock, one
-    /// wake-up per sleeping worker at most: see [`LoopEnd::flush`]); the ones
-    /// that find the queue full are answered 503 (with `Retry-After`) here and
-    /// counted dropped, as `pool` does with a connection. A refused connection
-    /// may hold a pipelined request that is sent again, hence the loop.
-    fn flush(&mut self) {
-        let mut refused = Vec::new();
-        while let Some(handoff) = self.handoff.as_mut().filter(|h| h.has_sent()) {
-            handoff.flush(&mut refused);
-            for job in refused.drain(..) {
-                let index = job.index as usize;
-                let mut back = job.conn;
-                if let Some(h) = &back.handover {
-                    h.returned();
-                }
-                self.site.stats.dropped();
-                back.interest = back.conn.refuse(self.site, &mut self.w);
-                self.slots[index] = Some(back);
-                self.drive(index);
-            }
+        };
+        let mut back = match handoff.queue.try_send(job) {
+            Ok(()) => return,
+            Err(TrySendError::Full(job) | TrySendError::Disconnected(job)) => job.conn,
+        };
+        if let Some(h) = &back.handover {
+            h.returned();
         }
+        self.site.stats.dropped();
+        back.interest = back.conn.refuse(self.site, &mut self.w);
+        self.slots[index] = Some(back);
+        self.drive(index);
     }
 
     /// Takes back the connections workers have finished with.

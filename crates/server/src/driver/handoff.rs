@@ -28,10 +28,9 @@
 //! `poll(POLLRDHUP)` ([`policy::hold`], as on the blocking driver), and
 //! `--work` is burnt by [`policy::work`], as on every driver.
 
-use std::collections::VecDeque;
 use std::os::fd::{AsFd, OwnedFd};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender};
@@ -53,10 +52,7 @@ pub(crate) struct Job {
 /// The event loop's end: the queue it fills and the way back it drains.
 #[derive(Debug)]
 pub(crate) struct LoopEnd {
-    queue: Arc<Queue>,
-    /// Jobs of this round of the loop, handed over together by
-    /// [`LoopEnd::flush`].
-    outbox: Vec<Job>,
+    pub(super) queue: Sender<Job>,
     pub(super) back: Receiver<Job>,
     /// Raises an edge when a connection has come back (an eventfd, watched
     /// edge-triggered and never read: every write is an edge).
@@ -66,60 +62,17 @@ pub(crate) struct LoopEnd {
 }
 
 /// The workers' end.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct WorkerEnd {
-    queue: Arc<Queue>,
+    queue: Receiver<Job>,
     back: Sender<Job>,
     wake: Arc<OwnedFd>,
     returned: Arc<AtomicUsize>,
 }
 
-/// The bounded queue of requests from the loop to the workers. Not a channel:
-/// the loop puts a whole round's requests on it under one lock and wakes at
-/// most one sleeping worker per request, and a worker that finds work waiting
-/// takes it without sleeping. With a channel each request was a send that
-/// woke a worker, which (on a busy CPU) ran one request, found the queue empty
-/// and slept again: two context switches and two futex calls per request.
-#[derive(Debug)]
-struct Queue {
-    state: Mutex<State>,
-    ready: Condvar,
-    /// `--queue`: requests waiting beyond it are refused; with 0, a request is
-    /// taken only when a worker waits for it (a rendezvous).
-    len: usize,
-}
-
-#[derive(Debug, Default)]
-struct State {
-    jobs: VecDeque<Job>,
-    /// The loop has gone: workers end once `jobs` is empty.
-    closed: bool,
-    /// Workers alive (ends of [`WorkerEnd`]); with none, requests are refused.
-    workers: usize,
-    /// Workers waiting on `ready`.
-    sleeping: usize,
-    /// Wake-ups sent that no waiting worker has taken yet.
-    signalled: usize,
-}
-
-impl Queue {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        // A worker that panicked holding the lock left the queue consistent
-        // (every change under it is one push or pop).
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
 /// A queue of `len` requests and the way back.
 pub(crate) fn channel(len: usize) -> std::io::Result<(LoopEnd, WorkerEnd)> {
-    let queue = Arc::new(Queue {
-        state: Mutex::new(State {
-            workers: 1,
-            ..State::default()
-        }),
-        ready: Condvar::new(),
-        len,
-    });
+    let (queue_tx, queue_rx) = crossbeam_channel::bounded(len);
     // Unbounded, but never longer than the connections the loop has sent away.
     let (back_tx, back_rx) = crossbeam_channel::unbounded();
     let wake = Arc::new(rustix::event::eventfd(
@@ -129,14 +82,13 @@ pub(crate) fn channel(len: usize) -> std::io::Result<(LoopEnd, WorkerEnd)> {
     let returned = Arc::new(AtomicUsize::new(0));
     Ok((
         LoopEnd {
-            queue: queue.clone(),
-            outbox: Vec::new(),
+            queue: queue_tx,
             back: back_rx,
             wake: wake.clone(),
             returned: returned.clone(),
         },
         WorkerEnd {
-            queue,
+            queue: queue_rx,
             back: back_tx,
             wake,
             returned,
@@ -151,90 +103,12 @@ impl LoopEnd {
     pub(super) fn clear_wake(&self) {
         self.returned.swap(0, Ordering::AcqRel);
     }
-
-    /// Puts `job` on the queue with the rest of this round (see
-    /// [`LoopEnd::flush`]).
-    pub(super) fn send(&mut self, job: Job) {
-        self.outbox.push(job);
-    }
-
-    /// Has this round sent anything?
-    pub(super) fn has_sent(&self) -> bool {
-        !self.outbox.is_empty()
-    }
-
-    /// Hands this round's jobs to the workers, under one lock, waking at most
-    /// one sleeping worker per job; the loop calls it once per round, before
-    /// it waits again. The jobs that find the queue full (or no worker left)
-    /// go to `refused`, in order.
-    pub(super) fn flush(&mut self, refused: &mut Vec<Job>) {
-        let wake = {
-            let mut s = self.queue.lock();
-            let waiting = s.sleeping.saturating_sub(s.signalled);
-            let room = self.queue.len.max(waiting);
-            for job in self.outbox.drain(..) {
-                if s.workers > 0 && s.jobs.len() < room {
-                    s.jobs.push_back(job);
-                } else {
-                    refused.push(job);
-                }
-            }
-            let wake = waiting.min(s.jobs.len());
-            s.signalled += wake;
-            wake
-        };
-        for _ in 0..wake {
-            self.queue.ready.notify_one();
-        }
-    }
-}
-
-impl Drop for LoopEnd {
-    fn drop(&mut self) {
-        self.queue.lock().closed = true;
-        self.queue.ready.notify_all();
-    }
-}
-
-impl Clone for WorkerEnd {
-    fn clone(&self) -> WorkerEnd {
-        self.queue.lock().workers += 1;
-        WorkerEnd {
-            queue: self.queue.clone(),
-            back: self.back.clone(),
-            wake: self.wake.clone(),
-            returned: self.returned.clone(),
-        }
-    }
-}
-
-impl Drop for WorkerEnd {
-    fn drop(&mut self) {
-        self.queue.lock().workers -= 1;
-    }
 }
 
 impl WorkerEnd {
-    /// The next job; None once the loop has gone and the queue is empty.
-    fn take(&self) -> Option<Job> {
-        let mut s = self.queue.lock();
-        loop {
-            if let Some(job) = s.jobs.pop_front() {
-                return Some(job);
-            }
-            if s.closed {
-                return None;
-            }
-            s.sleeping += 1;
-            s = self.queue.ready.wait(s).unwrap_or_else(|e| e.into_inner());
-            s.sleeping -= 1;
-            s.signalled = s.signalled.saturating_sub(1);
-        }
-    }
-
     /// Serves connections from the queue until the loop has gone.
     pub(crate) fn run(&self, site: &Shared, w: &mut Local) {
-        while let Some(mut job) = self.take() {
+        for mut job in &self.queue {
             serve(&mut job.conn, site, w);
             // A keep-alive connection goes back quietly: the client's next
             // request wakes the loop (see `Handover`). Anything else (a close,
