@@ -2,6 +2,8 @@
 //! it the bytes, write what it asks, linger, close), one per way of waiting,
 //! over one module of shared policy.
 //!
+//! - [`accept`]: what every accept loop does when `accept` fails (retry,
+//!   wait, or pause on a resource error);
 //! - [`blocking`]: blocking syscalls on a thread or process that owns the
 //!   connection (serial, thread, pool, fork, prefork); also the blocking
 //!   accept loop and the 503 for a connection that cannot be taken;
@@ -25,6 +27,7 @@
 //! The engines in [`crate::engines`] choose a driver and say how connections
 //! are accepted and given CPU.
 
+pub(crate) mod accept;
 pub(crate) mod blocking;
 pub(crate) mod connection;
 pub(crate) mod evloop;

@@ -25,7 +25,8 @@ use std::time::{Duration, Instant};
 use rustix::event::{PollFd, PollFlags};
 use rustix::io::Errno;
 
-use super::policy::{self, Backoff, LINGER, Linger, log_connection};
+use super::accept::{Accepting, Step};
+use super::policy::{self, LINGER, Linger, log_connection};
 use crate::conn::{Conn, Event, Interest};
 use crate::shared::{Local, Shared};
 use crate::tls::Wire;
@@ -201,7 +202,7 @@ pub(crate) fn accept_loop(
 /// loop backs off (10 ms, doubling to 500 ms) instead of spinning on a listener
 /// that stays readable; it recovers by itself when descriptors are free again.
 pub(crate) fn accept_with(listeners: &[TcpListener], site: &Shared, acceptor: &mut impl Acceptor) {
-    let mut backoff = Backoff::default();
+    let mut accepting = Accepting::default();
     loop {
         let room = acceptor.has_room();
         let want = if room {
@@ -244,7 +245,7 @@ pub(crate) fn accept_with(listeners: &[TcpListener], site: &Shared, acceptor: &m
             while acceptor.has_room() {
                 match listener.accept() {
                     Ok((stream, peer)) => {
-                        backoff.reset();
+                        accepting.took();
                         if acceptor.handle(stream, peer) == Next::Stop {
                             return;
                         }
@@ -252,14 +253,14 @@ pub(crate) fn accept_with(listeners: &[TcpListener], site: &Shared, acceptor: &m
                             return;
                         }
                     }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) if policy::is_resource_io_error(&e) => {
-                        wait_or_shutdown(site, backoff.next());
-                        break;
-                    }
-                    // ECONNABORTED and friends: that one client is gone; go on.
-                    Err(_) => break,
+                    Err(e) => match accepting.failed_io(&e) {
+                        Step::Retry => continue,
+                        Step::Wait => break,
+                        Step::Pause(d) => {
+                            wait_or_shutdown(site, d);
+                            break;
+                        }
+                    },
                 }
             }
         }

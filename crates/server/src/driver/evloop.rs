@@ -97,9 +97,10 @@ use rustix::event::epoll::{self, EventData, EventFlags};
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SocketFlags};
 
+use super::accept::{Accepting, Step};
 use super::connection::{Away, Connection, Handover};
 use super::handoff::{Job, LoopEnd};
-use super::policy::{self, Backoff, Linger, log_connection};
+use super::policy::{self, Linger, log_connection};
 use crate::ServerError;
 use crate::conn::{Buffers, Conn, Event, Interest};
 use crate::shared::{Local, Shared};
@@ -157,7 +158,7 @@ pub(crate) struct EventLoop<'s> {
     /// Accepting is paused (descriptors exhausted) until then.
     accept_paused: Option<Instant>,
     /// The pause after the next resource error.
-    backoff: Backoff,
+    accepting: Accepting,
     /// Shutdown has begun; finish by then.
     draining: Option<Instant>,
     /// The grace period is over; only connections still with workers remain.
@@ -205,7 +206,7 @@ impl<'s> EventLoop<'s> {
             timers: BinaryHeap::new(),
             pool: Vec::new(),
             accept_paused: None,
-            backoff: Backoff::default(),
+            accepting: Accepting::default(),
             draining: None,
             forced: false,
             handoff: None,
@@ -377,20 +378,21 @@ impl<'s> EventLoop<'s> {
             let flags = SocketFlags::NONBLOCK | SocketFlags::CLOEXEC;
             match rustix::net::acceptfrom_with(listener, flags) {
                 Ok((sock, addr)) => {
-                    self.backoff.reset();
+                    self.accepting.took();
                     let peer = addr
                         .and_then(|a| SocketAddr::try_from(a).ok())
                         .unwrap_or_else(|| SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)));
                     self.add(sock, peer);
                 }
-                Err(Errno::AGAIN) => return,
-                Err(Errno::INTR | Errno::CONNABORTED) => {}
-                Err(e) if policy::is_resource_error(e) => {
-                    self.accept_paused = Some(Instant::now() + self.backoff.next());
-                    let _ = self.listen(false);
-                    return;
-                }
-                Err(_) => return,
+                Err(e) => match self.accepting.failed(e) {
+                    Step::Retry => {}
+                    Step::Wait => return,
+                    Step::Pause(d) => {
+                        self.accept_paused = Some(Instant::now() + d);
+                        let _ = self.listen(false);
+                        return;
+                    }
+                },
             }
         }
     }

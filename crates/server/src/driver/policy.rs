@@ -65,7 +65,8 @@ impl Linger {
 /// The pause of an accept loop that met a resource error: 10 ms, doubling up
 /// to 500 ms while the error persists, back to nothing after a success. A
 /// listener stays readable while descriptors are exhausted, so without a pause
-/// the loop would spin at full CPU instead of serving what it has.
+/// the loop would spin at full CPU instead of serving what it has. Used through
+/// [`super::accept::Accepting`].
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct Backoff(Duration);
 
@@ -92,11 +93,6 @@ pub(crate) fn is_resource_error(e: Errno) -> bool {
         e,
         Errno::MFILE | Errno::NFILE | Errno::NOBUFS | Errno::NOMEM
     )
-}
-
-/// [`is_resource_error`] for the standard library's error type.
-pub(crate) fn is_resource_io_error(e: &std::io::Error) -> bool {
-    is_resource_error(Errno::from_io_error(e).unwrap_or(Errno::IO))
 }
 
 /// Sends `chunk` with one syscall: `send` for bytes (with `MSG_MORE` when a
@@ -305,9 +301,7 @@ mod tests {
     fn resource_errors_are_the_four() {
         for e in [Errno::MFILE, Errno::NFILE, Errno::NOBUFS, Errno::NOMEM] {
             assert!(is_resource_error(e));
-            assert!(is_resource_io_error(&std::io::Error::from(e)));
         }
         assert!(!is_resource_error(Errno::CONNABORTED));
-        assert!(!is_resource_io_error(&std::io::Error::other("x")));
     }
 }

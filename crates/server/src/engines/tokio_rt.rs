@@ -21,7 +21,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::ServerError;
-use crate::driver::policy::{self, Backoff};
+use crate::driver::accept::{Accepting, Step};
 use crate::driver::tokio_task::{adopt_local, serve};
 use crate::shared::Shared;
 
@@ -94,7 +94,7 @@ async fn serve_all(
         .map_err(|e| ServerError::io("registering the wake-up pipe")(e.into()))?;
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut tasks = JoinSet::new();
-    let mut backoff = Backoff::default();
+    let mut accepting = Accepting::default();
     loop {
         tokio::select! {
             // The pipe is never drained, so readiness means shutdown for good.
@@ -102,18 +102,17 @@ async fn serve_all(
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
             accepted = accept_any(&listeners, &mut next) => match accepted {
                 Ok((stream, peer)) => {
-                    backoff.reset();
+                    accepting.took();
                     tasks.spawn(serve(stream, peer, site.clone(), stop_rx.clone()));
                 }
-                Err(e) if policy::is_resource_io_error(&e) => {
-                    // EMFILE and friends: back off instead of spinning.
+                // Retry and Wait are the same here: the next poll of the
+                // accept future tries again and waits if nothing is ready.
+                Err(e) => if let Step::Pause(d) = accepting.failed_io(&e) {
                     tokio::select! {
                         _ = wake.readable() => break,
-                        _ = tokio::time::sleep(backoff.next()) => {}
+                        _ = tokio::time::sleep(d) => {}
                     }
-                }
-                // ECONNABORTED and friends: that one client is gone.
-                Err(_) => {}
+                },
             },
         }
     }
