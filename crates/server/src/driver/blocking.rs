@@ -17,7 +17,7 @@
 //! Every outcome goes to [`Conn::on`] as an [`Event`]; what follows it
 //! (abandon, 408, idle close at shutdown, linger) is decided there.
 
-use std::io::{self, Read, Write};
+use std::io::{Read, Write};
 use std::net::{Shutdown as Side, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::BorrowedFd;
 use std::time::{Duration, Instant};
