@@ -39,17 +39,29 @@ fn serve(args: Args) -> anyhow::Result<()> {
     } else {
         count(1, "worker")
     };
+    let scheme = if server.tls_fingerprint().is_some() {
+        "https"
+    } else {
+        "http"
+    };
     let addrs: Vec<String> = server
         .local_addrs()
         .iter()
-        .map(|a| format!("http://{a}"))
+        .map(|a| format!("{scheme}://{a}"))
         .collect();
     eprintln!(
         "servelab: serving {} on {} (engine {engine}, {workers})",
         server.root().display(),
         addrs.join(" and "),
     );
-    if let Some(addr) = auth.then(|| exposed(server.local_addrs())).flatten() {
+    if let Some(fingerprint) = server.tls_fingerprint() {
+        eprintln!("servelab: TLS certificate SHA-256 fingerprint {fingerprint}");
+    }
+    let plain = server.tls_fingerprint().is_none();
+    if let Some(addr) = (auth && plain)
+        .then(|| exposed(server.local_addrs()))
+        .flatten()
+    {
         eprintln!(
             "servelab: warning: --auth on {addr}, which is not a loopback address, without TLS: \
              Basic credentials are base64, not encrypted, and anyone on the network path can \

@@ -124,6 +124,23 @@ pub struct ServeArgs {
     /// serves it to the end for nobody (seed 002's badput).
     #[arg(long, value_name = "POLICY", default_value_t = OnAbandon::default())]
     pub on_abandon: OnAbandon,
+    /// Serve HTTPS (TLS 1.3 and 1.2, ALPN http/1.1) with the certificate
+    /// chain in this PEM file, leaf first (needs --tls-key).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "tls_key",
+        conflicts_with = "tls_self_signed"
+    )]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert, PEM (PKCS #8, PKCS #1 or SEC1).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// Serve HTTPS with a certificate for localhost, 127.0.0.1 and ::1 made
+    /// at start (ECDSA P-256; its SHA-256 fingerprint is printed). For
+    /// development: no client trusts it unless told to.
+    #[arg(long)]
+    pub tls_self_signed: bool,
 }
 
 /// `servelab serve` alone, for parsing flags outside the binary.
@@ -202,6 +219,11 @@ impl ServeArgs {
         config.dotfiles = self.dotfiles;
         config.headers = self.header;
         config.on_abandon = self.on_abandon;
+        config.tls = match (self.tls_cert, self.tls_key) {
+            (Some(cert), Some(key)) => Some(crate::TlsSource::Files { cert, key }),
+            _ if self.tls_self_signed => Some(crate::TlsSource::SelfSigned),
+            _ => None,
+        };
         Ok(config)
     }
 
@@ -293,6 +315,15 @@ impl ServeArgs {
         }
         if self.on_abandon != d.on_abandon {
             out.flag("--on-abandon", self.on_abandon.to_string());
+        }
+        if let Some(cert) = &self.tls_cert {
+            out.flag("--tls-cert", cert.as_os_str());
+        }
+        if let Some(key) = &self.tls_key {
+            out.flag("--tls-key", key.as_os_str());
+        }
+        if self.tls_self_signed {
+            out.switch("--tls-self-signed");
         }
         // Last, after `--`, so that a directory named like a flag stays a directory.
         if let Some(dir) = &self.dir {
@@ -433,8 +464,17 @@ mod tests {
                 "X-A: b: c".parse().unwrap(),
             ],
             on_abandon: OnAbandon::Finish,
+            tls_cert: Some("/etc/tls/chain.pem".into()),
+            tls_key: Some("/etc/tls/key.pem".into()),
+            tls_self_signed: false,
         };
         round_trips(&a);
+        round_trips(&ServeArgs {
+            tls_cert: None,
+            tls_key: None,
+            tls_self_signed: true,
+            ..a.clone()
+        });
         round_trips(&ServeArgs {
             dir: Some("--odd dir".into()),
             root: None,
@@ -465,6 +505,25 @@ mod tests {
                 ..ServeArgs::default()
             });
         }
+    }
+
+    #[test]
+    fn tls_flags_pair_up_and_exclude_each_other() {
+        assert!(parse("--tls-cert c.pem").is_err());
+        assert!(parse("--tls-key k.pem").is_err());
+        assert!(parse("--tls-cert c.pem --tls-key k.pem --tls-self-signed").is_err());
+        let files = parse("--tls-cert c.pem --tls-key k.pem").unwrap();
+        let config = files.into_config(|| Ok::<_, ()>("www".into())).unwrap();
+        assert_eq!(
+            config.tls,
+            Some(crate::TlsSource::Files {
+                cert: "c.pem".into(),
+                key: "k.pem".into()
+            })
+        );
+        let own = parse("--tls-self-signed").unwrap();
+        let config = own.into_config(|| Ok::<_, ()>("www".into())).unwrap();
+        assert_eq!(config.tls, Some(crate::TlsSource::SelfSigned));
     }
 
     #[test]

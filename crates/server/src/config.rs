@@ -210,6 +210,9 @@ pub struct Config {
     pub headers: Vec<ExtraHeader>,
     /// `--on-abandon`: stop or finish the service of a request whose client left.
     pub on_abandon: OnAbandon,
+    /// `--tls-cert`/`--tls-key` or `--tls-self-signed`: serve HTTPS on
+    /// every address; `None` serves plain HTTP.
+    pub tls: Option<crate::TlsSource>,
 }
 
 impl Config {
@@ -243,6 +246,7 @@ impl Config {
             dotfiles: Dotfiles::default(),
             headers: Vec::new(),
             on_abandon: OnAbandon::default(),
+            tls: None,
         }
     }
 }

@@ -59,6 +59,11 @@ pub enum ServerError {
         /// What is wrong, and what to do.
         message: String,
     },
+    /// The TLS certificate or key cannot be read or used (`--tls-cert`,
+    /// `--tls-key`, `--tls-self-signed`); the server does not start. The
+    /// message names the file and what is wrong.
+    #[error("{0}")]
+    Tls(String),
     /// A configuration value is out of range (for example zero workers).
     #[error("invalid configuration: {0}")]
     Config(String),

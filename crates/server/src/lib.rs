@@ -31,6 +31,9 @@
 //!   `log/json.rs` (what a line says, combined or JSON)
 //! - the flags: [`ServeArgs`] (`args.rs`), with [`ListenAddr`] (`addr.rs`) for
 //!   the forms of `--addr`
+//! - HTTPS: `tls.rs` and `tls/` (the configuration from `--tls-cert`/`--tls-key`
+//!   or `--tls-self-signed`, and [`TlsSource`]; each connection's transport
+//!   beneath `Conn`, which the drivers call instead of `recv`/`send`)
 //! - shared and per-thread state: `shared.rs`; `--delay`/`--work`:
 //!   `service.rs`; counters: [`Stats`] (`stats.rs`) with the service-time
 //!   histogram ([`ServiceTimes`], `service_time.rs`); graceful stop:
@@ -76,6 +79,7 @@ mod spa;
 mod start_failure;
 mod stats;
 mod status;
+mod tls;
 
 pub use addr::{AddrError, ListenAddr};
 pub use args::ServeArgs;
@@ -88,5 +92,6 @@ pub use servelab_dist::Dist;
 pub use server::{Running, Server};
 pub use service_time::ServiceTimes;
 pub use start_failure::{REPORT_ENV, StartFailure, StartFailureKind};
-pub use stats::{Snapshot, Stats};
-pub use status::{ByClass, Connections, Requests, StatusDocument};
+pub use stats::{Snapshot, Stats, TlsCounts};
+pub use status::{ByClass, Connections, Handshakes, Requests, StatusDocument};
+pub use tls::TlsSource;

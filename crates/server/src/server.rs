@@ -81,6 +81,12 @@ impl Server {
         self.site.stats.clone()
     }
 
+    /// With TLS, the SHA-256 fingerprint of the certificate served
+    /// (`AB:CD:...`); `None` for plain HTTP.
+    pub fn tls_fingerprint(&self) -> Option<&str> {
+        self.site.tls.as_ref().map(|t| t.fingerprint.as_str())
+    }
+
     /// Runs on the calling thread until [`Running::shutdown`]-style wake-up.
     pub fn run(self) -> Result<(), ServerError> {
         let result = self.site.config.engine.run(&self.listeners, &self.site);

@@ -69,12 +69,18 @@ impl ServiceTimes {
 
     /// Appends the histogram in the Prometheus text format 0.0.4.
     pub(crate) fn render(&self, o: &mut String) {
-        let name = "servelab_service_seconds";
-        // Writing to a String cannot fail.
-        let _ = writeln!(
+        self.render_as(
             o,
-            "# HELP {name} Time from a parsed request to its response completely written."
+            "servelab_service_seconds",
+            "Time from a parsed request to its response completely written.",
         );
+    }
+
+    /// Appends the histogram as the metric `name` (the same bounds serve
+    /// the TLS handshake time).
+    pub(crate) fn render_as(&self, o: &mut String, name: &str, help: &str) {
+        // Writing to a String cannot fail.
+        let _ = writeln!(o, "# HELP {name} {help}");
         let _ = writeln!(o, "# TYPE {name} histogram");
         let mut cumulative = 0;
         for (i, &bound) in BOUNDS_NS.iter().enumerate() {

@@ -33,6 +33,9 @@ pub(crate) struct Shared {
     pub(crate) auth: Option<crate::auth::Auth>,
     /// The `--header` fields, encoded once (`Name: value\r\n` each).
     pub(crate) extra_headers: Vec<u8>,
+    /// HTTPS: the TLS configuration every connection shares (made before any
+    /// engine forks, so children share its session-ticket key).
+    pub(crate) tls: Option<crate::tls::Tls>,
     /// [`Local`]s created so far: each gets its own random stream.
     locals_made: AtomicU64,
 }
@@ -59,7 +62,12 @@ impl Shared {
             Some(path) => Some(crate::auth::Auth::load(path)?),
             None => None,
         };
+        let tls = match &config.tls {
+            Some(source) => Some(crate::tls::Tls::new(source)?),
+            None => None,
+        };
         Ok(Shared {
+            tls,
             auth,
             extra_headers,
             log_format: crate::log::format_of(config.log_format),

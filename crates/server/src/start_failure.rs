@@ -156,7 +156,7 @@ fn kind_of(err: &ServerError) -> StartFailureKind {
         ServerError::Log { source, .. } if denied(source) => StartFailureKind::PermissionDenied,
         ServerError::Log { .. } => StartFailureKind::AccessLog,
         ServerError::Auth { .. } => StartFailureKind::Auth,
-        ServerError::Config(_) => StartFailureKind::BadConfig,
+        ServerError::Config(_) | ServerError::Tls(_) => StartFailureKind::BadConfig,
         ServerError::Io { .. } => StartFailureKind::System,
     }
 }

@@ -62,6 +62,14 @@ struct Block {
     service: [Counter; BUCKETS],
     /// Sum of their service times in nanoseconds.
     service_sum_ns: Counter,
+    /// TLS handshakes done: full, resumed; and failed (see `tls/wire.rs`).
+    tls_full: Counter,
+    tls_resumed: Counter,
+    tls_failed: Counter,
+    /// Handshakes done per handshake-time bucket (the service-time bounds).
+    handshake: [Counter; BUCKETS],
+    /// Sum of their handshake times in nanoseconds.
+    handshake_sum_ns: Counter,
 }
 
 /// Where the [`Block`] lives.
@@ -157,6 +165,23 @@ pub struct Snapshot {
     pub responses: [u64; 5],
     /// Service times of the responses completely written.
     pub service: ServiceTimes,
+    /// TLS handshakes (all zero without TLS).
+    pub tls: TlsCounts,
+}
+
+/// TLS handshake counters of a [`Snapshot`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TlsCounts {
+    /// Full handshakes done.
+    pub full: u64,
+    /// Handshakes that resumed a session (a ticket or a session ID).
+    pub resumed: u64,
+    /// Handshakes that failed: not TLS (plain HTTP included), malformed, or
+    /// a client that closed mid-handshake.
+    pub failed: u64,
+    /// Time from accept to the handshake done, per bucket (the bounds of
+    /// the service-time histogram).
+    pub handshake: ServiceTimes,
 }
 
 impl Default for Stats {
@@ -213,6 +238,21 @@ impl Stats {
         self.c().service_sum_ns.add(service_time::nanos(d));
     }
 
+    /// A TLS handshake finished, `d` after the connection was accepted.
+    pub(crate) fn tls_handshake(&self, resumed: bool, d: Duration) {
+        if resumed {
+            self.c().tls_resumed.add(1);
+        } else {
+            self.c().tls_full.add(1);
+        }
+        self.c().handshake[service_time::bucket(d)].add(1);
+        self.c().handshake_sum_ns.add(service_time::nanos(d));
+    }
+    /// A TLS handshake failed.
+    pub(crate) fn tls_failed(&self) {
+        self.c().tls_failed.add(1);
+    }
+
     /// The counters now.
     pub fn snapshot(&self) -> Snapshot {
         let c = self.c();
@@ -229,6 +269,15 @@ impl Stats {
             service: ServiceTimes {
                 buckets: std::array::from_fn(|i| c.service[i].get()),
                 sum_ns: c.service_sum_ns.get(),
+            },
+            tls: TlsCounts {
+                full: c.tls_full.get(),
+                resumed: c.tls_resumed.get(),
+                failed: c.tls_failed.get(),
+                handshake: ServiceTimes {
+                    buckets: std::array::from_fn(|i| c.handshake[i].get()),
+                    sum_ns: c.handshake_sum_ns.get(),
+                },
             },
         }
     }

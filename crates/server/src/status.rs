@@ -20,7 +20,7 @@ use servelab_http::RequestHead;
 
 mod document;
 
-pub use document::{ByClass, Connections, Requests, StatusDocument};
+pub use document::{ByClass, Connections, Handshakes, Requests, StatusDocument};
 
 use crate::Snapshot;
 use crate::response::{Persist, Response, small_ok};
@@ -157,6 +157,16 @@ pub(crate) fn prometheus(s: &Snapshot, engine: &str, workers: usize) -> String {
         "Responses whose client had gone before they were completely written.",
         &[("", s.abandoned)],
     );
+    metric(
+        "tls_handshakes_total",
+        "counter",
+        "TLS handshakes: done in full, resumed, or failed.",
+        &[
+            ("{kind=\"full\"}", s.tls.full),
+            ("{kind=\"resumed\"}", s.tls.resumed),
+            ("{kind=\"failed\"}", s.tls.failed),
+        ],
+    );
     let _ = writeln!(
         o,
         "# HELP servelab_uptime_seconds Seconds since the server started.\n\
@@ -165,6 +175,11 @@ pub(crate) fn prometheus(s: &Snapshot, engine: &str, workers: usize) -> String {
         s.uptime.as_secs_f64()
     );
     s.service.render(&mut o);
+    s.tls.handshake.render_as(
+        &mut o,
+        "servelab_tls_handshake_seconds",
+        "Time from accepting a TLS connection to its handshake done.",
+    );
     o
 }
 
@@ -185,6 +200,7 @@ mod tests {
             bytes_sent: 12345,
             responses: [0, 5, 1, 2, 2],
             service: crate::ServiceTimes::default(),
+            tls: crate::TlsCounts::default(),
         }
     }
 

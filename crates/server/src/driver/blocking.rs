@@ -28,6 +28,7 @@ use rustix::io::Errno;
 use super::policy::{self, Backoff, LINGER, Linger, log_connection};
 use crate::conn::{Conn, Event, Interest};
 use crate::shared::{Local, Shared};
+use crate::tls::Wire;
 
 /// How far past its deadline a read may wait before the timeout fires.
 const SLACK: Duration = Duration::from_millis(100);
@@ -41,7 +42,8 @@ pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Shared, w: &
     }
     let reg = site.shutdown.registry.register(&stream);
     let mut conn = Conn::new(peer);
-    log_connection(site, w, &conn, false);
+    let mut wire = Wire::new(site);
+    log_connection(site, w, &conn, None, false);
     // What SO_RCVTIMEO is now: inherited from the listener (see Server::bind).
     let mut timeout = site.config.read_timeout;
     let mut interest = Interest::Read;
@@ -67,22 +69,23 @@ pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Shared, w: &
                     timeout = t;
                     let _ = stream.set_read_timeout(Some(timeout));
                 }
-                match stream.read(conn.read_space()) {
+                // SO_RCVTIMEO ends a wait with EAGAIN.
+                match wire.recv(&stream, conn.read_space(), site) {
                     Ok(n) => {
                         if n > 0 {
                             reg.set_idle(false, &site.shutdown);
                         }
                         conn.on(Event::Read(n), site, w)
                     }
-                    Err(e) if is_timeout(&e) => conn.on(Event::Deadline, site, w),
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(Errno::AGAIN) => conn.on(Event::Deadline, site, w),
+                    Err(Errno::INTR) => continue,
                     Err(_) => conn.on(Event::ReadFailed, site, w),
                 }
             }
             Interest::Write => {
                 let more = conn.file_follows();
                 let result = match conn.next_write() {
-                    Some(chunk) => policy::send_chunk(&stream, chunk, more),
+                    Some(chunk) => wire.send(&stream, chunk, more),
                     None => Ok(0),
                 };
                 match result {
@@ -99,6 +102,7 @@ pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Shared, w: &
                 conn.on(event, site, w)
             }
             Interest::Close { linger } => {
+                wire.end(&stream, site);
                 if linger {
                     linger_close(&mut stream);
                 }
@@ -107,7 +111,7 @@ pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Shared, w: &
         };
     }
     drop(reg);
-    log_connection(site, w, &conn, true);
+    log_connection(site, w, &conn, wire.resumed(), true);
     site.stats.conn_closed();
 }
 
@@ -124,13 +128,6 @@ fn read_now(stream: &TcpStream, buf: &mut [u8]) -> Option<usize> {
     rustix::net::recv(stream, buf, rustix::net::RecvFlags::DONTWAIT)
         .ok()
         .map(|(n, _)| n)
-}
-
-fn is_timeout(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-    )
 }
 
 /// Shuts our side, then reads and drops what the client still sends (see
@@ -285,6 +282,12 @@ pub(crate) fn wait_or_shutdown(site: &Shared, d: Duration) {
 pub(crate) fn refuse(mut stream: TcpStream, site: &Shared) {
     site.stats.conn_opened();
     site.stats.dropped();
+    if site.tls.is_some() {
+        // No plaintext 503 on a TLS port, and no handshake for a connection
+        // we cannot serve: a close.
+        site.stats.conn_closed();
+        return;
+    }
     site.stats.response(503);
     let mut out = Vec::with_capacity(512);
     let mut clock = crate::clock::Clock::new();

@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use super::policy::Linger;
 use crate::conn::{Conn, Interest};
+use crate::tls::Wire;
 
 /// What an event loop learned about a connection while a worker had it.
 #[derive(Debug, Default, Clone, Copy)]
@@ -80,12 +81,14 @@ pub(crate) struct Connection {
     pub(super) fin: bool,
     /// Shared with the loop while a worker has it (`event` only).
     pub(super) handover: Option<Arc<Handover>>,
+    /// Plain, or TLS beneath `conn` (see [`crate::tls`]).
+    pub(super) wire: Wire,
 }
 
 impl Connection {
     /// A connection just accepted: the request often arrives with (or right
     /// after) the handshake, so it is read at once rather than after an edge.
-    pub(super) fn accepted(sock: OwnedFd, conn: Conn) -> Connection {
+    pub(super) fn accepted(sock: OwnedFd, conn: Conn, wire: Wire) -> Connection {
         Connection {
             sock,
             conn,
@@ -101,6 +104,7 @@ impl Connection {
             registered: false,
             fin: false,
             handover: None,
+            wire,
         }
     }
 

@@ -101,8 +101,9 @@ use super::connection::{Away, Connection, Handover};
 use super::handoff::{Job, LoopEnd};
 use super::policy::{self, Backoff, Linger, log_connection};
 use crate::ServerError;
-use crate::conn::{Buffers, Chunk, Conn, Event, Interest};
+use crate::conn::{Buffers, Conn, Event, Interest};
 use crate::shared::{Local, Shared};
+use crate::tls::Wire;
 
 /// Unsent bytes a connection's socket may hold before a write stops
 /// (`TCP_NOTSENT_LOWAT`; see "Large files" above). Between 8 KiB and 64 KiB
@@ -410,8 +411,8 @@ impl<'s> EventLoop<'s> {
         if self.handoff.is_some() {
             conn.defer_answers();
         }
-        log_connection(self.site, &mut self.w, &conn, false);
-        let mut c = Connection::accepted(sock, conn);
+        log_connection(self.site, &mut self.w, &conn, None, false);
+        let mut c = Connection::accepted(sock, conn, Wire::new(self.site));
         if self.handoff.is_some() {
             let h = Arc::new(Handover::default());
             self.handovers[index] = Some(h.clone());
@@ -488,8 +489,8 @@ impl<'s> EventLoop<'s> {
                     }
                     let space = slot.conn.read_space();
                     let want = space.len();
-                    match rustix::net::recv(&slot.sock, space, RecvFlags::empty()) {
-                        Ok((n, _)) => {
+                    match slot.wire.recv(&slot.sock, space, site) {
+                        Ok(n) => {
                             // After the close was signalled the next read is
                             // its end (0) or more bytes: no edge would come.
                             if n < want && !slot.fin {
@@ -514,11 +515,8 @@ impl<'s> EventLoop<'s> {
                     let more = slot.conn.file_follows();
                     let (result, offered) = match slot.conn.next_write() {
                         Some(chunk) => {
-                            let offered = match chunk {
-                                Chunk::Bytes(bytes) => bytes.len(),
-                                Chunk::File { len, .. } => len,
-                            };
-                            (policy::send_chunk(&slot.sock, chunk, more), offered)
+                            let offered = slot.wire.offered(&chunk);
+                            (slot.wire.send(&slot.sock, chunk, more), offered)
                         }
                         None => (Ok(0), 0),
                     };
@@ -547,11 +545,13 @@ impl<'s> EventLoop<'s> {
                 // Until the timer fires (Event::Deadline) or the client closes.
                 Interest::Hold(_) => break,
                 Interest::Close { linger: false } => {
+                    slot.wire.end(&slot.sock, site);
                     self.close(index);
                     return;
                 }
                 Interest::Close { linger: true } => {
                     if slot.linger.is_none() {
+                        slot.wire.end(&slot.sock, site);
                         let _ = rustix::net::shutdown(&slot.sock, rustix::net::Shutdown::Write);
                         slot.linger = Some(Linger::start());
                     }
@@ -694,7 +694,13 @@ impl<'s> EventLoop<'s> {
             self.pool.push(b);
         }
         self.handovers[index] = None;
-        log_connection(self.site, &mut self.w, &slot.conn, true);
+        log_connection(
+            self.site,
+            &mut self.w,
+            &slot.conn,
+            slot.wire.resumed(),
+            true,
+        );
         self.gens[index] = self.gens[index].wrapping_add(1);
         self.free.push(index as u32);
         self.open -= 1;

@@ -158,7 +158,7 @@ fn serve(c: &mut Connection, site: &Shared, w: &mut Local) {
             Interest::Write => {
                 let more = c.conn.file_follows();
                 let sent = match c.conn.next_write() {
-                    Some(chunk) => policy::send_chunk(&c.sock, chunk, more),
+                    Some(chunk) => c.wire.send(&c.sock, chunk, more),
                     None => Ok(0),
                 };
                 match sent {

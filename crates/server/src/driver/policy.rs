@@ -223,15 +223,22 @@ pub(crate) fn hold(sock: impl AsFd, until: Instant, conn: &Conn, site: &Shared) 
 
 /// Writes a `--log-connections` line, in the log's format, as a connection
 /// opens (`closed == false`) or closes; nothing without that flag or without a
-/// log.
-pub(crate) fn log_connection(site: &Shared, w: &mut Local, conn: &Conn, closed: bool) {
+/// log. `tls`: `Some(resumed)` for a TLS connection whose handshake was done
+/// (said on the close line).
+pub(crate) fn log_connection(
+    site: &Shared,
+    w: &mut Local,
+    conn: &Conn,
+    tls: Option<bool>,
+    closed: bool,
+) {
     if !site.config.log_connections || !w.log.enabled() {
         return;
     }
     w.clock.tick();
     let closed = closed.then(|| (conn.requests(), conn.opened().elapsed().as_micros()));
     site.log_format
-        .connection(&mut w.line, conn.peer(), w.clock.clf(), closed);
+        .connection(&mut w.line, conn.peer(), w.clock.clf(), closed, tls);
     w.log.line(&w.line);
 }
 

@@ -47,6 +47,7 @@ use super::policy::{self, LINGER, Linger, log_connection};
 use crate::conn::{Buffers, Conn, Event, Interest};
 use crate::log::LogWriter;
 use crate::shared::{Local, Shared};
+use crate::tls::Wire;
 
 thread_local! {
     /// This runtime thread's [`Local`]; made on first use. A runtime belongs to one
@@ -115,7 +116,8 @@ pub(crate) async fn serve(
         return;
     }
     let mut conn = Conn::bare(peer);
-    with_local(&site, |w| log_connection(&site, w, &conn, false));
+    let mut wire = Wire::new(&site);
+    with_local(&site, |w| log_connection(&site, w, &conn, None, false));
     // Whether `conn` holds buffers now (it starts without).
     let mut has_buffers = false;
     let mut interest = Interest::Read;
@@ -151,7 +153,12 @@ pub(crate) async fn serve(
                             conn.attach(take_buffers());
                             has_buffers = true;
                         }
-                        match stream.try_read(conn.read_space()) {
+                        let space = conn.read_space();
+                        // `try_io` clears tokio's readiness on `EAGAIN` only:
+                        // the wire says that once the socket is drained.
+                        match stream.try_io(tokio::io::Interest::READABLE, || {
+                            wire.recv(&stream, space, &site).map_err(io::Error::from)
+                        }) {
                             Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
                             r => Some(r),
                         }
@@ -174,8 +181,7 @@ pub(crate) async fn serve(
                         Some(chunk) => {
                             stream
                                 .async_io(tokio::io::Interest::WRITABLE, || {
-                                    policy::send_chunk(&stream, chunk, more)
-                                        .map_err(io::Error::from)
+                                    wire.send(&stream, chunk, more).map_err(io::Error::from)
                                 })
                                 .await
                         }
@@ -206,6 +212,7 @@ pub(crate) async fn serve(
                 interest = with_local(&site, |w| conn.on(event, &site, w));
             }
             Interest::Close { linger } => {
+                wire.end(&stream, &site);
                 if linger {
                     linger_close(&mut stream).await;
                 }
@@ -215,7 +222,9 @@ pub(crate) async fn serve(
     }
     // Counted closed (and logged) before the client can see the end: a
     // client that reads to the end and then asks `/-/status` finds it closed.
-    with_local(&site, |w| log_connection(&site, w, &conn, true));
+    with_local(&site, |w| {
+        log_connection(&site, w, &conn, wire.resumed(), true)
+    });
     drop(open);
     drop(stream);
 }

@@ -18,7 +18,7 @@ use crate::LogFormat;
 type RequestFn =
     fn(&mut Vec<u8>, IpAddr, &[u8; 26], Option<&RequestHead<'_>>, Status, u64) -> Range<usize>;
 /// Writes a `--log-connections` line; see [`Format::connection`].
-type ConnectionFn = fn(&mut Vec<u8>, SocketAddr, &[u8; 26], Option<(u64, u128)>);
+type ConnectionFn = fn(&mut Vec<u8>, SocketAddr, &[u8; 26], Option<(u64, u128)>, Option<bool>);
 
 /// How the lines of one access-log format are written. A request line is
 /// written in two steps, because its last field (the service time) is known
@@ -93,8 +93,9 @@ impl Format {
         peer: SocketAddr,
         clf: &[u8; 26],
         closed: Option<(u64, u128)>,
+        tls: Option<bool>,
     ) {
-        (self.connection)(line, peer, clf, closed);
+        (self.connection)(line, peer, clf, closed, tls);
     }
 }
 
@@ -110,7 +111,7 @@ mod tests {
     fn connection_lines_follow_the_format() {
         let peer: SocketAddr = "127.0.0.1:9".parse().unwrap();
         let mut out = Vec::new();
-        of(LogFormat::Json).connection(&mut out, peer, CLF, Some((3, 17)));
+        of(LogFormat::Json).connection(&mut out, peer, CLF, Some((3, 17)), Some(false));
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(v["conn"], "close");
         assert_eq!(v["peer"], "127.0.0.1:9");
@@ -118,13 +119,14 @@ mod tests {
             (v["requests"].as_u64(), v["conn_us"].as_u64()),
             (Some(3), Some(17))
         );
-        of(LogFormat::Json).connection(&mut out, peer, CLF, None);
+        assert_eq!(v["tls"], "full");
+        of(LogFormat::Json).connection(&mut out, peer, CLF, None, None);
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(
             (v["conn"].as_str(), v["time"].as_str()),
             (Some("open"), Some("2000-10-10T13:55:36Z"))
         );
-        of(LogFormat::Combined).connection(&mut out, peer, CLF, None);
+        of(LogFormat::Combined).connection(&mut out, peer, CLF, None, None);
         assert!(out.starts_with(b"conn 127.0.0.1:9 open ["));
     }
 }

@@ -78,6 +78,7 @@ pub(crate) fn connection(
     peer: SocketAddr,
     clf: &[u8; 26],
     closed: Option<(u64, u128)>,
+    tls: Option<bool>,
 ) {
     line.clear();
     line.extend_from_slice(b"{\"time\":\"");
@@ -87,6 +88,10 @@ pub(crate) fn connection(
     let _ = write!(line, "\",\"conn\":\"{what}\",\"peer\":\"{peer}\"");
     if let Some((requests, us)) = closed {
         let _ = write!(line, ",\"requests\":{requests},\"conn_us\":{us}");
+    }
+    if let Some(resumed) = tls {
+        let kind = if resumed { "resumed" } else { "full" };
+        let _ = write!(line, ",\"tls\":\"{kind}\"");
     }
     line.extend_from_slice(b"}\n");
 }

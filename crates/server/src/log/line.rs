@@ -87,6 +87,7 @@ pub(crate) fn connection(
     peer: SocketAddr,
     clf: &[u8; 26],
     closed: Option<(u64, u128)>,
+    tls: Option<bool>,
 ) {
     line.clear();
     // Writing to a Vec cannot fail.
@@ -100,6 +101,13 @@ pub(crate) fn connection(
     line.push(b']');
     if let Some((requests, us)) = closed {
         let _ = std::io::Write::write_fmt(line, format_args!(" requests={requests} us={us}"));
+    }
+    if let Some(resumed) = tls {
+        line.extend_from_slice(if resumed {
+            b" tls=resumed"
+        } else {
+            b" tls=full"
+        });
     }
     line.push(b'\n');
 }
@@ -186,15 +194,20 @@ mod tests {
     fn connection_lines() {
         let peer: SocketAddr = "127.0.0.1:9".parse().unwrap();
         let mut line = Vec::new();
-        connection(&mut line, peer, D, None);
+        connection(&mut line, peer, D, None, None);
         assert_eq!(
             line,
             b"conn 127.0.0.1:9 open [10/Oct/2000:13:55:36 +0000]\n"
         );
-        connection(&mut line, peer, D, Some((3, 17)));
+        connection(&mut line, peer, D, Some((3, 17)), None);
         assert_eq!(
             line,
             b"conn 127.0.0.1:9 close [10/Oct/2000:13:55:36 +0000] requests=3 us=17\n"
+        );
+        connection(&mut line, peer, D, Some((3, 17)), Some(true));
+        assert_eq!(
+            line,
+            b"conn 127.0.0.1:9 close [10/Oct/2000:13:55:36 +0000] requests=3 us=17 tls=resumed\n"
         );
     }
 }

@@ -22,6 +22,20 @@ pub struct StatusDocument {
     pub requests: Requests,
     /// Bytes written to clients, heads and bodies.
     pub bytes_sent: u64,
+    /// TLS handshakes (all zero without TLS; absent from older servers).
+    #[serde(default)]
+    pub tls: Handshakes,
+}
+
+/// TLS handshake counters of [`StatusDocument`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Handshakes {
+    /// Full handshakes done.
+    pub full: u64,
+    /// Handshakes that resumed a session.
+    pub resumed: u64,
+    /// Handshakes that failed (not TLS, malformed, or cut off).
+    pub failed: u64,
 }
 
 /// Connection counters of [`StatusDocument`].
@@ -94,6 +108,11 @@ impl StatusDocument {
                 },
             },
             bytes_sent: s.bytes_sent,
+            tls: Handshakes {
+                full: s.tls.full,
+                resumed: s.tls.resumed,
+                failed: s.tls.failed,
+            },
         }
     }
 

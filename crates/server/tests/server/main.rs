@@ -32,4 +32,6 @@ mod slow_clients;
 mod smuggling;
 mod spa;
 mod static_files;
+mod tls;
+mod tls_slowloris;
 mod traversal;

@@ -1,0 +1,389 @@
+//! One connection's transport: the socket itself ([`Wire::Plain`]), or a
+//! rustls session over it ([`Wire::Tls`]). Every driver calls [`Wire::recv`]
+//! and [`Wire::send`] where it would call `recv` and `send`/`sendfile`, and
+//! [`Wire::end`] before it closes, so that the TLS layer is written once.
+//!
+//! The contract the drivers rely on, kept for TLS:
+//! - `recv` returns fewer bytes than asked only when the socket had nothing
+//!   more (or its end came): an edge-triggered loop may stop reading then. It
+//!   first hands over plaintext rustls still holds, reads ciphertext until it
+//!   has plaintext, and answers `EAGAIN` only when the socket is drained. It
+//!   waits (a blocking socket) only while it has nothing to return, so a
+//!   blocking driver's read timeout bounds the handshake as it bounds a head.
+//! - `send` returns `n` only once the ciphertext of those `n` plaintext bytes
+//!   has gone to the socket. Ciphertext that did not fit stays with the
+//!   session, `EAGAIN` is returned, and the next `send` (the driver offers
+//!   the same chunk again) finishes it and reports the `n`.
+//! - A file chunk is read (`pread`) and encrypted [`RECORD`] bytes at a time:
+//!   one TLS record, so memory per connection stays flat whatever the file's
+//!   size; `sendfile` cannot carry TLS without kernel TLS.
+//!
+//! Failures: a ClientHello that is not TLS, or is malformed, gets rustls's
+//! alert and the read fails (the connection closes, the server goes on); one
+//! that starts like an HTTP method gets a plain `400` saying that the port
+//! speaks HTTPS, as nginx does. Both count as failed handshakes, as does a
+//! client that closes mid-handshake or runs out of `--read-timeout` in it.
+
+use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::sync::Arc;
+use std::time::Instant;
+
+use rustix::io::Errno;
+use rustix::net::{RecvFlags, SendFlags};
+use rustls::{HandshakeKind, ServerConfig, ServerConnection};
+
+use crate::conn::Chunk;
+use crate::driver::policy;
+use crate::shared::Shared;
+
+/// Plaintext taken per `send` over TLS: one full record.
+pub(crate) const RECORD: usize = 16 * 1024;
+
+/// The answer to plain HTTP on the TLS port.
+const PLAIN_HTTP: &[u8] = b"HTTP/1.1 400 Bad Request\r\n\
+Content-Type: text/plain; charset=utf-8\r\n\
+Content-Length: 48\r\n\
+Connection: close\r\n\
+\r\n\
+This port speaks HTTPS: ask for https:// here.\r\n";
+
+/// How one connection's bytes reach its socket.
+#[derive(Debug)]
+pub(crate) enum Wire {
+    /// Plaintext HTTP: the socket itself.
+    Plain,
+    /// HTTPS: a rustls session over the socket (boxed: its state is large).
+    Tls(Box<Session>),
+}
+
+/// Where a TLS connection's handshake is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Handshake {
+    Pending,
+    /// Done; whether it resumed a session.
+    Done {
+        resumed: bool,
+    },
+    Failed,
+}
+
+/// A TLS connection's state beside its socket.
+#[derive(Debug)]
+pub(crate) struct Session {
+    /// `None` only if rustls refused to make one (it does not for a valid
+    /// configuration): the connection then fails at its first read.
+    tls: Option<ServerConnection>,
+    handshake: Handshake,
+    began: Instant,
+    /// The first byte the client sent: `0x16` for a TLS handshake record.
+    first: Option<u8>,
+    /// The socket has ended (a read returned 0).
+    eof: bool,
+    /// Plaintext bytes of the last chunk already encrypted whose ciphertext
+    /// is not all out yet (see the module docs).
+    owed: Option<usize>,
+    /// A file chunk on its way to rustls; made at the first file body.
+    file_buf: Vec<u8>,
+}
+
+impl Wire {
+    /// The transport of a connection just accepted on `site`.
+    pub(crate) fn new(site: &Shared) -> Wire {
+        match &site.tls {
+            None => Wire::Plain,
+            Some(tls) => Wire::Tls(Box::new(Session::new(&tls.config))),
+        }
+    }
+
+    /// Reads plaintext into `buf` (see the module docs for the contract).
+    #[inline]
+    pub(crate) fn recv(
+        &mut self,
+        sock: impl AsFd,
+        buf: &mut [u8],
+        site: &Shared,
+    ) -> rustix::io::Result<usize> {
+        match self {
+            Wire::Plain => rustix::net::recv(sock, buf, RecvFlags::empty()).map(|(n, _)| n),
+            Wire::Tls(s) => s.recv(sock.as_fd(), buf, site),
+        }
+    }
+
+    /// Sends (part of) `chunk`; returns the plaintext bytes that went out.
+    #[inline]
+    pub(crate) fn send(
+        &mut self,
+        sock: impl AsFd,
+        chunk: Chunk<'_>,
+        file_follows: bool,
+    ) -> rustix::io::Result<usize> {
+        match self {
+            Wire::Plain => policy::send_chunk(sock, chunk, file_follows),
+            Wire::Tls(s) => s.send(sock.as_fd(), chunk),
+        }
+    }
+
+    /// The most a [`Wire::send`] of `chunk` takes: fewer means the socket
+    /// was full (an edge-triggered loop then waits for room).
+    #[inline]
+    pub(crate) fn offered(&self, chunk: &Chunk<'_>) -> usize {
+        let len = match chunk {
+            Chunk::Bytes(bytes) => bytes.len(),
+            Chunk::File { len, .. } => *len,
+        };
+        match self {
+            Wire::Plain => len,
+            Wire::Tls(_) => len.min(RECORD),
+        }
+    }
+
+    /// Before the socket closes: a TLS `close_notify`, best effort and
+    /// without waiting, so a client reading to the end sees a clean end. A
+    /// handshake that began and never finished (it ran out of
+    /// `--read-timeout`, or shutdown came) is counted as failed.
+    pub(crate) fn end(&mut self, sock: impl AsFd, site: &Shared) {
+        if let Wire::Tls(s) = self {
+            s.end(sock.as_fd(), site);
+        }
+    }
+
+    /// `Some(resumed)` once a TLS handshake is done; `None` for plain HTTP
+    /// or a handshake not done.
+    pub(crate) fn resumed(&self) -> Option<bool> {
+        match self {
+            Wire::Tls(s) => match s.handshake {
+                Handshake::Done { resumed } => Some(resumed),
+                _ => None,
+            },
+            Wire::Plain => None,
+        }
+    }
+}
+
+impl Session {
+    fn new(config: &Arc<ServerConfig>) -> Session {
+        Session {
+            tls: ServerConnection::new(config.clone()).ok(),
+            handshake: Handshake::Pending,
+            began: Instant::now(),
+            first: None,
+            eof: false,
+            owed: None,
+            file_buf: Vec::new(),
+        }
+    }
+
+    fn recv(
+        &mut self,
+        sock: BorrowedFd<'_>,
+        buf: &mut [u8],
+        site: &Shared,
+    ) -> rustix::io::Result<usize> {
+        let Some(tls) = self.tls.as_mut() else {
+            self.fail(site);
+            return Err(Errno::PROTO);
+        };
+        let mut filled = 0;
+        loop {
+            match tls.reader().read(&mut buf[filled..]) {
+                Ok(n) => {
+                    filled += n;
+                    // 0 into room: the client's close_notify, the end.
+                    if n == 0 && filled < buf.len() {
+                        return Ok(filled);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                // The socket ended without a close_notify: the end all the same.
+                Err(_) => return Ok(filled),
+            }
+            if filled == buf.len() || self.eof && filled > 0 {
+                return Ok(filled);
+            }
+            if self.eof {
+                return Ok(0);
+            }
+            // Wait only while there is nothing to return.
+            let flags = if filled > 0 {
+                RecvFlags::DONTWAIT
+            } else {
+                RecvFlags::empty()
+            };
+            let mut io = Io {
+                sock,
+                recv: flags,
+                send: SendFlags::NOSIGNAL,
+                first: &mut self.first,
+            };
+            match tls.read_tls(&mut io) {
+                Ok(0) => {
+                    self.eof = true;
+                    if self.handshake == Handshake::Pending {
+                        // A truncated ClientHello, or a client that gave up.
+                        if self.first.is_some() {
+                            self.handshake = Handshake::Failed;
+                            site.stats.tls_failed();
+                        }
+                        return Ok(0);
+                    }
+                }
+                Ok(_) => {
+                    if let Err(_e) = tls.process_new_packets() {
+                        let plain_http = self.first.is_some_and(|b| b.is_ascii_uppercase());
+                        if plain_http {
+                            let _ = rustix::net::send(
+                                sock,
+                                PLAIN_HTTP,
+                                SendFlags::NOSIGNAL | SendFlags::DONTWAIT,
+                            );
+                        } else {
+                            // rustls's alert, best effort.
+                            let _ = flush(tls, sock, SendFlags::NOSIGNAL | SendFlags::DONTWAIT);
+                        }
+                        self.fail(site);
+                        return Err(Errno::PROTO);
+                    }
+                    if self.handshake == Handshake::Pending && !tls.is_handshaking() {
+                        let resumed = tls.handshake_kind() == Some(HandshakeKind::Resumed);
+                        self.handshake = Handshake::Done { resumed };
+                        site.stats.tls_handshake(resumed, self.began.elapsed());
+                    }
+                    // The handshake's flight (or a ticket, or an alert). It
+                    // is small and the socket fresh, so it fits; what does not
+                    // goes with the next read or write.
+                    match flush(tls, sock, SendFlags::NOSIGNAL | SendFlags::DONTWAIT) {
+                        Ok(()) | Err(Errno::AGAIN) => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock && filled > 0 => {
+                    return Ok(filled);
+                }
+                Err(e) => return Err(errno(&e)),
+            }
+        }
+    }
+
+    fn send(&mut self, sock: BorrowedFd<'_>, chunk: Chunk<'_>) -> rustix::io::Result<usize> {
+        let Some(tls) = self.tls.as_mut() else {
+            return Err(Errno::PROTO);
+        };
+        if let Some(n) = self.owed {
+            flush(tls, sock, SendFlags::NOSIGNAL)?;
+            self.owed = None;
+            return Ok(n);
+        }
+        let n = match chunk {
+            Chunk::Bytes(bytes) => {
+                let take = bytes.len().min(RECORD);
+                tls.writer().write(&bytes[..take]).map_err(|e| errno(&e))?
+            }
+            Chunk::File { file, offset, len } => {
+                let want = len.min(RECORD);
+                self.file_buf.resize(want, 0);
+                let mut got = 0;
+                while got < want {
+                    match rustix::io::pread(file, &mut self.file_buf[got..], offset + got as u64) {
+                        Ok(0) => break,
+                        Ok(k) => got += k,
+                        Err(Errno::INTR) => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                if got == 0 {
+                    // Truncated while being sent: `Event::Wrote(0)`.
+                    return Ok(0);
+                }
+                tls.writer()
+                    .write_all(&self.file_buf[..got])
+                    .map_err(|e| errno(&e))?;
+                got
+            }
+        };
+        match flush(tls, sock, SendFlags::NOSIGNAL) {
+            Ok(()) => Ok(n),
+            Err(e) => {
+                if e == Errno::AGAIN {
+                    self.owed = Some(n);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn end(&mut self, sock: BorrowedFd<'_>, site: &Shared) {
+        match (self.tls.as_mut(), self.handshake) {
+            (Some(tls), Handshake::Done { .. }) => {
+                tls.send_close_notify();
+                let _ = flush(tls, sock, SendFlags::NOSIGNAL | SendFlags::DONTWAIT);
+            }
+            (_, Handshake::Pending) if self.first.is_some() => self.fail(site),
+            _ => {}
+        }
+    }
+
+    fn fail(&mut self, site: &Shared) {
+        if self.handshake == Handshake::Pending {
+            site.stats.tls_failed();
+        }
+        self.handshake = Handshake::Failed;
+    }
+}
+
+/// Writes what rustls has to send until it has nothing left or the socket
+/// is full (`EAGAIN`; on a blocking socket, the send timeout).
+fn flush(
+    tls: &mut ServerConnection,
+    sock: BorrowedFd<'_>,
+    flags: SendFlags,
+) -> rustix::io::Result<()> {
+    let mut first = None;
+    let mut io = Io {
+        sock,
+        recv: RecvFlags::empty(),
+        send: flags,
+        first: &mut first,
+    };
+    while tls.wants_write() {
+        match tls.write_tls(&mut io) {
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(errno(&e)),
+        }
+    }
+    Ok(())
+}
+
+fn errno(e: &io::Error) -> Errno {
+    Errno::from_io_error(e).unwrap_or(Errno::IO)
+}
+
+/// The socket as rustls's `Read` and `Write`, with the flags of this call;
+/// it notes the first byte the client sent.
+struct Io<'a, 'b> {
+    sock: BorrowedFd<'a>,
+    recv: RecvFlags,
+    send: SendFlags,
+    first: &'b mut Option<u8>,
+}
+
+impl Read for Io<'_, '_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let (n, _) = rustix::net::recv(self.sock, &mut *buf, self.recv)?;
+        if n > 0 && self.first.is_none() {
+            *self.first = Some(buf[0]);
+        }
+        Ok(n)
+    }
+}
+
+impl Write for Io<'_, '_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        Ok(rustix::net::send(self.sock, buf, self.send)?)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}

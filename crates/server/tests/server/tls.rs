@@ -1,0 +1,350 @@
+//! HTTPS on every engine: the behaviour tests' core scenarios over TLS
+//! (rustls as the client, a certificate made by rcgen for the test), and
+//! the bad inputs a TLS port meets: garbage, a truncated ClientHello, plain
+//! HTTP. After each, the server still serves, and `/-/status` counts what
+//! happened.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rustls::pki_types::{CertificateDer, ServerName};
+use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
+use servelab_server::{Engine, Running, StatusDocument, TlsSource};
+
+use crate::support::{Resp, big_bytes, connect, fixture, parse_one, start};
+
+/// A certificate for 127.0.0.1 written as PEM files in `dir`, and a client
+/// configuration that trusts it.
+pub fn pki(dir: &Path) -> (TlsSource, Arc<ClientConfig>) {
+    let made = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).unwrap();
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    std::fs::write(&cert, made.cert.pem()).unwrap();
+    std::fs::write(&key, made.signing_key.serialize_pem()).unwrap();
+    let mut roots = RootCertStore::empty();
+    roots
+        .add(CertificateDer::from(made.cert.der().to_vec()))
+        .unwrap();
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let mut client = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    client.alpn_protocols = vec![b"http/1.1".to_vec()];
+    (TlsSource::Files { cert, key }, Arc::new(client))
+}
+
+/// A TLS connection to `addr`.
+pub fn tls_connect(
+    addr: SocketAddr,
+    client: &Arc<ClientConfig>,
+) -> StreamOwned<ClientConnection, TcpStream> {
+    let name = ServerName::try_from("127.0.0.1").unwrap();
+    let conn = ClientConnection::new(client.clone(), name).unwrap();
+    StreamOwned::new(conn, connect(addr))
+}
+
+/// Sends `req` over a fresh TLS connection and reads until the server's
+/// close_notify.
+fn tls_exchange(addr: SocketAddr, client: &Arc<ClientConfig>, req: &[u8]) -> Vec<u8> {
+    let mut s = tls_connect(addr, client);
+    s.write_all(req).unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out)
+        .expect("a clean TLS end (close_notify) after the response");
+    assert_eq!(
+        s.conn.alpn_protocol(),
+        Some(&b"http/1.1"[..]),
+        "ALPN http/1.1"
+    );
+    out
+}
+
+fn tls_get(addr: SocketAddr, client: &Arc<ClientConfig>, req: &str) -> Resp {
+    let raw = tls_exchange(addr, client, req.as_bytes());
+    let (resp, used) = parse_one(&raw, req.starts_with("HEAD "));
+    assert_eq!(used, raw.len(), "extra bytes after the response");
+    resp
+}
+
+fn status(addr: SocketAddr, client: &Arc<ClientConfig>) -> StatusDocument {
+    let r = tls_get(
+        addr,
+        client,
+        "GET /-/status HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+    );
+    serde_json::from_slice(&r.body).unwrap()
+}
+
+/// Sends raw bytes (not TLS) and reads what comes back until the close.
+fn raw(addr: SocketAddr, bytes: &[u8]) -> Vec<u8> {
+    let mut s = connect(addr);
+    s.write_all(bytes).unwrap();
+    let _ = s.shutdown(std::net::Shutdown::Write);
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    out
+}
+
+fn tls_server(engine: Engine, root: &Path, source: &TlsSource) -> Running {
+    start(root, engine, |c| {
+        c.tls = Some(source.clone());
+        c.status = true;
+        c.read_timeout = Duration::from_secs(5);
+    })
+}
+
+#[test]
+fn every_engine_serves_https() {
+    for &engine in Engine::ALL {
+        let dir = fixture();
+        let certs = tempfile::tempdir().unwrap();
+        let (source, client) = pki(certs.path());
+        let server = tls_server(engine, dir.path(), &source);
+        let addr = server.local_addr();
+        let close = "Host: t\r\nConnection: close\r\n\r\n";
+
+        let r = tls_get(
+            addr,
+            &client,
+            &format!("GET /hello.txt HTTP/1.1\r\n{close}"),
+        );
+        assert_eq!(
+            (r.status, &r.body[..]),
+            (200, &b"hello, world\n"[..]),
+            "{engine}"
+        );
+
+        let r = tls_get(
+            addr,
+            &client,
+            &format!("HEAD /hello.txt HTTP/1.1\r\n{close}"),
+        );
+        assert_eq!(r.status, 200, "{engine}");
+        assert_eq!(r.header("content-length"), Some("13"), "{engine}");
+        assert!(r.body.is_empty(), "{engine}");
+
+        let r = tls_get(
+            addr,
+            &client,
+            &format!("GET /missing.txt HTTP/1.1\r\n{close}"),
+        );
+        assert_eq!(r.status, 404, "{engine}");
+
+        let r = tls_get(
+            addr,
+            &client,
+            "GET /hello.txt HTTP/1.1\r\nHost: t\r\nBad Header\r\n\r\n",
+        );
+        assert_eq!(r.status, 400, "{engine}");
+
+        // Larger than a TLS record and than a socket buffer, byte-exact.
+        let r = tls_get(addr, &client, &format!("GET /big.bin HTTP/1.1\r\n{close}"));
+        assert_eq!(r.status, 200, "{engine}");
+        assert!(r.body == big_bytes(), "{engine}: 1 MiB body differs");
+
+        // Keep-alive: several requests on one TLS connection.
+        let mut s = tls_connect(addr, &client);
+        for path in ["/hello.txt", "/1k.txt", "/big.bin"] {
+            s.write_all(format!("GET {path} HTTP/1.1\r\nHost: t\r\n\r\n").as_bytes())
+                .unwrap();
+            let want = if path == "/big.bin" { 1024 * 1024 } else { 0 };
+            let raw = read_response(&mut s, want);
+            let (resp, _) = parse_one(&raw, false);
+            assert_eq!(resp.status, 200, "{engine} {path}");
+            if path == "/big.bin" {
+                assert!(
+                    resp.body == big_bytes(),
+                    "{engine}: kept-alive 1 MiB differs"
+                );
+            }
+        }
+        drop(s);
+
+        // Garbage instead of a ClientHello: an alert or a close, never a
+        // response; then the server still serves.
+        let out = raw(
+            addr,
+            b"\x16\x03\x01\x00\x05hello garbage that is not TLS\r\n\r\n",
+        );
+        assert!(!out.starts_with(b"HTTP/"), "{engine}: {out:?}");
+        // A ClientHello cut short, then the client's close.
+        raw(addr, &[0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00]);
+        // Plain HTTP on the TLS port: a 400 that says so, and a close.
+        let out = raw(addr, format!("GET / HTTP/1.1\r\n{close}").as_bytes());
+        assert!(out.starts_with(b"HTTP/1.1 400 "), "{engine}: {out:?}");
+        let r = tls_get(
+            addr,
+            &client,
+            &format!("GET /hello.txt HTTP/1.1\r\n{close}"),
+        );
+        assert_eq!(r.status, 200, "{engine}: serves after bad input");
+
+        let doc = status(addr, &client);
+        assert_eq!(doc.tls.failed, 3, "{engine}: {:?}", doc.tls);
+        // Every connection resumed but the first: the client keeps the
+        // server's tickets.
+        assert_eq!(doc.tls.full, 1, "{engine}: {:?}", doc.tls);
+        assert_eq!(doc.tls.resumed, 7, "{engine}: {:?}", doc.tls);
+        let metrics = tls_get(
+            addr,
+            &client,
+            &format!("GET /-/metrics HTTP/1.1\r\n{close}"),
+        );
+        let text = String::from_utf8(metrics.body).unwrap();
+        assert!(
+            text.contains("servelab_tls_handshakes_total{kind=\"failed\"} 3\n"),
+            "{engine}: {text}"
+        );
+        assert!(
+            text.contains("servelab_tls_handshake_seconds_count 9\n"),
+            "{engine}: {text}"
+        );
+        server.shutdown().unwrap();
+    }
+}
+
+/// The handshake runs on the first head's deadline: a ClientHello that
+/// stops half-way is cut off at `--read-timeout` (here 300 ms; the client
+/// waits up to 10 s), counted as a failed handshake, on every engine.
+#[test]
+fn a_stalled_handshake_ends_at_the_read_timeout() {
+    for &engine in Engine::ALL {
+        let dir = fixture();
+        let certs = tempfile::tempdir().unwrap();
+        let (source, client) = pki(certs.path());
+        let server = start(dir.path(), engine, |c| {
+            c.tls = Some(source.clone());
+            c.status = true;
+            c.read_timeout = Duration::from_millis(300);
+        });
+        let addr = server.local_addr();
+        let name = ServerName::try_from("127.0.0.1").unwrap();
+        let mut hello = Vec::new();
+        ClientConnection::new(client.clone(), name)
+            .unwrap()
+            .write_tls(&mut hello)
+            .unwrap();
+        let mut s = connect(addr);
+        s.write_all(&hello[..hello.len() / 2]).unwrap();
+        let mut out = Vec::new();
+        match s.read_to_end(&mut out) {
+            Ok(_) => assert!(!out.starts_with(b"HTTP/"), "{engine}: {out:?}"),
+            Err(e) => assert_eq!(
+                e.kind(),
+                std::io::ErrorKind::ConnectionReset,
+                "{engine}: {e}"
+            ),
+        }
+        let doc = status(addr, &client);
+        assert_eq!(doc.tls.failed, 1, "{engine}: {:?}", doc.tls);
+        server.shutdown().unwrap();
+    }
+}
+
+/// Reads one response from a kept-alive stream: the head, then its
+/// Content-Length (at least `body_hint` bytes are expected).
+fn read_response(s: &mut impl Read, body_hint: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body_hint + 512);
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "connection closed mid-response");
+        out.extend_from_slice(&buf[..n]);
+        let Some(end) = out.windows(4).position(|w| w == b"\r\n\r\n") else {
+            continue;
+        };
+        let head = String::from_utf8_lossy(&out[..end]).to_ascii_lowercase();
+        let len: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length: "))
+            .map_or(0, |v| v.trim().parse().unwrap());
+        if out.len() >= end + 4 + len {
+            return out;
+        }
+    }
+}
+
+/// The server's fingerprint is the certificate's SHA-256.
+#[test]
+fn self_signed_certificate_is_for_localhost_and_loopback() {
+    let dir = fixture();
+    let server = servelab_server::Server::bind({
+        let mut c = servelab_server::Config::new(dir.path());
+        c.tls = Some(TlsSource::SelfSigned);
+        c
+    })
+    .unwrap();
+    let fingerprint = server.tls_fingerprint().unwrap().to_string();
+    assert_eq!(fingerprint.split(':').count(), 32, "{fingerprint}");
+    // A client that pins nothing but checks the name 127.0.0.1 against the
+    // certificate: it must list that address.
+    let running = server.spawn();
+    let mut s = connect(running.local_addr());
+    let name = ServerName::try_from("127.0.0.1").unwrap();
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let client = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(Capture::default()))
+        .with_no_client_auth();
+    let mut conn = ClientConnection::new(Arc::new(client), name).unwrap();
+    while conn.is_handshaking() {
+        conn.complete_io(&mut s).unwrap();
+    }
+    let chain = conn.peer_certificates().unwrap();
+    let der = chain[0].as_ref();
+    for san in [
+        &b"localhost"[..],
+        &[127, 0, 0, 1][..],
+        &std::net::Ipv6Addr::LOCALHOST.octets()[..],
+    ] {
+        assert!(
+            der.windows(san.len()).any(|w| w == san),
+            "SAN {san:?} missing"
+        );
+    }
+    running.shutdown().unwrap();
+}
+
+/// Accepts any certificate: the test inspects it itself.
+#[derive(Debug, Default)]
+struct Capture;
+
+impl rustls::client::danger::ServerCertVerifier for Capture {
+    fn verify_server_cert(
+        &self,
+        _: &CertificateDer<'_>,
+        _: &[CertificateDer<'_>],
+        _: &ServerName<'_>,
+        _: &[u8],
+        _: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+    fn verify_tls12_signature(
+        &self,
+        _: &[u8],
+        _: &CertificateDer<'_>,
+        _: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        Ok(rustls::client::danger::HandshakeSignatureValid::assertion())
+    }
+    fn verify_tls13_signature(
+        &self,
+        _: &[u8],
+        _: &CertificateDer<'_>,
+        _: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        Ok(rustls::client::danger::HandshakeSignatureValid::assertion())
+    }
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        rustls::crypto::aws_lc_rs::default_provider()
+            .signature_verification_algorithms
+            .supported_schemes()
+    }
+}
