@@ -229,7 +229,7 @@ impl Session {
                     }
                 }
                 Ok(_) => {
-                    if let Err(_e) = tls.process_new_packets() {
+                    if tls.process_new_packets().is_err() {
                         let plain_http = self.first.is_some_and(|b| b.is_ascii_uppercase());
                         if plain_http {
                             let _ = rustix::net::send(

@@ -290,7 +290,7 @@ fn self_signed_certificate_is_for_localhost_and_loopback() {
         .with_safe_default_protocol_versions()
         .unwrap()
         .dangerous()
-        .with_custom_certificate_verifier(Arc::new(Capture::default()))
+        .with_custom_certificate_verifier(Arc::new(Capture))
         .with_no_client_auth();
     let mut conn = ClientConnection::new(Arc::new(client), name).unwrap();
     while conn.is_handshaking() {
