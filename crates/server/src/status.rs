@@ -200,7 +200,12 @@ mod tests {
             bytes_sent: 12345,
             responses: [0, 5, 1, 2, 2],
             service: crate::ServiceTimes::default(),
-            tls: crate::TlsCounts::default(),
+            tls: crate::TlsCounts {
+                full: 4,
+                resumed: 2,
+                failed: 1,
+                ..crate::TlsCounts::default()
+            },
         }
     }
 
@@ -220,7 +225,9 @@ mod tests {
         assert!(j.contains("\"connections\":{\"accepted\":7,\"open\":1,\"dropped\":2}"));
         assert!(j.contains("\"requests\":{\"total\":13,\"in_flight\":1,\"abandoned\":3,"));
         assert!(j.contains("\"by_class\":{\"1xx\":0,\"2xx\":5,\"3xx\":1,\"4xx\":2,\"5xx\":2}}"));
-        assert!(j.ends_with("\"bytes_sent\":12345}\n"));
+        assert!(
+            j.ends_with("\"bytes_sent\":12345,\"tls\":{\"full\":4,\"resumed\":2,\"failed\":1}}\n")
+        );
         // What the server writes, a reader gets back whole.
         let back: StatusDocument = serde_json::from_str(&j).unwrap();
         assert_eq!(back, StatusDocument::new(&snap(), "fork", 4));
@@ -245,9 +252,12 @@ mod tests {
             assert!(name.starts_with("servelab_"), "{line}");
             assert!(value.parse::<f64>().is_ok(), "{line}");
         }
-        assert_eq!(types, 10);
+        assert_eq!(types, 12);
         assert!(p.contains("# TYPE servelab_service_seconds histogram\n"));
-        assert!(p.ends_with("servelab_service_seconds_count 0\n"));
+        assert!(p.contains("servelab_service_seconds_count 0\n"));
+        assert!(p.contains("servelab_tls_handshakes_total{kind=\"resumed\"} 2\n"));
+        assert!(p.contains("# TYPE servelab_tls_handshake_seconds histogram\n"));
+        assert!(p.ends_with("servelab_tls_handshake_seconds_count 0\n"));
         assert!(p.contains("servelab_info{engine=\"prefork\",workers=\"2\"} 1\n"));
         assert!(p.contains("servelab_responses_total{class=\"4xx\"} 2\n"));
         assert!(p.contains("servelab_bytes_sent_total 12345\n"));
