@@ -20,6 +20,22 @@ and the ratio of rps and cpu_us to the best peer.
 Scenarios: keepalive (1k.txt), close (1k.txt, Connection: close), 1m (1m.bin,
 keep-alive) by default; 10k and 100k (keep-alive) on request.
 
+TLS scenarios (--scenario tls, or any of them by name): tls-keepalive (1k.txt),
+tls-full and tls-resume (1k.txt, a connection per request from `servelab load
+--session 1`, without and with session resumption: a full or a resumed
+handshake per request, so cpu_us is server CPU per connection), tls-1m (1m.bin,
+keep-alive). Every server gets the same ECDSA P-256 certificate,
+made with openssl in the temp dir, TLS 1.3 only, the suite TLS_AES_128_GCM_SHA256
+and the group X25519 (h2o 2.2 has no setting for TLS 1.3 suites or groups: it
+gets them from an OpenSSL configuration file, OPENSSL_CONF). The results record
+what `openssl s_client` negotiates with each server. Clients: wrk (OpenSSL) for tls-keepalive
+and tls-1m; `servelab load -k` (--load BIN, default the --servelab binary) for
+tls-full and tls-resume: wrk resumes every session it can and cannot be told
+not to, so it cannot make a full handshake per connection. A
+servelab engine is started with --tls-cert/--tls-key for them; a --server
+command gets them from {cert} and {key}, and is left out of TLS scenarios
+without them. lighttpd needs its mod_openssl (Debian lighttpd-mod-openssl).
+
 Missing peers and wrk are installed with apt-get when running as root; a peer
 that is still missing is left out with a message. Raw rounds go to
 <out>/<prefix>-rounds.csv, medians and the setup to <out>/<prefix>-<scenario>.json,
@@ -32,6 +48,7 @@ Examples (from the repository root):
       --scenario 1m --rounds 5 --duration 5
   bench/peers.py --server 'mine=target/release/servelab serve --root {root} --port {port}' \\
       --peers h2o --scenario keepalive
+  bench/peers.py --servelab target/release/servelab --engine reactor --scenario tls
 """
 import argparse
 import csv
@@ -48,22 +65,42 @@ import sys
 import tempfile
 import time
 import http.client
+import ssl
 
 PEERS = ("nginx", "lighttpd", "h2o")
 # Debian package that provides each tool.
-PACKAGES = {"nginx": "nginx", "lighttpd": "lighttpd", "h2o": "h2o", "wrk": "wrk"}
+PACKAGES = {"nginx": "nginx", "lighttpd": "lighttpd", "h2o": "h2o", "wrk": "wrk",
+            "openssl": "openssl"}
+LIGHTTPD_OPENSSL = "/usr/lib/lighttpd/mod_openssl.so"
 # Files served, by name and size. Text for the small ones, random bytes for the
 # large ones (so no layer can shortcut them by compressing).
 FILES = {"1k.txt": 1024, "10k.txt": 10 * 1024, "100k.bin": 100 * 1024, "1m.bin": 1 << 20}
-# name: (file, Connection: close, title)
+# name: (file, Connection: close, title, TLS, client)
+# The client is wrk, or `servelab load` ("load-full": --session 1 with
+# --tls-resume off; "load-resume": the same with --tls-resume on). wrk speaks
+# HTTPS (OpenSSL) but always resumes its sessions on reconnect and has no flag
+# against it (nginx's $ssl_session_reused said "r" for 159 of 161 connections
+# of `wrk -H 'Connection: close'` over TLS 1.3), so it cannot make a full
+# handshake per request; both handshake scenarios use `servelab load`, so
+# that resumed/full is also a same-client ratio.
 SCENARIOS = {
-    "keepalive": ("1k.txt", False, "keep-alive, 1 KiB"),
-    "close": ("1k.txt", True, "Connection: close, 1 KiB"),
-    "1m": ("1m.bin", False, "keep-alive, 1 MiB"),
-    "10k": ("10k.txt", False, "keep-alive, 10 KiB"),
-    "100k": ("100k.bin", False, "keep-alive, 100 KiB"),
+    "keepalive": ("1k.txt", False, "keep-alive, 1 KiB", False, "wrk"),
+    "close": ("1k.txt", True, "Connection: close, 1 KiB", False, "wrk"),
+    "1m": ("1m.bin", False, "keep-alive, 1 MiB", False, "wrk"),
+    "10k": ("10k.txt", False, "keep-alive, 10 KiB", False, "wrk"),
+    "100k": ("100k.bin", False, "keep-alive, 100 KiB", False, "wrk"),
+    "tls-keepalive": ("1k.txt", False, "TLS, keep-alive, 1 KiB", True, "wrk"),
+    "tls-full": ("1k.txt", True, "TLS, a full handshake per request, servelab load "
+                 "--session 1 --tls-resume off; cpu_us is per connection", True, "load-full"),
+    "tls-resume": ("1k.txt", True, "TLS, a resumed handshake per request, servelab load "
+                   "--session 1 --tls-resume on; cpu_us is per connection", True, "load-resume"),
+    "tls-1m": ("1m.bin", False, "TLS, keep-alive, 1 MiB", True, "wrk"),
 }
 DEFAULT_SCENARIOS = "keepalive,close,1m"
+TLS_SCENARIOS = "tls-keepalive,tls-full,tls-resume,tls-1m"
+# The one TLS 1.3 suite and key exchange group every server is given.
+TLS_SUITE = "TLS_AES_128_GCM_SHA256"
+TLS_GROUP = "X25519"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -95,25 +132,42 @@ _apt_updated = False
 
 def ensure_tool(tool, install):
     """True when `tool` is on PATH, installing its package with apt-get if allowed."""
-    global _apt_updated
     if shutil.which(tool):
         return True
+    ensure_package(PACKAGES[tool], install)
+    return shutil.which(tool) is not None
+
+
+def ensure_package(package, install):
+    """apt-get install `package` when allowed (root, apt-get present)."""
+    global _apt_updated
     if not install or os.geteuid() != 0 or not shutil.which("apt-get"):
-        return False
+        return
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env}
     if not _apt_updated:
         subprocess.run(["apt-get", "update"], **quiet)
         _apt_updated = True
-    print(f"# installing {PACKAGES[tool]} with apt-get", file=sys.stderr)
-    subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", PACKAGES[tool]], **quiet)
-    return shutil.which(tool) is not None
+    print(f"# installing {package} with apt-get", file=sys.stderr)
+    subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", package], **quiet)
 
 
-def peer_argv(name, root, port, work):
+def peer_argv(name, root, port, work, tls=None):
     """The command line of a peer configured like servelab: one worker, no access
-    log, sendfile, keep-alive without a request limit."""
+    log, sendfile, keep-alive without a request limit. With tls = (cert, key):
+    HTTPS only, TLS 1.3, TLS_SUITE and TLS_GROUP, session resumption on (the
+    servers' defaults: tickets and a session cache)."""
     if name == "nginx":
+        listen = f"listen 127.0.0.1:{port};"
+        if tls:
+            listen = f"""listen 127.0.0.1:{port} ssl;
+        ssl_certificate {tls[0]};
+        ssl_certificate_key {tls[1]};
+        ssl_protocols TLSv1.3;
+        ssl_conf_command Ciphersuites {TLS_SUITE};
+        ssl_ecdh_curve {TLS_GROUP};
+        ssl_session_cache shared:SSL:10m;
+        ssl_session_tickets on;"""
         conf = f"""worker_processes 1;
 daemon off;
 master_process off;
@@ -133,7 +187,10 @@ http {{
     fastcgi_temp_path {work}/fastcgi;
     uwsgi_temp_path {work}/uwsgi;
     scgi_temp_path {work}/scgi;
-    server {{ listen 127.0.0.1:{port}; root {root}; }}
+    server {{
+        {listen}
+        root {root};
+    }}
 }}
 """
         path = os.path.join(work, "nginx.conf")
@@ -150,15 +207,32 @@ server.errorlog = "{work}/error.log"
 index-file.names = ("index.html")
 mimetype.assign = (".txt" => "text/plain", ".html" => "text/html", ".bin" => "application/octet-stream")
 """
+        if tls:
+            conf += f"""server.modules += ("mod_openssl")
+ssl.engine = "enable"
+ssl.pemfile = "{tls[0]}"
+ssl.privkey = "{tls[1]}"
+ssl.openssl.ssl-conf-cmd = ("MinProtocol" => "TLSv1.3", "Ciphersuites" => "{TLS_SUITE}", "Groups" => "{TLS_GROUP}")
+"""
         path = os.path.join(work, "lighttpd.conf")
         with open(path, "w") as f:
             f.write(conf)
         return ["lighttpd", "-D", "-f", path]
     if name == "h2o":
         # Started as root, h2o serves as 'nobody': the root is world-readable.
+        ssl = ""
+        if tls:
+            # h2o 2.2 has no setting for TLS 1.3 suites or groups (2.3 added
+            # cipher-suite-tls1.3): they come from OPENSSL_CONF (see h2o_env),
+            # else OpenSSL follows the client's order (AES-256 first for wrk).
+            ssl = f"""
+  ssl:
+    certificate-file: {tls[0]}
+    key-file: {tls[1]}
+    minimum-version: TLSv1.3"""
         conf = f"""listen:
   host: 127.0.0.1
-  port: {port}
+  port: {port}{ssl}
 num-threads: 1
 hosts:
   default:
@@ -171,6 +245,24 @@ hosts:
             f.write(conf)
         return ["h2o", "-c", path]
     raise ValueError(name)
+
+
+def h2o_env(work):
+    """The environment that gives h2o 2.2 the TLS 1.3 suite and group: an
+    OpenSSL configuration file, which libssl reads when it starts."""
+    path = os.path.join(work, "openssl.cnf")
+    with open(path, "w") as f:
+        f.write(f"""openssl_conf = bench
+[bench]
+ssl_conf = bench_ssl
+[bench_ssl]
+system_default = bench_tls
+[bench_tls]
+MinProtocol = TLSv1.3
+Ciphersuites = {TLS_SUITE}
+Groups = {TLS_GROUP}
+""")
+    return dict(os.environ, OPENSSL_CONF=path)
 
 
 def free_port():
@@ -196,10 +288,16 @@ def wait_listening(port, proc, timeout=10.0):
     return False
 
 
-def serves(port, path, size):
+def serves(port, path, size, tls=False):
     """True when GET /path answers 200 with exactly `size` bytes."""
     try:
-        c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        if tls:
+            ctx = ssl.create_default_context()
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+            c = http.client.HTTPSConnection("127.0.0.1", port, timeout=5, context=ctx)
+        else:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
         c.request("GET", "/" + path)
         r = c.getresponse()
         body = r.read()
@@ -209,19 +307,54 @@ def serves(port, path, size):
         return False
 
 
+def make_cert(tmp):
+    """The one certificate every server gets: ECDSA P-256, self-signed, for
+    localhost and 127.0.0.1. Returns (cert, key) paths."""
+    cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
+    r = subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                        "ec_paramgen_curve:P-256", "-nodes", "-days", "2", "-keyout", key,
+                        "-out", cert, "-subj", "/CN=localhost", "-addext",
+                        "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise BenchError(f"openssl could not make the certificate: {r.stderr.strip()[:200]}")
+    # h2o and nginx workers may run as another user.
+    os.chmod(key, 0o644)
+    return cert, key
+
+
+def negotiated(port):
+    """What an OpenSSL client with default settings (as wrk) gets from the
+    server: 'TLSv1.3 TLS_AES_128_GCM_SHA256 X25519', or 'unknown'."""
+    try:
+        r = subprocess.run(["openssl", "s_client", "-connect", f"127.0.0.1:{port}", "-brief"],
+                           input="", capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    got = {}
+    for line in (r.stdout + r.stderr).splitlines():
+        k, _, v = line.partition(":")
+        got[k.strip()] = v.strip()
+    return " ".join(got.get(k, "?") for k in ("Protocol version", "Ciphersuite",
+                                               "Server Temp Key")) or "unknown"
+
+
 class Server:
     """A server process (and its descendants), started in its own session."""
 
-    def __init__(self, name, argv, work, cpu):
+    def __init__(self, name, argv, work, cpu, env=None):
         self.name = name
         self.port = None
+        self.work = work
         self.stderr = open(os.path.join(work, "stderr"), "w")
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=self.stderr, preexec_fn=pinned(cpu),
-                                     start_new_session=True)
+                                     start_new_session=True, env=env)
 
     def stop(self):
-        """SIGTERM to the server's process group, SIGKILL after 3 s."""
+        """SIGTERM to the server's process group, SIGKILL after 3 s. Once only."""
+        if self.proc.returncode is not None:
+            return
         for sig, grace in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 1.0)):
             try:
                 os.killpg(self.proc.pid, sig)
@@ -270,13 +403,13 @@ def tree_cpu(root_pid):
     return sum(stats[p][1] for p in seen), frozenset(seen)
 
 
-def run_wrk(port, path, conns, secs, close, cpu):
+def run_wrk(port, path, conns, secs, close, cpu, tls=False):
     """One wrk run: (requests, rps, errors, wrk CPU seconds); raises BenchError
     when wrk's output cannot be read."""
     argv = ["wrk", "-t1", f"-c{conns}", f"-d{secs}s", "--timeout", "5s"]
     if close:
         argv += ["-H", "Connection: close"]
-    argv.append(f"http://127.0.0.1:{port}/{path}")
+    argv.append(f"{'https' if tls else 'http'}://127.0.0.1:{port}/{path}")
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                          preexec_fn=pinned(cpu))
     with p.stdout:
@@ -299,13 +432,45 @@ def run_wrk(port, path, conns, secs, close, cpu):
     return requests, rps, errors, usage.ru_utime + usage.ru_stime
 
 
-def measure(server, scenario, conns, secs, client_cpu):
-    path, close, _ = SCENARIOS[scenario]
+def run_load(load, port, path, conns, secs, resume, cpu, work):
+    """One `servelab load` run, a connection per request over TLS: (requests,
+    rps, errors, client CPU seconds, resumed handshakes, full handshakes)."""
+    out = os.path.join(work, "load.json")
+    argv = [load, "load", "-c", str(conns), "-d", f"{secs}s", "--session", "1", "-k",
+            "--tls-resume", "on" if resume else "off", "-q", "--json", out,
+            f"https://127.0.0.1:{port}/{path}"]
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=pinned(cpu))
+    with p.stderr:
+        err = p.stderr.read()
+    _, status, usage = os.wait4(p.pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    try:
+        with open(out) as f:
+            j = json.load(f)
+        c = j["counts"]
+        return (c["completed"], j["throughput"]["requests_per_s"], c["failed"],
+                usage.ru_utime + usage.ru_stime, c.get("tls_resumed"), c.get("tls_full"))
+    except (OSError, ValueError, KeyError) as e:
+        said = err.strip().splitlines()[-1] if err.strip() else "no output"
+        raise BenchError(f"servelab load failed (exit {code}): {said} ({e})")
+
+
+def measure(server, scenario, conns, secs, client_cpu, load=None):
+    path, close, _, tls, client = SCENARIOS[scenario]
     t0, pids0 = tree_cpu(server.proc.pid)
-    requests, rps, errors, client_s = run_wrk(server.port, path, conns, secs, close, client_cpu)
+    resumed = full = None
+    if client == "wrk":
+        requests, rps, errors, client_s = run_wrk(server.port, path, conns, secs, close,
+                                                  client_cpu, tls)
+    else:
+        requests, rps, errors, client_s, resumed, full = run_load(
+            load, server.port, path, conns, secs, client == "load-resume", client_cpu,
+            server.work)
     t1, pids1 = tree_cpu(server.proc.pid)
     row = {"requests": requests, "rps": rps, "errors": errors,
-           "cpu_complete": pids0 == pids1, "cpu_us": None, "client_us": None}
+           "cpu_complete": pids0 == pids1, "cpu_us": None, "client_us": None,
+           "resumed": resumed, "full": full}
     if requests > 0:
         row["cpu_us"] = (t1 - t0) / CLK_TCK / requests * 1e6
         row["client_us"] = client_s / requests * 1e6
@@ -332,6 +497,9 @@ def summarize(rows):
         "cpu_complete": all(r["cpu_complete"] for r in rows),
         "client_us": statistics.median(client) if client else None,
         "errors": sum(r["errors"] for r in rows),
+        # Handshakes that `servelab load` counted (None under wrk, which says nothing).
+        "resumed": sum(r["resumed"] for r in rows) if all(r.get("resumed") is not None for r in rows) else None,
+        "full": sum(r["full"] for r in rows) if all(r.get("full") is not None for r in rows) else None,
         "rounds": len(rows),
     }
 
@@ -391,7 +559,11 @@ def parse_args():
                     help="another server; {root} and {port} are filled in (repeatable)")
     ap.add_argument("--peers", default=",".join(PEERS), help="comma list of peers, or 'none'")
     ap.add_argument("--scenario", default=DEFAULT_SCENARIOS,
-                    help=f"comma list from {','.join(SCENARIOS)} (default {DEFAULT_SCENARIOS})")
+                    help=f"comma list from {','.join(SCENARIOS)}, or 'tls' for all TLS ones "
+                    f"(default {DEFAULT_SCENARIOS})")
+    ap.add_argument("--load", metavar="BIN",
+                    help="the servelab binary whose `load` drives tls-full and tls-resume "
+                    "(default: --servelab)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--duration", type=int, default=3, help="seconds per round")
     ap.add_argument("--conns", type=int, default=50, help="wrk connections")
@@ -406,10 +578,15 @@ def parse_args():
         ap.error("--engine needs --servelab BIN")
     if a.rounds < 1 or a.duration < 1 or a.conns < 1:
         ap.error("--rounds, --duration and --conns must be at least 1")
-    a.scenarios = [s for s in a.scenario.split(",") if s]
+    a.scenarios = []
+    for s in a.scenario.split(","):
+        a.scenarios += TLS_SCENARIOS.split(",") if s == "tls" else [s] if s else []
+    a.load = a.load or a.servelab
     for s in a.scenarios:
         if s not in SCENARIOS:
             ap.error(f"unknown scenario {s!r}; choose from {', '.join(SCENARIOS)}")
+        if SCENARIOS[s][4] != "wrk" and not a.load:
+            ap.error(f"scenario {s} runs `servelab load`: give --load BIN or --servelab BIN")
     a.peer_list = [] if a.peers == "none" else [p for p in a.peers.split(",") if p]
     for p in a.peer_list:
         if p not in PEERS:
@@ -436,20 +613,36 @@ def parse_args():
     return a
 
 
-def start_all(a, root, tmp, started):
+def start_all(a, root, tmp, started, scenarios, tls):
     """Starts every server (appending it to `started`, so the caller stops it) and
-    returns those that serve every scenario's file."""
+    returns those that serve every scenario's file. tls: None (plain HTTP) or
+    the (cert, key) the servers serve HTTPS with."""
     ok = []
     for name, cmd in a.targets + [(p, None) for p in a.peer_list]:
         if cmd is None and not ensure_tool(name, not a.no_install):
             print(f"# {name}: not installed, left out", file=sys.stderr)
             continue
-        work = os.path.join(tmp, name)
+        if tls and cmd is None and name == "lighttpd" and not os.path.exists(LIGHTTPD_OPENSSL):
+            ensure_package("lighttpd-mod-openssl", not a.no_install)
+            if not os.path.exists(LIGHTTPD_OPENSSL):
+                print("# lighttpd: no mod_openssl (lighttpd-mod-openssl); left out of TLS",
+                      file=sys.stderr)
+                continue
+        if tls and cmd is not None and "{cert}" not in cmd:
+            if name in a.engine:
+                cmd += " --tls-cert {cert} --tls-key {key}"
+            else:
+                print(f"# {name}: its command has no {{cert}} and {{key}}; left out of TLS",
+                      file=sys.stderr)
+                continue
+        work = os.path.join(tmp, ("tls-" if tls else "") + name)
         os.makedirs(work)
         port = free_port()
-        argv = peer_argv(name, root, port, work) if cmd is None else \
-            ["sh", "-c", "exec " + cmd.format(root=root, port=port)]
-        s = Server(name, argv, work, a.server_cpu)
+        cert, key = tls or (None, None)
+        argv = peer_argv(name, root, port, work, tls) if cmd is None else \
+            ["sh", "-c", "exec " + cmd.format(root=root, port=port, cert=cert, key=key)]
+        env = h2o_env(work) if tls and cmd is None and name == "h2o" else None
+        s = Server(name, argv, work, a.server_cpu, env)
         s.port = port
         # What the results record: the command as given, or the peer's name
         # (its configuration is the one peer_argv writes).
@@ -458,12 +651,13 @@ def start_all(a, root, tmp, started):
         if not wait_listening(port, s.proc):
             print(f"# {name}: not listening on {port}: {tail(work)}", file=sys.stderr)
             continue
-        files = {SCENARIOS[sc][0] for sc in a.scenarios}
-        bad = [f for f in sorted(files) if not serves(port, f, FILES[f])]
+        files = {SCENARIOS[sc][0] for sc in scenarios}
+        bad = [f for f in sorted(files) if not serves(port, f, FILES[f], bool(tls))]
         if bad:
             print(f"# {name}: GET /{bad[0]} did not answer 200 with the whole file; left out",
                   file=sys.stderr)
             continue
+        s.negotiated = negotiated(port) if tls else None
         ok.append(s)
     return ok
 
@@ -486,50 +680,80 @@ def main():
     os.chmod(tmp, 0o755)
     root = os.path.join(tmp, "www")
     make_root(root)
+    # Plain scenarios first, then TLS ones, each group against its own set of
+    # servers (HTTP or HTTPS listeners), so that a server's process carries
+    # only one kind of traffic and its CPU is the scenario's.
+    groups = [(False, [sc for sc in a.scenarios if not SCENARIOS[sc][3]]),
+              (True, [sc for sc in a.scenarios if SCENARIOS[sc][3]])]
     started = []
+    info = machine()
+    rows = []
+    summary = [f"# Side by side: {', '.join(n for n, _ in a.targets + [(p, 0) for p in a.peer_list])}",
+               "",
+               f"Machine: {info['cpu']}, {info['cpus']} CPUs, Linux {info['kernel']}, "
+               f"load average {info['loadavg']} at the start.",
+               f"Every server has one worker on CPU {a.server_cpu}; the client (wrk, one thread, "
+               f"or `servelab load`, one thread) with {a.conns} connections on CPU {a.client_cpu}. "
+               f"{a.rounds} interleaved rounds of {a.duration} s per scenario, medians. cpu_us is "
+               "server CPU (user+sys) per request; client_us is the client's; /best is the ratio to "
+               "the best peer; spread is (max - min) / median of rps.",
+               f"Command: `{' '.join(sys.argv)}`", ""]
     try:
-        servers = start_all(a, root, tmp, started)
-        if not servers:
-            raise BenchError("no server could be started")
-        info = machine()
-        rows = []
-        summary = [f"# Side by side: {', '.join(s.name for s in servers)}", "",
-                   f"Machine: {info['cpu']}, {info['cpus']} CPUs, Linux {info['kernel']}, "
-                   f"load average {info['loadavg']} at the start.",
-                   f"Every server has one worker on CPU {a.server_cpu}; wrk (one thread, "
-                   f"{a.conns} connections) on CPU {a.client_cpu}. {a.rounds} interleaved rounds "
-                   f"of {a.duration} s per scenario, medians. cpu_us is server CPU (user+sys) per "
-                   "request; client_us is wrk's; /best is the ratio to the best peer; spread is "
-                   "(max - min) / median of rps.",
-                   f"Command: `{' '.join(sys.argv)}`", ""]
-        for sc in a.scenarios:
-            path, close, title = SCENARIOS[sc]
-            for s in servers:  # warm-up: open-file caches, TCP buffer autotuning
-                run_wrk(s.port, path, a.conns, 1, close, a.client_cpu)
-            per = {s.name: [] for s in servers}
-            for r in range(a.rounds):
-                k = r % len(servers)
-                for s in servers[k:] + servers[:k]:
-                    row = measure(s, sc, a.conns, a.duration, a.client_cpu)
-                    per[s.name].append(row)
-                    rows.append({"scenario": sc, "round": r + 1, "server": s.name, **row})
-            medians = {n: summarize(v) for n, v in per.items()}
-            lines = table(sc, medians, f"## {title} ({sc})")
-            print("\n".join(lines) + "\n", flush=True)
-            summary += lines + [""]
-            with open(os.path.join(a.out, f"{a.prefix}-{sc}.json"), "w") as f:
-                json.dump({"scenario": sc, "file": path, "close": close, "conns": a.conns,
-                           "duration_s": a.duration, "rounds": a.rounds,
-                           "server_cpu": a.server_cpu, "client_cpu": a.client_cpu,
-                           "machine": info, "command": sys.argv,
-                           "servers": {s.name: s.recipe for s in servers},
-                           "medians": medians, "rounds_raw": per}, f, indent=2)
+        for tls_on, scenarios in groups:
+            if not scenarios:
+                continue
+            tls = None
+            if tls_on:
+                if not ensure_tool("openssl", not a.no_install):
+                    raise BenchError("openssl is needed for the TLS scenarios (apt-get install openssl)")
+                tls = make_cert(tmp)
+            servers = start_all(a, root, tmp, started, scenarios, tls)
+            if not servers:
+                raise BenchError("no server could be started")
+            if tls:
+                summary += ["TLS: one ECDSA P-256 certificate for all; what an OpenSSL client "
+                            "with default settings (as wrk) negotiates with each server:", ""]
+                summary += [f"- {s.name}: {s.negotiated}" for s in servers] + [""]
+            for sc in scenarios:
+                path, close, title, _, client = SCENARIOS[sc]
+                for s in servers:  # warm-up: open-file caches, TCP buffer autotuning
+                    if client == "wrk":
+                        run_wrk(s.port, path, a.conns, 1, close, a.client_cpu, tls_on)
+                    else:
+                        run_load(a.load, s.port, path, a.conns, 1, client == "load-resume",
+                                 a.client_cpu, s.work)
+                per = {s.name: [] for s in servers}
+                for r in range(a.rounds):
+                    k = r % len(servers)
+                    for s in servers[k:] + servers[:k]:
+                        row = measure(s, sc, a.conns, a.duration, a.client_cpu, a.load)
+                        per[s.name].append(row)
+                        rows.append({"scenario": sc, "round": r + 1, "server": s.name, **row})
+                medians = {n: summarize(v) for n, v in per.items()}
+                lines = table(sc, medians, f"## {title} ({sc})")
+                if client != "wrk":
+                    lines += ["", "Handshakes the client counted (all rounds), resumed/full: " +
+                              ", ".join(f"{n} {m['resumed']}/{m['full']}" for n, m in medians.items())]
+                print("\n".join(lines) + "\n", flush=True)
+                summary += lines + [""]
+                with open(os.path.join(a.out, f"{a.prefix}-{sc}.json"), "w") as f:
+                    json.dump({"scenario": sc, "file": path, "close": close, "tls": tls_on,
+                               "client": client, "conns": a.conns,
+                               "duration_s": a.duration, "rounds": a.rounds,
+                               "server_cpu": a.server_cpu, "client_cpu": a.client_cpu,
+                               "machine": info, "command": sys.argv,
+                               "servers": {s.name: s.recipe for s in servers},
+                               "negotiated": {s.name: s.negotiated for s in servers},
+                               "medians": medians, "rounds_raw": per}, f, indent=2)
+            for s in servers:
+                s.stop()
         if any(not r["cpu_complete"] for r in rows):
             summary.append("≥: processes of that server came and went during a round without being "
                            "reaped inside its process tree, so their CPU is missing from the figure.")
         with open(os.path.join(a.out, f"{a.prefix}-rounds.csv"), "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=["scenario", "round", "server", "requests", "rps",
-                                              "errors", "cpu_us", "client_us", "cpu_complete"])
+                                              "errors", "cpu_us", "client_us", "cpu_complete",
+                                              "resumed", "full"])
             w.writeheader()
             w.writerows(rows)
         with open(os.path.join(a.out, f"{a.prefix}-summary.md"), "w") as f:

@@ -31,6 +31,8 @@
 //!   name (`p99`, `errors`, `rps`...), with their units
 //! - [`threshold`]: [`Threshold`], k6-like pass/fail checks (`p99>200ms`, `errors>1%`)
 //! - `progress`: the terminal progress bar
+//! - `tls`: the TLS settings and rustls configuration of `https://` targets;
+//!   `session_store`: the tickets that let connections resume
 //!
 //! # Example
 //!
@@ -308,6 +310,7 @@ mod metrics;
 mod progress;
 mod response;
 mod run;
+mod session_store;
 mod timer;
 mod tls;
 

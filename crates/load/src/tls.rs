@@ -23,7 +23,7 @@
 //! `--cacert FILE`, or none (`--insecure`). SNI is the URL's host, and none
 //! for an IP literal (RFC 6066, 3). ALPN offers `http/1.1`; TLS 1.3 and 1.2.
 //! Resumption (`--tls-resume on`, the default) keeps session tickets and IDs in
-//! rustls's in-memory cache, shared by every connection of the run.
+//! a [`SessionStore`] shared by every connection of the run.
 
 use std::io;
 use std::os::fd::OwnedFd;
@@ -39,11 +39,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 
 use crate::error::LoadError;
-
-/// Session tickets and IDs kept for resumption: one per server name is what
-/// a run uses (rustls keeps a few tickets per name); the bound only caps the
-/// memory of a run over many hosts.
-const SESSION_CACHE: usize = 256;
+use crate::session_store::SessionStore;
 
 /// The TLS settings of a run (used only by `https://` targets).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -163,7 +159,7 @@ pub(crate) fn client_config(o: &TlsOptions) -> Result<Arc<ClientConfig>, LoadErr
     let _ = config.crypto_provider().secure_random.fill(&mut [0u8; 16]);
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     config.resumption = if o.resume {
-        rustls::client::Resumption::in_memory_sessions(SESSION_CACHE)
+        rustls::client::Resumption::store(Arc::new(SessionStore::new()))
     } else {
         rustls::client::Resumption::disabled()
     };
