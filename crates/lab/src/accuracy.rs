@@ -3,7 +3,7 @@
 //! and whether each target of the experiment's `[accuracy]` was met.
 //!
 //! The error of a point is `(measured - simulated) / simulated`, on the
-//! measured median and the simulated mean. A rate the simulator puts near zero
+//! measured mean over the repeats and the simulated mean. A rate the simulator puts near zero
 //! (goodput after a collapse, badput before one) makes that ratio meaningless:
 //! 3 against 0.1 requests/s is "+2900%" and says nothing. Below `floor` times
 //! the point's throughput bound, min(N/(S+Z), c/S), the error is taken against
@@ -26,7 +26,7 @@ const FLOOR: f64 = 0.05;
 /// One metric at one point.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Cell {
-    /// Measured median.
+    /// Measured mean over the repeats.
     pub measured: f64,
     /// Simulated mean.
     pub simulated: f64,
@@ -302,7 +302,7 @@ pub fn html(t: &Table) -> String {
     let floor_note = t.rows.iter().any(|r| r.cells.values().any(|c| c.floored));
     let _ = writeln!(
         h,
-        "<p>Error = (measured median &minus; simulated mean) / simulated mean, at every point{}.</p>",
+        "<p>Error = (measured mean &minus; simulated mean) / simulated mean, at every point{}.</p>",
         if floor_note {
             "; a rate the simulator puts under 5% of the throughput bound is compared against \
              that 5% instead (marked &dagger;)"

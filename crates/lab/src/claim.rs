@@ -211,16 +211,25 @@ fn decide(
     let margin = within / 100.0 * b.1.mean.abs();
     let inside = w.diff.abs() + w.half_width <= margin;
     let beyond = w.diff.abs() - w.half_width > margin;
+    // Undecided: an interval wider than the margin is noise; a narrower one
+    // that crosses the margin's edge is a difference measured well enough
+    // whose size sits at the margin, which is not the same thing to a reader.
     let noisy = || {
-        (
-            Verdict::NotTestable,
+        let difference = format!(
+            "{} ± {} {}",
+            metric::fmt(w.diff),
+            metric::fmt(w.half_width),
+            m.unit()
+        );
+        let why = if w.half_width < margin {
             format!(
-                "{said}: too noisy to decide (the difference is {} ± {} {})",
-                metric::fmt(w.diff),
-                metric::fmt(w.half_width),
-                m.unit()
-            ),
-        )
+                "{said}: the difference's 95% interval, {difference}, straddles the ±{within}% \
+                 margin, so it is neither inside nor beyond it"
+            )
+        } else {
+            format!("{said}: too noisy to decide (the difference is {difference})")
+        };
+        (Verdict::NotTestable, why)
     };
     match e {
         Expect::Higher | Expect::Rises | Expect::Lower | Expect::Falls => {
@@ -448,6 +457,12 @@ expect = "higher"
         let b = Stat::of(&[100.2, 99.8, 100.0, 100.4]).unwrap();
         let (v, _) = decide(Metric::Throughput, ("a", a), ("b", b), Expect::Equal, 10.0);
         assert_eq!(v, Verdict::Reproduced);
+        // A tight difference of about -10% against a 10% margin: measured
+        // well, but on the margin's edge, and said so rather than "noisy".
+        let edge = Stat::of(&[90.0, 90.4, 89.6, 90.2]).unwrap();
+        let (v, why) = decide(Metric::Throughput, ("a", edge), ("b", b), Expect::Equal, 10.0);
+        assert_eq!(v, Verdict::NotTestable, "{why}");
+        assert!(why.contains("straddles the ±10% margin"), "{why}");
         // No effect beyond the margin contradicts "higher".
         let (v, why) = decide(Metric::Throughput, ("a", a), ("b", b), Expect::Higher, 10.0);
         assert_eq!(v, Verdict::Contradicted, "{why}");
