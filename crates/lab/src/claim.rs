@@ -460,7 +460,13 @@ expect = "higher"
         // A tight difference of about -10% against a 10% margin: measured
         // well, but on the margin's edge, and said so rather than "noisy".
         let edge = Stat::of(&[90.0, 90.4, 89.6, 90.2]).unwrap();
-        let (v, why) = decide(Metric::Throughput, ("a", edge), ("b", b), Expect::Equal, 10.0);
+        let (v, why) = decide(
+            Metric::Throughput,
+            ("a", edge),
+            ("b", b),
+            Expect::Equal,
+            10.0,
+        );
         assert_eq!(v, Verdict::NotTestable, "{why}");
         assert!(why.contains("straddles the ±10% margin"), "{why}");
         // No effect beyond the margin contradicts "higher".
