@@ -451,6 +451,22 @@ fn best(ctx: &Ctx<'_>) -> Option<String> {
     );
     let noise = ctx.noise_clause(ctx.noise(*b, *w), m.unit());
     let n = pts.len();
+    if let Some(tied) = tied_with_best(ctx, &pts) {
+        let what = match m.better() {
+            Better::Higher | Better::Neither => "highest",
+            Better::Lower => "lowest",
+        };
+        let what_of_worst = match m.better() {
+            Better::Higher | Better::Lower => "the worst",
+            Better::Neither => "the lowest",
+        };
+        return Some(capitalise_first(&format!(
+            "{at_phrase}{best} had the {what} {} of {n} {of}{tail}, but not significantly: {tied}. Its {} was {} that of {what_of_worst}, {worst} ({figures}), a difference {noise}.",
+            m.label(),
+            m.label(),
+            factor(b.mean, w.mean)
+        )));
+    }
     let sentence = match m.better() {
         Better::Higher | Better::Lower => format!(
             "{at_phrase}{best} was the best of {n} {of}{tail}: its {} was {} that of the worst, {worst} ({figures}), a difference {noise}.",
@@ -464,6 +480,32 @@ fn best(ctx: &Ctx<'_>) -> Option<String> {
         ),
     };
     Some(capitalise_first(&sentence))
+}
+
+/// The clause naming every other entry that Welch's test cannot tell apart
+/// from the first (the best) of `pts`, or `None` when the best stands alone.
+/// Regression: `engines` called reactor "the best of 10 servers" while the
+/// repeats did not separate it from epoll, h2o or lighttpd.
+fn tied_with_best(ctx: &Ctx<'_>, pts: &[(String, Stat)]) -> Option<String> {
+    let (_, best) = pts.first()?;
+    let what = if ctx.simulated {
+        "replications"
+    } else {
+        "repeats"
+    };
+    let tied: Vec<String> = pts[1..]
+        .iter()
+        .filter_map(|(name, s)| match ctx.noise(*best, *s) {
+            Noise::Within(w) => Some(format!("{name} ({})", fmt_p(w.p))),
+            Noise::Larger(_) | Noise::Unknown => None,
+        })
+        .collect();
+    (!tied.is_empty()).then(|| {
+        format!(
+            "Welch's t-test on the {what} at 95% does not tell it apart from {}",
+            join(&tied)
+        )
+    })
 }
 
 /// How a metric changes from the first to the last value of axis `x`, per server.
@@ -868,6 +910,46 @@ mod tests {
             s.contains("serial was better: its mean user response time was 0.420x that of pool, no log (20.0 against 47.6 ms)"),
             "{s}"
         );
+    }
+
+    /// The engines' regression: a "best" that the repeats do not separate
+    /// from the runner-up names the runner-up, and one they do separate
+    /// stands alone.
+    #[test]
+    fn a_best_the_repeats_cannot_separate_names_its_ties() {
+        let exp = builtin::load("engines").unwrap();
+        let mut r = synthetic(&exp);
+        let at_100 = |p: &PointRecord| matches(p, &[("session".into(), "100".into())]);
+        let best = |r: &RunResults| {
+            r.points
+                .iter()
+                .filter(|p| at_100(p))
+                .max_by(|a, b| {
+                    a.summary[&Metric::Throughput]
+                        .mean
+                        .total_cmp(&b.summary[&Metric::Throughput].mean)
+                })
+                .map(|p| p.index)
+                .unwrap()
+        };
+        let top = best(&r);
+        let alone = conclude(&exp, &r);
+        assert!(!alone.contains("not significantly"), "{alone}");
+        // A runner-up 1% below the best, with the same 5% spread.
+        let v = r.points[top].summary[&Metric::Throughput].mean * 0.99;
+        let runner = r
+            .points
+            .iter_mut()
+            .find(|p| at_100(p) && p.index != top)
+            .unwrap();
+        let name = runner.server.clone().unwrap();
+        runner.summary.insert(
+            Metric::Throughput,
+            Stat::of(&[v * 0.95, v, v * 1.05]).unwrap(),
+        );
+        let tied = conclude(&exp, &r);
+        assert!(tied.contains("but not significantly: Welch's t-test on the repeats at 95% does not tell it apart from"), "{tied}");
+        assert!(tied.contains(&format!("{name} (p = ")), "{tied}");
     }
 
     #[test]
