@@ -81,4 +81,4 @@ pub use error::{LabError, Result};
 pub use experiment::Experiment;
 pub use experiment::Source;
 pub use results::RunResults;
-pub use run::{Finished, RunOptions};
+pub use run::{AbFinished, Finished, RunOptions};

@@ -522,6 +522,7 @@ mod tests {
             max_repeats: 10,
             precision: 0.02,
             headline: Metric::Throughput,
+            interleaved: None,
         };
         r.protocol = Some(p.clone());
         let s = protocol_sentence(&r);
