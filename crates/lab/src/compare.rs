@@ -100,6 +100,9 @@ pub fn pair<'r>(a: &'r RunResults, b: &RunResults) -> Option<&'r Interleaved> {
 
 /// One line on how A and B were measured, and so what a mark can mean.
 pub fn design(a: &RunResults, b: &RunResults) -> String {
+    if a == b {
+        return "design: one run compared with itself".into();
+    }
     match pair(a, b) {
         Some(i) => format!(
             "design: an interleaved pair (servelab lab ab, pair {}): every point was measured with \

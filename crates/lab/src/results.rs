@@ -160,7 +160,7 @@ impl Side {
 /// by point, so that drift slower than a point hits both runs alike. Stored in
 /// the run's [`crate::protocol::Protocol`]; both runs of a pair hold the same
 /// record but for `side`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Interleaved {
     /// This run's side of the pair.
     pub side: Side,
@@ -173,6 +173,9 @@ pub struct Interleaved {
     pub exe_b: String,
     /// The side measured first at each point, in point order (A, B, A, ...).
     pub first: Vec<Side>,
+    /// When this side began each point (its server's start), in seconds after
+    /// the pair's first point began: the order as it happened.
+    pub started_s: Vec<f64>,
 }
 
 impl Interleaved {

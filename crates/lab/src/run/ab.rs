@@ -116,6 +116,11 @@ pub(crate) fn first_at(i: usize) -> Side {
     if i % 2 == 0 { Side::A } else { Side::B }
 }
 
+/// 0 for A, 1 for B: where a side's figures go in a pair of arrays.
+fn index(side: Side) -> usize {
+    usize::from(side == Side::B)
+}
+
 /// Measures `exp` with binary A (`opts.exe`) and binary B (`exe_b`) interleaved
 /// point by point, and writes `OUT/a`, `OUT/b` and `OUT/compare.html`. `OUT` is
 /// `opts.out` (default `results/NAME-ab-STAMP`), under the same never-overwrite
@@ -159,6 +164,8 @@ pub fn run_ab(exp: &Experiment, opts: &RunOptions, exe_b: &Path) -> Result<AbFin
     let mut recs_b = recs_a.clone();
     let mut first = Vec::with_capacity(plan.points.len());
     let mut seconds = [0.0_f64; 2];
+    let mut started: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    let pair_t0 = Instant::now();
     for (i, p) in plan.points.iter().enumerate() {
         let one = Plan {
             points: vec![p.clone()],
@@ -167,11 +174,12 @@ pub fn run_ab(exp: &Experiment, opts: &RunOptions, exe_b: &Path) -> Result<AbFin
         let lead = first_at(i);
         first.push(lead);
         for side in [lead, lead.other()] {
-            let (o, rec, secs) = match side {
-                Side::A => (&opts_a, &mut recs_a[i], &mut seconds[0]),
-                Side::B => (&opts_b, &mut recs_b[i], &mut seconds[1]),
+            let (o, rec) = match side {
+                Side::A => (&opts_a, &mut recs_a[i]),
+                Side::B => (&opts_b, &mut recs_b[i]),
             };
             let t0 = Instant::now();
+            started[index(side)].push(t0.duration_since(pair_t0).as_secs_f64());
             measure::measure_all(
                 &one,
                 o,
@@ -180,7 +188,7 @@ pub fn run_ab(exp: &Experiment, opts: &RunOptions, exe_b: &Path) -> Result<AbFin
                 &bar,
                 std::slice::from_mut(rec),
             )?;
-            *secs += t0.elapsed().as_secs_f64();
+            seconds[index(side)] += t0.elapsed().as_secs_f64();
         }
     }
     bar.finish_and_clear();
@@ -189,7 +197,7 @@ pub fn run_ab(exp: &Experiment, opts: &RunOptions, exe_b: &Path) -> Result<AbFin
     let interrupted = stop.load(Ordering::Relaxed);
     let pair = format!("{started_utc}-{}", std::process::id());
     let finish = |side: Side, o: &RunOptions, recs: Vec<PointRecord>, dir: PathBuf| {
-        let secs = seconds[usize::from(side == Side::B)];
+        let secs = seconds[index(side)];
         let mut results = setup.results(exp, o, started_utc.clone(), secs, interrupted, recs);
         if let Some(p) = &mut results.protocol {
             p.interleaved = Some(Interleaved {
@@ -198,6 +206,7 @@ pub fn run_ab(exp: &Experiment, opts: &RunOptions, exe_b: &Path) -> Result<AbFin
                 exe_a: bin_a.path.display().to_string(),
                 exe_b: bin_b.path.display().to_string(),
                 first: first.clone(),
+                started_s: started[index(side)].clone(),
             });
         }
         write_run(&dir, &results, exp)?;
