@@ -82,7 +82,14 @@ fn the_same_binary_on_both_sides_gives_a_pair_that_compare_reads_as_one() {
         RunResults::read(&out.join("b")).unwrap(),
     );
     for (side, r, dir) in [(Side::A, &a, "a"), (Side::B, &b, "b")] {
-        assert!(out.join(dir).join("report.html").is_file());
+        let report = std::fs::read_to_string(out.join(dir).join("report.html")).unwrap();
+        assert!(
+            report.contains(&format!(
+                "Side {} of an interleaved pair",
+                dir.to_uppercase()
+            )),
+            "{dir}/report.html says which side of a pair it is"
+        );
         assert_eq!(r.points.len(), 2);
         assert!(
             r.points
