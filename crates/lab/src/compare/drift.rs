@@ -16,11 +16,11 @@ use crate::metric::{Better, Metric};
 
 /// Fewest marked figures with a direction before a common shift is named: with
 /// two or three, "most of them" is an anecdote.
-const FEWEST: usize = 4;
+pub const FEWEST: usize = 4;
 
 /// The share of the marked figures that must agree for the shift to be
 /// called common (three in four).
-const MOST: f64 = 0.75;
+pub const MOST: f64 = 0.75;
 
 /// B/A over some figures: the median and the range.
 #[derive(Debug, Clone, PartialEq)]
