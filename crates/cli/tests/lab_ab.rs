@@ -76,6 +76,11 @@ fn the_same_binary_on_both_sides_gives_a_pair_that_compare_reads_as_one() {
     );
     assert!(stdout.contains("design: an interleaved pair"), "{stdout}");
     assert!(out.join("compare.html").is_file());
+    let index = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(
+        index.contains("href=\"a/report.html\"") && index.contains("href=\"b/report.html\""),
+        "{index}"
+    );
 
     let (a, b) = (
         RunResults::read(&out.join("a")).unwrap(),

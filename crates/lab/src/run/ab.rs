@@ -20,7 +20,10 @@
 //! The pair is written as `OUT/a` and `OUT/b`, two ordinary run directories
 //! (`lab report` and `lab compare` read them), each recording in its protocol
 //! that it was measured interleaved with the other
-//! ([`crate::results::Interleaved`]), and `OUT/compare.html`.
+//! ([`crate::results::Interleaved`]), `OUT/compare.html`, and `OUT/index.html`
+//! listing both sides (the pair's directory is marked as a lab run, so that
+//! `--force` may replace it, and as a directory of runs, so that the index of
+//! the directory around it links to it).
 //!
 //! The order alternates by point, not by repeat: the repeats of a point are
 //! measured by one server process, in `measure.rs`, which this module drives
@@ -222,6 +225,14 @@ pub fn run_ab(exp: &Experiment, opts: &RunOptions, exe_b: &Path) -> Result<AbFin
     let names = |f: &Finished| f.dir.display().to_string();
     let page = crate::compare::html(&a.results, &b.results, &names(&a), &names(&b))?;
     std::fs::write(&compare_html, page).map_err(|e| LabError::io(&compare_html, e))?;
+    // The pair's index lists both sides, and the directory of runs around it
+    // links to the pair; a failure here costs only the listings.
+    if rundir::mark_runs(&out.path).is_ok() {
+        let _ = crate::index::write(&out.path);
+    }
+    if let Some(runs) = &out.runs {
+        let _ = crate::index::write(runs);
+    }
     Ok(AbFinished {
         dir: out.path,
         a,
