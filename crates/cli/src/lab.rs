@@ -52,8 +52,8 @@ enum LabCommand {
         no_progress: bool,
     },
     /// Measure an experiment with two servelab binaries interleaved: every
-    /// point with A and with B back to back, the order alternating point by
-    /// point (A B, B A, ...), so that the machine's drift hits both alike.
+    /// point with A and with B back to back, in ABBA order by point (A B, B A,
+    /// B A, A B, ...), so that the machine's drift hits both alike.
     /// Writes OUT/a and OUT/b (ordinary run directories) and OUT/compare.html,
     /// and prints the comparison. Exits with status 2 if a side produced no
     /// figures.

@@ -1,6 +1,6 @@
-//! `servelab lab ab` end to end, through the binary: a tiny experiment (two
+//! `servelab lab ab` end to end, through the binary: a tiny experiment (three
 //! points, quarter-second windows) measured with this binary on both sides,
-//! the pair's directories and records, the alternating order as it happened,
+//! the pair's directories and records, the ABBA order as it happened,
 //! `lab compare` reading the two sides as a pair, and the mistakes that stop it
 //! before anything runs.
 
@@ -16,7 +16,7 @@ fn servelab(args: &[&str]) -> Output {
         .expect("run servelab")
 }
 
-/// Two measured points of one engine, each repeat a 0.25 s window (`--quick`).
+/// Three measured points of one engine, each repeat a 0.25 s window (`--quick`).
 const TINY: &str = r#"
 name = "tiny-ab"
 title = "Tiny A/B"
@@ -25,8 +25,8 @@ question = "Does lab ab measure both sides, interleaved?"
 name = "users"
 label = "client users"
 unit = "users"
-values = [1, 2]
-quick = [1, 2]
+values = [1, 2, 3]
+quick = [1, 2, 3]
 [[server]]
 label = "pool"
 engine = "pool"
@@ -95,7 +95,7 @@ fn the_same_binary_on_both_sides_gives_a_pair_that_compare_reads_as_one() {
             )),
             "{dir}/report.html says which side of a pair it is"
         );
-        assert_eq!(r.points.len(), 2);
+        assert_eq!(r.points.len(), 3);
         assert!(
             r.points
                 .iter()
@@ -106,12 +106,16 @@ fn the_same_binary_on_both_sides_gives_a_pair_that_compare_reads_as_one() {
     let (ia, ib) = (interleaved(&a), interleaved(&b));
     assert_eq!(ia.pair, ib.pair);
     assert_eq!(ia.exe_a, ib.exe_b, "the same binary on both sides");
-    assert_eq!(ia.first, [Side::A, Side::B]);
-    // The order as it happened: A began point 0 before B, and B began point 1
-    // before A, each side's points in order.
-    assert!(ia.started_s[0] < ib.started_s[0], "{ia:?} {ib:?}");
-    assert!(ib.started_s[0] < ib.started_s[1], "{ib:?}");
-    assert!(ib.started_s[1] < ia.started_s[1], "{ia:?} {ib:?}");
+    assert_eq!(ia.first, [Side::A, Side::B, Side::B], "ABBA order");
+    assert_eq!(ia.first, ib.first);
+    // The order as it happened: A began point 0 before B, B began points 1
+    // and 2 before A, and each point after the one before it ended.
+    let (sa, sb) = (&ia.started_s, &ib.started_s);
+    assert!(
+        sa[0] < sb[0] && sb[0] < sb[1] && sb[1] < sa[1],
+        "{sa:?} {sb:?}"
+    );
+    assert!(sa[1] < sb[2] && sb[2] < sa[2], "{sa:?} {sb:?}");
 
     let o = servelab(&[
         "lab",

@@ -106,7 +106,7 @@ pub fn design(a: &RunResults, b: &RunResults) -> String {
     match pair(a, b) {
         Some(i) => format!(
             "design: an interleaved pair (servelab lab ab, pair {}): every point was measured with \
-             A and B back to back, each on a fresh server, the order alternating point by point \
+             A and B back to back, each on a fresh server, in ABBA order by point \
              (A first at {} of {} points), so drift slower than a point hits both alike; the test \
              is Welch's t on each side's back-to-back repeats",
             i.pair,

@@ -169,7 +169,7 @@ fn protocol_sentence(results: &RunResults) -> String {
     let pair = p.interleaved.as_ref().map_or_else(String::new, |i| {
         format!(
             " Side {} of an interleaved pair (servelab lab ab): every point was measured with A ({}) \
-             and B ({}) back to back, the order alternating point by point; `lab compare` the two \
+             and B ({}) back to back, in ABBA order by point; `lab compare` the two \
              sides to test the change.",
             i.side.dir_name().to_uppercase(),
             i.exe_a,
@@ -554,7 +554,7 @@ mod tests {
         });
         let s = protocol_sentence(&r);
         assert!(
-            s.ends_with("Side B of an interleaved pair (servelab lab ab): every point was measured with A (/old/servelab) and B (/new/servelab) back to back, the order alternating point by point; `lab compare` the two sides to test the change."),
+            s.ends_with("Side B of an interleaved pair (servelab lab ab): every point was measured with A (/old/servelab) and B (/new/servelab) back to back, in ABBA order by point; `lab compare` the two sides to test the change."),
             "{s}"
         );
         p.quick = true;

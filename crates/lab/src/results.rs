@@ -156,8 +156,9 @@ impl Side {
 }
 
 /// How a run was measured interleaved with another by `servelab lab ab`: every
-/// point with binary A and binary B back to back, the order alternating point
-/// by point, so that drift slower than a point hits both runs alike. Stored in
+/// point with binary A and binary B back to back, in ABBA order by point
+/// (A B, B A, B A, A B, ...), so that drift slower than a point hits both runs
+/// alike. Stored in
 /// the run's [`crate::protocol::Protocol`]; both runs of a pair hold the same
 /// record but for `side`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -171,7 +172,7 @@ pub struct Interleaved {
     pub exe_a: String,
     /// The `servelab` binary that served side B (absolute path).
     pub exe_b: String,
-    /// The side measured first at each point, in point order (A, B, A, ...).
+    /// The side measured first at each point, in point order (A, B, B, A, ...).
     pub first: Vec<Side>,
     /// When this side began each point (its server's start), in seconds after
     /// the pair's first point began: the order as it happened.

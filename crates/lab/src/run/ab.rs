@@ -6,11 +6,18 @@
 //! noise within each run, not the drift between them: on this machine a rerun
 //! of the same binary 37 minutes later was 3-7% slower at every point, and
 //! Welch's t marked 12 of 16 figures. Here every point is measured with A and
-//! with B back to back, each with its own freshly started server, and the order
-//! alternates point by point (A B, B A, A B, ...). Drift slower than a point (a
-//! warm-up and a few windows per side) then hits both sides alike, and a linear
-//! drift over two points cancels, so Welch's t on each side's repeats at a
-//! point is left with the noise it is built for.
+//! with B back to back, each with its own freshly started server, in the order
+//! A B, B A, B A, A B, then again (ABBA, by point). Drift slower than a point (a
+//! warm-up and a few windows per side) then hits both sides alike, a linear
+//! drift cancels over each four points, and Welch's t on each side's repeats at
+//! a point is left with the noise it is built for.
+//!
+//! Why ABBA and not A B, B A, A B, B A: the points of an experiment usually
+//! cycle through its servers (thread, epoll, thread, epoll, ...), and plain
+//! alternation would then measure thread always with A first and epoll always
+//! with B first, so an order effect would look like a difference between the
+//! binaries at every point of one server. In ABBA order each of two or three
+//! cycling servers is led by A as often as by B.
 //!
 //! Peers (nginx, h2o, ...) are not servelab and serve the same on both sides;
 //! they are measured on both sides all the same. Their A/B differences are a
@@ -114,9 +121,13 @@ fn io_reason(e: &std::io::Error) -> String {
     }
 }
 
-/// The side measured first at point `i`: A at even points, B at odd ones.
+/// The side measured first at point `i`: A B B A, A B B A, ... (ABBA).
 pub(crate) fn first_at(i: usize) -> Side {
-    if i % 2 == 0 { Side::A } else { Side::B }
+    if (i + 1) / 2 % 2 == 0 {
+        Side::A
+    } else {
+        Side::B
+    }
 }
 
 /// 0 for A, 1 for B: where a side's figures go in a pair of arrays.
@@ -246,9 +257,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_order_alternates_point_by_point() {
-        let order: Vec<Side> = (0..5).map(first_at).collect();
-        assert_eq!(order, [Side::A, Side::B, Side::A, Side::B, Side::A]);
+    fn the_order_is_abba_so_that_cycling_servers_are_led_by_both() {
+        use Side::{A, B};
+        let order: Vec<Side> = (0..8).map(first_at).collect();
+        assert_eq!(order, [A, B, B, A, A, B, B, A]);
+        // Points that cycle through 2 or 3 servers: each server is led by A
+        // as often as by B over 12 points.
+        for servers in [2, 3] {
+            for s in 0..servers {
+                let led: Vec<Side> = (s..12).step_by(servers).map(first_at).collect();
+                let by_a = led.iter().filter(|x| **x == A).count();
+                assert_eq!(
+                    2 * by_a,
+                    led.len(),
+                    "{servers} servers, server {s}: {led:?}"
+                );
+            }
+        }
     }
 
     #[test]
