@@ -123,7 +123,7 @@ fn io_reason(e: &std::io::Error) -> String {
 
 /// The side measured first at point `i`: A B B A, A B B A, ... (ABBA).
 pub(crate) fn first_at(i: usize) -> Side {
-    if (i + 1) / 2 % 2 == 0 {
+    if i.div_ceil(2) % 2 == 0 {
         Side::A
     } else {
         Side::B
