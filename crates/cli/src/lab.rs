@@ -1,4 +1,4 @@
-//! `servelab lab`: list, run, report and compare experiments (crate `servelab-lab`).
+//! `servelab lab`: list, run, run two binaries interleaved (`ab`), report and compare experiments (crate `servelab-lab`).
 //!
 //! The servers of an experiment are started as child processes of this same binary
 //! (`servelab serve`), so that they can be pinned to their own CPU and so that the
@@ -47,6 +47,43 @@ enum LabCommand {
         /// Replace --out if it holds a previous lab run (never anything else).
         #[arg(long, requires = "out")]
         force: bool,
+        /// No progress bar.
+        #[arg(long)]
+        no_progress: bool,
+    },
+    /// Measure an experiment with two servelab binaries interleaved: every
+    /// point with A and with B back to back, in ABBA order by point (A B, B A,
+    /// B A, A B, ...), so that the machine's drift hits both alike.
+    /// Writes OUT/a and OUT/b (ordinary run directories) and OUT/compare.html,
+    /// and prints the comparison. Exits with status 2 if a side produced no
+    /// figures.
+    Ab {
+        /// Built-in experiment name (`servelab lab list`) or path to a .toml file
+        /// (a measured one: a simulation has no binary to compare).
+        name: String,
+        /// The servelab binary of side A, "before" [default: this binary].
+        #[arg(long, value_name = "BIN")]
+        a: Option<PathBuf>,
+        /// The servelab binary of side B, "after".
+        #[arg(long, value_name = "BIN")]
+        b: PathBuf,
+        /// The pair's directory, which must not exist [default:
+        /// results/<name>-ab-<timestamp>].
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Replace --out if it holds a previous lab run (never anything else).
+        #[arg(long, requires = "out")]
+        force: bool,
+        /// Shrink every sweep and shorten every window.
+        #[arg(long)]
+        quick: bool,
+        /// A fixed number of repeats per point and side.
+        #[arg(long, value_name = "N")]
+        repeats: Option<u32>,
+        /// Target half-width of the headline metric's 95% interval, in percent
+        /// of its mean [default: the experiment's, usually 2].
+        #[arg(long, value_name = "PCT")]
+        precision: Option<f64>,
         /// No progress bar.
         #[arg(long)]
         no_progress: bool,
@@ -104,12 +141,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
             force,
             no_progress,
         } => {
-            if repeats == Some(0) {
-                anyhow::bail!("--repeats must be at least 1");
-            }
-            if precision.is_some_and(|p| !(p > 0.0 && p < 100.0)) {
-                anyhow::bail!("--precision is a percentage above 0 and below 100");
-            }
+            check_counts(repeats, precision)?;
             let exp = builtin::load(&name)?;
             let mut command = vec![
                 "servelab".to_string(),
@@ -167,6 +199,94 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
             finished.check()?;
             Ok(())
         }
+        LabCommand::Ab {
+            name,
+            a,
+            b,
+            out,
+            force,
+            quick,
+            repeats,
+            precision,
+            no_progress,
+        } => {
+            check_counts(repeats, precision)?;
+            let exe = match a {
+                Some(a) => a,
+                None => std::env::current_exe().context("cannot find the servelab executable")?,
+            };
+            // Both binaries are checked before the experiment is even read,
+            // so a typo costs nothing.
+            run::check_exe("--a", &exe)?;
+            run::check_exe("--b", &b)?;
+            let exp = builtin::load(&name)?;
+            let mut command = vec![
+                "servelab".to_string(),
+                "lab".into(),
+                "ab".into(),
+                name.clone(),
+                "--a".into(),
+                exe.display().to_string(),
+                "--b".into(),
+                b.display().to_string(),
+            ];
+            if quick {
+                command.push("--quick".into());
+            }
+            if let Some(r) = repeats {
+                command.extend(["--repeats".into(), r.to_string()]);
+            }
+            if let Some(p) = precision {
+                command.extend(["--precision".into(), p.to_string()]);
+            }
+            let opts = RunOptions {
+                quick,
+                repeats,
+                precision: precision.map(|p| p / 100.0),
+                out,
+                force,
+                exe,
+                version: env!("CARGO_PKG_VERSION").into(),
+                command: command.join(" "),
+                progress: !no_progress,
+            };
+            let pair = run::run_ab(&exp, &opts, &b)?;
+            let (ra, rb) = (&pair.a.results, &pair.b.results);
+            let ok = |r: &RunResults| r.points.iter().filter(|p| p.status == Status::Ok).count();
+            println!(
+                "{}: A {} of {} points ok in {:.1} s, B {} of {} in {:.1} s, interleaved",
+                exp.name(),
+                ok(ra),
+                ra.points.len(),
+                ra.duration_s,
+                ok(rb),
+                rb.points.len(),
+                rb.duration_s
+            );
+            let (an, bn) = (
+                pair.a.dir.display().to_string(),
+                pair.b.dir.display().to_string(),
+            );
+            if compare::check(ra, rb, &an, &bn).is_ok() {
+                print!("{}", compare::text(ra, rb, &an, &bn));
+            }
+            println!("compare: {}", pair.compare_html.display());
+            for (side, f) in [("A", &pair.a), ("B", &pair.b)] {
+                let problems = f.problems();
+                if !problems.is_empty() {
+                    eprintln!(
+                        "servelab: side {side}: {} of {} points produced no figures:",
+                        problems.len(),
+                        f.results.points.len()
+                    );
+                    for p in &problems {
+                        eprintln!("  {p}");
+                    }
+                }
+            }
+            pair.check()?;
+            Ok(())
+        }
         LabCommand::Report { dir } => {
             rundir::check_results(&dir)?;
             report::rebuild(&dir)?;
@@ -192,4 +312,15 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+/// Refuses `--repeats 0` and a `--precision` outside (0, 100).
+fn check_counts(repeats: Option<u32>, precision: Option<f64>) -> anyhow::Result<()> {
+    if repeats == Some(0) {
+        anyhow::bail!("--repeats must be at least 1");
+    }
+    if precision.is_some_and(|p| !(p > 0.0 && p < 100.0)) {
+        anyhow::bail!("--precision is a percentage above 0 and below 100");
+    }
+    Ok(())
 }

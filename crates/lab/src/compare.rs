@@ -10,6 +10,19 @@
 //! Two runs with no point in common are refused ([`check`]): a table of dashes
 //! would look like a comparison and be none. The HTML page draws both runs on the
 //! same axes, one figure per plot of A's experiment.
+//!
+//! The design decides what a mark means. A pair that `servelab lab ab` measured
+//! interleaved ([`pair`]) had every point measured with A and B back to back, so
+//! drift slower than a point hits both and Welch's t on each side's repeats
+//! tests the change. Two separate runs also differ by whatever the machine did
+//! between them, which their repeats do not sample; when most marked figures
+//! move one way, a line under the table says so with the common shift
+//! ([`drift`]), and that only an interleaved pair can tell it from a change.
+//!
+//! Layout: this file holds the rows, the test, the warnings, the table and the
+//! page; `drift.rs` the common shift of separate runs.
+
+pub mod drift;
 
 use std::fmt::Write as _;
 
@@ -19,7 +32,7 @@ use crate::html::{STYLE, esc};
 use crate::metric::{self, Metric};
 use crate::plot::style::Marker;
 use crate::plot::{self, Figure, Style};
-use crate::results::{PointRecord, RunResults, Stat, Status};
+use crate::results::{Interleaved, PointRecord, RunResults, Stat, Status};
 use crate::stats::Welch;
 
 /// Metrics compared, in this order, when both runs have them.
@@ -77,6 +90,39 @@ impl Row {
     }
 }
 
+/// A's record of the interleaved pair that A and B form, when `servelab lab
+/// ab` measured them together (either way round); `None` for separate runs.
+pub fn pair<'r>(a: &'r RunResults, b: &RunResults) -> Option<&'r Interleaved> {
+    let ia = a.protocol.as_ref()?.interleaved.as_ref()?;
+    let ib = b.protocol.as_ref()?.interleaved.as_ref()?;
+    ia.pairs_with(ib).then_some(ia)
+}
+
+/// One line on how A and B were measured, and so what a mark can mean.
+pub fn design(a: &RunResults, b: &RunResults) -> String {
+    if a == b {
+        return "design: one run compared with itself".into();
+    }
+    match pair(a, b) {
+        Some(i) => format!(
+            "design: an interleaved pair (servelab lab ab, pair {}): every point was measured with \
+             A and B back to back, each on a fresh server, in ABBA order by point \
+             (A first at {} of {} points), so drift slower than a point hits both alike; the test \
+             is Welch's t on each side's back-to-back repeats",
+            i.pair,
+            i.first
+                .iter()
+                .filter(|s| **s == crate::results::Side::A)
+                .count(),
+            i.first.len()
+        ),
+        None => "design: two separate runs: the repeats of each sample the noise within it, not \
+                 the drift of the machine between them, so a mark is a change of the build or of \
+                 the machine (`servelab lab ab` tells them apart)"
+            .into(),
+    }
+}
+
 /// Why the two runs may differ for reasons other than the change compared: one
 /// line each, empty when none.
 pub fn warnings(a: &RunResults, b: &RunResults) -> Vec<String> {
@@ -101,7 +147,7 @@ pub fn warnings(a: &RunResults, b: &RunResults) -> Vec<String> {
             q(b)
         ));
     } else if let (Some(pa), Some(pb)) = (&a.protocol, &b.protocol)
-        && pa != pb
+        && !same_protocol(pa, pb)
     {
         out.push(format!(
             "different protocols: A measured windows of {} s with {}..{} repeats, B {} s with {}..{}",
@@ -116,6 +162,18 @@ pub fn warnings(a: &RunResults, b: &RunResults) -> Vec<String> {
     if a.protocol.is_none() != b.protocol.is_none() {
         out.push("one run records its protocol and the other does not".into());
     }
+    if pair(a, b).is_none() {
+        let interleaved =
+            |r: &RunResults| r.protocol.as_ref().is_some_and(|p| p.interleaved.is_some());
+        for (name, r) in [("A", a), ("B", b)] {
+            if interleaved(r) {
+                out.push(format!(
+                    "{name} is one side of an interleaved pair, but not of a pair with the other \
+                     run: compare the two sides of one `lab ab` directory to have its design"
+                ));
+            }
+        }
+    }
     if a.machine.cpu_model != b.machine.cpu_model || a.machine.cores != b.machine.cores {
         out.push(format!(
             "different machines ({} x{} vs {} x{})",
@@ -129,6 +187,15 @@ pub fn warnings(a: &RunResults, b: &RunResults) -> Vec<String> {
         ));
     }
     out
+}
+
+/// Whether two protocols are the same but for the pair each run belongs to.
+fn same_protocol(a: &crate::protocol::Protocol, b: &crate::protocol::Protocol) -> bool {
+    let bare = |p: &crate::protocol::Protocol| crate::protocol::Protocol {
+        interleaved: None,
+        ..p.clone()
+    };
+    bare(a) == bare(b)
 }
 
 fn key(p: &PointRecord) -> String {
@@ -231,6 +298,7 @@ pub fn text(a: &RunResults, b: &RunResults, a_name: &str, b_name: &str) -> Strin
         "B: {b_name} ({}, {}, commit {})",
         b.experiment, b.started_utc, b.machine.git_commit
     );
+    let _ = writeln!(t, "{}", design(a, b));
     for w in warnings(a, b) {
         let _ = writeln!(t, "warning: {w}");
     }
@@ -267,7 +335,19 @@ pub fn text(a: &RunResults, b: &RunResults, a_name: &str, b_name: &str) -> Strin
         "* different by Welch's t-test on the repeats at 95% ({marked} of {tested} tested figures; \
          about 1 in 20 is marked by chance alone). B-A: the difference relative to A, with its 95% interval."
     );
+    if let Some(shift) = separate_shift(a, b, &rows) {
+        let _ = writeln!(t, "common shift: {shift}");
+    }
     t
+}
+
+/// The common shift of two separate runs' marked figures ([`drift`]); never
+/// for an interleaved pair, whose design already tells drift from change.
+pub fn separate_shift(a: &RunResults, b: &RunResults, rows: &[Row]) -> Option<drift::Shift> {
+    if pair(a, b).is_some() {
+        return None;
+    }
+    drift::common_shift(rows)
 }
 
 /// One figure with both runs on the same axes: A's series, then B's, each label
@@ -422,6 +502,7 @@ pub fn html(a: &RunResults, b: &RunResults, a_name: &str, b_name: &str) -> Resul
         esc(&b.started_utc),
         esc(&b.machine.git_commit)
     );
+    let _ = writeln!(h, "<p>{}.</p>", esc(&upper_first(&design(a, b))));
     for w in warnings(a, b) {
         let _ = writeln!(h, "<p class=\"failed\">Warning: {}.</p>", esc(&w));
     }
@@ -456,7 +537,8 @@ pub fn html(a: &RunResults, b: &RunResults, a_name: &str, b_name: &str) -> Resul
         "<h2>Figures</h2><div class=\"wide\"><table><thead><tr><th class=\"l\">point</th><th class=\"l\">metric</th>\
          <th>A mean ±95% (repeats)</th><th>B mean ±95% (repeats)</th><th>B/A</th><th>B &minus; A (95%)</th></tr></thead><tbody>"
     );
-    for r in rows(a, b) {
+    let rows = rows(a, b);
+    for r in &rows {
         let ratio = r.ratio().map_or("-".into(), |x| format!("{x:.2}"));
         let _ = writeln!(
             h,
@@ -474,8 +556,24 @@ pub fn html(a: &RunResults, b: &RunResults, a_name: &str, b_name: &str) -> Resul
         );
     }
     h.push_str("</tbody></table></div><p>Highlighted rows: different by Welch&#39;s t-test on the repeats at 95% \
-                (about 1 in 20 is highlighted by chance alone).</p></body></html>\n");
+                (about 1 in 20 is highlighted by chance alone).</p>\n");
+    if let Some(shift) = separate_shift(a, b, &rows) {
+        let _ = writeln!(
+            h,
+            "<p class=\"failed\">Common shift: {}</p>",
+            esc(&shift.to_string())
+        );
+    }
+    h.push_str("</body></html>\n");
     Ok(h)
+}
+
+/// `s` with its first letter in upper case, to open a sentence.
+fn upper_first(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

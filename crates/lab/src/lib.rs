@@ -10,7 +10,8 @@
 //! Layout:
 //! - [`experiment`]: the TOML experiment format, its validation, the plan of its points
 //! - [`builtin`]: the experiments of `experiments/`, compiled in
-//! - [`run`]: running an experiment (servers, warm-up, repeats, progress, Ctrl-C)
+//! - [`run`]: running an experiment (servers, warm-up, repeats, progress, Ctrl-C), and
+//!   [`run::run_ab`] two servelab binaries interleaved point by point (`lab ab`)
 //! - [`server`], [`peer`], [`apache`], [`cpu`]: child processes, peer configs (Apache httpd
 //!   with its own whole configuration), CPU placement
 //! - [`sched`]: the kernel scheduler's slice and switch cost, for round-robin models
@@ -81,4 +82,4 @@ pub use error::{LabError, Result};
 pub use experiment::Experiment;
 pub use experiment::Source;
 pub use results::RunResults;
-pub use run::{Finished, RunOptions};
+pub use run::{AbFinished, Finished, RunOptions};

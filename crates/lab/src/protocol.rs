@@ -53,6 +53,11 @@ pub struct Protocol {
     pub precision: f64,
     /// The metric whose interval decides when a point has enough repeats.
     pub headline: Metric,
+    /// Set when `servelab lab ab` measured this run interleaved with another
+    /// (each point with both binaries back to back); absent for a run of its
+    /// own. Added within schema 2: older readers ignore it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interleaved: Option<crate::results::Interleaved>,
 }
 
 /// Why a point's repeats stopped where they did.

@@ -166,12 +166,22 @@ fn protocol_sentence(results: &RunResults) -> String {
             metric::fmt_tick(p.precision * 100.0)
         )
     };
+    let pair = p.interleaved.as_ref().map_or_else(String::new, |i| {
+        format!(
+            " Side {} of an interleaved pair (servelab lab ab): every point was measured with A ({}) \
+             and B ({}) back to back, in ABBA order by point; `lab compare` the two \
+             sides to test the change.",
+            i.side.dir_name().to_uppercase(),
+            i.exe_a,
+            i.exe_b
+        )
+    });
     format!(
         "{quick}a warm-up of at least {} s at full load, then measured windows of at least {} s; {repeats}. \
          Figures are means over repeats; ± and bars are 95% Student-t intervals. Each point is checked \
          against Little's law (N = X·(R+C+Z) within 5%, C the connect time per request), for a busy \
          client, errors, and unfinished requests beyond what Little's law expects in flight; a point \
-         that fails a check is marked ⚑ and kept.",
+         that fails a check is marked ⚑ and kept.{pair}",
         metric::fmt_tick(p.warmup_s),
         metric::fmt_tick(p.window_s)
     )
@@ -522,6 +532,7 @@ mod tests {
             max_repeats: 10,
             precision: 0.02,
             headline: Metric::Throughput,
+            interleaved: None,
         };
         r.protocol = Some(p.clone());
         let s = protocol_sentence(&r);
@@ -529,7 +540,23 @@ mod tests {
             s.contains("windows of at least 10 s; 3 to 10 repeats per point, more until the 95% interval of throughput is within ±2%"),
             "{s}"
         );
-        assert!(!s.contains("quick"), "{s}");
+        assert!(!s.contains("quick") && !s.contains("interleaved"), "{s}");
+        r.protocol = Some(Protocol {
+            interleaved: Some(crate::results::Interleaved {
+                side: crate::results::Side::B,
+                pair: "p".into(),
+                exe_a: "/old/servelab".into(),
+                exe_b: "/new/servelab".into(),
+                first: vec![],
+                started_s: vec![],
+            }),
+            ..p.clone()
+        });
+        let s = protocol_sentence(&r);
+        assert!(
+            s.ends_with("Side B of an interleaved pair (servelab lab ab): every point was measured with A (/old/servelab) and B (/new/servelab) back to back, in ABBA order by point; `lab compare` the two sides to test the change."),
+            "{s}"
+        );
         p.quick = true;
         p.min_repeats = 2;
         p.max_repeats = 2;

@@ -127,6 +127,65 @@ impl Stat {
     }
 }
 
+/// One side of a pair that `servelab lab ab` measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    /// The binary given as `--a` (before).
+    A,
+    /// The binary given as `--b` (after).
+    B,
+}
+
+impl Side {
+    /// The other side.
+    pub fn other(self) -> Side {
+        match self {
+            Side::A => Side::B,
+            Side::B => Side::A,
+        }
+    }
+
+    /// "a" or "b": the side's directory under the pair's `--out`.
+    pub fn dir_name(self) -> &'static str {
+        match self {
+            Side::A => "a",
+            Side::B => "b",
+        }
+    }
+}
+
+/// How a run was measured interleaved with another by `servelab lab ab`: every
+/// point with binary A and binary B back to back, in ABBA order by point
+/// (A B, B A, B A, A B, ...), so that drift slower than a point hits both runs
+/// alike. Stored in
+/// the run's [`crate::protocol::Protocol`]; both runs of a pair hold the same
+/// record but for `side`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Interleaved {
+    /// This run's side of the pair.
+    pub side: Side,
+    /// The pair's identity (its start time, UTC, and the lab's process id):
+    /// `lab compare` treats two runs as a pair only when it matches.
+    pub pair: String,
+    /// The `servelab` binary that served side A (absolute path).
+    pub exe_a: String,
+    /// The `servelab` binary that served side B (absolute path).
+    pub exe_b: String,
+    /// The side measured first at each point, in point order (A, B, B, A, ...).
+    pub first: Vec<Side>,
+    /// When this side began each point (its server's start), in seconds after
+    /// the pair's first point began: the order as it happened.
+    pub started_s: Vec<f64>,
+}
+
+impl Interleaved {
+    /// Whether `self` and `other` are the two sides of one pair.
+    pub fn pairs_with(&self, other: &Interleaved) -> bool {
+        self.pair == other.pair && self.side == other.side.other() && self.first == other.first
+    }
+}
+
 /// How a point ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -18,9 +18,12 @@
 //! `counters.rs` the server's own counters read during a repeat;
 //! `simulate.rs` the simulator's points and predictions.
 
+mod ab;
 mod counters;
 mod measure;
 mod simulate;
+
+pub use ab::{AbFinished, Binary, check_exe, run_ab};
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -109,87 +112,33 @@ impl Finished {
 /// runs.
 pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Finished> {
     let (started_utc, stamp) = machine::utc_now();
-    // Served files, server logs, peer configurations; removed however the run ends.
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!(
-            "servelab-lab-{}-{}-",
-            exp.name(),
-            std::process::id()
-        ))
-        .tempdir()
-        .map_err(|e| LabError::io(std::env::temp_dir(), e))?;
-    // Peers that drop privileges (h2o as root) must still read the files.
-    let _ = std::fs::set_permissions(
-        tmp.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    );
-    // The other sweep is planned only to report its mistakes now, not on the
-    // next run (and before the kernel is measured, which takes a second).
-    exp.plan(!opts.quick, opts.repeats, tmp.path())?;
-    exp.plan(opts.quick, opts.repeats, tmp.path())?;
-    let placement = if exp.is_simulated() {
-        Placement {
-            server: vec![],
-            load: vec![],
-        }
-    } else {
-        Placement::plan()
-    };
-    let kernel = exp.uses_kernel().then(|| {
-        let cpu = placement
-            .server
-            .first()
-            .copied()
-            .unwrap_or_else(|| crate::cpu::allowed_cpus().first().copied().unwrap_or(0));
-        crate::sched::KernelSched::detect(cpu)
-    });
-    let mut plan = match &kernel {
-        Some(k) => exp.plan_with(opts.quick, opts.repeats, tmp.path(), k)?,
-        None => exp.plan(opts.quick, opts.repeats, tmp.path())?,
-    };
-    if let Some(p) = opts.precision {
-        plan.precision = p;
-    }
+    let setup = Setup::new(exp, opts)?;
     let out = rundir::create(opts.out.as_deref(), exp.name(), &stamp, opts.force)?;
 
     let stop = Arc::new(AtomicBool::new(false));
     let signals = Signals::register(&stop)?;
     let t0 = Instant::now();
-    let bar = progress_bar(opts.progress, &plan, exp.is_simulated());
+    let plan = &setup.plan;
+    let bar = progress_bar(opts.progress, plan, exp.is_simulated());
     let mut records: Vec<PointRecord> = plan.points.iter().map(PointRecord::planned).collect();
     if exp.is_simulated() {
-        simulate::simulate_all(&plan, &mut records, &stop, &bar);
+        simulate::simulate_all(plan, &mut records, &stop, &bar);
     } else {
-        write_files(&plan)?;
-        measure::measure_all(&plan, opts, &placement, &stop, &bar, &mut records)?;
+        write_files(plan)?;
+        measure::measure_all(plan, opts, &setup.placement, &stop, &bar, &mut records)?;
     }
     bar.finish_and_clear();
     drop(signals);
 
-    let results = RunResults {
-        schema: SCHEMA.into(),
-        experiment: exp.name().into(),
-        source_file: exp.source.file.clone(),
-        source: exp.source.text.clone(),
-        command: opts.command.clone(),
-        quick: opts.quick,
-        repeats: plan.repeats,
-        protocol: (!exp.is_simulated()).then(|| protocol_of(&plan)),
+    let results = setup.results(
+        exp,
+        opts,
         started_utc,
-        duration_s: t0.elapsed().as_secs_f64(),
-        machine: Machine::detect(&opts.version, opts.exe.parent()),
-        placement: if exp.is_simulated() {
-            "simulation only: no server or load generator".into()
-        } else {
-            placement.describe()
-        },
-        interrupted: stop.load(Ordering::Relaxed),
-        kernel,
-        points: records,
-    };
-    results.write_json(&out.path)?;
-    results.write_csv(&out.path)?;
-    crate::report::write(&out.path, &results, exp)?;
+        t0.elapsed().as_secs_f64(),
+        stop.load(Ordering::Relaxed),
+        records,
+    );
+    write_run(&out.path, &results, exp)?;
     // A failure here costs only the listing, not the run.
     let index = out
         .runs
@@ -199,6 +148,113 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Finished> {
         results,
         index,
     })
+}
+
+/// What a run needs before its first point: the temporary directory, the
+/// plan, the CPU placement and the kernel's scheduler figures.
+struct Setup {
+    /// Served files, server logs, peer configurations; removed however the run ends.
+    #[allow(
+        dead_code,
+        reason = "held so that the directory lives as long as the run"
+    )]
+    tmp: tempfile::TempDir,
+    plan: Plan,
+    placement: Placement,
+    kernel: Option<crate::sched::KernelSched>,
+}
+
+impl Setup {
+    /// Plans the experiment (both sweeps, so that a mistake in either is
+    /// reported now) and places it on CPUs.
+    fn new(exp: &Experiment, opts: &RunOptions) -> Result<Setup> {
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(
+                "servelab-lab-{}-{}-",
+                exp.name(),
+                std::process::id()
+            ))
+            .tempdir()
+            .map_err(|e| LabError::io(std::env::temp_dir(), e))?;
+        // Peers that drop privileges (h2o as root) must still read the files.
+        let _ = std::fs::set_permissions(
+            tmp.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        );
+        // The other sweep is planned only to report its mistakes now, not on the
+        // next run (and before the kernel is measured, which takes a second).
+        exp.plan(!opts.quick, opts.repeats, tmp.path())?;
+        exp.plan(opts.quick, opts.repeats, tmp.path())?;
+        let placement = if exp.is_simulated() {
+            Placement {
+                server: vec![],
+                load: vec![],
+            }
+        } else {
+            Placement::plan()
+        };
+        let kernel = exp.uses_kernel().then(|| {
+            let cpu = placement
+                .server
+                .first()
+                .copied()
+                .unwrap_or_else(|| crate::cpu::allowed_cpus().first().copied().unwrap_or(0));
+            crate::sched::KernelSched::detect(cpu)
+        });
+        let mut plan = match &kernel {
+            Some(k) => exp.plan_with(opts.quick, opts.repeats, tmp.path(), k)?,
+            None => exp.plan(opts.quick, opts.repeats, tmp.path())?,
+        };
+        if let Some(p) = opts.precision {
+            plan.precision = p;
+        }
+        Ok(Setup {
+            tmp,
+            plan,
+            placement,
+            kernel,
+        })
+    }
+
+    /// What `results.json` holds for a run of this setup.
+    fn results(
+        &self,
+        exp: &Experiment,
+        opts: &RunOptions,
+        started_utc: String,
+        duration_s: f64,
+        interrupted: bool,
+        points: Vec<PointRecord>,
+    ) -> RunResults {
+        RunResults {
+            schema: SCHEMA.into(),
+            experiment: exp.name().into(),
+            source_file: exp.source.file.clone(),
+            source: exp.source.text.clone(),
+            command: opts.command.clone(),
+            quick: opts.quick,
+            repeats: self.plan.repeats,
+            protocol: (!exp.is_simulated()).then(|| protocol_of(&self.plan)),
+            started_utc,
+            duration_s,
+            machine: Machine::detect(&opts.version, opts.exe.parent()),
+            placement: if exp.is_simulated() {
+                "simulation only: no server or load generator".into()
+            } else {
+                self.placement.describe()
+            },
+            interrupted,
+            kernel: self.kernel.clone(),
+            points,
+        }
+    }
+}
+
+/// Writes a run's `results.json`, `results.csv` and `report.html` into `dir`.
+fn write_run(dir: &std::path::Path, results: &RunResults, exp: &Experiment) -> Result<()> {
+    results.write_json(dir)?;
+    results.write_csv(dir)?;
+    crate::report::write(dir, results, exp)
 }
 
 /// The protocol the plan's measured points follow, for `results.json`.
@@ -220,6 +276,7 @@ fn protocol_of(plan: &Plan) -> crate::protocol::Protocol {
         max_repeats: plan.max_repeats,
         precision: plan.precision,
         headline: plan.headline,
+        interleaved: None,
     }
 }
 

@@ -138,6 +138,14 @@ pub fn parent_of(path: &Path) -> PathBuf {
     }
 }
 
+/// Marks `dir` as a directory of runs too, so that it gets an `index.html` of
+/// the runs inside it and the directory around it links to it: the directory
+/// of a `lab ab` pair, which is itself a lab run (`--force` may replace it)
+/// holding two runs.
+pub fn mark_runs(dir: &Path) -> Result<()> {
+    mark(dir, RUNS_MARKER)
+}
+
 /// Creates `dir` if it is missing, and marks it and every directory made on
 /// the way as the lab's (`results/reference/` made for a run makes `results/`
 /// a directory of runs too); returns whether `dir` was made.
