@@ -195,7 +195,10 @@ fn print(o: &predict::Outcome) {
         }
     }
     if let Some(v) = &o.validation {
-        println!("validation at {} loads the fit never saw:", v.points.len());
+        println!(
+            "validation at {} loads the fit never saw (error = (predicted − measured) / measured):",
+            v.points.len()
+        );
         for r in &v.table {
             println!(
                 "  {:<18} target {:<5} largest |error| {:<7} mean {:<7} {}",

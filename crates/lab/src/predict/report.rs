@@ -207,7 +207,7 @@ fn html(o: &Outcome) -> Result<String> {
     match &o.validation {
         None => h.push_str("<h2>Validation</h2><p>Not run (--no-validate).</p>"),
         Some(v) => {
-            h.push_str("<h2>Validation: measured against predicted</h2><table><tr><th class=\"l\">metric</th><th>target</th><th>points</th><th>largest |error|</th><th>mean |error|</th><th class=\"l\">met</th></tr>");
+            h.push_str("<h2>Validation: measured against predicted</h2><p>Error = (predicted &minus; measured) / measured.</p><table><tr><th class=\"l\">metric</th><th>target</th><th>points</th><th>largest |error|</th><th>mean |error|</th><th class=\"l\">met</th></tr>");
             for r in &v.table {
                 h.push_str(&format!(
                     "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
