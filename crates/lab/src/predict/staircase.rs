@@ -287,9 +287,11 @@ impl Bench<'_> {
             if xmax <= 0.0 || Instant::now() + t.cost(MIN_REPEATS) > deadline {
                 break;
             }
+            // A tenth of a request per second is finer than X_max's interval
+            // and keeps the rate readable.
             let load = Load {
                 users: 0,
-                rate: Some(share * xmax),
+                rate: Some(((share * xmax * 10.0).round() / 10.0).max(0.1)),
                 think: Dist::ZERO,
                 timeout: None,
                 retries: None,
