@@ -160,7 +160,7 @@ pub(crate) fn fit(fit: &mut Fit, steps: &[Step]) -> Result<()> {
                     };
                     e.mean
                         .is_finite()
-                        .then(|| ((e.mean + fit.delay_s) * 1e3, hw * 1e3))
+                        .then_some(((e.mean + fit.delay_s) * 1e3, hw * 1e3))
                 })
                 .collect()
         })
