@@ -120,23 +120,49 @@ fn print(o: &predict::Outcome) {
         e.half_width
             .map_or(String::new(), |h| format!(" ± {:.3}", h * s))
     };
+    let open = o.staircase.iter().filter(|s| s.load.rate.is_some()).count();
     println!(
-        "fit ({} steps of closed users, no think time):",
-        o.staircase.len()
+        "fit ({} steps of closed users with no think time, {open} open):",
+        o.staircase.len() - open
     );
+    let used = |from: predict::DemandFrom| {
+        if f.demand_from == from {
+            "  <- the model's demand"
+        } else {
+            ""
+        }
+    };
     if let Some(c) = &f.cpu_demand_s {
         println!(
-            "  CPU per request D = U/X   {:.3}{} ms",
+            "  CPU per request D = U/X   {:.3}{} ms{}",
             c.value * 1e3,
-            hw(c, 1e3)
+            hw(c, 1e3),
+            used(predict::DemandFrom::Cpu)
         );
+        for d in &f.demand_per_step {
+            println!(
+                "    at {:<20} {:.3}{} ms",
+                d.load,
+                d.cpu_s.value * 1e3,
+                hw(&d.cpu_s, 1e3)
+            );
+        }
     }
     let r = &f.low_load_response_s;
     println!(
-        "  response time at 1 user   {:.3}{} ms",
+        "  response time at 1 user   {:.3}{} ms{}",
         r.value * 1e3,
-        hw(r, 1e3)
+        hw(r, 1e3),
+        used(predict::DemandFrom::ResponseTime)
     );
+    if let Some(p) = &f.plateau_demand_s {
+        println!(
+            "  c/X_max                   {:.3}{} ms{}",
+            p.value * 1e3,
+            hw(p, 1e3),
+            used(predict::DemandFrom::Plateau)
+        );
+    }
     println!(
         "  plateau X_max             {:.1}{} /s",
         f.throughput_max.value,
@@ -162,6 +188,36 @@ fn print(o: &predict::Outcome) {
     }
     if let Some((lo, hi)) = f.buffer_bounds {
         println!("  buffer from refusals      {lo}..={hi} -> {}", f.buffer);
+    }
+    if let Some(t) = &f.threads_fit {
+        println!(
+            "  threads per core k: mean R per step, error = (predicted − measured) / measured"
+        );
+        let mut head = format!("    {:<16}", "k (policy)");
+        for s in &t.steps {
+            head.push_str(&format!(" {s:>10}"));
+        }
+        println!("{head}        RMS");
+        let mut meas = format!("    {:<16}", "measured ms");
+        for m in &t.measured_ms {
+            meas.push_str(&m.map_or(format!(" {:>10}", "-"), |m| format!(" {m:>10.3}")));
+        }
+        println!("{meas}");
+        for c in &t.candidates {
+            let mut line = format!(
+                "    {:<16}",
+                format!("{} ({})", c.threads_per_core, c.policy)
+            );
+            for e in &c.errors_pct {
+                line.push_str(&e.map_or(format!(" {:>10}", "-"), |e| format!(" {e:>+9.1}%")));
+            }
+            let mark = if c.threads_per_core == t.chosen {
+                "  <- the model's k"
+            } else {
+                ""
+            };
+            println!("{line} {:>9.1}%{mark}", c.rms_pct);
+        }
     }
     for n in &f.notes {
         println!("  note: {n}");
@@ -195,7 +251,10 @@ fn print(o: &predict::Outcome) {
         }
     }
     if let Some(v) = &o.validation {
-        println!("validation at {} loads the fit never saw:", v.points.len());
+        println!(
+            "validation at {} loads the fit never saw (error = (predicted − measured) / measured):",
+            v.points.len()
+        );
         for r in &v.table {
             println!(
                 "  {:<18} target {:<5} largest |error| {:<7} mean {:<7} {}",

@@ -2,13 +2,15 @@
 //! against the simulator's at every point, the largest and the mean per metric,
 //! and whether each target of the experiment's `[accuracy]` was met.
 //!
-//! The error of a point is `(measured - simulated) / simulated`, on the
-//! measured mean over the repeats and the simulated mean. A rate the simulator puts near zero
-//! (goodput after a collapse, badput before one) makes that ratio meaningless:
-//! 3 against 0.1 requests/s is "+2900%" and says nothing. Below `floor` times
-//! the point's throughput bound, min(N/(S+Z), c/S), the error is taken against
-//! that share of the bound instead, and the table marks it. Times are never
-//! floored.
+//! The error of a point is the prediction error `(simulated - measured) /
+//! measured`, on the simulated mean and the measured mean over the repeats:
+//! the same convention as `servelab predict` and the lab's `error_pct`, so
+//! that "+5%" everywhere means the model said 5% more than was measured.
+//! A rate measured near zero (goodput after a collapse, badput before one)
+//! makes that ratio meaningless: 3 against 0.1 requests/s is "+2900%" and says
+//! nothing. Below `floor` times the point's throughput bound, min(N/(S+Z),
+//! c/S), the error is taken against that share of the bound instead, and the
+//! table marks it. Times are never floored.
 //!
 //! Targets are bands of the population in units of the saturation point N*
 //! (`nstar = [0.8, 1.5]`), so that one file can ask for 5% far from the knee
@@ -90,14 +92,15 @@ pub struct Table {
     pub verdicts: Vec<Verdict>,
 }
 
-/// The error of `measured` against `simulated`, with `scale` the point's
-/// throughput bound for rates (`None` for times).
+/// The prediction error of `simulated` against `measured`, (simulated −
+/// measured) / measured, with `scale` the point's throughput bound for rates
+/// (`None` for times).
 pub fn cell(measured: f64, simulated: f64, scale: Option<f64>, floor: f64) -> Cell {
     let min = scale.map_or(0.0, |s| s * floor);
-    let (denominator, floored) = if simulated.abs() < min {
+    let (denominator, floored) = if measured.abs() < min {
         (min, true)
     } else {
-        (simulated, false)
+        (measured, false)
     };
     let error_pct = if denominator == 0.0 {
         if measured == simulated {
@@ -106,7 +109,7 @@ pub fn cell(measured: f64, simulated: f64, scale: Option<f64>, floor: f64) -> Ce
             f64::INFINITY
         }
     } else {
-        (measured - simulated) / denominator * 100.0
+        (simulated - measured) / denominator * 100.0
     };
     Cell {
         measured,
@@ -302,9 +305,9 @@ pub fn html(t: &Table) -> String {
     let floor_note = t.rows.iter().any(|r| r.cells.values().any(|c| c.floored));
     let _ = writeln!(
         h,
-        "<p>Error = (measured mean &minus; simulated mean) / simulated mean, at every point{}.</p>",
+        "<p>Error = (simulated mean &minus; measured mean) / measured mean, at every point{}.</p>",
         if floor_note {
-            "; a rate the simulator puts under 5% of the throughput bound is compared against \
+            "; a rate measured under 5% of the throughput bound is compared against \
              that 5% instead (marked &dagger;)"
         } else {
             ""
@@ -411,18 +414,20 @@ mod tests {
     use crate::results::Stat;
 
     #[test]
-    fn errors_are_relative_to_the_simulation_unless_it_is_near_zero() {
-        let c = cell(105.0, 100.0, Some(200.0), 0.05);
+    fn errors_are_relative_to_the_measurement_unless_it_is_near_zero() {
+        // Predicted 105 against 100 measured is +5%, as `servelab predict` says it.
+        let c = cell(100.0, 105.0, Some(200.0), 0.05);
         assert_eq!((c.error_pct, c.floored), (5.0, false));
-        // 3 against 0.1 requests/s at a bound of 200: against 10 requests/s.
-        let c = cell(3.0, 0.1, Some(200.0), 0.05);
+        // 3 simulated against 0.1 requests/s measured, at a bound of 200:
+        // against 10 requests/s.
+        let c = cell(0.1, 3.0, Some(200.0), 0.05);
         assert!(c.floored);
         assert!((c.error_pct - 29.0).abs() < 1e-9, "{}", c.error_pct);
         // Times are never floored.
-        let c = cell(3.0, 1.0, None, 0.05);
+        let c = cell(1.0, 3.0, None, 0.05);
         assert_eq!((c.error_pct, c.floored), (200.0, false));
         assert_eq!(cell(0.0, 0.0, None, 0.05).error_pct, 0.0);
-        assert!(cell(1.0, 0.0, None, 0.05).error_pct.is_infinite());
+        assert!(cell(0.0, 1.0, None, 0.05).error_pct.is_infinite());
     }
 
     fn point(users: i64, measured: f64, simulated: f64) -> PointRecord {
@@ -471,9 +476,9 @@ mod tests {
             interrupted: false,
             kernel: None,
             points: vec![
-                point(50, 99.0, 100.0),
-                point(100, 216.0, 200.0),
-                point(250, 190.0, 200.0),
+                point(50, 100.0, 99.0),
+                point(100, 200.0, 216.0),
+                point(250, 200.0, 190.0),
             ],
         };
         let spec = spec(
@@ -495,7 +500,7 @@ mod tests {
             "The model holds: all 3 targets met over 3 points. Largest errors: throughput +8.00% (mean 4.67%)."
         );
         let mut results = results;
-        results.points[2].summary = BTreeMap::from([(Metric::Throughput, Stat::exact(150.0))]);
+        results.points[2].predicted = BTreeMap::from([(Metric::Throughput, Stat::exact(150.0))]);
         let t = compute(&spec, &results);
         assert_eq!(
             sentence(&t).unwrap(),

@@ -828,23 +828,23 @@ mod tests {
             ),
             (
                 "overload",
-                "The model holds: all 3 targets met over 2 points. Largest errors: throughput -3.85% (mean 3.85%), goodput -3.85% (mean 3.85%), badput -3.85% (mean 3.85%), abandoned at the server -3.85% (mean 3.85%), dropped requests -3.85% (mean 3.85%), mean user response time -3.85% (mean 3.85%), mean response time per attempt -3.85% (mean 3.85%).",
+                "The model holds: all 3 targets met over 2 points. Largest errors: throughput +4.00% (mean 4.00%), goodput +4.00% (mean 4.00%), badput +4.00% (mean 4.00%), abandoned at the server +4.00% (mean 4.00%), dropped requests +4.00% (mean 4.00%), mean user response time +4.00% (mean 4.00%), mean response time per attempt +4.00% (mean 4.00%).",
             ),
             (
                 "timeslice",
-                "The model holds: all 3 targets met over 2 points. Largest errors: throughput -3.85% (mean 3.85%), mean user response time -3.85% (mean 3.85%), median response time -3.85% (mean 3.85%), 99th percentile response time -3.85% (mean 3.85%).",
+                "The model holds: all 3 targets met over 2 points. Largest errors: throughput +4.00% (mean 4.00%), mean user response time +4.00% (mean 4.00%), median response time +4.00% (mean 4.00%), 99th percentile response time +4.00% (mean 4.00%).",
             ),
             (
                 "model-cpu",
-                "The model holds: all 2 targets met over 2 points. Largest errors: throughput -3.85% (mean 3.85%), mean user response time -3.85% (mean 3.85%), 99th percentile response time -3.85% (mean 3.85%).",
+                "The model holds: all 2 targets met over 2 points. Largest errors: throughput +4.00% (mean 4.00%), mean user response time +4.00% (mean 4.00%), 99th percentile response time +4.00% (mean 4.00%).",
             ),
             (
                 "overload-cpu",
-                "The model holds: all 3 targets met over 2 points. Largest errors: throughput -3.85% (mean 3.85%), goodput -3.85% (mean 3.85%), badput -3.85% (mean 3.85%), mean user response time -3.85% (mean 3.85%), mean response time per attempt -3.85% (mean 3.85%), 99th percentile response time -3.85% (mean 3.85%).",
+                "The model holds: all 3 targets met over 2 points. Largest errors: throughput +4.00% (mean 4.00%), goodput +4.00% (mean 4.00%), badput +4.00% (mean 4.00%), mean user response time +4.00% (mean 4.00%), mean response time per attempt +4.00% (mean 4.00%), 99th percentile response time +4.00% (mean 4.00%).",
             ),
             (
                 "apache",
-                "The model holds: all 3 targets met over 6 points. Largest errors: throughput -3.85% (mean 3.85%), goodput -3.85% (mean 3.85%), mean user response time -3.85% (mean 3.85%), mean response time per attempt -3.85% (mean 3.85%), 99th percentile response time -3.85% (mean 3.85%).",
+                "The model holds: all 3 targets met over 6 points. Largest errors: throughput +4.00% (mean 4.00%), goodput +4.00% (mean 4.00%), mean user response time +4.00% (mean 4.00%), mean response time per attempt +4.00% (mean 4.00%), 99th percentile response time +4.00% (mean 4.00%).",
             ),
         ];
         assert_eq!(expected.len(), BUILTIN.len());

@@ -12,6 +12,7 @@
 //! - [`CpuSource`]: the server's CPU from its processes or its cgroup
 //! - `staircase`: one step under the lab's protocol, and the fit's staircase
 //! - [`Fit`]: the model's parameters with their intervals, and `servelab sim`'s line
+//! - [`ThreadsFit`]: the threads per core k, fitted by simulating each candidate
 //! - [`Forecast`]: the simulator at the asked loads, the knee, the objective
 //! - `validate`: the loads the fit never saw, and the error table
 //! - `report`: `results.json` and `report.html`, in a new directory
@@ -24,6 +25,7 @@ mod probe;
 mod report;
 mod slo;
 mod staircase;
+mod threads;
 mod validate;
 
 use std::path::PathBuf;
@@ -35,11 +37,12 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 pub use cpu_source::CpuSource;
-pub use fit::{DemandFrom, Estimate, Fit, OPEN_POPULATION};
+pub use fit::{DemandFrom, Estimate, Fit, OPEN_POPULATION, RR_QUANTUM_S, StepDemand};
 pub use forecast::Forecast;
 pub use report::SCHEMA;
 pub use slo::{Slo, SloStat};
-pub use staircase::{Load, Repeat, Step};
+pub use staircase::{Load, OPEN_SHARES, Repeat, Step};
+pub use threads::{Candidate, ThreadsFit};
 pub use validate::{KNEE_FACTORS, Point, Row, THINK_DEMANDS, Target};
 
 use crate::error::{LabError, Result};
@@ -166,7 +169,9 @@ pub fn run(opts: &PredictOptions) -> Result<Outcome> {
         bar: &bar,
     };
     let steps = bench.staircase(opts.budget)?;
-    let fit = fit::fit(&steps, opts.cpu.measured())?;
+    let mut fit = fit::fit(&steps, opts.cpu.measured())?;
+    bar.set_message("fitting the threads per core");
+    threads::fit(&mut fit, &steps)?;
     bar.set_message("simulating the predictions");
     let mut loads: Vec<Load> = opts
         .users

@@ -132,9 +132,10 @@ fn html(o: &Outcome) -> Result<String> {
         );
     }
     h.push_str(&format!(
-        "</table><p>Model: c = {}, k = {}, service {}, buffer {}{}.</p><pre>{}</pre><ul>",
+        "</table><p>Model: c = {}, k = {} ({}), service {}, buffer {}{}.</p><pre>{}</pre><ul>",
         f.cores,
         f.threads_per_core,
+        f.policy,
         esc(&f.service.to_string()),
         f.buffer,
         f.buffer_bounds.map_or(String::new(), |(lo, hi)| format!(
@@ -145,7 +146,11 @@ fn html(o: &Outcome) -> Result<String> {
     for n in &f.notes {
         h.push_str(&format!("<li>{}</li>", esc(n)));
     }
-    h.push_str("</ul><h2>Staircase</h2><table><tr><th>users</th><th>X /s</th><th>R ms</th><th>CPU ms/req</th><th class=\"l\">repeats</th><th class=\"l\">checks</th></tr>");
+    h.push_str("</ul>");
+    if let Some(t) = &f.threads_fit {
+        h.push_str(&threads_table(t));
+    }
+    h.push_str("<h2>Staircase</h2><table><tr><th>load</th><th>X /s</th><th>R ms</th><th>CPU ms/req</th><th class=\"l\">repeats</th><th class=\"l\">checks</th></tr>");
     for s in &o.staircase {
         let x = s.sample(|r| Some(r.goodput));
         let rm = s.sample(|r| r.mean_ms);
@@ -158,7 +163,7 @@ fn html(o: &Outcome) -> Result<String> {
             .collect();
         h.push_str(&format!(
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
-            s.load.users,
+            esc(&s.load.describe()),
             x.map_or("–".into(), |x| format!("{:.1} ± {:.1}", x.mean, x.half_width().unwrap_or(f64::NAN))),
             rm.map_or("–".into(), |x| format!("{:.2}", x.mean)),
             cpu.map_or("not measured".into(), |x| format!("{:.3}", x.mean)),
@@ -207,7 +212,7 @@ fn html(o: &Outcome) -> Result<String> {
     match &o.validation {
         None => h.push_str("<h2>Validation</h2><p>Not run (--no-validate).</p>"),
         Some(v) => {
-            h.push_str("<h2>Validation: measured against predicted</h2><table><tr><th class=\"l\">metric</th><th>target</th><th>points</th><th>largest |error|</th><th>mean |error|</th><th class=\"l\">met</th></tr>");
+            h.push_str("<h2>Validation: measured against predicted</h2><p>Error = (predicted &minus; measured) / measured.</p><table><tr><th class=\"l\">metric</th><th>target</th><th>points</th><th>largest |error|</th><th>mean |error|</th><th class=\"l\">met</th></tr>");
             for r in &v.table {
                 h.push_str(&format!(
                     "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
@@ -314,6 +319,51 @@ fn point_table(points: &[Point]) -> String {
             o(p.predicted.p99_ms),
             esc(&errs.join(", ")),
             if failed.is_empty() { "passed".into() } else { format!("<span class=\"flag\">{}</span>", esc(&failed.join("; "))) }
+        ));
+    }
+    h.push_str("</table>");
+    h
+}
+
+/// The threads-per-core fit: every candidate's error at every step.
+fn threads_table(t: &super::ThreadsFit) -> String {
+    let mut h = String::from(
+        "<h2>Threads per core k</h2><p>Mean response time at each step of the staircase, \
+         simulated with each candidate; error = (predicted &minus; measured) / measured.</p>\
+         <table><tr><th class=\"l\">k (policy)</th>",
+    );
+    for s in &t.steps {
+        h.push_str(&format!("<th>{}</th>", esc(s)));
+    }
+    h.push_str("<th>RMS</th><th class=\"l\"></th></tr><tr><td class=\"l\">measured ms</td>");
+    for m in &t.measured_ms {
+        h.push_str(&format!(
+            "<td>{}</td>",
+            m.map_or("–".into(), |m| format!("{m:.3}"))
+        ));
+    }
+    h.push_str("<td></td><td></td></tr>");
+    for c in &t.candidates {
+        h.push_str(&format!(
+            "<tr><td class=\"l\">{} ({})</td>",
+            c.threads_per_core, c.policy
+        ));
+        for e in &c.errors_pct {
+            h.push_str(&format!(
+                "<td>{}</td>",
+                e.map_or("–".into(), |e| format!("{e:+.1}%"))
+            ));
+        }
+        let mark = if c.threads_per_core == t.chosen {
+            "the model's k"
+        } else if t.not_told_apart.contains(&c.threads_per_core) {
+            "not told apart"
+        } else {
+            ""
+        };
+        h.push_str(&format!(
+            "<td>{:.1}%</td><td class=\"l\">{mark}</td></tr>",
+            c.rms_pct
         ));
     }
     h.push_str("</table>");

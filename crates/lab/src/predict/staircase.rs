@@ -1,13 +1,24 @@
 //! Measuring: one load step under the lab's protocol (warm-up, repeats of a
 //! window of time until throughput is known to a precision, the validity
-//! checks), and the staircase of closed-user steps that the fit reads.
+//! checks), and the staircase of closed-user steps, then open steps, that the
+//! fit reads.
 //!
-//! Why closed users with no think time for the fit: at one user the response
-//! time is the demand plus the network (the low-load cross-check), and
-//! doubling the users until the throughput stops growing finds the plateau
-//! X_max, whose product with the demand is the number of servers. A budget of
-//! time bounds the whole staircase: the window is sized so that six steps of
-//! three repeats and a warm-up each fit into it.
+//! Why closed users with no think time first: at one user the response time
+//! is the demand plus the network (the low-load cross-check), and doubling the
+//! users until the throughput stops growing finds the plateau X_max, whose
+//! product with the demand is the number of servers.
+//!
+//! Why open steps after them: with no think time a closed population keeps
+//! the server busy from c users on, so its mean response time is N/X whatever
+//! the server does inside (k threads sharing a core or one at a time), and
+//! the threads per core k cannot be fitted from it. A Poisson stream at
+//! [`OPEN_SHARES`] of X_max leaves the server idle part of the time, where
+//! sharing a core (round robin) and running to completion (FCFS) give
+//! different response times unless the service is exponential.
+//!
+//! A budget of time bounds the whole staircase: the window is sized so that
+//! [`PLANNED_STEPS`] steps of three repeats and a warm-up each fit into it,
+//! and the closed steps leave room for the open ones.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,8 +35,14 @@ use crate::error::{LabError, Result};
 use crate::protocol::{StopReason, Stopped, Window};
 use crate::stats::Sample;
 
-/// Steps the staircase is sized for (1, 2, 4, ... 32 users).
-const PLANNED_STEPS: u32 = 6;
+/// Steps the staircase is sized for: 1, 2, 4, ... 32 users and the open
+/// steps.
+const PLANNED_STEPS: u32 = 6 + OPEN_SHARES.len() as u32;
+/// Open steps after the closed ones, as shares of the closed plateau X_max:
+/// below the knee, where k shows (at utilisation 0.7 a constant service waits
+/// 1.2 demands in FCFS and 2.3 in processor sharing), yet far enough from
+/// X_max that its ±5-10% interval cannot push the stream into overload.
+pub const OPEN_SHARES: [f64; 2] = [0.4, 0.7];
 /// Most users of a staircase step.
 const MAX_STEP_USERS: u32 = 1024;
 /// A step whose throughput grows by less than this over the step before (at
@@ -125,6 +142,11 @@ impl Step {
         (v.len() == self.repeats.len())
             .then(|| Sample::of(&v))
             .flatten()
+    }
+
+    /// Whether the step is an open stream (a rate) rather than closed users.
+    pub(crate) fn is_open(&self) -> bool {
+        self.load.rate.is_some()
     }
 
     /// Mean goodput over the repeats.
@@ -252,14 +274,38 @@ impl Bench<'_> {
     }
 
     /// The fit's staircase: 1, 2, 4, ... users with no think time, until the
-    /// throughput stops growing, the budget would be passed, or
-    /// [`MAX_STEP_USERS`].
+    /// throughput stops growing, the budget would be passed (keeping room for
+    /// the open steps), or [`MAX_STEP_USERS`]; then open Poisson steps at
+    /// [`OPEN_SHARES`] of the highest goodput, as far as the budget allows.
     pub(crate) fn staircase(&self, budget: Duration) -> Result<Vec<Step>> {
         let t = Timing::for_budget(budget, PLANNED_STEPS);
         let start = Instant::now();
         let deadline = start + budget;
+        let mut steps = self.closed_steps(t, deadline)?;
+        let xmax = steps.iter().map(Step::goodput).fold(0.0, f64::max);
+        for share in OPEN_SHARES {
+            if xmax <= 0.0 || Instant::now() + t.cost(MIN_REPEATS) > deadline {
+                break;
+            }
+            // A tenth of a request per second is finer than X_max's interval
+            // and keeps the rate readable.
+            let load = Load {
+                users: 0,
+                rate: Some(((share * xmax * 10.0).round() / 10.0).max(0.1)),
+                think: Dist::ZERO,
+                timeout: None,
+                retries: None,
+            };
+            steps.push(self.step(&load, t, deadline)?);
+        }
+        Ok(steps)
+    }
+
+    /// The closed steps of the staircase.
+    fn closed_steps(&self, t: Timing, deadline: Instant) -> Result<Vec<Step>> {
         let mut steps: Vec<Step> = Vec::new();
         let mut users = 1;
+        let open = OPEN_SHARES.len() as u32;
         loop {
             let load = Load {
                 users,
@@ -271,7 +317,7 @@ impl Bench<'_> {
             let step = self.step(&load, t, deadline)?;
             steps.push(step);
             let plateau = on_plateau(&steps);
-            let next_fits = Instant::now() + t.cost(MIN_REPEATS) <= deadline;
+            let next_fits = Instant::now() + t.cost(MIN_REPEATS) * (1 + open) <= deadline;
             if plateau || !next_fits || users >= MAX_STEP_USERS {
                 return Ok(steps);
             }
@@ -308,6 +354,7 @@ mod tests {
 
     #[test]
     fn the_budget_fits_six_steps_of_three_repeats_and_a_warm_up() {
+        assert_eq!(PLANNED_STEPS, 8, "six closed and two open steps");
         let t = Timing::for_budget(Duration::from_secs(63), 6);
         assert_eq!(t.window, Duration::from_secs(3));
         assert_eq!(t.warmup, Duration::from_millis(1500));
