@@ -92,7 +92,6 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::TrySendError;
 use rustix::event::epoll::{self, EventData, EventFlags};
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SocketFlags};
@@ -131,6 +130,12 @@ const ACCEPT_BATCH: usize = 128;
 const AFTER_FORCE: Duration = Duration::from_secs(1);
 /// Spare buffer pairs kept for connections that become busy again.
 const POOL: usize = 256;
+/// Longest a hand-off loop waits for a free worker without looking at its
+/// sockets (see "Pace" in [`super::handoff`]): what that wait delays (a new
+/// connection, a slow client's head, the 503 of a full queue) is never later
+/// than this. It only ends a wait when a request takes a worker this long;
+/// the keep-alive requests of a benchmark take microseconds each.
+const BUSY_CAP: Duration = Duration::from_millis(1);
 
 /// An epoll event loop serving connections from its listeners.
 #[derive(Debug)]
@@ -166,6 +171,9 @@ pub(crate) struct EventLoop<'s> {
     /// Complete requests go to worker threads through this (the `event`
     /// engine); without it they are answered on the loop's thread.
     handoff: Option<LoopEnd>,
+    /// With a hand-off: an epoll watching only the workers' eventfd and the
+    /// shutdown pipe, waited on while every worker is busy.
+    busy: Option<OwnedFd>,
 }
 
 impl<'s> EventLoop<'s> {
@@ -210,6 +218,7 @@ impl<'s> EventLoop<'s> {
             draining: None,
             forced: false,
             handoff: None,
+            busy: None,
         };
         ev.listen(true)
             .map_err(|e| ServerError::io("watching the listener")(e.into()))?;
@@ -234,7 +243,22 @@ impl<'s> EventLoop<'s> {
             EventFlags::IN | EventFlags::ET,
         )
         .map_err(|e| ServerError::io("watching the workers' wake-up")(e.into()))?;
+        let busy = epoll::create(epoll::CreateFlags::CLOEXEC)
+            .map_err(|e| ServerError::io("creating an epoll instance")(e.into()))?;
+        for (fd, token) in [
+            (handoff.wake.as_fd(), BACK),
+            (self.site.shutdown.wake_fd(), WAKE),
+        ] {
+            epoll::add(
+                &busy,
+                fd,
+                EventData::new_u64(token),
+                EventFlags::IN | EventFlags::ET,
+            )
+            .map_err(|e| ServerError::io("watching the workers' wake-up")(e.into()))?;
+        }
         self.handoff = Some(handoff);
+        self.busy = Some(busy);
         Ok(self)
     }
 
@@ -306,7 +330,11 @@ impl<'s> EventLoop<'s> {
                 }
             }
             let next = self.next_deadline();
-            let ts = next.map(|t| policy::timespec(t.saturating_duration_since(now)));
+            let mut ts = next.map(|t| policy::timespec(t.saturating_duration_since(now)));
+            if self.wait_for_workers(next, now, &mut events) {
+                // Take what came meanwhile, without waiting.
+                ts = Some(policy::timespec(Duration::ZERO));
+            }
             let n = match epoll::wait(&self.epoll, &mut events[..], ts.as_ref()) {
                 Ok(n) => n,
                 Err(Errno::INTR) => continue,
@@ -329,6 +357,31 @@ impl<'s> EventLoop<'s> {
             self.fire_timers();
         }
         Ok(())
+    }
+
+    /// While every worker has a request, waits until one is free (or a
+    /// connection comes back unasked, or shutdown, or `next`, or
+    /// [`BUSY_CAP`]), leaving the edges of the sockets to be taken together
+    /// afterwards (see "Pace" in [`super::handoff`]). True if it waited.
+    fn wait_for_workers(
+        &self,
+        next: Option<Instant>,
+        now: Instant,
+        events: &mut [epoll::Event],
+    ) -> bool {
+        let (Some(handoff), Some(busy)) = (&self.handoff, &self.busy) else {
+            return false;
+        };
+        if self.draining.is_some() || !handoff.all_busy() {
+            return false;
+        }
+        let until = next.map_or(now + BUSY_CAP, |t| t.min(now + BUSY_CAP));
+        let ts = policy::timespec(until.saturating_duration_since(now));
+        // What woke it does not matter: every edge it reports is also
+        // reported by the loop's own epoll, read next.
+        let waited = epoll::wait(busy, events, Some(&ts));
+        handoff.done_waiting();
+        waited.is_ok()
     }
 
     fn next_deadline(&mut self) -> Option<Instant> {
@@ -651,9 +704,9 @@ impl<'s> EventLoop<'s> {
             index: index as u32,
             conn,
         };
-        let mut back = match handoff.queue.try_send(job) {
+        let mut back = match handoff.send(job) {
             Ok(()) => return,
-            Err(TrySendError::Full(job) | TrySendError::Disconnected(job)) => job.conn,
+            Err(job) => job.conn,
         };
         if let Some(h) = &back.handover {
             h.returned();

@@ -38,8 +38,8 @@ use crate::driver::policy;
 use crate::shared::Shared;
 
 pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), ServerError> {
-    let (selector_end, workers_end) =
-        handoff::channel(site.config.queue).map_err(ServerError::io("creating the eventfd"))?;
+    let (selector_end, workers_end) = handoff::channel(site.config.queue, site.config.workers)
+        .map_err(ServerError::io("creating the eventfd"))?;
     // One log buffer for the selector and the workers: a connection's close
     // line (the selector's) then always follows its request lines (a worker's).
     let log = site.log.writer();
