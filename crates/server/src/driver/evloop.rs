@@ -359,7 +359,8 @@ impl<'s> EventLoop<'s> {
         Ok(())
     }
 
-    /// While every worker has a request, waits until one is free (or a
+    /// While every worker has a request and more are queued, waits until the
+    /// queue is empty (or a
     /// connection comes back unasked, or shutdown, or `next`, or
     /// [`BUSY_CAP`]), leaving the edges of the sockets to be taken together
     /// afterwards (see "Pace" in [`super::handoff`]). True if it waited.

@@ -24,14 +24,16 @@
 //! (edge triggered), so under load a request costs the two hand-offs and
 //! little more.
 //!
-//! Pace: while every worker has a request (queued or being served), the loop
-//! waits for a worker to be free, not for its sockets
+//! Pace: while every worker has a request and more wait in the queue, the
+//! loop waits for the queue to empty, not for its sockets
 //! ([`LoopEnd::all_busy`]): reading the next requests sooner would only make
 //! the queue longer, and on the one CPU the loop shares with a worker each
 //! wake-up for one client's next request costs an `epoll_wait` and two
-//! context switches. The worker that finds itself with nothing left wakes the
+//! context switches. The worker that takes the last queued request wakes the
 //! loop (the eventfd again), which then takes every edge that came meanwhile
-//! with one `epoll_wait` and fills the queue in one go. The wait is capped at
+//! with one `epoll_wait` and fills the queue in one go while that worker
+//! serves. Without a queue (a single client, light load) nothing of this runs,
+//! so a lone request costs no extra wake-up. The wait is capped at
 //! [`super::evloop`]'s `BUSY_CAP`, so that new connections, heads of slow
 //! clients, timers and the 503 of a full queue are never later than that;
 //! idle and slow clients still take no worker.
@@ -149,15 +151,16 @@ impl LoopEnd {
         })
     }
 
-    /// True when every worker has a request: the loop may then wait for the
-    /// eventfd alone, since the first worker to become free writes it. Call
-    /// [`LoopEnd::done_waiting`] after that wait.
+    /// True when every worker has a request and more are queued: the loop
+    /// may then wait for the eventfd alone, since the worker that leaves the
+    /// queue empty writes it. Call [`LoopEnd::done_waiting`] after that wait.
     pub(super) fn all_busy(&self) -> bool {
         // Said before the count is read, and the worker lowers the count
-        // before it reads this (both SeqCst): either the loop sees a free
-        // worker, or that worker sees the loop waiting and wakes it.
+        // before it reads this (both SeqCst): either the loop sees the queue
+        // empty, or the worker that emptied it sees the loop waiting and
+        // wakes it.
         self.pace.waiting.store(true, Ordering::SeqCst);
-        let busy = self.pace.in_flight.load(Ordering::SeqCst) >= self.pace.workers;
+        let busy = self.pace.in_flight.load(Ordering::SeqCst) > self.pace.workers;
         if !busy {
             self.pace.waiting.store(false, Ordering::SeqCst);
         }
@@ -200,9 +203,11 @@ impl WorkerEnd {
             // the eventfd only grows (it is never read: each write is an
             // edge); 2^64 writes are centuries away.
             let mut wake = (!quiet || missed) && self.returned.fetch_add(1, Ordering::AcqRel) == 0;
-            // A worker free again wakes a loop that waits for one (see "Pace").
+            // The queue is (about to be) empty: wake a loop that waits for
+            // that (see "Pace"); `left` counts the requests the workers hold
+            // and the queued ones.
             let left = self.pace.in_flight.fetch_sub(1, Ordering::SeqCst) - 1;
-            if left < self.pace.workers && self.pace.waiting.swap(false, Ordering::SeqCst) {
+            if left <= self.pace.workers && self.pace.waiting.swap(false, Ordering::SeqCst) {
                 wake = true;
             }
             if wake {
