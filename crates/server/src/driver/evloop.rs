@@ -78,7 +78,11 @@
 //! the loop answers 503 itself. A keep-alive connection comes back without a
 //! wake-up: the loop notes the read edges of a connection that is away and
 //! takes it back when the client's next request raises one (see
-//! [`super::connection::Handover`]). Without a hand-off nothing of this runs.
+//! [`super::connection::Handover`]). While requests wait in the queue behind
+//! busy workers, the loop waits on a second epoll that holds only the
+//! workers' eventfd and the shutdown pipe (for at most [`BUSY_CAP`]), and then
+//! takes every socket edge that came meanwhile with one `epoll_wait` (see
+//! "Pace" in [`super::handoff`]). Without a hand-off nothing of this runs.
 //!
 //! Shutdown: the wake pipe becomes readable; the loop stops accepting, closes
 //! idle connections, lets busy ones finish (their responses say
@@ -705,10 +709,10 @@ impl<'s> EventLoop<'s> {
             index: index as u32,
             conn,
         };
-        let mut back = match handoff.send(job) {
-            Ok(()) => return,
-            Err(job) => job.conn,
+        let Some(refused) = handoff.send(job) else {
+            return;
         };
+        let mut back = refused.conn;
         if let Some(h) = &back.handover {
             h.returned();
         }

@@ -141,14 +141,13 @@ impl LoopEnd {
         self.returned.swap(0, Ordering::AcqRel);
     }
 
-    /// Sends `job` to the workers; gives it back if the queue is full (or the
-    /// workers have gone).
-    pub(super) fn send(&self, job: Job) -> Result<(), Job> {
+    /// Sends `job` to the workers; gives it back (`Some`) if the queue is
+    /// full or the workers have gone.
+    pub(super) fn send(&self, job: Job) -> Option<Job> {
         self.pace.in_flight.fetch_add(1, Ordering::SeqCst);
-        self.queue.try_send(job).map_err(|e| {
-            self.pace.in_flight.fetch_sub(1, Ordering::SeqCst);
-            e.into_inner()
-        })
+        let refused = self.queue.try_send(job).err()?;
+        self.pace.in_flight.fetch_sub(1, Ordering::SeqCst);
+        Some(refused.into_inner())
     }
 
     /// True when every worker has a request and more are queued: the loop

@@ -21,7 +21,10 @@
 //! two thread hand-offs per request (the queue, and the way back; a
 //! keep-alive connection goes back without waking the selector, whose next
 //! wake-up is the client's next request anyway), and the head is parsed
-//! twice, once to find its end and once by the worker.
+//! twice, once to find its end and once by the worker. Under load the
+//! selector does not wake for each client's next request while requests are
+//! queued: it waits for the queue to drain and then reads every request that
+//! came meanwhile at once (see "Pace" in [`crate::driver::handoff`]).
 //!
 //! Shutdown: the selector stops accepting and closes idle connections;
 //! requests queued or being served finish (with `Connection: close`). After
