@@ -78,7 +78,11 @@
 //! the loop answers 503 itself. A keep-alive connection comes back without a
 //! wake-up: the loop notes the read edges of a connection that is away and
 //! takes it back when the client's next request raises one (see
-//! [`super::connection::Handover`]). Without a hand-off nothing of this runs.
+//! [`super::connection::Handover`]). While requests wait in the queue behind
+//! busy workers, the loop waits on a second epoll that holds only the
+//! workers' eventfd and the shutdown pipe (for at most [`BUSY_CAP`]), and then
+//! takes every socket edge that came meanwhile with one `epoll_wait` (see
+//! "Pace" in [`super::handoff`]). Without a hand-off nothing of this runs.
 //!
 //! Shutdown: the wake pipe becomes readable; the loop stops accepting, closes
 //! idle connections, lets busy ones finish (their responses say
@@ -92,7 +96,6 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::TrySendError;
 use rustix::event::epoll::{self, EventData, EventFlags};
 use rustix::io::Errno;
 use rustix::net::{RecvFlags, SocketFlags};
@@ -131,6 +134,12 @@ const ACCEPT_BATCH: usize = 128;
 const AFTER_FORCE: Duration = Duration::from_secs(1);
 /// Spare buffer pairs kept for connections that become busy again.
 const POOL: usize = 256;
+/// Longest a hand-off loop waits for a free worker without looking at its
+/// sockets (see "Pace" in [`super::handoff`]): what that wait delays (a new
+/// connection, a slow client's head, the 503 of a full queue) is never later
+/// than this. It only ends a wait when a request takes a worker this long;
+/// the keep-alive requests of a benchmark take microseconds each.
+const BUSY_CAP: Duration = Duration::from_millis(1);
 
 /// An epoll event loop serving connections from its listeners.
 #[derive(Debug)]
@@ -166,6 +175,9 @@ pub(crate) struct EventLoop<'s> {
     /// Complete requests go to worker threads through this (the `event`
     /// engine); without it they are answered on the loop's thread.
     handoff: Option<LoopEnd>,
+    /// With a hand-off: an epoll watching only the workers' eventfd and the
+    /// shutdown pipe, waited on while every worker is busy.
+    busy: Option<OwnedFd>,
 }
 
 impl<'s> EventLoop<'s> {
@@ -210,6 +222,7 @@ impl<'s> EventLoop<'s> {
             draining: None,
             forced: false,
             handoff: None,
+            busy: None,
         };
         ev.listen(true)
             .map_err(|e| ServerError::io("watching the listener")(e.into()))?;
@@ -234,7 +247,22 @@ impl<'s> EventLoop<'s> {
             EventFlags::IN | EventFlags::ET,
         )
         .map_err(|e| ServerError::io("watching the workers' wake-up")(e.into()))?;
+        let busy = epoll::create(epoll::CreateFlags::CLOEXEC)
+            .map_err(|e| ServerError::io("creating an epoll instance")(e.into()))?;
+        for (fd, token) in [
+            (handoff.wake.as_fd(), BACK),
+            (self.site.shutdown.wake_fd(), WAKE),
+        ] {
+            epoll::add(
+                &busy,
+                fd,
+                EventData::new_u64(token),
+                EventFlags::IN | EventFlags::ET,
+            )
+            .map_err(|e| ServerError::io("watching the workers' wake-up")(e.into()))?;
+        }
         self.handoff = Some(handoff);
+        self.busy = Some(busy);
         Ok(self)
     }
 
@@ -306,7 +334,11 @@ impl<'s> EventLoop<'s> {
                 }
             }
             let next = self.next_deadline();
-            let ts = next.map(|t| policy::timespec(t.saturating_duration_since(now)));
+            let mut ts = next.map(|t| policy::timespec(t.saturating_duration_since(now)));
+            if self.wait_for_workers(next, now, &mut events) {
+                // Take what came meanwhile, without waiting.
+                ts = Some(policy::timespec(Duration::ZERO));
+            }
             let n = match epoll::wait(&self.epoll, &mut events[..], ts.as_ref()) {
                 Ok(n) => n,
                 Err(Errno::INTR) => continue,
@@ -329,6 +361,32 @@ impl<'s> EventLoop<'s> {
             self.fire_timers();
         }
         Ok(())
+    }
+
+    /// While every worker has a request and more are queued, waits until the
+    /// queue is empty (or a
+    /// connection comes back unasked, or shutdown, or `next`, or
+    /// [`BUSY_CAP`]), leaving the edges of the sockets to be taken together
+    /// afterwards (see "Pace" in [`super::handoff`]). True if it waited.
+    fn wait_for_workers(
+        &self,
+        next: Option<Instant>,
+        now: Instant,
+        events: &mut [epoll::Event],
+    ) -> bool {
+        let (Some(handoff), Some(busy)) = (&self.handoff, &self.busy) else {
+            return false;
+        };
+        if self.draining.is_some() || !handoff.all_busy() {
+            return false;
+        }
+        let until = next.map_or(now + BUSY_CAP, |t| t.min(now + BUSY_CAP));
+        let ts = policy::timespec(until.saturating_duration_since(now));
+        // What woke it does not matter: every edge it reports is also
+        // reported by the loop's own epoll, read next.
+        let waited = epoll::wait(busy, events, Some(&ts));
+        handoff.done_waiting();
+        waited.is_ok()
     }
 
     fn next_deadline(&mut self) -> Option<Instant> {
@@ -651,10 +709,10 @@ impl<'s> EventLoop<'s> {
             index: index as u32,
             conn,
         };
-        let mut back = match handoff.queue.try_send(job) {
-            Ok(()) => return,
-            Err(TrySendError::Full(job) | TrySendError::Disconnected(job)) => job.conn,
+        let Some(refused) = handoff.send(job) else {
+            return;
         };
+        let mut back = refused.conn;
         if let Some(h) = &back.handover {
             h.returned();
         }

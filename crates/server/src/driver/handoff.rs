@@ -24,13 +24,27 @@
 //! (edge triggered), so under load a request costs the two hand-offs and
 //! little more.
 //!
+//! Pace: while every worker has a request and more wait in the queue, the
+//! loop waits for the queue to empty, not for its sockets
+//! ([`LoopEnd::all_busy`]): reading the next requests sooner would only make
+//! the queue longer, and on the one CPU the loop shares with a worker each
+//! wake-up for one client's next request costs an `epoll_wait` and two
+//! context switches. The worker that takes the last queued request wakes the
+//! loop (the eventfd again), which then takes every edge that came meanwhile
+//! with one `epoll_wait` and fills the queue in one go while that worker
+//! serves. Without a queue (a single client, light load) nothing of this runs,
+//! so a lone request costs no extra wake-up. The wait is capped at
+//! [`super::evloop`]'s `BUSY_CAP`, so that new connections, heads of slow
+//! clients, timers and the 503 of a full queue are never later than that;
+//! idle and slow clients still take no worker.
+//!
 //! While the connection is away its events do not drive it, so the worker watches for the client leaving itself: a `--delay` hold waits in
 //! `poll(POLLRDHUP)` ([`policy::hold`], as on the blocking driver), and
 //! `--work` is burnt by [`policy::work`], as on every driver.
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender};
@@ -59,6 +73,21 @@ pub(crate) struct LoopEnd {
     pub(super) wake: Arc<OwnedFd>,
     /// Connections sent back since the loop last looked (see [`WorkerEnd::run`]).
     returned: Arc<AtomicUsize>,
+    pace: Arc<Pace>,
+}
+
+/// How busy the workers are, shared by the loop and the workers (see "Pace"
+/// above).
+#[derive(Debug)]
+struct Pace {
+    /// Worker threads.
+    workers: usize,
+    /// Requests sent to the workers and not yet served: queued, or with a
+    /// worker.
+    in_flight: AtomicUsize,
+    /// The loop waits for a free worker rather than for its sockets; the
+    /// first worker that becomes free clears it and wakes the loop.
+    waiting: AtomicBool,
 }
 
 /// The workers' end.
@@ -68,10 +97,11 @@ pub(crate) struct WorkerEnd {
     back: Sender<Job>,
     wake: Arc<OwnedFd>,
     returned: Arc<AtomicUsize>,
+    pace: Arc<Pace>,
 }
 
-/// A queue of `len` requests and the way back.
-pub(crate) fn channel(len: usize) -> std::io::Result<(LoopEnd, WorkerEnd)> {
+/// A queue of `len` requests for `workers` threads, and the way back.
+pub(crate) fn channel(len: usize, workers: usize) -> std::io::Result<(LoopEnd, WorkerEnd)> {
     let (queue_tx, queue_rx) = crossbeam_channel::bounded(len);
     // Unbounded, but never longer than the connections the loop has sent away.
     let (back_tx, back_rx) = crossbeam_channel::unbounded();
@@ -80,18 +110,25 @@ pub(crate) fn channel(len: usize) -> std::io::Result<(LoopEnd, WorkerEnd)> {
         rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK,
     )?);
     let returned = Arc::new(AtomicUsize::new(0));
+    let pace = Arc::new(Pace {
+        workers,
+        in_flight: AtomicUsize::new(0),
+        waiting: AtomicBool::new(false),
+    });
     Ok((
         LoopEnd {
             queue: queue_tx,
             back: back_rx,
             wake: wake.clone(),
             returned: returned.clone(),
+            pace: pace.clone(),
         },
         WorkerEnd {
             queue: queue_rx,
             back: back_tx,
             wake,
             returned,
+            pace,
         },
     ))
 }
@@ -102,6 +139,36 @@ impl LoopEnd {
     /// again.
     pub(super) fn clear_wake(&self) {
         self.returned.swap(0, Ordering::AcqRel);
+    }
+
+    /// Sends `job` to the workers; gives it back (`Some`) if the queue is
+    /// full or the workers have gone.
+    pub(super) fn send(&self, job: Job) -> Option<Job> {
+        self.pace.in_flight.fetch_add(1, Ordering::SeqCst);
+        let refused = self.queue.try_send(job).err()?;
+        self.pace.in_flight.fetch_sub(1, Ordering::SeqCst);
+        Some(refused.into_inner())
+    }
+
+    /// True when every worker has a request and more are queued: the loop
+    /// may then wait for the eventfd alone, since the worker that leaves the
+    /// queue empty writes it. Call [`LoopEnd::done_waiting`] after that wait.
+    pub(super) fn all_busy(&self) -> bool {
+        // Said before the count is read, and the worker lowers the count
+        // before it reads this (both SeqCst): either the loop sees the queue
+        // empty, or the worker that emptied it sees the loop waiting and
+        // wakes it.
+        self.pace.waiting.store(true, Ordering::SeqCst);
+        let busy = self.pace.in_flight.load(Ordering::SeqCst) > self.pace.workers;
+        if !busy {
+            self.pace.waiting.store(false, Ordering::SeqCst);
+        }
+        busy
+    }
+
+    /// The wait that [`LoopEnd::all_busy`] allowed is over.
+    pub(super) fn done_waiting(&self) {
+        self.pace.waiting.store(false, Ordering::SeqCst);
     }
 }
 
@@ -134,7 +201,15 @@ impl WorkerEnd {
             // write (and one wake-up) serves several returns. The counter of
             // the eventfd only grows (it is never read: each write is an
             // edge); 2^64 writes are centuries away.
-            if (!quiet || missed) && self.returned.fetch_add(1, Ordering::AcqRel) == 0 {
+            let mut wake = (!quiet || missed) && self.returned.fetch_add(1, Ordering::AcqRel) == 0;
+            // The queue is (about to be) empty: wake a loop that waits for
+            // that (see "Pace"); `left` counts the requests the workers hold
+            // and the queued ones.
+            let left = self.pace.in_flight.fetch_sub(1, Ordering::SeqCst) - 1;
+            if left <= self.pace.workers && self.pace.waiting.swap(false, Ordering::SeqCst) {
+                wake = true;
+            }
+            if wake {
                 let _ = rustix::io::write(&*self.wake, &1u64.to_ne_bytes());
             }
         }

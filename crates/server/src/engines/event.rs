@@ -21,7 +21,10 @@
 //! two thread hand-offs per request (the queue, and the way back; a
 //! keep-alive connection goes back without waking the selector, whose next
 //! wake-up is the client's next request anyway), and the head is parsed
-//! twice, once to find its end and once by the worker.
+//! twice, once to find its end and once by the worker. Under load the
+//! selector does not wake for each client's next request while requests are
+//! queued: it waits for the queue to drain and then reads every request that
+//! came meanwhile at once (see "Pace" in [`crate::driver::handoff`]).
 //!
 //! Shutdown: the selector stops accepting and closes idle connections;
 //! requests queued or being served finish (with `Connection: close`). After
@@ -38,8 +41,8 @@ use crate::driver::policy;
 use crate::shared::Shared;
 
 pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), ServerError> {
-    let (selector_end, workers_end) =
-        handoff::channel(site.config.queue).map_err(ServerError::io("creating the eventfd"))?;
+    let (selector_end, workers_end) = handoff::channel(site.config.queue, site.config.workers)
+        .map_err(ServerError::io("creating the eventfd"))?;
     // One log buffer for the selector and the workers: a connection's close
     // line (the selector's) then always follows its request lines (a worker's).
     let log = site.log.writer();

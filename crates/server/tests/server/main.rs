@@ -4,6 +4,7 @@
 
 mod support;
 
+mod accept_policy;
 mod access_log;
 mod addresses;
 mod auth;
