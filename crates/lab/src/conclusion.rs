@@ -636,8 +636,12 @@ fn model(ctx: &Ctx<'_>) -> Option<String> {
                 Some(s) => format!("{s} at {}", vars_phrase(ctx.exp, p)),
                 None => vars_phrase(ctx.exp, p),
             };
+            if v.mean <= 0.0 {
+                continue;
+            }
+            // The lab's one convention: (model − measured) / measured.
             errs.push((
-                (v.mean - x) / x * 100.0,
+                (x - v.mean) / v.mean * 100.0,
                 name,
                 v.ci95_lo <= x && x <= v.ci95_hi,
             ));
@@ -650,9 +654,9 @@ fn model(ctx: &Ctx<'_>) -> Option<String> {
     let mean = errs.iter().map(|e| e.0.abs()).sum::<f64>() / errs.len() as f64;
     let inside = errs.iter().filter(|e| e.2).count();
     let what = if ctx.simulated {
-        "Simulated"
+        "simulated"
     } else {
-        "Measured"
+        "measured"
     };
     let noise = match (ctx.simulated, ctx.results.repeats) {
         (false, r) if r < 2 => "one repeat per point, so the noise is unknown".to_string(),
@@ -676,7 +680,7 @@ fn model(ctx: &Ctx<'_>) -> Option<String> {
             )
         });
     Some(format!(
-        "{what} {} was within {}% of the exact model at every point (mean absolute error {}%, largest {}{}% at {}); {noise}{nstar}.",
+        "The exact model's {} was within {}% of the {what} at every point (error (exact − {what}) / {what}: mean absolute {}%, largest {}{}% at {}); {noise}{nstar}.",
         m.label(),
         metric::fmt(max.0.abs()),
         metric::fmt(mean),
@@ -816,7 +820,7 @@ mod tests {
             ),
             (
                 "model",
-                "Measured throughput was within 1.96% of the exact model at every point (mean absolute error 1.96%, largest -1.96% at pool at 24 users); the exact value lies within the 95% interval of the mean of 3 or more repeats at 2 of 2 points; the model saturates at N* = 24 users.",
+                "The exact model's throughput was within 2.00% of the measured at every point (error (exact − measured) / measured: mean absolute 2.00%, largest +2.00% at pool at 24 users); the exact value lies within the 95% interval of the mean of 3 or more repeats at 2 of 2 points; the model saturates at N* = 24 users.",
             ),
             (
                 "seed002",

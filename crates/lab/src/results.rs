@@ -2,8 +2,13 @@
 //! machine, as `results.json` (the source `lab report` and `lab compare` read back)
 //! and `results.csv` (one row per repeat, for spreadsheets and scripts).
 //!
-//! Schema `servelab-lab/2`: within version 2 fields may be added, never renamed,
-//! and a field never changes what it holds. Version 1 (fixed request counts,
+//! Schema `servelab-lab/3`: within version 3 fields may be added, never renamed,
+//! and a field never changes what it holds. Version 2 differs in one field:
+//! `error_pct` was the measured throughput against the exact model's,
+//! (measured − exact) / exact; since version 3 it is the model's error in the
+//! one convention of the lab and `predict`, (exact − measured) / measured. A
+//! version-2 file is read and its `error_pct` recomputed from the throughputs
+//! it stores beside it ([`PointRecord::set_model_error`]). Version 1 (fixed request counts,
 //! medians of 2-3 repeats, simulated means stored under `median`/`min`/`max`,
 //! `mean_ms` once per attempt and later per user) is refused with one line that
 //! says why ([`RunResults::read`]): its figures cannot be read with this
@@ -32,7 +37,7 @@ pub type Figures = BTreeMap<Metric, f64>;
 pub const UNMEASURABLE: &str = "unmeasurable";
 
 /// The `schema` field of `results.json`.
-pub const SCHEMA: &str = "servelab-lab/2";
+pub const SCHEMA: &str = "servelab-lab/3";
 
 /// A metric over repeats (or simulated replications): the mean with its 95%
 /// Student-t interval, and, for measured repeats, their median, smallest and
@@ -282,6 +287,30 @@ impl PointRecord {
         self.vars.iter().find(|(n, _)| n == name).map(|(_, v)| v)
     }
 
+    /// The exact model's error at every repeat, `error_pct` = (exact −
+    /// measured) / measured throughput in percent, and the summary again; no
+    /// change at a point without an exact throughput or repeats.
+    pub fn set_model_error(&mut self) {
+        let Some(&x) = self.exact.get(&Metric::Throughput) else {
+            return;
+        };
+        if x <= 0.0 || self.repeats.is_empty() {
+            return;
+        }
+        for r in &mut self.repeats {
+            match r.get(&Metric::Throughput) {
+                Some(&m) if m > 0.0 => {
+                    r.insert(Metric::ErrorPct, (x - m) / m * 100.0);
+                }
+                _ => {
+                    r.remove(&Metric::ErrorPct);
+                }
+            }
+        }
+        self.summary.clear();
+        self.summarise();
+    }
+
     /// Mean, interval, median and range of every metric over the repeats; a metric that some
     /// repeat could not measure gets no summary (see [`PointRecord::unmeasurable`]).
     pub fn summarise(&mut self) {
@@ -375,8 +404,10 @@ impl RunResults {
                 path: file.clone(),
                 message: format!("not JSON: {e}"),
             })?;
+        let mut migrate = false;
         match value.get("schema").and_then(|s| s.as_str()) {
             Some(SCHEMA) => {}
+            Some("servelab-lab/2") => migrate = true,
             Some("servelab-lab/1") => {
                 return Err(LabError::Results {
                     path: file,
@@ -394,10 +425,18 @@ impl RunResults {
                 });
             }
         }
-        serde_json::from_value(value).map_err(|e| LabError::Results {
-            path: file,
-            message: e.to_string(),
-        })
+        let mut results: RunResults =
+            serde_json::from_value(value).map_err(|e| LabError::Results {
+                path: file,
+                message: e.to_string(),
+            })?;
+        if migrate {
+            for p in &mut results.points {
+                p.set_model_error();
+            }
+            results.schema = SCHEMA.into();
+        }
+        Ok(results)
     }
 
     /// Writes `results.csv` into `dir`: one row per repeat (one row for a point
@@ -569,6 +608,68 @@ pub(crate) mod tests {
             "{e}"
         );
         assert_eq!(e.lines().count(), 1, "{e}");
+    }
+
+    /// Version 2 stored `error_pct` as (measured − exact) / exact; read back,
+    /// it is the model's error against the measured, as version 3 writes it.
+    #[test]
+    fn a_version_2_file_is_read_with_its_model_error_in_the_current_convention() {
+        let mut point = PointRecord {
+            index: 0,
+            server: Some("pool".into()),
+            vars: vec![],
+            status: Status::Ok,
+            reason: None,
+            command: None,
+            // Version 2's error_pct: (90 - 100) / 100 and (125 - 100) / 100.
+            repeats: [(90.0, -10.0), (125.0, 25.0)]
+                .iter()
+                .map(|&(x, e)| BTreeMap::from([(Metric::Throughput, x), (Metric::ErrorPct, e)]))
+                .collect(),
+            windows: vec![],
+            stopped: None,
+            checks: vec![],
+            summary: BTreeMap::new(),
+            unmeasurable: BTreeMap::new(),
+            predicted: BTreeMap::new(),
+            exact: BTreeMap::from([(Metric::Throughput, 100.0)]),
+            notes: vec![],
+        };
+        point.summarise();
+        let results = RunResults {
+            schema: "servelab-lab/2".into(),
+            experiment: "t".into(),
+            source_file: "t".into(),
+            source: String::new(),
+            command: String::new(),
+            quick: true,
+            repeats: 2,
+            protocol: None,
+            started_utc: String::new(),
+            duration_s: 0.0,
+            machine: Machine::detect("0", None),
+            placement: String::new(),
+            interrupted: false,
+            kernel: None,
+            points: vec![point],
+        };
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("results.json"),
+            serde_json::to_string(&results).unwrap(),
+        )
+        .unwrap();
+        let back = RunResults::read(dir.path()).unwrap();
+        assert_eq!(back.schema, SCHEMA);
+        let e: Vec<f64> = back.points[0]
+            .repeats
+            .iter()
+            .map(|r| r[&Metric::ErrorPct])
+            .collect();
+        assert!((e[0] - 100.0 * 10.0 / 90.0).abs() < 1e-9, "{e:?}");
+        assert!((e[1] + 20.0).abs() < 1e-9, "{e:?}");
+        let mean = back.points[0].summary[&Metric::ErrorPct].mean;
+        assert!((mean - (e[0] + e[1]) / 2.0).abs() < 1e-9, "{mean}");
     }
 
     #[test]

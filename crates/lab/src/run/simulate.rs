@@ -163,21 +163,7 @@ pub(super) fn predict(plan: &Plan, records: &mut [PointRecord]) {
 /// `servelab predict` and the accuracy table.
 pub(super) fn add_model_error(records: &mut [PointRecord]) {
     for rec in records {
-        let Some(&x) = rec.exact.get(&Metric::Throughput) else {
-            continue;
-        };
-        if x <= 0.0 || rec.repeats.is_empty() {
-            continue;
-        }
-        for r in &mut rec.repeats {
-            if let Some(&m) = r.get(&Metric::Throughput)
-                && m > 0.0
-            {
-                r.insert(Metric::ErrorPct, (x - m) / m * 100.0);
-            }
-        }
-        rec.summary.clear();
-        rec.summarise();
+        rec.set_model_error();
     }
 }
 
