@@ -81,6 +81,8 @@ pub struct Exact {
 pub fn not_exact_because(m: &Model) -> Option<&'static str> {
     if !m.service.is_exponential() {
         Some("service is not exponential")
+    } else if !m.first_demand.is_zero() && m.session.is_some() {
+        Some("a connection's first request has an extra demand")
     } else if m.timeout.is_some() {
         Some("timeouts are on")
     } else if m.on_full == OnFull::Reject {

@@ -74,6 +74,8 @@ pub enum Scalar {
     Float(f64),
     /// A string (`"exp:20ms"`, `"{users}"`).
     Str(String),
+    /// A boolean (`true`, as `[load] tls_resume` or an axis of such values).
+    Bool(bool),
 }
 
 impl Scalar {
@@ -83,6 +85,7 @@ impl Scalar {
             Scalar::Int(i) => Some(*i as f64),
             Scalar::Float(f) => Some(*f),
             Scalar::Str(s) => s.trim().parse().ok(),
+            Scalar::Bool(_) => None,
         }
     }
 }
@@ -93,6 +96,7 @@ impl fmt::Display for Scalar {
             Scalar::Int(i) => write!(f, "{i}"),
             Scalar::Float(x) => write!(f, "{x}"),
             Scalar::Str(s) => f.write_str(s),
+            Scalar::Bool(b) => write!(f, "{b}"),
         }
     }
 }
@@ -280,6 +284,11 @@ pub struct LoadSpec {
     /// Wait between a timed-out attempt and its retry (default none).
     #[serde(default)]
     pub retry_wait: Option<Template>,
+    /// Over TLS, whether a new connection resumes the session of an earlier
+    /// one (`true`, the default) or makes a full handshake (`false`); only
+    /// for servers that serve TLS (`--tls-self-signed` or `--tls-cert`).
+    #[serde(default)]
+    pub tls_resume: Option<Template>,
     /// Path requested.
     pub path: Template,
 }
@@ -327,6 +336,14 @@ pub struct ModelSpec {
     /// A request whose user timed out: `finish` (badput) or `cancel`.
     #[serde(default)]
     pub on_abandon: Option<Template>,
+    /// Requests per connection (`none` or absent: one connection per user for
+    /// the whole run); only `first_demand` makes it matter.
+    #[serde(default)]
+    pub session: Option<Template>,
+    /// Extra CPU demand of a connection's first request (sim DIST syntax,
+    /// e.g. a TLS handshake's `const:130us`; default 0).
+    #[serde(default)]
+    pub first_demand: Option<Template>,
     /// Replications per point (default 5).
     #[serde(default)]
     pub reps: Option<u32>,
