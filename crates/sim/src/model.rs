@@ -34,6 +34,16 @@
 //! counted as utilisation. Starting a thread on an idle core and starting the next
 //! thread after a completion cost nothing; only preemption pays the switch (seed 002
 //! charges it on the round-robin rotation).
+//!
+//! Connections: a user sends `session` requests on one connection, then opens a
+//! new one (`load --session`; `None`: one connection for the whole run). The
+//! first request on each connection pays `first_demand` on top of its service
+//! draw, as a TLS handshake's CPU lands on the request that opens the
+//! connection; every attempt of that request pays it (a retry reconnects). The
+//! handshake is CPU on the same core queue as the requests, so an event-loop
+//! engine modelled as one thread serves it in line and every request behind it
+//! waits. With an extra demand and sessions the exact solution no longer
+//! applies; the bounds use the mean demand per request, S + E[first]/session.
 
 use std::fmt;
 use std::str::FromStr;
