@@ -43,7 +43,7 @@
 //! handshake is CPU on the same core queue as the requests, so an event-loop
 //! engine modelled as one thread serves it in line and every request behind it
 //! waits. With an extra demand and sessions the exact solution no longer
-//! applies; the bounds use the mean demand per request, S + E[first]/session.
+//! applies; the bounds use the mean demand per request, `S + E[first_demand] / session`.
 
 use std::fmt;
 use std::str::FromStr;

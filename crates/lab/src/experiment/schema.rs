@@ -53,6 +53,13 @@
 //! repeats = 2
 //! duration = "0.25s"
 //! ```
+//!
+//! Over TLS: a servelab server given `--tls-self-signed` or `--tls-cert` and
+//! `--tls-key` in its `args` is loaded over `https://` (its warm-up, drain and
+//! status reader too); `[load] tls_resume = true|false` (or an axis of such
+//! values) says whether new connections resume a session, and
+//! `[predict]`/`[simulate]` take `session` and `first_demand` to give a
+//! connection's first request the handshake's extra CPU (see `experiments/tls.toml`).
 
 use std::fmt;
 
