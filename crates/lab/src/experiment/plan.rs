@@ -240,7 +240,7 @@ impl Experiment {
             for spec in &self.servers {
                 let server = resolve_server(spec, &v, &tmp.join("www"))?;
                 let load = self.resolve_load(&v, quick)?;
-                let tls = self.resolve_tls(spec, &server, &v)?;
+                let tls = self.resolve_tls(spec, &server, &v, tmp)?;
                 let measure = Measure {
                     label: spec.label.get_ref().clone(),
                     server,
@@ -455,6 +455,7 @@ impl Experiment {
         spec: &ServerSpec,
         server: &Server,
         vars: &Vars<'_>,
+        tmp: &Path,
     ) -> Result<Option<PointTls>, FieldError> {
         let resume_t = self.load.as_ref().and_then(|l| l.tls_resume.as_ref());
         let resume = resume_t
@@ -466,10 +467,28 @@ impl Experiment {
                 })
             })
             .transpose()?;
+        let peer_tls = spec.tls.as_ref().filter(|t| *t.get_ref());
         let trust = match server {
+            Server::Servelab(_) if peer_tls.is_some() => {
+                return Err((
+                    peer_tls.map_or(0..0, |t| t.span()),
+                    "tls: only a peer takes `tls = true`; give a servelab engine \
+                     --tls-self-signed (or --tls-cert and --tls-key) in its args"
+                        .into(),
+                ));
+            }
             Server::Servelab(a) if a.tls_self_signed => Some(Trust::Insecure),
             Server::Servelab(a) => a.tls_cert.clone().map(Trust::CaCert),
-            Server::Peer(_) => None,
+            Server::Peer(p) => match peer_tls {
+                Some(t) if !p.serves_tls() => {
+                    return Err((
+                        t.span(),
+                        format!("tls: the lab configures TLS for nginx, lighttpd and h2o, not {p}"),
+                    ));
+                }
+                Some(_) => Some(Trust::CaCert(crate::peer::certificate_paths(tmp).0)),
+                None => None,
+            },
         };
         match (trust, resume_t) {
             (Some(trust), _) => Ok(Some(PointTls {

@@ -257,6 +257,13 @@ pub struct ServerSpec {
     /// More `servelab serve` flags (templated).
     #[serde(default)]
     pub args: Vec<Template>,
+    /// A peer (nginx, lighttpd or h2o) serves HTTPS only, TLS 1.3, with the
+    /// run's one certificate (ECDSA P-256, made once per run), as
+    /// `bench/peers.py --scenario tls` configures them. A servelab engine
+    /// takes `--tls-self-signed` (or `--tls-cert` and `--tls-key`) in `args`
+    /// instead.
+    #[serde(default)]
+    pub tls: Option<Spanned<bool>>,
 }
 
 /// The load of a measured point (closed users, as in the seeds).

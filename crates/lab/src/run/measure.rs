@@ -125,7 +125,7 @@ pub(super) fn measure_all(
 /// until the headline metric is known to the plan's precision (or the cap),
 /// summarises the repeats and checks the point.
 fn measure_point(ctx: &Ctx<'_>, m: &Measure, rec: &mut PointRecord) -> Result<(), PointFailure> {
-    let mut srv = start_server(ctx, &m.server)?;
+    let mut srv = start_server(ctx, &m.server, m.tls.is_some())?;
     rec.command = Some(srv.command.clone());
     let (url, wire) = match &m.tls {
         None => (format!("http://{}{}", srv.addr, m.load.path), Wire::plain()),
@@ -214,7 +214,9 @@ fn measure_point(ctx: &Ctx<'_>, m: &Measure, rec: &mut PointRecord) -> Result<()
 
 /// Starts `servelab serve` with the planned flags on a free port, or a peer from
 /// a configuration written into the temporary directory.
-fn start_server(ctx: &Ctx<'_>, server: &Server) -> Result<ServerProcess, PointFailure> {
+/// A peer with `tls` serves HTTPS with the run's one certificate
+/// ([`peer::certificate`]), made by the first point that needs it.
+fn start_server(ctx: &Ctx<'_>, server: &Server, tls: bool) -> Result<ServerProcess, PointFailure> {
     let port =
         server::free_port().map_err(|e| PointFailure::failed(format!("no free port: {e}")))?;
     let tmp = &ctx.plan.tmp;
@@ -231,8 +233,12 @@ fn start_server(ctx: &Ctx<'_>, server: &Server) -> Result<ServerProcess, PointFa
             let exe = peer::find(*p)
                 .ok_or_else(|| PointFailure::unavailable(format!("{p} is not installed")))?;
             let dir = tmp.join(format!("{p}-{port}"));
+            let cert = tls
+                .then(|| peer::certificate(tmp))
+                .transpose()
+                .map_err(|e| PointFailure::failed(format!("the run's TLS certificate: {e}")))?;
             std::fs::create_dir_all(&dir)
-                .and_then(|()| peer::command(*p, &exe, &tmp.join("www"), port, &dir))
+                .and_then(|()| peer::command(*p, &exe, &tmp.join("www"), port, &dir, cert.as_ref()))
                 .map_err(|e| PointFailure::failed(format!("{p} configuration: {e}")))?
         }
     };

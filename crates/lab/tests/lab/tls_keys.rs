@@ -184,3 +184,39 @@ fn session_and_first_demand_reach_the_model_and_are_checked() {
         assert!(e.contains(want), "{session} {first}: {e}");
     }
 }
+
+#[test]
+fn a_tls_peer_trusts_the_runs_certificate_and_an_engine_may_not_say_tls() {
+    let peer = |name: &str| {
+        format!(
+            r#"name = "p"
+title = "p"
+question = "p?"
+[[server]]
+label = "{name}"
+peer = "{name}"
+tls = true
+[load]
+users = 2
+tls_resume = false
+path = "/x"
+"#
+        )
+    };
+    let tls = plan(&peer("nginx")).unwrap();
+    assert_eq!(
+        tls,
+        [Some(PointTls {
+            trust: Trust::CaCert("/tmp/servelab-lab/tls/cert.pem".into()),
+            resume: false
+        })]
+    );
+    let e = plan(&peer("apache-event")).unwrap_err();
+    assert!(
+        e.starts_with("bad.toml:7:7: tls: the lab configures TLS for nginx, lighttpd and h2o"),
+        "{e}"
+    );
+    let engine = peer("nginx").replace("peer = \"nginx\"", "engine = \"epoll\"");
+    let e = plan(&engine).unwrap_err();
+    assert!(e.contains("tls: only a peer takes `tls = true`"), "{e}");
+}
