@@ -140,7 +140,7 @@ pub fn certificate(tmp: &Path) -> std::io::Result<(PathBuf, PathBuf)> {
 
 /// Writes the peer's configuration into `dir` and returns its command line;
 /// with `tls` (certificate, key) it serves HTTPS only, TLS 1.3 with
-/// [`TLS_SUITE`] and [`TLS_GROUP`], resumption on (tickets and a cache).
+/// `TLS_AES_128_GCM_SHA256` and X25519, resumption on (tickets and a cache).
 pub fn command(
     peer: Peer,
     exe: &Path,
