@@ -498,8 +498,9 @@ impl Experiment {
             (None, Some(t)) => Err((
                 t.span(),
                 format!(
-                    "tls_resume: server `{}` does not serve TLS (give it --tls-self-signed or \
-                     --tls-cert and --tls-key)",
+                    "tls_resume: server `{}` does not serve TLS (an engine takes \
+                     --tls-self-signed, or --tls-cert and --tls-key, in its args; a peer \
+                     takes tls = true)",
                     spec.label.get_ref()
                 ),
             )),
