@@ -81,7 +81,9 @@ pub struct Exact {
 pub fn not_exact_because(m: &Model) -> Option<&'static str> {
     if !m.service.is_exponential() {
         Some("service is not exponential")
-    } else if !m.first_demand.is_zero() && m.session.is_some() {
+    } else if !m.first_demand.is_zero() {
+        // Even with one connection for the whole run, each user's first
+        // request pays it: a transient the chain does not have.
         Some("a connection's first request has an extra demand")
     } else if m.timeout.is_some() {
         Some("timeouts are on")
