@@ -212,6 +212,24 @@ mod tests {
     fn only_product_form_configurations_are_solved() {
         let base = model(50, 4, 0.2, 7.0);
         assert!(solve(&base).is_some());
+        // A session alone changes nothing; a first-request demand does.
+        assert!(
+            solve(&Model {
+                session: Some(10),
+                ..base.clone()
+            })
+            .is_some()
+        );
+        let handshake = Model {
+            session: Some(10),
+            first_demand: servelab_dist::Dist::constant(0.01),
+            ..base.clone()
+        };
+        assert!(solve(&handshake).is_none());
+        assert_eq!(
+            not_exact_because(&handshake),
+            Some("a connection's first request has an extra demand")
+        );
         assert!(
             solve(&Model {
                 threads_per_core: 4,
