@@ -33,6 +33,22 @@ fn optional_dist(s: &str) -> Result<MaybeDist, String> {
     }
 }
 
+/// A session length in requests, or `none` (one connection for the whole run).
+#[derive(Clone, Copy, Debug)]
+struct MaybeSession(Option<u32>);
+
+fn session(s: &str) -> Result<MaybeSession, String> {
+    match s {
+        "none" => Ok(MaybeSession(None)),
+        _ => match s.parse::<u32>() {
+            Ok(0) | Err(_) => Err(format!(
+                "`{s}` is not a session: a number of requests (at least 1) or none"
+            )),
+            Ok(n) => Ok(MaybeSession(Some(n))),
+        },
+    }
+}
+
 fn duration(s: &str) -> Result<f64, String> {
     servelab_dist::parse_secs_f64(s).map_err(|e| e.to_string())
 }
@@ -106,6 +122,16 @@ pub(crate) struct Args {
     /// Thread placement: pinned (thread-to-core affinity, seed 002) or shared (global run queue).
     #[arg(long, value_parser = |s: &str| s.parse::<Affinity>().map_err(|e| e.to_string()), default_value = "pinned")]
     affinity: Affinity,
+    /// Requests a user sends on one connection before it opens a new one (as
+    /// `load --session`), or `none`: one connection for the whole run. Only
+    /// --first-demand makes it matter.
+    #[arg(long, value_name = "N|none", value_parser = session, default_value = "none")]
+    session: MaybeSession,
+    /// Extra CPU demand of a connection's first request, added to its --service
+    /// draw (a TLS handshake: e.g. const:130us). Its mean spread over --session
+    /// adds to S in the bounds; the exact solution no longer applies.
+    #[arg(long, value_name = "DIST", value_parser = dist, default_value = "0")]
+    first_demand: Dist,
     /// Independent replications per point.
     #[arg(long, default_value_t = 10)]
     reps: u32,
@@ -189,6 +215,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
         quantum: args.quantum.unwrap_or(Model::default().quantum),
         context_switch: args.context_switch,
         affinity: args.affinity,
+        session: args.session.0,
+        first_demand: args.first_demand,
     };
     let sweep = Sweep { base, users };
     let spec = RunSpec {
@@ -356,6 +384,22 @@ mod tests {
     }
 
     #[test]
+    fn session_and_first_demand_reach_the_model() {
+        let a = args("--session 10 --first-demand const:130us").unwrap();
+        assert_eq!(a.session.0, Some(10));
+        assert!((a.first_demand.mean() - 130e-6).abs() < 1e-12);
+        let d = args("").unwrap();
+        assert_eq!(d.session.0, None);
+        assert!(d.first_demand.is_zero());
+        run(args(
+            "--users 4 --reps 2 --requests 500 --think 0 --service const:1ms \
+             --session 1 --first-demand const:1ms",
+        )
+        .unwrap())
+        .unwrap();
+    }
+
+    #[test]
     fn bad_flags_are_errors_not_panics() {
         for line in [
             "--service weibull:1",
@@ -366,6 +410,9 @@ mod tests {
             "--on-abandon maybe",
             "--on-full drop",
             "--retry-wait soon",
+            "--session 0",
+            "--session many",
+            "--first-demand fast",
         ] {
             assert!(args(line).is_err(), "{line}");
         }

@@ -351,6 +351,111 @@ repeats = 1
     assert!(r.points.iter().all(|p| p.status == Status::Failed));
 }
 
+/// A server started with `--tls-self-signed` is loaded over https: its
+/// warm-up, repeats, drain and status reader all speak TLS (a plain request
+/// on its port gets nothing back), and each point records its handshakes:
+/// full ones without resumption, resumed ones with it.
+#[test]
+fn a_tls_point_is_measured_over_https_with_its_handshakes() {
+    let _g = lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("tls-one.toml");
+    std::fs::write(
+        &path,
+        r#"
+name = "tls-one"
+title = "One engine over TLS"
+question = "Does the lab measure a TLS server over https?"
+[[axis]]
+name = "session"
+label = "session"
+unit = "requests"
+values = [1]
+quick = [1]
+[[axis]]
+name = "resume"
+label = "resumption"
+unit = "on or off"
+values = [false, true]
+[[file]]
+name = "1k.txt"
+size = 1024
+[[server]]
+label = "epoll"
+engine = "epoll"
+args = ["--tls-self-signed", "--status"]
+[load]
+users = 2
+session = "{session}"
+tls_resume = "{resume}"
+path = "/1k.txt"
+[[plot]]
+title = "Handshakes"
+x = "session"
+y = "tls_handshake_ms"
+[conclusion]
+kind = "best"
+metric = "throughput"
+[quick]
+repeats = 1
+"#,
+    )
+    .unwrap();
+    let out = tmp.path().join("results").join("tls-one");
+    let o = servelab(&[
+        "lab",
+        "run",
+        path.to_str().unwrap(),
+        "--quick",
+        "--no-progress",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = RunResults::read(&out).unwrap();
+    assert_eq!(r.points.len(), 2);
+    for p in &r.points {
+        assert_eq!(p.status, Status::Ok, "{:?}", p.reason);
+        let resumed = p
+            .vars
+            .iter()
+            .any(|(k, v)| k == "resume" && v.to_string() == "true");
+        let mean = |m: Metric| p.summary.get(&m).map(|s| s.mean);
+        assert!(
+            p.notes
+                .iter()
+                .any(|n| n.starts_with("https, certificate not verified")),
+            "the trust is said: {:?}",
+            p.notes
+        );
+        assert!(mean(Metric::Throughput).is_some_and(|x| x > 0.0));
+        // Abandoned requests come from the server's own counters only: the
+        // status reader got its answer over TLS.
+        assert!(
+            mean(Metric::Abandoned).is_some(),
+            "status over TLS: {:?}",
+            p.unmeasurable
+        );
+        assert!(mean(Metric::HandshakeMs).is_some_and(|x| x > 0.0));
+        assert!(mean(Metric::ClientHandshakeUs).is_some_and(|x| x > 0.0));
+        let full = mean(Metric::FullHandshakes).unwrap();
+        let res = mean(Metric::ResumedHandshakes).unwrap();
+        // A session of one request: a handshake per request.
+        if resumed {
+            assert!(res > full, "resumed {res}/s, full {full}/s");
+        } else {
+            assert!(full > 0.0 && res == 0.0, "resumed {res}/s, full {full}/s");
+        }
+        assert!(
+            p.command
+                .as_deref()
+                .is_some_and(|c| c.contains("--tls-self-signed")),
+            "{:?}",
+            p.command
+        );
+    }
+}
+
 /// Whether any live process has `needle` in its command line.
 fn process_with(needle: &str) -> bool {
     std::fs::read_dir("/proc").unwrap().flatten().any(|e| {

@@ -43,6 +43,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../../experiments/timeslice.toml"),
     ),
     ("apache", include_str!("../../../experiments/apache.toml")),
+    ("tls", include_str!("../../../experiments/tls.toml")),
 ];
 
 /// Finds an experiment: a built-in name, or a path to a `.toml` file.

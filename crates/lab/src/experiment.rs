@@ -15,7 +15,9 @@ mod schema;
 mod template;
 mod validate;
 
-pub use plan::{Measure, Model, Plan, PlannedPoint, ResolvedLoad, ServedFile, Server, Work};
+pub use plan::{
+    Measure, Model, Plan, PlannedPoint, PointTls, ResolvedLoad, ServedFile, Server, Trust, Work,
+};
 pub use schema::{
     AccuracySpec, Axis, ClaimSpec, ClaimTest, ConclusionKind, ConclusionSpec, EngineName, Expect,
     Experiment, FileSpec, LoadSpec, ModelSpec, PlotSpec, QuickSpec, Scalar, ServerSpec, Source,

@@ -57,6 +57,18 @@ pub enum Metric {
     SaturationUsers,
     /// The asymptotic throughput bound min(N / (S + Z), c / S).
     ThroughputMax,
+    /// Mean TLS handshake time seen by the client, from the TCP connect's end
+    /// to the handshake's (`load`'s `tls_handshake` histogram).
+    HandshakeMs,
+    /// 99th percentile of the TLS handshake time seen by the client.
+    HandshakeP99Ms,
+    /// Full TLS handshakes completed per second.
+    FullHandshakes,
+    /// Resumed TLS handshakes completed per second.
+    ResumedHandshakes,
+    /// The load generator's CPU per completed TLS handshake (its own cost, so
+    /// that a client bottleneck shows).
+    ClientHandshakeUs,
 }
 
 /// Which runs record a metric.
@@ -132,6 +144,11 @@ impl Metric {
         Metric::SwitchPct,
         Metric::SaturationUsers,
         Metric::ThroughputMax,
+        Metric::HandshakeMs,
+        Metric::HandshakeP99Ms,
+        Metric::FullHandshakes,
+        Metric::ResumedHandshakes,
+        Metric::ClientHandshakeUs,
     ];
 
     /// The catalogue: the one place a metric's words live.
@@ -194,6 +211,41 @@ impl Metric {
                 "requests/s",
                 Bound,
                 Neither,
+            ),
+            Metric::HandshakeMs => e(
+                "tls_handshake_ms",
+                "mean TLS handshake time",
+                "ms",
+                Measured,
+                Lower,
+            ),
+            Metric::HandshakeP99Ms => e(
+                "tls_handshake_p99_ms",
+                "99th percentile TLS handshake time",
+                "ms",
+                Measured,
+                Lower,
+            ),
+            Metric::FullHandshakes => e(
+                "tls_full",
+                "full TLS handshakes",
+                "handshakes/s",
+                Measured,
+                Neither,
+            ),
+            Metric::ResumedHandshakes => e(
+                "tls_resumed",
+                "resumed TLS handshakes",
+                "handshakes/s",
+                Measured,
+                Neither,
+            ),
+            Metric::ClientHandshakeUs => e(
+                "tls_client_cpu_us",
+                "load generator CPU per TLS handshake",
+                "us",
+                Measured,
+                Lower,
             ),
         }
     }

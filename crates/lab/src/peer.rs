@@ -55,6 +55,11 @@ impl Peer {
         }
     }
 
+    /// Whether the lab can configure it to serve HTTPS (`tls = true`).
+    pub fn serves_tls(self) -> bool {
+        matches!(self, Peer::Nginx | Peer::Lighttpd | Peer::H2o)
+    }
+
     /// Its executable's name.
     pub fn executable(self) -> &'static str {
         match self {
@@ -102,18 +107,62 @@ pub fn find(peer: Peer) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Writes the peer's configuration into `dir` and returns its command line.
+/// The TLS 1.3 suite and key exchange group every TLS peer is held to, as
+/// `bench/peers.py` holds them, so that peers and servelab are compared on
+/// the same cryptography (the load generator offers both).
+const TLS_SUITE: &str = "TLS_AES_128_GCM_SHA256";
+const TLS_GROUP: &str = "X25519";
+
+/// Where the run's one certificate and key are (PEM), under the run's
+/// temporary directory: (certificate, key).
+pub fn certificate_paths(tmp: &Path) -> (PathBuf, PathBuf) {
+    let dir = tmp.join("tls");
+    (dir.join("cert.pem"), dir.join("key.pem"))
+}
+
+/// Makes the run's certificate unless it exists: ECDSA P-256 (rcgen's
+/// default, the key of `serve --tls-self-signed`), self-signed, for
+/// localhost, 127.0.0.1 and ::1. The key is world-readable because h2o and
+/// nginx workers may run as another user; it protects nothing but a run.
+pub fn certificate(tmp: &Path) -> std::io::Result<(PathBuf, PathBuf)> {
+    let (cert, key) = certificate_paths(tmp);
+    if cert.is_file() && key.is_file() {
+        return Ok((cert, key));
+    }
+    let names = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
+    let made = rcgen::generate_simple_self_signed(names).map_err(std::io::Error::other)?;
+    std::fs::create_dir_all(cert.parent().unwrap_or(tmp))?;
+    std::fs::write(&cert, made.cert.pem())?;
+    std::fs::write(&key, made.signing_key.serialize_pem())?;
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
+    Ok((cert, key))
+}
+
+/// Writes the peer's configuration into `dir` and returns its command line;
+/// with `tls` (certificate, key) it serves HTTPS only, TLS 1.3 with
+/// `TLS_AES_128_GCM_SHA256` and X25519, resumption on (tickets and a cache).
 pub fn command(
     peer: Peer,
     exe: &Path,
     root: &Path,
     port: u16,
     dir: &Path,
+    tls: Option<&(PathBuf, PathBuf)>,
 ) -> std::io::Result<Vec<OsString>> {
     let apache = |mpm| crate::apache::command(mpm, exe, root, port, dir);
     let (root, dir_s, exe_s) = (root.display(), dir.display(), exe.as_os_str().to_owned());
+    let tls = tls.map(|(c, k)| (c.display(), k.display()));
     match peer {
         Peer::Nginx => {
+            let listen = match &tls {
+                None => format!("listen 127.0.0.1:{port};"),
+                Some((cert, key)) => format!(
+                    "listen 127.0.0.1:{port} ssl; ssl_certificate {cert}; ssl_certificate_key {key};\n\
+                     ssl_protocols TLSv1.3; ssl_conf_command Ciphersuites {TLS_SUITE}; \
+                     ssl_ecdh_curve {TLS_GROUP};\n\
+                     ssl_session_cache shared:SSL:10m; ssl_session_tickets on;"
+                ),
+            };
             let conf = dir.join("nginx.conf");
             std::fs::write(
                 &conf,
@@ -125,7 +174,7 @@ pub fn command(
                      open_file_cache max=1000 inactive=60s; open_file_cache_valid 60s;\n\
                      types {{ text/plain txt; text/html html; application/octet-stream bin; }}\n\
                      client_body_temp_path {dir_s}; proxy_temp_path {dir_s}; fastcgi_temp_path {dir_s}; uwsgi_temp_path {dir_s}; scgi_temp_path {dir_s};\n\
-                     server {{ listen 127.0.0.1:{port}; root {root}; }} }}\n"
+                     server {{ {listen} root {root}; }} }}\n"
                 ),
             )?;
             Ok(vec![
@@ -138,26 +187,63 @@ pub fn command(
         }
         Peer::Lighttpd => {
             let conf = dir.join("lighttpd.conf");
+            let ssl = match &tls {
+                None => String::new(),
+                Some((cert, key)) => format!(
+                    "server.modules += (\"mod_openssl\")\nssl.engine = \"enable\"\n\
+                     ssl.pemfile = \"{cert}\"\nssl.privkey = \"{key}\"\n\
+                     ssl.openssl.ssl-conf-cmd = (\"MinProtocol\" => \"TLSv1.3\", \
+                     \"Ciphersuites\" => \"{TLS_SUITE}\", \"Groups\" => \"{TLS_GROUP}\")\n"
+                ),
+            };
             std::fs::write(
                 &conf,
                 format!(
                     "server.document-root = \"{root}\"\nserver.port = {port}\nserver.bind = \"127.0.0.1\"\n\
                      server.max-keep-alive-requests = 1000000\nserver.max-fds = 16384\n\
                      mimetype.assign = (\".txt\" => \"text/plain\", \".html\" => \"text/html\", \".bin\" => \"application/octet-stream\")\n\
-                     index-file.names = (\"index.html\")\n"
+                     index-file.names = (\"index.html\")\n{ssl}"
                 ),
             )?;
             Ok(vec![exe_s, "-D".into(), "-f".into(), conf.into_os_string()])
         }
         Peer::H2o => {
             let conf = dir.join("h2o.conf");
+            let ssl = match &tls {
+                None => String::new(),
+                Some((cert, key)) => format!(
+                    "\n  ssl:\n    certificate-file: {cert}\n    key-file: {key}\n    \
+                     minimum-version: TLSv1.3"
+                ),
+            };
             std::fs::write(
                 &conf,
                 format!(
-                    "listen:\n  host: 127.0.0.1\n  port: {port}\nnum-threads: 1\nhosts:\n  default:\n    paths:\n      /:\n        file.dir: {root}\n"
+                    "listen:\n  host: 127.0.0.1\n  port: {port}{ssl}\nnum-threads: 1\nhosts:\n  default:\n    paths:\n      /:\n        file.dir: {root}\n"
                 ),
             )?;
-            Ok(vec![exe_s, "-c".into(), conf.into_os_string()])
+            let h2o = vec![exe_s, "-c".into(), conf.into_os_string()];
+            if tls.is_none() {
+                return Ok(h2o);
+            }
+            // h2o 2.2 has no setting for TLS 1.3 suites or groups: they come
+            // from the OpenSSL configuration that libssl reads at start, given
+            // by `env` (which execs h2o: the same process is measured).
+            let cnf = dir.join("openssl.cnf");
+            std::fs::write(
+                &cnf,
+                format!(
+                    "openssl_conf = lab\n[lab]\nssl_conf = lab_ssl\n[lab_ssl]\n\
+                     system_default = lab_tls\n[lab_tls]\nMinProtocol = TLSv1.3\n\
+                     Ciphersuites = {TLS_SUITE}\nGroups = {TLS_GROUP}\n"
+                ),
+            )?;
+            let mut env: Vec<OsString> = vec![
+                "/usr/bin/env".into(),
+                format!("OPENSSL_CONF={}", cnf.display()).into(),
+            ];
+            env.extend(h2o);
+            Ok(env)
         }
         Peer::ApacheEvent => apache(Mpm::Event),
         Peer::ApacheWorker => apache(Mpm::Worker),
@@ -180,6 +266,7 @@ mod tests {
                 Path::new("/srv/www"),
                 4321,
                 dir.path(),
+                None,
             )
             .unwrap();
             assert_eq!(cmd[0], "/bin/x");
@@ -205,5 +292,47 @@ mod tests {
             );
         }
         assert!("apache".parse::<Peer>().unwrap_err().contains("nginx"));
+    }
+
+    #[test]
+    fn tls_peers_get_the_runs_one_certificate_and_suite() {
+        let tmp = tempfile::tempdir().unwrap();
+        let pair = certificate(tmp.path()).unwrap();
+        let pem = std::fs::read_to_string(&pair.0).unwrap();
+        assert!(pem.starts_with("-----BEGIN CERTIFICATE-----"), "{pem}");
+        let key = std::fs::read_to_string(&pair.1).unwrap();
+        assert!(key.contains("PRIVATE KEY-----"), "{key}");
+        // Made once per run: the second point gets the same one.
+        assert_eq!(certificate(tmp.path()).unwrap(), pair);
+        assert_eq!(std::fs::read_to_string(&pair.0).unwrap(), pem);
+        for (peer, marker) in [
+            (Peer::Nginx, "ssl_certificate "),
+            (Peer::Lighttpd, "ssl.pemfile"),
+            (Peer::H2o, "certificate-file"),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let cmd = command(
+                peer,
+                Path::new("/bin/x"),
+                Path::new("/srv/www"),
+                4321,
+                dir.path(),
+                Some(&pair),
+            )
+            .unwrap();
+            let confs: String = std::fs::read_dir(dir.path())
+                .unwrap()
+                .flatten()
+                .map(|e| std::fs::read_to_string(e.path()).unwrap())
+                .collect();
+            assert!(
+                confs.contains(marker) && confs.contains(&pair.0.display().to_string()),
+                "{peer}: {confs}"
+            );
+            assert!(confs.contains(TLS_SUITE), "{peer}: {confs}");
+            // h2o takes its suite from an OpenSSL configuration in its environment.
+            assert_eq!(cmd[0] == "/usr/bin/env", peer == Peer::H2o, "{cmd:?}");
+        }
+        assert!(!Peer::ApacheEvent.serves_tls() && Peer::Nginx.serves_tls());
     }
 }

@@ -3,7 +3,10 @@
 //! With N users, mean service S on c cores and mean think Z:
 //! `X(N) <= min(N/(S+Z), c/S)` and `R(N) >= max(S, N*S/c - Z)`, meeting at the
 //! saturation point `N* = c(S+Z)/S`. They need means only, so they are printed for
-//! every configuration.
+//! every configuration. S is the mean demand of a request
+//! ([`Model::mean_demand`]): with sessions, a connection's first request's extra
+//! demand spread over the session's requests, so `session = 1` with an extra `d`
+//! bounds X by `c/(S+d)`, and one connection for the whole run by `c/S`.
 //!
 //! Seed 002 wrote `M* = c + c*Z/S = 4 + 4*5*6 = 124` and saw saturation near 120-125
 //! users. Its formula is this one (`c(S+Z)/S = c + c*Z/S`), but with Z = 6 s, whereas
@@ -35,7 +38,7 @@ pub struct Bounds {
 /// The bounds of a model (means of its distributions only).
 pub fn bounds(m: &Model) -> Bounds {
     let (s, z, c, n) = (
-        m.service.mean(),
+        m.mean_demand(),
         m.think.mean(),
         f64::from(m.cores),
         f64::from(m.users),

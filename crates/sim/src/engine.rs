@@ -80,6 +80,11 @@ struct User {
     /// When the current request began for the user: the end of its think time (the
     /// start of R_user, which retries do not reset).
     since: f64,
+    /// Requests sent on the user's current connection (first attempts only).
+    on_conn: u32,
+    /// Whether the current request is its connection's first, and so pays
+    /// `first_demand` on every attempt.
+    opens: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -215,7 +220,8 @@ impl<T: Tracer> Sim<'_, T> {
 
     fn send(&mut self, user: u32) -> Result<()> {
         self.cum.arrivals += 1;
-        let demand = self.m.service.sample(&mut self.rng);
+        let mut demand = self.m.service.sample(&mut self.rng);
+        let session = self.m.session;
         let u = &mut self.users[user as usize];
         u.token = u.token.wrapping_add(1);
         let token = u.token;
@@ -223,6 +229,16 @@ impl<T: Tracer> Sim<'_, T> {
         if first {
             u.since = self.now;
             u.waiting = true;
+            u.opens = u.on_conn == 0;
+            u.on_conn += 1;
+            if session == Some(u.on_conn) {
+                u.on_conn = 0;
+            }
+        }
+        // Drawn only when it can be paid, so a model without sessions draws
+        // the same stream as before they existed.
+        if u.opens && !self.m.first_demand.is_zero() {
+            demand += self.m.first_demand.sample(&mut self.rng);
         }
         self.trace(if first { "send" } else { "retry" }, user, NONE, NONE)?;
         // A free thread: on the least-loaded core when pinned (ties to the lowest index).
@@ -633,6 +649,8 @@ fn simulate<T: Tracer>(
                 retries: 0,
                 waiting: false,
                 since: 0.0,
+                on_conn: 0,
+                opens: false,
             };
             n
         ],
@@ -752,6 +770,57 @@ mod tests {
             warmup: Warmup::Mser5,
             seed: 3,
         }
+    }
+
+    /// A saturated server (zero think) with deterministic demands runs at its
+    /// bound c/D, where D is a request's mean demand: with a session of one
+    /// request every request pays the first demand d, so X = c/(S+d); with a
+    /// session of s requests X = c/(S+d/s); with one connection for the whole
+    /// run the one handshake per user fades and X = c/S.
+    #[test]
+    fn a_connection_s_first_request_pays_the_first_demand() {
+        let (c, s, d) = (2.0, 0.001, 0.004);
+        let base = Model {
+            users: 20,
+            think: Dist::ZERO,
+            service: Dist::constant(s),
+            first_demand: Dist::constant(d),
+            cores: 2,
+            affinity: Affinity::Shared,
+            ..Model::default()
+        };
+        let x = |session: Option<u32>| {
+            let m = Model {
+                session,
+                ..base.clone()
+            };
+            m.validate().unwrap();
+            run_replication(&m, &spec(40_000), 0, 0, &mut NoTrace)
+                .unwrap()
+                .metrics
+                .throughput
+        };
+        let close = |got: f64, want: f64| (got - want).abs() / want < 0.01;
+        let one = x(Some(1));
+        assert!(
+            close(one, c / (s + d)),
+            "session 1: {one} vs {}",
+            c / (s + d)
+        );
+        let ten = x(Some(10));
+        assert!(close(ten, c / (s + d / 10.0)), "session 10: {ten}");
+        let forever = x(None);
+        assert!(
+            close(forever, c / s),
+            "one connection: {forever} vs {}",
+            c / s
+        );
+        // And the bound says the same.
+        let b = crate::bounds::bounds(&Model {
+            session: Some(1),
+            ..base.clone()
+        });
+        assert!(close(b.throughput_max, c / (s + d)), "{b:?}");
     }
 
     #[test]

@@ -81,6 +81,10 @@ pub struct Exact {
 pub fn not_exact_because(m: &Model) -> Option<&'static str> {
     if !m.service.is_exponential() {
         Some("service is not exponential")
+    } else if !m.first_demand.is_zero() {
+        // Even with one connection for the whole run, each user's first
+        // request pays it: a transient the chain does not have.
+        Some("a connection's first request has an extra demand")
     } else if m.timeout.is_some() {
         Some("timeouts are on")
     } else if m.on_full == OnFull::Reject {
@@ -208,6 +212,24 @@ mod tests {
     fn only_product_form_configurations_are_solved() {
         let base = model(50, 4, 0.2, 7.0);
         assert!(solve(&base).is_some());
+        // A session alone changes nothing; a first-request demand does.
+        assert!(
+            solve(&Model {
+                session: Some(10),
+                ..base.clone()
+            })
+            .is_some()
+        );
+        let handshake = Model {
+            session: Some(10),
+            first_demand: servelab_dist::Dist::constant(0.01),
+            ..base.clone()
+        };
+        assert!(solve(&handshake).is_none());
+        assert_eq!(
+            not_exact_because(&handshake),
+            Some("a connection's first request has an extra demand")
+        );
         assert!(
             solve(&Model {
                 threads_per_core: 4,

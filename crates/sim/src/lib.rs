@@ -5,7 +5,9 @@
 //! request, wait or time out, wait and retry) in front of a server with `c` cores, `k`
 //! threads per core, thread-to-core affinity, a shared bounded buffer that rejects or
 //! drops, abandoned requests finished or cancelled, and FCFS or round-robin scheduling
-//! with a context-switch cost. Its words mean what `servelab load` and `servelab
+//! with a context-switch cost, and connections that carry `session` requests each,
+//! whose first request pays an extra demand (a TLS handshake's CPU,
+//! [`Model::first_demand`]). Its words mean what `servelab load` and `servelab
 //! serve` mean by them (see [`model`]): the user's response time R_user counts the
 //! timeouts and retries, as `load` does, beside the per-attempt R_attempt; users still
 //! waiting when a run ends count to its end, as lower bounds, and every point is

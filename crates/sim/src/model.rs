@@ -34,6 +34,16 @@
 //! counted as utilisation. Starting a thread on an idle core and starting the next
 //! thread after a completion cost nothing; only preemption pays the switch (seed 002
 //! charges it on the round-robin rotation).
+//!
+//! Connections: a user sends `session` requests on one connection, then opens a
+//! new one (`load --session`; `None`: one connection for the whole run). The
+//! first request on each connection pays `first_demand` on top of its service
+//! draw, as a TLS handshake's CPU lands on the request that opens the
+//! connection; every attempt of that request pays it (a retry reconnects). The
+//! handshake is CPU on the same core queue as the requests, so an event-loop
+//! engine modelled as one thread serves it in line and every request behind it
+//! waits. With an extra demand and sessions the exact solution no longer
+//! applies; the bounds use the mean demand per request, `S + E[first_demand] / session`.
 
 use std::fmt;
 use std::str::FromStr;
@@ -219,6 +229,14 @@ pub struct Model {
     pub context_switch: f64,
     /// Whether threads are pinned to cores.
     pub affinity: Affinity,
+    /// Requests a user sends on one connection before it opens a new one
+    /// (`load`'s `--session`); `None`: one connection for the whole run. Only
+    /// `first_demand` makes it matter.
+    pub session: Option<u32>,
+    /// Extra service demand of a connection's first request (a TLS handshake's
+    /// CPU, say), added to its `service` draw; every attempt of that request
+    /// (retries included) pays it, as each retry's new connection would.
+    pub first_demand: Dist,
 }
 
 impl Default for Model {
@@ -241,6 +259,8 @@ impl Default for Model {
             quantum: 0.5,
             context_switch: 0.0,
             affinity: Affinity::Pinned,
+            session: None,
+            first_demand: Dist::ZERO,
         }
     }
 }
@@ -254,6 +274,17 @@ impl Model {
     /// Most requests the server can hold, K = c * k + B; more are dropped.
     pub fn capacity(&self) -> u64 {
         self.threads() + u64::from(self.buffer)
+    }
+
+    /// Mean CPU demand of one request: the service's mean, plus the first
+    /// request's extra demand spread over the `session` requests of a
+    /// connection (nothing when a connection lasts the whole run).
+    pub fn mean_demand(&self) -> f64 {
+        let extra = match self.session {
+            Some(s) => self.first_demand.mean() / f64::from(s.max(1)),
+            None => 0.0,
+        };
+        self.service.mean() + extra
     }
 
     /// Checks that the model makes sense and that simulated time can always advance.
@@ -277,6 +308,12 @@ impl Model {
         }
         if self.service.mean() <= 0.0 {
             return bad("the mean service time must be positive".into());
+        }
+        if self.session == Some(0) {
+            return bad("a session needs at least one request".into());
+        }
+        if self.first_demand.mean() < 0.0 {
+            return bad("the first request's extra demand must be non-negative".into());
         }
         if self.policy == Policy::RoundRobin && !(self.quantum > 0.0 && self.quantum.is_finite()) {
             return bad("the round-robin quantum must be positive".into());
@@ -373,6 +410,10 @@ mod tests {
                 ..base.clone()
             },
             Model {
+                session: Some(0),
+                ..base.clone()
+            },
+            Model {
                 think: Dist::constant(0.0),
                 users: 600,
                 ..base.clone()
@@ -402,6 +443,24 @@ mod tests {
         }
         .validate()
         .unwrap();
+    }
+
+    #[test]
+    fn the_first_request_demand_is_spread_over_a_session() {
+        let m = Model {
+            service: Dist::constant(0.001),
+            first_demand: Dist::constant(0.009),
+            session: Some(10),
+            ..Model::default()
+        };
+        assert!((m.mean_demand() - 0.0019).abs() < 1e-12);
+        let one = Model {
+            session: Some(1),
+            ..m.clone()
+        };
+        assert!((one.mean_demand() - 0.010).abs() < 1e-12);
+        let forever = Model { session: None, ..m };
+        assert!((forever.mean_demand() - 0.001).abs() < 1e-12);
     }
 
     #[test]

@@ -50,6 +50,9 @@ pub enum NoEffect {
         /// The most users of any point.
         users: u32,
     },
+    /// A session length with no first-request demand: opening a connection
+    /// costs nothing in the model, so how often it happens changes nothing.
+    SessionWithoutFirstDemand,
 }
 
 impl fmt::Display for NoEffect {
@@ -95,6 +98,11 @@ impl fmt::Display for NoEffect {
                 "--on-full reject has no effect: the server holds K = c*k+B = {capacity} \
                  requests and there are at most {users} users, so the buffer is never full"
             ),
+            NoEffect::SessionWithoutFirstDemand => write!(
+                f,
+                "--session has no effect without --first-demand: opening a connection costs \
+                 nothing in the model; give the first request's extra demand"
+            ),
         }
     }
 }
@@ -135,6 +143,9 @@ pub fn no_effect(model: &Model, max_users: u32) -> Vec<NoEffect> {
             users: max_users,
         });
     }
+    if model.session.is_some() && model.first_demand.is_zero() {
+        out.push(NoEffect::SessionWithoutFirstDemand);
+    }
     out
 }
 
@@ -160,6 +171,19 @@ mod tests {
             ..rr.clone()
         };
         assert_eq!(no_effect(&rr_k4, 100), []);
+        let session = Model {
+            session: Some(10),
+            ..Model::default()
+        };
+        assert_eq!(
+            no_effect(&session, 100),
+            [NoEffect::SessionWithoutFirstDemand]
+        );
+        let handshake = Model {
+            first_demand: Dist::constant(130e-6),
+            ..session
+        };
+        assert_eq!(no_effect(&handshake, 100), []);
         let short = Model {
             service: Dist::constant(0.2),
             ..rr_k4

@@ -20,6 +20,10 @@
 //! collapse. New: `sim.user_cycle_rate`, `sim.user_cycle_time`,
 //! `sim.users_waiting_at_end` and the per-point `little` check. The percentiles come
 //! from a histogram with 3 significant digits (see `Metrics::attempt_p50`).
+//! Added later within schema 3, with defaults that leave earlier runs' meaning
+//! unchanged: the model's `session` (requests per connection, `null`: one
+//! connection per user) and `first_demand` (a connection's first request's
+//! extra demand, `"0s"` by default).
 //!
 //! Schema 2 (from 1): `sim.response_time` became `sim.attempt_response_time`
 //! (R_attempt, unchanged in meaning) beside the new `sim.user_response_time` (R_user:

@@ -79,6 +79,43 @@ pub struct Measure {
     pub load: ResolvedLoad,
     /// The simulator's prediction of it (`[predict]`).
     pub predict: Option<Model>,
+    /// How the lab speaks TLS to it; `None`: plain HTTP.
+    pub tls: Option<PointTls>,
+}
+
+/// How the lab reaches a server that serves TLS: the load, its warm-up, the
+/// drain and the status reader all use it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PointTls {
+    /// Which certificate the clients trust.
+    pub trust: Trust,
+    /// Whether a new connection resumes an earlier one's session
+    /// (`[load] tls_resume`, default true).
+    pub resume: bool,
+}
+
+/// Which certificate the lab's clients trust.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Trust {
+    /// None is verified: the server made its own certificate
+    /// (`--tls-self-signed`) and prints only its fingerprint, which the load
+    /// generator cannot pin (`load --insecure`).
+    Insecure,
+    /// The server's own certificate file (`--tls-cert`), trusted as the only
+    /// authority (`load --cacert`).
+    CaCert(PathBuf),
+}
+
+impl Trust {
+    /// The trust in words, for the point's notes.
+    pub fn describe(&self) -> String {
+        match self {
+            Trust::Insecure => "https, certificate not verified (the server's --tls-self-signed \
+                                certificate; load --insecure)"
+                .into(),
+            Trust::CaCert(p) => format!("https, certificate verified against {}", p.display()),
+        }
+    }
 }
 
 /// A server to start.
@@ -201,10 +238,14 @@ impl Experiment {
                 continue;
             }
             for spec in &self.servers {
+                let server = resolve_server(spec, &v, &tmp.join("www"))?;
+                let load = self.resolve_load(&v, quick)?;
+                let tls = self.resolve_tls(spec, &server, &v, tmp)?;
                 let measure = Measure {
                     label: spec.label.get_ref().clone(),
-                    server: resolve_server(spec, &v, &tmp.join("www"))?,
-                    load: self.resolve_load(&v, quick)?,
+                    server,
+                    load,
+                    tls,
                     predict: self
                         .predict
                         .as_ref()
@@ -293,6 +334,7 @@ impl Experiment {
                     toml::Value::Integer(i) => Scalar::Int(*i),
                     toml::Value::Float(f) => Scalar::Float(*f),
                     toml::Value::String(s) => Scalar::Str(s.clone()),
+                    toml::Value::Boolean(b) => Scalar::Bool(*b),
                     other => {
                         return Err((
                             set.span(),
@@ -405,6 +447,67 @@ impl Experiment {
         })
     }
 
+    /// How the lab speaks to `server`: TLS when its flags serve TLS, with the
+    /// trust those flags allow and `[load] tls_resume`; a `tls_resume` for a
+    /// server without TLS is a mistake.
+    fn resolve_tls(
+        &self,
+        spec: &ServerSpec,
+        server: &Server,
+        vars: &Vars<'_>,
+        tmp: &Path,
+    ) -> Result<Option<PointTls>, FieldError> {
+        let resume_t = self.load.as_ref().and_then(|l| l.tls_resume.as_ref());
+        let resume = resume_t
+            .map(|t| {
+                parse_with(t, vars, "tls_resume", |s: &str| match s {
+                    "true" | "on" => Ok(true),
+                    "false" | "off" => Ok(false),
+                    _ => Err("expected true or false"),
+                })
+            })
+            .transpose()?;
+        let peer_tls = spec.tls.as_ref().filter(|t| *t.get_ref());
+        let trust = match server {
+            Server::Servelab(_) if peer_tls.is_some() => {
+                return Err((
+                    peer_tls.map_or(0..0, |t| t.span()),
+                    "tls: only a peer takes `tls = true`; give a servelab engine \
+                     --tls-self-signed (or --tls-cert and --tls-key) in its args"
+                        .into(),
+                ));
+            }
+            Server::Servelab(a) if a.tls_self_signed => Some(Trust::Insecure),
+            Server::Servelab(a) => a.tls_cert.clone().map(Trust::CaCert),
+            Server::Peer(p) => match peer_tls {
+                Some(t) if !p.serves_tls() => {
+                    return Err((
+                        t.span(),
+                        format!("tls: the lab configures TLS for nginx, lighttpd and h2o, not {p}"),
+                    ));
+                }
+                Some(_) => Some(Trust::CaCert(crate::peer::certificate_paths(tmp).0)),
+                None => None,
+            },
+        };
+        match (trust, resume_t) {
+            (Some(trust), _) => Ok(Some(PointTls {
+                trust,
+                resume: resume.unwrap_or(true),
+            })),
+            (None, Some(t)) => Err((
+                t.span(),
+                format!(
+                    "tls_resume: server `{}` does not serve TLS (an engine takes \
+                     --tls-self-signed, or --tls-cert and --tls-key, in its args; a peer \
+                     takes tls = true)",
+                    spec.label.get_ref()
+                ),
+            )),
+            (None, None) => Ok(None),
+        }
+    }
+
     /// The simulator model and run spec of one point, from `spec`.
     fn resolve_model(
         &self,
@@ -455,6 +558,19 @@ impl Experiment {
         }
         if let Some(t) = &spec.on_abandon {
             m.on_abandon = parse_with(t, vars, "on_abandon", str::parse)?;
+        }
+        if let Some(t) = &spec.session {
+            let text = expand(t, vars)?;
+            if text != "none" {
+                let n: u32 = parse_with(t, vars, "session", str::parse)?;
+                if n == 0 {
+                    return Err((t.span(), "session must be at least 1 (or none)".into()));
+                }
+                m.session = Some(n);
+            }
+        }
+        if let Some(t) = &spec.first_demand {
+            m.first_demand = sim_dist(t, "first_demand")?;
         }
         m.validate()
             .map_err(|e| (spec.users.span(), format!("model: {e}")))?;

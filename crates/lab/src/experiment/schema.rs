@@ -53,6 +53,13 @@
 //! repeats = 2
 //! duration = "0.25s"
 //! ```
+//!
+//! Over TLS: a servelab server given `--tls-self-signed` or `--tls-cert` and
+//! `--tls-key` in its `args` is loaded over `https://` (its warm-up, drain and
+//! status reader too); `[load] tls_resume = true|false` (or an axis of such
+//! values) says whether new connections resume a session, and
+//! `[predict]`/`[simulate]` take `session` and `first_demand` to give a
+//! connection's first request the handshake's extra CPU (see `experiments/tls.toml`).
 
 use std::fmt;
 
@@ -74,6 +81,8 @@ pub enum Scalar {
     Float(f64),
     /// A string (`"exp:20ms"`, `"{users}"`).
     Str(String),
+    /// A boolean (`true`, as `[load] tls_resume` or an axis of such values).
+    Bool(bool),
 }
 
 impl Scalar {
@@ -83,6 +92,7 @@ impl Scalar {
             Scalar::Int(i) => Some(*i as f64),
             Scalar::Float(f) => Some(*f),
             Scalar::Str(s) => s.trim().parse().ok(),
+            Scalar::Bool(_) => None,
         }
     }
 }
@@ -93,6 +103,7 @@ impl fmt::Display for Scalar {
             Scalar::Int(i) => write!(f, "{i}"),
             Scalar::Float(x) => write!(f, "{x}"),
             Scalar::Str(s) => f.write_str(s),
+            Scalar::Bool(b) => write!(f, "{b}"),
         }
     }
 }
@@ -246,6 +257,13 @@ pub struct ServerSpec {
     /// More `servelab serve` flags (templated).
     #[serde(default)]
     pub args: Vec<Template>,
+    /// A peer (nginx, lighttpd or h2o) serves HTTPS only, TLS 1.3, with the
+    /// run's one certificate (ECDSA P-256, made once per run), as
+    /// `bench/peers.py --scenario tls` configures them. A servelab engine
+    /// takes `--tls-self-signed` (or `--tls-cert` and `--tls-key`) in `args`
+    /// instead.
+    #[serde(default)]
+    pub tls: Option<Spanned<bool>>,
 }
 
 /// The load of a measured point (closed users, as in the seeds).
@@ -280,6 +298,11 @@ pub struct LoadSpec {
     /// Wait between a timed-out attempt and its retry (default none).
     #[serde(default)]
     pub retry_wait: Option<Template>,
+    /// Over TLS, whether a new connection resumes the session of an earlier
+    /// one (`true`, the default) or makes a full handshake (`false`); only
+    /// for servers that serve TLS (`--tls-self-signed` or `--tls-cert`).
+    #[serde(default)]
+    pub tls_resume: Option<Template>,
     /// Path requested.
     pub path: Template,
 }
@@ -327,6 +350,14 @@ pub struct ModelSpec {
     /// A request whose user timed out: `finish` (badput) or `cancel`.
     #[serde(default)]
     pub on_abandon: Option<Template>,
+    /// Requests per connection (`none` or absent: one connection per user for
+    /// the whole run); only `first_demand` makes it matter.
+    #[serde(default)]
+    pub session: Option<Template>,
+    /// Extra CPU demand of a connection's first request (sim DIST syntax,
+    /// e.g. a TLS handshake's `const:130us`; default 0).
+    #[serde(default)]
+    pub first_demand: Option<Template>,
     /// Replications per point (default 5).
     #[serde(default)]
     pub reps: Option<u32>,

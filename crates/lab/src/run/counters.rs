@@ -10,10 +10,16 @@
 //! counters describe the moment they were read, however long the request
 //! waited. Reading at the start and the end of a repeat instead would mix in
 //! the empty server of the start and the abandoned backlog of the end.
+//!
+//! Over TLS the reading is sent over TLS too (`fetch`), with the trust the
+//! load uses: a server serving TLS answers nothing else on its port.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+mod fetch;
+
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
+
+pub(crate) use fetch::{Wire, get};
 
 use servelab_server::StatusDocument;
 
@@ -34,10 +40,10 @@ pub(crate) struct Reading {
 }
 
 /// Reads `/-/status`, retrying a refusal every 20 ms until `deadline`.
-pub(crate) fn read(addr: SocketAddr, deadline: Instant) -> Result<Reading, String> {
+pub(crate) fn read(addr: SocketAddr, wire: &Wire, deadline: Instant) -> Result<Reading, String> {
     let mut last = String::from("no answer");
     while Instant::now() < deadline {
-        match read_once(addr, deadline) {
+        match read_once(addr, wire, deadline) {
             Ok(r) => return Ok(r),
             Err(e) => last = e,
         }
@@ -46,18 +52,10 @@ pub(crate) fn read(addr: SocketAddr, deadline: Instant) -> Result<Reading, Strin
     Err(format!("/-/status unreadable before the deadline: {last}"))
 }
 
-fn read_once(addr: SocketAddr, deadline: Instant) -> Result<Reading, String> {
-    let left = deadline.saturating_duration_since(Instant::now());
-    let mut s = TcpStream::connect_timeout(&addr, left.max(Duration::from_millis(1)))
-        .map_err(|e| format!("connect: {e}"))?;
-    let _ = s.set_read_timeout(Some(left.max(Duration::from_millis(1))));
-    let req = format!("GET /-/status HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    s.write_all(req.as_bytes())
-        .map_err(|e| format!("send: {e}"))?;
-    let mut text = String::new();
-    s.read_to_string(&mut text)
-        .map_err(|e| format!("read: {e}"))?;
+fn read_once(addr: SocketAddr, wire: &Wire, deadline: Instant) -> Result<Reading, String> {
+    let bytes = get(wire, addr, "/-/status", deadline)?;
     let at = Instant::now();
+    let text = String::from_utf8(bytes).map_err(|_| "/-/status: not UTF-8".to_string())?;
     parse(&text).map(|(ok, abandoned, dropped)| Reading {
         at,
         ok,

@@ -11,11 +11,11 @@ use indicatif::ProgressBar;
 use servelab_load::{LoadSpec, Target, Workload};
 
 use super::RunOptions;
-use super::counters;
+use super::counters::{self, Wire};
 use super::simulate::{add_model_error, predict};
 use crate::cpu::{CpuReading, Placement};
 use crate::error::{LabError, Result};
-use crate::experiment::{Measure, Plan, ResolvedLoad, Server, Work};
+use crate::experiment::{Measure, Plan, PointTls, ResolvedLoad, Server, Trust, Work};
 use crate::metric::Metric;
 use crate::peer;
 use crate::protocol::Window;
@@ -125,16 +125,37 @@ pub(super) fn measure_all(
 /// until the headline metric is known to the plan's precision (or the cap),
 /// summarises the repeats and checks the point.
 fn measure_point(ctx: &Ctx<'_>, m: &Measure, rec: &mut PointRecord) -> Result<(), PointFailure> {
-    let mut srv = start_server(ctx, &m.server)?;
+    let mut srv = start_server(ctx, &m.server, m.tls.is_some())?;
     rec.command = Some(srv.command.clone());
-    let url = format!("http://{}{}", srv.addr, m.load.path);
-    warm_up(ctx, &m.load, &url)?;
+    let (url, wire) = match &m.tls {
+        None => (format!("http://{}{}", srv.addr, m.load.path), Wire::plain()),
+        Some(tls) => {
+            rec.notes.push(format!(
+                "{}; sessions {}",
+                tls.trust.describe(),
+                if tls.resume {
+                    "resumed (load --tls-resume on)"
+                } else {
+                    "not resumed: a full handshake per connection (load --tls-resume off)"
+                }
+            ));
+            let wire = Wire::tls(&tls.trust)
+                .map_err(|e| PointFailure::failed(format!("TLS client: {e}")))?;
+            (format!("https://{}{}", srv.addr, m.load.path), wire)
+        }
+    };
+    let load = Load {
+        spec: &m.load,
+        url: &url,
+        tls: m.tls.as_ref(),
+    };
+    warm_up(ctx, &load)?;
     // With client timeouts the backlog a run leaves behind is part of the
     // overloaded state being measured: draining it would restart every repeat
     // from an empty server, and a collapse takes seconds to come back.
     let drains = m.load.timeout.is_none();
     if drains {
-        drain(srv.addr, &m.load.path);
+        drain(srv.addr, &wire, &m.load.path);
     }
     // (whether the server's counters are read, whether it finishes abandoned
     // requests)
@@ -146,13 +167,17 @@ fn measure_point(ctx: &Ctx<'_>, m: &Measure, rec: &mut PointRecord) -> Result<()
     let mut r = 0;
     let stopped = loop {
         r += 1;
-        let reader = counted.map(|finish| spawn_reader(srv.addr, m.load.duration, finish));
-        let (report, cpu) = measure_repeat(ctx, &m.load, &url, &mut srv, r)?;
+        let reader =
+            counted.map(|finish| spawn_reader(srv.addr, wire.clone(), m.load.duration, finish));
+        let (report, cpu) = measure_repeat(ctx, &load, &mut srv, r)?;
         let server_rates = reader.map(|h| {
             h.join()
                 .unwrap_or_else(|_| Err("the counter reader panicked".into()))
         });
         record_repeat(rec, r, &report, cpu, server_rates);
+        if wire.is_tls() {
+            record_tls(rec, r, &report);
+        }
         rec.windows
             .push(Window::of(&report, m.load.users, m.load.think.mean()));
         if r <= plan.repeats {
@@ -163,7 +188,7 @@ fn measure_point(ctx: &Ctx<'_>, m: &Measure, rec: &mut PointRecord) -> Result<()
             ctx.bar.inc(1);
         }
         if drains {
-            drain(srv.addr, &m.load.path);
+            drain(srv.addr, &wire, &m.load.path);
         }
         let headline: Vec<Option<f64>> = rec
             .repeats
@@ -189,7 +214,9 @@ fn measure_point(ctx: &Ctx<'_>, m: &Measure, rec: &mut PointRecord) -> Result<()
 
 /// Starts `servelab serve` with the planned flags on a free port, or a peer from
 /// a configuration written into the temporary directory.
-fn start_server(ctx: &Ctx<'_>, server: &Server) -> Result<ServerProcess, PointFailure> {
+/// A peer with `tls` serves HTTPS with the run's one certificate
+/// ([`peer::certificate`]), made by the first point that needs it.
+fn start_server(ctx: &Ctx<'_>, server: &Server, tls: bool) -> Result<ServerProcess, PointFailure> {
     let port =
         server::free_port().map_err(|e| PointFailure::failed(format!("no free port: {e}")))?;
     let tmp = &ctx.plan.tmp;
@@ -206,8 +233,12 @@ fn start_server(ctx: &Ctx<'_>, server: &Server) -> Result<ServerProcess, PointFa
             let exe = peer::find(*p)
                 .ok_or_else(|| PointFailure::unavailable(format!("{p} is not installed")))?;
             let dir = tmp.join(format!("{p}-{port}"));
+            let cert = tls
+                .then(|| peer::certificate(tmp))
+                .transpose()
+                .map_err(|e| PointFailure::failed(format!("the run's TLS certificate: {e}")))?;
             std::fs::create_dir_all(&dir)
-                .and_then(|()| peer::command(*p, &exe, &tmp.join("www"), port, &dir))
+                .and_then(|()| peer::command(*p, &exe, &tmp.join("www"), port, &dir, cert.as_ref()))
                 .map_err(|e| PointFailure::failed(format!("{p} configuration: {e}")))?
         }
     };
@@ -218,16 +249,30 @@ fn start_server(ctx: &Ctx<'_>, server: &Server) -> Result<ServerProcess, PointFa
     })
 }
 
-/// The load of one run of `duration` against `url`: the point's closed users,
-/// each on a connection that it replaces every `session` requests.
-fn load_spec(
-    ctx: &Ctx<'_>,
-    load: &ResolvedLoad,
-    url: &str,
-    duration: Duration,
-    seed: u64,
-) -> LoadSpec {
-    let mut s = LoadSpec::new(vec![Target::new(url.to_string())]);
+/// The point's load, where it is sent, and how over TLS.
+struct Load<'a> {
+    spec: &'a ResolvedLoad,
+    url: &'a str,
+    tls: Option<&'a PointTls>,
+}
+
+/// The load of one run of `duration`: the point's closed users, each on a
+/// connection that it replaces every `session` requests, over TLS with the
+/// point's trust and resumption when the server serves TLS.
+fn load_spec(ctx: &Ctx<'_>, l: &Load<'_>, duration: Duration, seed: u64) -> LoadSpec {
+    let load = l.spec;
+    let mut s = LoadSpec::new(vec![Target::new(l.url.to_string())]);
+    if let Some(tls) = l.tls {
+        s.tls = servelab_load::TlsOptions {
+            insecure: tls.trust == Trust::Insecure,
+            cacert: match &tls.trust {
+                Trust::CaCert(p) => Some(p.clone()),
+                Trust::Insecure => None,
+            },
+            client_cert: None,
+            resume: tls.resume,
+        };
+    }
     s.workload = Workload::Closed {
         users: load.users,
         session: load.session,
@@ -251,8 +296,8 @@ fn load_spec(
 /// The point's whole load for its warm-up time, thrown away: connections,
 /// caches, the scheduler and any overloaded state settle before the first
 /// repeat.
-fn warm_up(ctx: &Ctx<'_>, load: &ResolvedLoad, url: &str) -> Result<(), PointFailure> {
-    let spec = load_spec(ctx, load, url, load.warmup, 999);
+fn warm_up(ctx: &Ctx<'_>, load: &Load<'_>) -> Result<(), PointFailure> {
+    let spec = load_spec(ctx, load, load.spec.warmup, 999);
     servelab_load::run(&spec)
         .map(drop)
         .map_err(|e| PointFailure::failed(format!("warm-up: {e}")))
@@ -262,15 +307,15 @@ fn warm_up(ctx: &Ctx<'_>, load: &ResolvedLoad, url: &str) -> Result<(), PointFai
 /// the server's CPU seconds over it, or why they could not be measured.
 fn measure_repeat(
     ctx: &Ctx<'_>,
-    load: &ResolvedLoad,
-    url: &str,
+    l: &Load<'_>,
     srv: &mut ServerProcess,
     r: u32,
 ) -> Result<(servelab_load::Report, Result<f64, String>), PointFailure> {
     if ctx.stop.load(Ordering::Relaxed) {
         return Err(PointFailure::interrupted());
     }
-    let spec = load_spec(ctx, load, url, load.duration, u64::from(r));
+    let load = l.spec;
+    let spec = load_spec(ctx, l, load.duration, u64::from(r));
     let cpu0 = CpuReading::of_tree(srv.pid());
     let report = servelab_load::run(&spec)
         .map_err(|e| PointFailure::failed(format!("repeat {r}: load: {e}")))?;
@@ -319,6 +364,7 @@ fn is_collapse(has_timeout: bool, answered: u64, timeouts: u64, alive: bool) -> 
 /// seconds, so each may take until 3 s after the repeat's end.
 fn spawn_reader(
     addr: std::net::SocketAddr,
+    wire: Wire,
     d: Duration,
     finishes: bool,
 ) -> std::thread::JoinHandle<Result<Figures, String>> {
@@ -326,10 +372,10 @@ fn spawn_reader(
         let t0 = std::time::Instant::now();
         let end = t0 + d + Duration::from_secs(3);
         std::thread::sleep(d.mul_f64(0.15));
-        let a = counters::read(addr, end)?;
+        let a = counters::read(addr, &wire, end)?;
         let second = (t0 + d.mul_f64(0.55)).saturating_duration_since(std::time::Instant::now());
         std::thread::sleep(second);
-        let b = counters::read(addr, end)?;
+        let b = counters::read(addr, &wire, end)?;
         counters::rates(&a, &b, finishes).ok_or_else(|| "the two readings coincide".to_string())
     })
 }
@@ -440,6 +486,40 @@ fn record_repeat(
     rec.repeats.push(m);
 }
 
+/// The TLS figures of repeat `r` (its last repeat in `rec`): handshakes per
+/// second, full and resumed, as the load generator completed them; the mean
+/// and 99th percentile handshake time and the client's CPU per handshake
+/// when a handshake completed, and otherwise unmeasurable (never 0: a
+/// session that outlasts the window makes no handshake in it).
+fn record_tls(rec: &mut PointRecord, r: u32, report: &servelab_load::Report) {
+    let secs = report.duration_s.max(1e-9);
+    let c = &report.counts;
+    let Some(m) = rec.repeats.last_mut() else {
+        return;
+    };
+    m.insert(Metric::FullHandshakes, c.tls_full as f64 / secs);
+    m.insert(Metric::ResumedHandshakes, c.tls_resumed as f64 / secs);
+    let h = &report.tls_handshake;
+    if h.count > 0 {
+        m.insert(Metric::HandshakeMs, h.mean / 1000.0);
+        m.insert(Metric::HandshakeP99Ms, h.p99 as f64 / 1000.0);
+    }
+    if let Some(us) = report.throughput.cpu_us_per_handshake {
+        m.insert(Metric::ClientHandshakeUs, us);
+    }
+    for k in [
+        Metric::HandshakeMs,
+        Metric::HandshakeP99Ms,
+        Metric::ClientHandshakeUs,
+    ] {
+        if !m.contains_key(&k) {
+            rec.unmeasurable
+                .entry(k)
+                .or_insert_with(|| format!("repeat {r}: no TLS handshake completed"));
+        }
+    }
+}
+
 /// Waits until the server has worked off what a time-bounded repeat left behind.
 ///
 /// A repeat that ends on time abandons the requests in flight, but a server that
@@ -448,17 +528,17 @@ fn record_repeat(
 /// next repeat (measured: 24.5/s in the first repeat, 9/s in the next ones). One
 /// request sent now queues behind them (FIFO in the pool's queue and in the listen
 /// backlog), so its answer means the server is free again.
-fn drain(addr: std::net::SocketAddr, path: &str) {
-    use std::io::{Read, Write};
-    let Ok(mut s) = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5)) else {
-        return;
-    };
-    let _ = s.set_read_timeout(Some(Duration::from_secs(30)));
-    let req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    if s.write_all(req.as_bytes()).is_ok() {
-        let mut sink = [0u8; 16 * 1024];
-        while matches!(s.read(&mut sink), Ok(n) if n > 0) {}
-    }
+///
+/// Over TLS the request is sent over TLS (`wire`): the port answers nothing
+/// else. Its answer is thrown away, and a failure only means the next repeat
+/// starts without waiting.
+fn drain(addr: std::net::SocketAddr, wire: &Wire, path: &str) {
+    let _ = counters::get(
+        wire,
+        addr,
+        path,
+        std::time::Instant::now() + Duration::from_secs(30),
+    );
 }
 
 /// What failed in a repeat, in words, or `None` when nothing did: the requests

@@ -10,6 +10,7 @@
 mod bad_files;
 mod never_overwrite;
 mod rebuild;
+mod tls_keys;
 
 use std::path::{Path, PathBuf};
 

@@ -139,6 +139,19 @@ pub fn header(points: &[PointResult], spec: Option<&RunSpec>) -> String {
             },
         ),
     ];
+    if m.session.is_some() || !m.first_demand.is_zero() {
+        lines.push(format!(
+            "connections: {}; a connection's first request adds {} (mean demand per request \
+             S = {:.6}s, used in the bounds)",
+            m.session
+                .map_or("one per user for the whole run".to_string(), |n| format!(
+                    "{n} request{} each",
+                    if n == 1 { "" } else { "s" }
+                )),
+            m.first_demand,
+            m.mean_demand(),
+        ));
+    }
     if let Some(s) = spec {
         let length = match s.length {
             Length::Requests(r) => format!("{} requests", r.div_ceil(5) * 5),
