@@ -263,6 +263,12 @@ fn axis_phrase(axis: &Axis, value: &str) -> String {
 /// "8" or "8 to 64" followed or preceded by the axis's words: "8 to 64
 /// parallel connections", "a concurrency of 1 to 8 connections".
 fn axis_range_phrase(axis: &Axis, value: &str, to: Option<&str>) -> String {
+    // A yes/no axis reads "with TLS session resumption", "without ...".
+    match (value, to) {
+        ("true", None) => return format!("with {}", axis.label),
+        ("false", None) => return format!("without {}", axis.label),
+        _ => {}
+    }
     let show = |v: &str| match (axis.display_divisor, v.parse::<f64>()) {
         (Some(d), Ok(x)) => metric::fmt_value(x / d),
         _ => v.to_string(),
@@ -845,6 +851,10 @@ mod tests {
             (
                 "overload-cpu",
                 "The model holds: all 3 targets met over 2 points. Largest errors: throughput +4.00% (mean 4.00%), goodput +4.00% (mean 4.00%), badput +4.00% (mean 4.00%), mean user response time +4.00% (mean 4.00%), mean response time per attempt +4.00% (mean 4.00%), 99th percentile response time +4.00% (mean 4.00%).",
+            ),
+            (
+                "tls",
+                "At 1 request per connection and without TLS session resumption, epoll was the best of 7 servers: its 99th percentile response time was 0.143x that of the worst, prefork (10.0 against 70.0 ms), a difference significant by Welch's t-test on the repeats at 95% (p < 0.001, difference 60.0 ± 8.46 ms).",
             ),
             (
                 "apache",

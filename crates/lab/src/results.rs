@@ -8,7 +8,10 @@
 //! (measured − exact) / exact; since version 3 it is the model's error in the
 //! one convention of the lab and `predict`, (exact − measured) / measured. A
 //! version-2 file is read and its `error_pct` recomputed from the throughputs
-//! it stores beside it ([`PointRecord::set_model_error`]). Version 1 (fixed request counts,
+//! it stores beside it ([`PointRecord::set_model_error`]); and its simulated
+//! `p50_ms`/`p99_ms`, which were the attempt's percentiles also where users
+//! retried, are dropped where the simulated user and attempt means differ
+//! ([`attempt_is_user_time`]). Version 1 (fixed request counts,
 //! medians of 2-3 repeats, simulated means stored under `median`/`min`/`max`,
 //! `mean_ms` once per attempt and later per user) is refused with one line that
 //! says why ([`RunResults::read`]): its figures cannot be read with this
@@ -29,6 +32,15 @@ use crate::error::{LabError, Result};
 use crate::experiment::Scalar;
 use crate::machine::Machine;
 use crate::metric::Metric;
+
+/// Whether a simulated attempt's response time stands for the user's: their
+/// means agree within 1% (nobody timed out and retried). The simulator's
+/// percentiles are of the attempt's time, `load`'s of the user's.
+pub fn attempt_is_user_time(user_mean: f64, attempt_mean: f64) -> bool {
+    user_mean.is_finite()
+        && attempt_mean.is_finite()
+        && (user_mean - attempt_mean).abs() <= 0.01 * attempt_mean.abs()
+}
 
 /// The figures of one repeat.
 pub type Figures = BTreeMap<Metric, f64>;
@@ -433,6 +445,16 @@ impl RunResults {
         if migrate {
             for p in &mut results.points {
                 p.set_model_error();
+                // Version 2 predicted the percentiles of the attempt's
+                // response time beside `load`'s of the user's, also where
+                // they differ.
+                let mean = |m: Metric| p.predicted.get(&m).map(|s| s.mean);
+                if let (Some(user), Some(attempt)) = (mean(Metric::MeanMs), mean(Metric::AttemptMs))
+                    && !attempt_is_user_time(user, attempt)
+                {
+                    p.predicted.remove(&Metric::P50Ms);
+                    p.predicted.remove(&Metric::P99Ms);
+                }
             }
             results.schema = SCHEMA.into();
         }
@@ -631,7 +653,13 @@ pub(crate) mod tests {
             checks: vec![],
             summary: BTreeMap::new(),
             unmeasurable: BTreeMap::new(),
-            predicted: BTreeMap::new(),
+            // Users retried: their mean is 1.5 times the attempt's, so the
+            // attempt's p99 is not what `load` measured.
+            predicted: BTreeMap::from([
+                (Metric::MeanMs, Stat::interval(150.0, 1.0, 5)),
+                (Metric::AttemptMs, Stat::interval(100.0, 1.0, 5)),
+                (Metric::P99Ms, Stat::interval(300.0, 1.0, 5)),
+            ]),
             exact: BTreeMap::from([(Metric::Throughput, 100.0)]),
             notes: vec![],
         };
@@ -670,6 +698,10 @@ pub(crate) mod tests {
         assert!((e[1] + 20.0).abs() < 1e-9, "{e:?}");
         let mean = back.points[0].summary[&Metric::ErrorPct].mean;
         assert!((mean - (e[0] + e[1]) / 2.0).abs() < 1e-9, "{mean}");
+        let predicted = &back.points[0].predicted;
+        assert!(!predicted.contains_key(&Metric::P99Ms), "{predicted:?}");
+        assert!(predicted.contains_key(&Metric::MeanMs));
+        assert!(attempt_is_user_time(100.5, 100.0) && !attempt_is_user_time(150.0, 100.0));
     }
 
     #[test]
