@@ -335,12 +335,16 @@ pub(crate) fn html(exp: &Experiment, results: &RunResults) -> String {
         return String::new();
     }
     let mut h = String::new();
-    let seed = exp.seed.as_deref().unwrap_or("?");
+    // An experiment of no seed states its own claims (hypotheses written
+    // before the run, and what it expects of the mechanism).
+    let heading = match exp.seed.as_deref() {
+        Some(seed) => format!("Seed {} claims", esc(seed)),
+        None => "Claims".to_string(),
+    };
     let _ = writeln!(
         h,
-        "<h2>Seed {} claims</h2><div class=\"wide\"><table><thead><tr><th class=\"l\">claim</th>\
-         <th class=\"l\">verdict</th><th class=\"l\">why</th></tr></thead><tbody>",
-        esc(seed)
+        "<h2>{heading}</h2><div class=\"wide\"><table><thead><tr><th class=\"l\">claim</th>\
+         <th class=\"l\">verdict</th><th class=\"l\">why</th></tr></thead><tbody>"
     );
     for t in &tested {
         let class = match t.verdict {
