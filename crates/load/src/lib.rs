@@ -331,3 +331,4 @@ pub use start_at::StartAt;
 pub use target::{Method, Target, read_url_file};
 pub use threshold::{Threshold, Verdict};
 pub use tls::TlsOptions;
+pub use tls::client_config as tls_client_config;

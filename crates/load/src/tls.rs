@@ -106,8 +106,9 @@ fn certs(path: &Path, flag: &str) -> Result<Vec<CertificateDer<'static>>, LoadEr
     Ok(certs)
 }
 
-/// Builds the run's client configuration from its options.
-pub(crate) fn client_config(o: &TlsOptions) -> Result<Arc<ClientConfig>, LoadError> {
+/// Builds the run's client configuration from its options: the one TLS
+/// client of the workspace (the lab's status reader and drain use it too).
+pub fn client_config(o: &TlsOptions) -> Result<Arc<ClientConfig>, LoadError> {
     let builder = ClientConfig::builder_with_provider(provider())
         .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
         .map_err(|e| LoadError::Tls(format!("TLS setup: {e}")))?;

@@ -107,6 +107,21 @@ pub enum Trust {
 }
 
 impl Trust {
+    /// What `servelab load` is told: this trust, and whether to resume.
+    pub fn tls_options(&self, resume: bool) -> servelab_load::TlsOptions {
+        servelab_load::TlsOptions {
+            insecure: *self == Trust::Insecure,
+            cacert: match self {
+                Trust::CaCert(p) => Some(p.clone()),
+                Trust::Insecure => None,
+            },
+            client_cert: None,
+            resume,
+        }
+    }
+}
+
+impl Trust {
     /// The trust in words, for the point's notes.
     pub fn describe(&self) -> String {
         match self {

@@ -15,7 +15,7 @@ use super::counters::{self, Wire};
 use super::simulate::{add_model_error, predict};
 use crate::cpu::{CpuReading, Placement};
 use crate::error::{LabError, Result};
-use crate::experiment::{Measure, Plan, PointTls, ResolvedLoad, Server, Trust, Work};
+use crate::experiment::{Measure, Plan, PointTls, ResolvedLoad, Server, Work};
 use crate::metric::Metric;
 use crate::peer;
 use crate::protocol::Window;
@@ -263,15 +263,7 @@ fn load_spec(ctx: &Ctx<'_>, l: &Load<'_>, duration: Duration, seed: u64) -> Load
     let load = l.spec;
     let mut s = LoadSpec::new(vec![Target::new(l.url.to_string())]);
     if let Some(tls) = l.tls {
-        s.tls = servelab_load::TlsOptions {
-            insecure: tls.trust == Trust::Insecure,
-            cacert: match &tls.trust {
-                Trust::CaCert(p) => Some(p.clone()),
-                Trust::Insecure => None,
-            },
-            client_cert: None,
-            resume: tls.resume,
-        };
+        s.tls = tls.trust.tls_options(tls.resume);
     }
     s.workload = Workload::Closed {
         users: load.users,

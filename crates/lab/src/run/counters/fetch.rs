@@ -3,8 +3,8 @@
 //! client; this one is blocking and sends one request per connection
 //! (`Connection: close`), which is all these two need.
 //!
-//! Over TLS it trusts what the load trusts ([`Trust`]), with rustls and the
-//! same provider (aws-lc-rs). It never resumes a session: a reading every few
+//! Over TLS it uses the load generator's own client configuration
+//! ([`servelab_load::tls_client_config`]) for the point's [`Trust`]. It never resumes a session: a reading every few
 //! seconds is not worth a session store, and a full handshake is what the
 //! server can least delay.
 
@@ -13,11 +13,8 @@ use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::crypto::CryptoProvider;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::ClientConfig;
+use rustls::pki_types::ServerName;
 
 use crate::experiment::Trust;
 
@@ -46,35 +43,10 @@ impl Wire {
     }
 }
 
-fn provider() -> Arc<CryptoProvider> {
-    Arc::new(rustls::crypto::aws_lc_rs::default_provider())
-}
-
+/// The load generator's own client configuration for this trust, never
+/// resuming.
 fn client_config(trust: &Trust) -> Result<Arc<ClientConfig>, String> {
-    let builder = ClientConfig::builder_with_provider(provider())
-        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
-        .map_err(|e| format!("TLS setup: {e}"))?;
-    let builder = match trust {
-        Trust::Insecure => builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(NoVerification(provider()))),
-        Trust::CaCert(path) => {
-            let mut roots = RootCertStore::empty();
-            let certs = CertificateDer::pem_file_iter(path)
-                .and_then(|i| i.collect::<Result<Vec<_>, _>>())
-                .map_err(|e| format!("{}: {e}", path.display()))?;
-            for c in certs {
-                roots
-                    .add(c)
-                    .map_err(|e| format!("{}: not a usable certificate: {e}", path.display()))?;
-            }
-            builder.with_root_certificates(roots)
-        }
-    };
-    let mut config = builder.with_no_client_auth();
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    config.resumption = rustls::client::Resumption::disabled();
-    Ok(Arc::new(config))
+    servelab_load::tls_client_config(&trust.tls_options(false)).map_err(|e| e.to_string())
 }
 
 /// Sends `GET path` to `addr` and returns the whole response (head and body),
@@ -119,54 +91,4 @@ pub(crate) fn get(
         }
     }
     Ok(out)
-}
-
-/// Accepts any certificate (`Trust::Insecure`), still checking the
-/// handshake's signatures.
-#[derive(Debug)]
-struct NoVerification(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for NoVerification {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
 }
