@@ -90,7 +90,8 @@ fn connect_per_request(w: &Window) -> f64 {
 }
 
 /// What Little's law expects in flight at the end of a window, and the
-/// variance of that count: X·(R + C) requests, at most one per closed user.
+/// variance of that count: X·(R + C) requests, at most one per closed user
+/// (with open arrivals, no cap and a Poisson variance).
 /// Each user is busy (waiting or connecting) a share p = (R + C)/(R + C + Z)
 /// of its time, so the count at one instant is binomial(N, p).
 fn expected_in_flight(w: &Window) -> (f64, f64) {
@@ -99,6 +100,13 @@ fn expected_in_flight(w: &Window) -> (f64, f64) {
     }
     let busy = w.mean_response_s + connect_per_request(w);
     let x = w.completed as f64 / w.window_s;
+    if w.users == 0 {
+        // Open arrivals (`predict`'s open steps): λ·R in flight, no user
+        // count to cap it, and a Poisson count's variance. Capping at the
+        // zero users flagged every open step that ended with one in flight.
+        let mean = x * busy;
+        return (mean, mean);
+    }
     let n = f64::from(w.users);
     let mean = (x * busy).min(n);
     let p = if n > 0.0 { mean / n } else { 0.0 };
@@ -331,6 +339,23 @@ mod tests {
     /// Regression: a saturated closed loop has about N requests in flight when
     /// any window ends, and the unfinished check flagged every such point (63
     /// users with R = 1 s finish 630 a window and leave 63 unfinished: 10%).
+    #[test]
+    fn open_arrivals_expect_lambda_r_in_flight_with_no_user_cap() {
+        // 70/s for 2 s with R = 10 ms: 0.7 in flight per window, 3.5 over 5.
+        let mut w = window(0, 140, 10.0, 0.0);
+        w.window_s = 2.0;
+        w.unfinished = 1;
+        let (m, v) = expected_in_flight(&w);
+        assert!((m - 0.7).abs() < 0.05 && (v - m).abs() < 1e-12, "{m} {v}");
+        let five: Vec<Window> = (0..5).map(|_| w.clone()).collect();
+        let u = unfinished_check(&{
+            let mut f = five;
+            f[0].unfinished = 3;
+            f
+        });
+        assert!(u.passed, "{u:?}");
+    }
+
     #[test]
     fn unfinished_requests_are_checked_against_littles_law_in_flight() {
         let saturated = |unfinished| {
