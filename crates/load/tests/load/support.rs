@@ -168,10 +168,16 @@ fn serve(
             .next()
             .unwrap_or("")
             .to_ascii_uppercase();
-        bodies.lock().unwrap().push((method, body));
         let close = head.contains("connection: close");
-        if let Some(path) = head.split_whitespace().nth(1) {
-            paths.lock().unwrap().push(path.to_string());
+        {
+            // Both records under the bodies lock, so that `paths[i]` and
+            // `bodies[i]` are the same request even when connections race
+            // (they did not always line up under load).
+            let mut seen = bodies.lock().unwrap();
+            seen.push((method, body));
+            if let Some(path) = head.split_whitespace().nth(1) {
+                paths.lock().unwrap().push(path.to_string());
+            }
         }
         let n = requests.fetch_add(1, Ordering::SeqCst) + 1;
         on_this_connection += 1;
