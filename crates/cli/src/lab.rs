@@ -143,32 +143,19 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
         } => {
             check_counts(repeats, precision)?;
             let exp = builtin::load(&name)?;
-            let mut command = vec![
-                "servelab".to_string(),
-                "lab".into(),
-                "run".into(),
-                name.clone(),
-            ];
-            if quick {
-                command.push("--quick".into());
-            }
-            if let Some(r) = repeats {
-                command.extend(["--repeats".into(), r.to_string()]);
-            }
-            if let Some(p) = precision {
-                command.extend(["--precision".into(), p.to_string()]);
-            }
-            let opts = RunOptions {
-                quick,
-                repeats,
-                precision: precision.map(|p| p / 100.0),
-                out,
-                force,
-                exe: std::env::current_exe().context("cannot find the servelab executable")?,
-                version: env!("CARGO_PKG_VERSION").into(),
-                command: command.join(" "),
-                progress: !no_progress,
-            };
+            let exe = std::env::current_exe().context("cannot find the servelab executable")?;
+            let opts = run_options(
+                vec!["run".into(), name.clone()],
+                Sweep {
+                    quick,
+                    repeats,
+                    precision,
+                    out,
+                    force,
+                    no_progress,
+                },
+                exe,
+            );
             let finished = run::run(&exp, &opts)?;
             let results = &finished.results;
             let count = |s: Status| results.points.iter().filter(|p| p.status == s).count();
@@ -220,9 +207,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
             run::check_exe("--a", &exe)?;
             run::check_exe("--b", &b)?;
             let exp = builtin::load(&name)?;
-            let mut command = vec![
-                "servelab".to_string(),
-                "lab".into(),
+            let words = vec![
                 "ab".into(),
                 name.clone(),
                 "--a".into(),
@@ -230,26 +215,18 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
                 "--b".into(),
                 b.display().to_string(),
             ];
-            if quick {
-                command.push("--quick".into());
-            }
-            if let Some(r) = repeats {
-                command.extend(["--repeats".into(), r.to_string()]);
-            }
-            if let Some(p) = precision {
-                command.extend(["--precision".into(), p.to_string()]);
-            }
-            let opts = RunOptions {
-                quick,
-                repeats,
-                precision: precision.map(|p| p / 100.0),
-                out,
-                force,
+            let opts = run_options(
+                words,
+                Sweep {
+                    quick,
+                    repeats,
+                    precision,
+                    out,
+                    force,
+                    no_progress,
+                },
                 exe,
-                version: env!("CARGO_PKG_VERSION").into(),
-                command: command.join(" "),
-                progress: !no_progress,
-            };
+            );
             let pair = run::run_ab(&exp, &opts, &b)?;
             let (ra, rb) = (&pair.a.results, &pair.b.results);
             let ok = |r: &RunResults| r.points.iter().filter(|p| p.status == Status::Ok).count();
@@ -315,6 +292,44 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
 }
 
 /// Refuses `--repeats 0` and a `--precision` outside (0, 100).
+/// The flags `lab run` and `lab ab` share.
+struct Sweep {
+    quick: bool,
+    repeats: Option<u32>,
+    /// In percent, as typed.
+    precision: Option<f64>,
+    out: Option<PathBuf>,
+    force: bool,
+    no_progress: bool,
+}
+
+/// The run's options, with the command line that reruns it: `servelab lab`,
+/// then `words` (the subcommand and its own arguments), then the shared flags.
+fn run_options(words: Vec<String>, sw: Sweep, exe: PathBuf) -> RunOptions {
+    let mut command = vec!["servelab".to_string(), "lab".into()];
+    command.extend(words);
+    if sw.quick {
+        command.push("--quick".into());
+    }
+    if let Some(r) = sw.repeats {
+        command.extend(["--repeats".into(), r.to_string()]);
+    }
+    if let Some(p) = sw.precision {
+        command.extend(["--precision".into(), p.to_string()]);
+    }
+    RunOptions {
+        quick: sw.quick,
+        repeats: sw.repeats,
+        precision: sw.precision.map(|p| p / 100.0),
+        out: sw.out,
+        force: sw.force,
+        exe,
+        version: env!("CARGO_PKG_VERSION").into(),
+        command: command.join(" "),
+        progress: !sw.no_progress,
+    }
+}
+
 fn check_counts(repeats: Option<u32>, precision: Option<f64>) -> anyhow::Result<()> {
     if repeats == Some(0) {
         anyhow::bail!("--repeats must be at least 1");
