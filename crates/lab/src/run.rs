@@ -120,13 +120,24 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Finished> {
     let t0 = Instant::now();
     let plan = &setup.plan;
     let bar = progress_bar(opts.progress, plan, exp.is_simulated());
-    let mut records: Vec<PointRecord> = plan.points.iter().map(PointRecord::planned).collect();
-    if exp.is_simulated() {
+    let records = if exp.is_simulated() {
+        let mut records: Vec<PointRecord> = plan.points.iter().map(PointRecord::planned).collect();
         simulate::simulate_all(plan, &mut records, &stop, &bar);
+        records
     } else {
         write_files(plan)?;
-        measure::measure_all(plan, opts, &setup.placement, &stop, &bar, &mut records)?;
-    }
+        let mut arms = [measure::Arm::new(&opts.exe, plan)];
+        measure::measure_all(
+            plan,
+            &mut arms,
+            &|_, _| vec![0],
+            &setup.placement,
+            &stop,
+            &bar,
+        )?;
+        let [arm] = arms;
+        arm.records
+    };
     bar.finish_and_clear();
     drop(signals);
 

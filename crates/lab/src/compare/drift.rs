@@ -266,7 +266,7 @@ mod tests {
 
     #[test]
     fn an_interleaved_pair_gets_no_common_shift_line() {
-        use crate::results::{Interleaved, Side};
+        use crate::results::{Alternation, Interleaved, Side};
         let mut a = run(|_, _| 1.0);
         let mut b = run(slower);
         let record = |side| Interleaved {
@@ -274,8 +274,11 @@ mod tests {
             pair: "p".into(),
             exe_a: "/a".into(),
             exe_b: "/b".into(),
+            by: Alternation::Repeat,
             first: vec![Side::A, Side::B],
             started_s: vec![],
+            repeat_started_s: vec![],
+            server_pid: vec![],
         };
         let protocol = crate::protocol::Protocol {
             quick: true,
