@@ -14,13 +14,16 @@
 //! run as a whole produced anything.
 //!
 //! Layout: this file holds the run as a whole (options, directories, results,
-//! Ctrl-C, progress); `measure.rs` a measured point step by step;
-//! `counters.rs` the server's own counters read during a repeat;
-//! `simulate.rs` the simulator's points and predictions.
+//! Ctrl-C, progress); `measure.rs` a measured point step by step, with one
+//! binary (`lab run`) or two (`lab ab`); `record.rs` a measured repeat's
+//! figures; `ab.rs` the interleaved pair of `lab ab`; `counters.rs` the
+//! server's own counters read during a repeat; `simulate.rs` the simulator's
+//! points and predictions.
 
 mod ab;
 mod counters;
 mod measure;
+mod record;
 mod simulate;
 
 pub use ab::{AbFinished, Binary, check_exe, run_ab};
