@@ -15,10 +15,11 @@
 //! interleaved ([`pair`]) had both servers of every point alive side by side and
 //! their repeats alternating in ABBA order (older pairs: A and B back to back,
 //! alternating by point), so drift slower than a repeat hits both and Welch's t
-//! on each side's repeats tests the change. Two separate runs also differ by whatever the machine did
-//! between them, which their repeats do not sample; when most marked figures
-//! move one way, a line under the table says so with the common shift
-//! ([`drift`]), and that only an interleaved pair can tell it from a change.
+//! on each side's repeats tests the change. Two separate runs also differ by
+//! whatever the machine did between them, which their repeats do not sample;
+//! when most marked figures move one way, a line under the table says so with
+//! the common shift ([`drift`]), and that only an interleaved pair can tell it
+//! from a change.
 //!
 //! Layout: this file holds the rows, the test, the warnings, the table and the
 //! page; `drift.rs` the common shift of separate runs.

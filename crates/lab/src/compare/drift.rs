@@ -299,13 +299,28 @@ mod tests {
             ..protocol
         });
         let t = text(&a, &b, "A", "B");
-        assert!(t.contains("design: an interleaved pair"), "{t}");
+        assert!(
+            t.contains("design: an interleaved pair")
+                && t.contains("ABBA by repeat, both servers alive"),
+            "{t}"
+        );
         assert!(
             !t.contains("common shift") && !t.contains("different protocols"),
             "{t}"
         );
         // The same uniform change, now measured interleaved, is marked as a change.
         assert_eq!(t.lines().filter(|l| l.ends_with(" *")).count(), 16);
+        // A pair of the first `lab ab` (by point) says so.
+        for r in [&mut a, &mut b] {
+            if let Some(i) = r.protocol.as_mut().and_then(|p| p.interleaved.as_mut()) {
+                i.by = Alternation::Point;
+            }
+        }
+        let t = text(&a, &b, "A", "B");
+        assert!(
+            t.contains("in ABBA order by point") && !t.contains("by repeat"),
+            "{t}"
+        );
         // Two sides of different pairs are separate runs.
         if let Some(i) = b.protocol.as_mut().and_then(|p| p.interleaved.as_mut()) {
             i.pair = "q".into();
