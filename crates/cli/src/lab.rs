@@ -51,9 +51,10 @@ enum LabCommand {
         #[arg(long)]
         no_progress: bool,
     },
-    /// Measure an experiment with two servelab binaries interleaved: every
-    /// point with A and with B back to back, in ABBA order by point (A B, B A,
-    /// B A, A B, ...), so that the machine's drift hits both alike.
+    /// Measure an experiment with two servelab binaries interleaved: at every
+    /// point A's server and B's run side by side and their repeats alternate
+    /// in ABBA order (A B, B A, A B, ...), as many for each, so that the
+    /// machine's drift hits both alike.
     /// Writes OUT/a and OUT/b (ordinary run directories) and OUT/compare.html,
     /// and prints the comparison. Exits with status 2 if a side produced no
     /// figures.

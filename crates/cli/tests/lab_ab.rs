@@ -1,13 +1,15 @@
 //! `servelab lab ab` end to end, through the binary: a tiny experiment (three
 //! points, quarter-second windows) measured with this binary on both sides,
-//! the pair's directories and records, the ABBA order as it happened,
+//! the pair's directories and records, the ABBA order by repeat as it
+//! happened with both servers of a point alive, a side whose server never
+//! starts,
 //! `lab compare` reading the two sides as a pair, and the mistakes that stop it
 //! before anything runs.
 
 use std::path::Path;
 use std::process::{Command, Output};
 
-use servelab_lab::results::{Interleaved, RunResults, Side, Status};
+use servelab_lab::results::{Alternation, Interleaved, RunResults, Side, Status};
 
 fn servelab(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_servelab"))
@@ -74,7 +76,11 @@ fn the_same_binary_on_both_sides_gives_a_pair_that_compare_reads_as_one() {
         "{stdout}{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    assert!(stdout.contains("design: an interleaved pair"), "{stdout}");
+    assert!(
+        stdout.contains("design: an interleaved pair")
+            && stdout.contains("ABBA by repeat, both servers alive"),
+        "{stdout}"
+    );
     assert!(out.join("compare.html").is_file());
     let index = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(
@@ -116,6 +122,31 @@ fn the_same_binary_on_both_sides_gives_a_pair_that_compare_reads_as_one() {
         "{sa:?} {sb:?}"
     );
     assert!(sa[1] < sb[2] && sb[2] < sa[2], "{sa:?} {sb:?}");
+    // By repeat, with both servers alive: at each point both sides' servers
+    // start and warm up, then the repeats run leader, other, other, leader,
+    // each side on its one server of the point, A's and B's distinct.
+    assert_eq!((ia.by, ib.by), (Alternation::Repeat, Alternation::Repeat));
+    for i in 0..3 {
+        let (pa, pb) = (ia.server_pid[i], ib.server_pid[i]);
+        assert!(
+            pa.is_some() && pb.is_some() && pa != pb,
+            "point {i}: {pa:?} {pb:?}"
+        );
+        let (ra, rb) = (&ia.repeat_started_s[i], &ib.repeat_started_s[i]);
+        assert_eq!((ra.len(), rb.len()), (2, 2), "point {i}: {ra:?} {rb:?}");
+        let (lead, other, lead_start, other_start) = match ia.first[i] {
+            Side::A => (ra, rb, sa[i], sb[i]),
+            Side::B => (rb, ra, sb[i], sa[i]),
+        };
+        assert!(
+            lead_start < other_start
+                && other_start < lead[0]
+                && lead[0] < other[0]
+                && other[0] < other[1]
+                && other[1] < lead[1],
+            "point {i}: servers {lead_start} {other_start}, repeats {lead:?} {other:?}"
+        );
+    }
 
     let o = servelab(&[
         "lab",
@@ -165,6 +196,63 @@ fn the_same_binary_on_both_sides_gives_a_pair_that_compare_reads_as_one() {
         ),
         "{text}"
     );
+}
+
+/// A side whose server never starts records its points as failed, and the
+/// other side measures every point alone, saying so; the pair is still
+/// written, and the run exits with status 2 since side B has no figures.
+#[test]
+fn a_side_whose_server_fails_is_recorded_and_the_other_measures_alone() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let exp = tmp.path().join("tiny.toml");
+    std::fs::write(&exp, TINY).unwrap();
+    // Answers --version as servelab does, and fails to serve.
+    let broken = tmp.path().join("servelab-broken");
+    std::fs::write(
+        &broken,
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo servelab 0.0.0; exit 0; fi\n\
+         echo 'cannot serve' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&broken, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = tmp.path().join("pair");
+    let o = servelab(&[
+        "lab",
+        "ab",
+        exp.to_str().unwrap(),
+        "--b",
+        broken.to_str().unwrap(),
+        "--quick",
+        "--repeats",
+        "2",
+        "--no-progress",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    let (a, b) = (
+        RunResults::read(&out.join("a")).unwrap(),
+        RunResults::read(&out.join("b")).unwrap(),
+    );
+    for (i, (pa, pb)) in a.points.iter().zip(&b.points).enumerate() {
+        assert_eq!(pb.status, Status::Failed, "point {i}: {:?}", pb.reason);
+        assert!(pb.repeats.is_empty());
+        assert_eq!(pa.status, Status::Ok, "point {i}: {:?}", pa.reason);
+        assert_eq!(pa.repeats.len(), 2, "point {i}");
+        assert!(
+            pa.notes
+                .iter()
+                .any(|n| n== "the other side of the pair did not start (failed): every repeat was measured without it"),
+            "point {i}: {:?}",
+            pa.notes
+        );
+    }
+    let (ia, ib) = (interleaved(&a), interleaved(&b));
+    assert!(ia.server_pid.iter().all(Option::is_some));
+    assert!(ib.server_pid.iter().all(Option::is_none));
+    assert!(ib.repeat_started_s.iter().all(Vec::is_empty));
 }
 
 #[test]

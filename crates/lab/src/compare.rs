@@ -12,12 +12,14 @@
 //! same axes, one figure per plot of A's experiment.
 //!
 //! The design decides what a mark means. A pair that `servelab lab ab` measured
-//! interleaved ([`pair`]) had every point measured with A and B back to back, so
-//! drift slower than a point hits both and Welch's t on each side's repeats
-//! tests the change. Two separate runs also differ by whatever the machine did
-//! between them, which their repeats do not sample; when most marked figures
-//! move one way, a line under the table says so with the common shift
-//! ([`drift`]), and that only an interleaved pair can tell it from a change.
+//! interleaved ([`pair`]) had both servers of every point alive side by side and
+//! their repeats alternating in ABBA order (older pairs: A and B back to back,
+//! alternating by point), so drift slower than a repeat hits both and Welch's t
+//! on each side's repeats tests the change. Two separate runs also differ by
+//! whatever the machine did between them, which their repeats do not sample;
+//! when most marked figures move one way, a line under the table says so with
+//! the common shift ([`drift`]), and that only an interleaved pair can tell it
+//! from a change.
 //!
 //! Layout: this file holds the rows, the test, the warnings, the table and the
 //! page; `drift.rs` the common shift of separate runs.
@@ -32,7 +34,7 @@ use crate::html::{STYLE, esc};
 use crate::metric::{self, Metric};
 use crate::plot::style::Marker;
 use crate::plot::{self, Figure, Style};
-use crate::results::{Interleaved, PointRecord, RunResults, Stat, Status};
+use crate::results::{Alternation, Interleaved, PointRecord, RunResults, Stat, Status};
 use crate::stats::Welch;
 
 /// Metrics compared, in this order, when both runs have them.
@@ -104,18 +106,32 @@ pub fn design(a: &RunResults, b: &RunResults) -> String {
         return "design: one run compared with itself".into();
     }
     match pair(a, b) {
-        Some(i) => format!(
-            "design: an interleaved pair (servelab lab ab, pair {}): every point was measured with \
-             A and B back to back, each on a fresh server, in ABBA order by point \
-             (A first at {} of {} points), so drift slower than a point hits both alike; the test \
-             is Welch's t on each side's back-to-back repeats",
-            i.pair,
-            i.first
+        Some(i) => {
+            let led_by_a = i
+                .first
                 .iter()
                 .filter(|s| **s == crate::results::Side::A)
-                .count(),
-            i.first.len()
-        ),
+                .count();
+            match i.by {
+                Alternation::Repeat => format!(
+                    "design: an interleaved pair (servelab lab ab, pair {}): ABBA by repeat, both \
+                     servers alive: at every point A's server and B's ran side by side and their \
+                     repeats alternated A B, B A, ... (A first at {led_by_a} of {} points), so \
+                     drift slower than a repeat and what one side's load leaves behind hit both \
+                     alike; the test is Welch's t on each side's interleaved repeats",
+                    i.pair,
+                    i.first.len()
+                ),
+                Alternation::Point => format!(
+                    "design: an interleaved pair (servelab lab ab, pair {}): every point was \
+                     measured with A and B back to back, each on a fresh server, in ABBA order by \
+                     point (A first at {led_by_a} of {} points), so drift slower than a point hits \
+                     both alike; the test is Welch's t on each side's back-to-back repeats",
+                    i.pair,
+                    i.first.len()
+                ),
+            }
+        }
         None => "design: two separate runs: the repeats of each sample the noise within it, not \
                  the drift of the machine between them, so a mark is a change of the build or of \
                  the machine (`servelab lab ab` tells them apart)"

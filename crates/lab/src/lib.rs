@@ -11,7 +11,7 @@
 //! - [`experiment`]: the TOML experiment format, its validation, the plan of its points
 //! - [`builtin`]: the experiments of `experiments/`, compiled in
 //! - [`run`]: running an experiment (servers, warm-up, repeats, progress, Ctrl-C), and
-//!   [`run::run_ab`] two servelab binaries interleaved point by point (`lab ab`)
+//!   [`run::run_ab`] two servelab binaries interleaved repeat by repeat (`lab ab`)
 //! - [`server`], [`peer`], [`apache`], [`cpu`]: child processes, peer configs (Apache httpd
 //!   with its own whole configuration), CPU placement
 //! - [`sched`]: the kernel scheduler's slice and switch cost, for round-robin models

@@ -54,7 +54,7 @@ pub struct Protocol {
     /// The metric whose interval decides when a point has enough repeats.
     pub headline: Metric,
     /// Set when `servelab lab ab` measured this run interleaved with another
-    /// (each point with both binaries back to back); absent for a run of its
+    /// (each point with both binaries, their repeats alternating); absent for a run of its
     /// own. Added within schema 2: older readers ignore it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interleaved: Option<crate::results::Interleaved>,

@@ -167,10 +167,16 @@ fn protocol_sentence(results: &RunResults) -> String {
         )
     };
     let pair = p.interleaved.as_ref().map_or_else(String::new, |i| {
+        let design = match i.by {
+            crate::results::Alternation::Repeat => {
+                "with both servers alive side by side and their repeats alternating in ABBA order \
+                 by repeat"
+            }
+            crate::results::Alternation::Point => "back to back, in ABBA order by point",
+        };
         format!(
             " Side {} of an interleaved pair (servelab lab ab): every point was measured with A ({}) \
-             and B ({}) back to back, in ABBA order by point; `lab compare` the two \
-             sides to test the change.",
+             and B ({}) {design}; `lab compare` the two sides to test the change.",
             i.side.dir_name().to_uppercase(),
             i.exe_a,
             i.exe_b
@@ -547,14 +553,25 @@ mod tests {
                 pair: "p".into(),
                 exe_a: "/old/servelab".into(),
                 exe_b: "/new/servelab".into(),
+                by: crate::results::Alternation::Point,
                 first: vec![],
                 started_s: vec![],
+                repeat_started_s: vec![],
+                server_pid: vec![],
             }),
             ..p.clone()
         });
         let s = protocol_sentence(&r);
         assert!(
             s.ends_with("Side B of an interleaved pair (servelab lab ab): every point was measured with A (/old/servelab) and B (/new/servelab) back to back, in ABBA order by point; `lab compare` the two sides to test the change."),
+            "{s}"
+        );
+        if let Some(i) = r.protocol.as_mut().and_then(|p| p.interleaved.as_mut()) {
+            i.by = crate::results::Alternation::Repeat;
+        }
+        let s = protocol_sentence(&r);
+        assert!(
+            s.ends_with("every point was measured with A (/old/servelab) and B (/new/servelab) with both servers alive side by side and their repeats alternating in ABBA order by repeat; `lab compare` the two sides to test the change."),
             "{s}"
         );
         p.quick = true;

@@ -173,11 +173,10 @@ impl Side {
 }
 
 /// How a run was measured interleaved with another by `servelab lab ab`: every
-/// point with binary A and binary B back to back, in ABBA order by point
-/// (A B, B A, B A, A B, ...), so that drift slower than a point hits both runs
-/// alike. Stored in
-/// the run's [`crate::protocol::Protocol`]; both runs of a pair hold the same
-/// record but for `side`.
+/// point with binary A and binary B, in ABBA order ([`Alternation`]), so that
+/// drift hits both runs alike. Stored in the run's
+/// [`crate::protocol::Protocol`]; both runs of a pair hold the same record but
+/// for `side`, `started_s`, `repeat_started_s` and `server_pid`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Interleaved {
     /// This run's side of the pair.
@@ -189,17 +188,49 @@ pub struct Interleaved {
     pub exe_a: String,
     /// The `servelab` binary that served side B (absolute path).
     pub exe_b: String,
-    /// The side measured first at each point, in point order (A, B, B, A, ...).
+    /// What the order alternates by. Runs written before it was recorded
+    /// alternated by point.
+    #[serde(default)]
+    pub by: Alternation,
+    /// The side measured first at each point, in point order (A, B, B, A, ...);
+    /// by repeat, the side that leads the point's first repeat.
     pub first: Vec<Side>,
     /// When this side began each point (its server's start), in seconds after
     /// the pair's first point began: the order as it happened.
     pub started_s: Vec<f64>,
+    /// When this side began each of its measured repeats, per point, in seconds
+    /// after the pair's first point began (by repeat; empty in older runs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeat_started_s: Vec<Vec<f64>>,
+    /// The process id of this side's server at each point (`None` when it did
+    /// not start), by repeat; empty in older runs. With the times above, it
+    /// shows that both sides' servers were alive at once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_pid: Vec<Option<u32>>,
+}
+
+/// What the ABBA order of an interleaved pair alternates by.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Alternation {
+    /// A and B measured each point one after the other, each with its own
+    /// server and all its repeats, and the side that went first alternated
+    /// by point (A B, B A, B A, A B, ...). The first `lab ab` did this.
+    #[default]
+    Point,
+    /// At each point both servers ran side by side, and the repeats alternated
+    /// A B, B A, A B, ... (the point's leader first in odd repeats), until both
+    /// sides had the same number.
+    Repeat,
 }
 
 impl Interleaved {
     /// Whether `self` and `other` are the two sides of one pair.
     pub fn pairs_with(&self, other: &Interleaved) -> bool {
-        self.pair == other.pair && self.side == other.side.other() && self.first == other.first
+        self.pair == other.pair
+            && self.side == other.side.other()
+            && self.by == other.by
+            && self.first == other.first
     }
 }
 
@@ -599,6 +630,32 @@ pub(crate) mod tests {
             exact: BTreeMap::new(),
             notes: vec![],
         }
+    }
+
+    /// A pair's record written before `by` existed (the first `lab ab`, which
+    /// alternated by point) still reads, and says so.
+    #[test]
+    fn an_interleaved_record_without_its_order_reads_as_by_point() {
+        let old = r#"{"side":"b","pair":"p","exe_a":"/a","exe_b":"/b","first":["a","b"],"started_s":[0.0,1.5]}"#;
+        let i: Interleaved = serde_json::from_str(old).unwrap();
+        assert_eq!(i.by, Alternation::Point);
+        assert!(i.repeat_started_s.is_empty() && i.server_pid.is_empty());
+        let new = Interleaved {
+            by: Alternation::Repeat,
+            repeat_started_s: vec![vec![0.5, 2.0]],
+            server_pid: vec![Some(7), None],
+            ..i.clone()
+        };
+        let text = serde_json::to_string(&new).unwrap();
+        assert!(text.contains(r#""by":"repeat""#), "{text}");
+        assert_eq!(serde_json::from_str::<Interleaved>(&text).unwrap(), new);
+        // The two sides of one pair must agree on the order.
+        let a = Interleaved {
+            side: Side::A,
+            ..new.clone()
+        };
+        assert!(a.pairs_with(&new));
+        assert!(!a.pairs_with(&i), "by point and by repeat are not one pair");
     }
 
     #[test]

@@ -14,13 +14,16 @@
 //! run as a whole produced anything.
 //!
 //! Layout: this file holds the run as a whole (options, directories, results,
-//! Ctrl-C, progress); `measure.rs` a measured point step by step;
-//! `counters.rs` the server's own counters read during a repeat;
-//! `simulate.rs` the simulator's points and predictions.
+//! Ctrl-C, progress); `measure.rs` a measured point step by step, with one
+//! binary (`lab run`) or two (`lab ab`); `record.rs` a measured repeat's
+//! figures; `ab.rs` the interleaved pair of `lab ab`; `counters.rs` the
+//! server's own counters read during a repeat; `simulate.rs` the simulator's
+//! points and predictions.
 
 mod ab;
 mod counters;
 mod measure;
+mod record;
 mod simulate;
 
 pub use ab::{AbFinished, Binary, check_exe, run_ab};
@@ -120,13 +123,24 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<Finished> {
     let t0 = Instant::now();
     let plan = &setup.plan;
     let bar = progress_bar(opts.progress, plan, exp.is_simulated());
-    let mut records: Vec<PointRecord> = plan.points.iter().map(PointRecord::planned).collect();
-    if exp.is_simulated() {
+    let records = if exp.is_simulated() {
+        let mut records: Vec<PointRecord> = plan.points.iter().map(PointRecord::planned).collect();
         simulate::simulate_all(plan, &mut records, &stop, &bar);
+        records
     } else {
         write_files(plan)?;
-        measure::measure_all(plan, opts, &setup.placement, &stop, &bar, &mut records)?;
-    }
+        let mut arms = [measure::Arm::new(&opts.exe, plan)];
+        measure::measure_all(
+            plan,
+            &mut arms,
+            &|_, _| vec![0],
+            &setup.placement,
+            &stop,
+            &bar,
+        )?;
+        let [arm] = arms;
+        arm.records
+    };
     bar.finish_and_clear();
     drop(signals);
 

@@ -266,7 +266,7 @@ mod tests {
 
     #[test]
     fn an_interleaved_pair_gets_no_common_shift_line() {
-        use crate::results::{Interleaved, Side};
+        use crate::results::{Alternation, Interleaved, Side};
         let mut a = run(|_, _| 1.0);
         let mut b = run(slower);
         let record = |side| Interleaved {
@@ -274,8 +274,11 @@ mod tests {
             pair: "p".into(),
             exe_a: "/a".into(),
             exe_b: "/b".into(),
+            by: Alternation::Repeat,
             first: vec![Side::A, Side::B],
             started_s: vec![],
+            repeat_started_s: vec![],
+            server_pid: vec![],
         };
         let protocol = crate::protocol::Protocol {
             quick: true,
@@ -296,13 +299,28 @@ mod tests {
             ..protocol
         });
         let t = text(&a, &b, "A", "B");
-        assert!(t.contains("design: an interleaved pair"), "{t}");
+        assert!(
+            t.contains("design: an interleaved pair")
+                && t.contains("ABBA by repeat, both servers alive"),
+            "{t}"
+        );
         assert!(
             !t.contains("common shift") && !t.contains("different protocols"),
             "{t}"
         );
         // The same uniform change, now measured interleaved, is marked as a change.
         assert_eq!(t.lines().filter(|l| l.ends_with(" *")).count(), 16);
+        // A pair of the first `lab ab` (by point) says so.
+        for r in [&mut a, &mut b] {
+            if let Some(i) = r.protocol.as_mut().and_then(|p| p.interleaved.as_mut()) {
+                i.by = Alternation::Point;
+            }
+        }
+        let t = text(&a, &b, "A", "B");
+        assert!(
+            t.contains("in ABBA order by point") && !t.contains("by repeat"),
+            "{t}"
+        );
         // Two sides of different pairs are separate runs.
         if let Some(i) = b.protocol.as_mut().and_then(|p| p.interleaved.as_mut()) {
             i.pair = "q".into();

@@ -6,35 +6,55 @@
 //! noise within each run, not the drift between them: on this machine a rerun
 //! of the same binary 37 minutes later was 3-7% slower at every point, and
 //! Welch's t marked 12 of 16 figures. Here every point is measured with A and
-//! with B back to back, each with its own freshly started server, in the order
-//! A B, B A, B A, A B, then again (ABBA, by point). Drift slower than a point (a
-//! warm-up and a few windows per side) then hits both sides alike, a linear
-//! drift cancels over each four points, and Welch's t on each side's repeats at
-//! a point is left with the noise it is built for.
+//! with B together: both binaries' servers start (each on its own free port,
+//! both pinned to the server's CPUs as in `lab run`) and warm up, then their
+//! repeats alternate in ABBA order by repeat: A B, B A, A B, B A, ... when A
+//! leads the point, B A, A B, ... when B does ([`order_at`]). Each repeat is
+//! its own load run, as in `lab run`. The two sides take the same number of
+//! repeats: the pair goes on until the protocol's rule
+//! ([`crate::protocol::decide`]) stops both at the same count, or the cap.
 //!
-//! Why ABBA and not A B, B A, A B, B A: the points of an experiment usually
-//! cycle through its servers (thread, epoll, thread, epoll, ...), and plain
-//! alternation would then measure thread always with A first and epoll always
-//! with B first, so an order effect would look like a difference between the
-//! binaries at every point of one server. In ABBA order each of two or three
-//! cycling servers is led by A as often as by B.
+//! Why by repeat and not by point: the first `lab ab` measured all of A's
+//! repeats of a point on A's server, then all of B's on B's (ABBA only from
+//! point to point). With the same binary on both sides on a quiet machine it
+//! marked 3 of 16 figures of `connections`, all at 512 connections, where B was
+//! 3.8-4.1% slower on both engines, whichever side went first. Drift within the
+//! ~40 s of a point, or what the first side leaves behind (5,000 new
+//! connections a second leave TIME_WAIT sockets, the page cache, the
+//! scheduler's state), then lands on one side's repeats only, and Welch's t,
+//! with four tight repeats a side, marks it. By repeat, anything slower than
+//! one window hits both sides alike, a linear drift cancels over each four
+//! repeats, and what a repeat leaves behind is met by A's and B's next repeats
+//! equally often. The servers stay up between repeats (an idle server costs
+//! nothing but memory), so each side keeps one warmed-up server per point, as
+//! in `lab run`.
+//!
+//! Why ABBA and not A B, A B, ...: plain alternation puts A first in every
+//! pair of repeats, so an order effect (the second of two back-to-back runs
+//! being slower) would look like a difference between the binaries. The side
+//! that leads a point's first repeat still alternates by point in ABBA order
+//! ([`first_at`]): the points of an experiment usually cycle through its
+//! servers (thread, epoll, thread, epoll, ...), so each of two or three
+//! cycling servers is led by A as often as by B, and with an odd number of
+//! repeats neither side leads more pairs over the run.
 //!
 //! Peers (nginx, h2o, ...) are not servelab and serve the same on both sides;
 //! they are measured on both sides all the same. Their A/B differences are a
 //! control: the same server measured twice under the same design, so a peer
 //! that `lab compare` marks shows what chance and residual drift do.
 //!
+//! A point that fails on one side (say, an engine that binary A does not have)
+//! is recorded on that side, its server stopped at once, and the other side
+//! measures the rest of its repeats alone, with a note saying so.
+//!
 //! The pair is written as `OUT/a` and `OUT/b`, two ordinary run directories
 //! (`lab report` and `lab compare` read them), each recording in its protocol
 //! that it was measured interleaved with the other
-//! ([`crate::results::Interleaved`]), `OUT/compare.html`, and `OUT/index.html`
-//! listing both sides (the pair's directory is marked as a lab run, so that
-//! `--force` may replace it, and as a directory of runs, so that the index of
-//! the directory around it links to it).
-//!
-//! The order alternates by point, not by repeat: the repeats of a point are
-//! measured by one server process, in `measure.rs`, which this module drives
-//! one point at a time.
+//! ([`crate::results::Interleaved`]: the order, when each side's server and
+//! each repeat began, and each server's process id), `OUT/compare.html`, and
+//! `OUT/index.html` listing both sides (the pair's directory is marked as a lab
+//! run, so that `--force` may replace it, and as a directory of runs, so that
+//! the index of the directory around it links to it).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -44,9 +64,9 @@ use std::time::Instant;
 
 use super::{Finished, RunOptions, Setup, Signals, measure, progress_bar, write_files, write_run};
 use crate::error::{LabError, Result};
-use crate::experiment::{Experiment, Plan};
+use crate::experiment::Experiment;
 use crate::machine;
-use crate::results::{Interleaved, PointRecord, Side};
+use crate::results::{Alternation, Interleaved, Side};
 use crate::rundir;
 
 /// A pair that `servelab lab ab` measured and wrote.
@@ -121,12 +141,25 @@ fn io_reason(e: &std::io::Error) -> String {
     }
 }
 
-/// The side measured first at point `i`: A B B A, A B B A, ... (ABBA).
+/// The side that leads point `i`'s first repeat: A B B A, A B B A, ... (ABBA
+/// by point).
 pub(crate) fn first_at(i: usize) -> Side {
     if i.div_ceil(2) % 2 == 0 {
         Side::A
     } else {
         Side::B
+    }
+}
+
+/// The two sides in the order in which they measure repeat `r` (from 1) of
+/// point `i`: the point's leader ([`first_at`]) first in odd repeats, the
+/// other side first in even ones (ABBA by repeat).
+pub(crate) fn order_at(i: usize, r: u32) -> [Side; 2] {
+    let lead = first_at(i);
+    if r % 2 == 1 {
+        [lead, lead.other()]
+    } else {
+        [lead.other(), lead]
     }
 }
 
@@ -136,7 +169,7 @@ fn index(side: Side) -> usize {
 }
 
 /// Measures `exp` with binary A (`opts.exe`) and binary B (`exe_b`) interleaved
-/// point by point, and writes `OUT/a`, `OUT/b` and `OUT/compare.html`. `OUT` is
+/// repeat by repeat, and writes `OUT/a`, `OUT/b` and `OUT/compare.html`. `OUT` is
 /// `opts.out` (default `results/NAME-ab-STAMP`), under the same never-overwrite
 /// rules as `lab run`. A simulated experiment is refused: both sides would run
 /// the same simulator in this process.
@@ -174,53 +207,45 @@ pub fn run_ab(exp: &Experiment, opts: &RunOptions, exe_b: &Path) -> Result<AbFin
     let bar = progress_bar(opts.progress, plan, false);
     bar.set_length(2 * bar.length().unwrap_or(0));
     write_files(plan)?;
-    let mut recs_a: Vec<PointRecord> = plan.points.iter().map(PointRecord::planned).collect();
-    let mut recs_b = recs_a.clone();
-    let mut first = Vec::with_capacity(plan.points.len());
-    let mut seconds = [0.0_f64; 2];
-    let mut started: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    let mut arms = [
+        measure::Arm::new(&bin_a.path, plan),
+        measure::Arm::new(&bin_b.path, plan),
+    ];
+    let order = |i: usize, r: u32| order_at(i, r).map(index).to_vec();
     let pair_t0 = Instant::now();
-    for (i, p) in plan.points.iter().enumerate() {
-        let one = Plan {
-            points: vec![p.clone()],
-            ..plan.clone()
-        };
-        let lead = first_at(i);
-        first.push(lead);
-        for side in [lead, lead.other()] {
-            let (o, rec) = match side {
-                Side::A => (&opts_a, &mut recs_a[i]),
-                Side::B => (&opts_b, &mut recs_b[i]),
-            };
-            let t0 = Instant::now();
-            started[index(side)].push(t0.duration_since(pair_t0).as_secs_f64());
-            measure::measure_all(
-                &one,
-                o,
-                &setup.placement,
-                &stop,
-                &bar,
-                std::slice::from_mut(rec),
-            )?;
-            seconds[index(side)] += t0.elapsed().as_secs_f64();
-        }
-    }
+    measure::measure_all(plan, &mut arms, &order, &setup.placement, &stop, &bar)?;
     bar.finish_and_clear();
     drop(signals);
 
     let interrupted = stop.load(Ordering::Relaxed);
     let pair = format!("{started_utc}-{}", std::process::id());
-    let finish = |side: Side, o: &RunOptions, recs: Vec<PointRecord>, dir: PathBuf| {
-        let secs = seconds[index(side)];
-        let mut results = setup.results(exp, o, started_utc.clone(), secs, interrupted, recs);
+    let first: Vec<Side> = (0..plan.points.len()).map(first_at).collect();
+    let since = |t: Instant| t.saturating_duration_since(pair_t0).as_secs_f64();
+    let [arm_a, arm_b] = arms;
+    let finish = |side: Side, o: &RunOptions, arm: measure::Arm<'_>, dir: PathBuf| {
+        let mut results = setup.results(
+            exp,
+            o,
+            started_utc.clone(),
+            arm.busy.as_secs_f64(),
+            interrupted,
+            arm.records,
+        );
         if let Some(p) = &mut results.protocol {
             p.interleaved = Some(Interleaved {
                 side,
                 pair: pair.clone(),
                 exe_a: bin_a.path.display().to_string(),
                 exe_b: bin_b.path.display().to_string(),
+                by: Alternation::Repeat,
                 first: first.clone(),
-                started_s: started[index(side)].clone(),
+                started_s: arm.times.iter().map(|t| since(t.started)).collect(),
+                repeat_started_s: arm
+                    .times
+                    .iter()
+                    .map(|t| t.repeats.iter().map(|r| since(*r)).collect())
+                    .collect(),
+                server_pid: arm.times.iter().map(|t| t.pid).collect(),
             });
         }
         write_run(&dir, &results, exp)?;
@@ -230,8 +255,8 @@ pub fn run_ab(exp: &Experiment, opts: &RunOptions, exe_b: &Path) -> Result<AbFin
             index: None,
         })
     };
-    let a = finish(Side::A, &opts_a, recs_a, dir_a.path)?;
-    let b = finish(Side::B, &opts_b, recs_b, dir_b.path)?;
+    let a = finish(Side::A, &opts_a, arm_a, dir_a.path)?;
+    let b = finish(Side::B, &opts_b, arm_b, dir_b.path)?;
     let compare_html = out.path.join("compare.html");
     let names = |f: &Finished| f.dir.display().to_string();
     let page = crate::compare::html(&a.results, &b.results, &names(&a), &names(&b))?;
@@ -257,7 +282,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_order_is_abba_so_that_cycling_servers_are_led_by_both() {
+    fn the_leader_is_abba_by_point_so_that_cycling_servers_are_led_by_both() {
         use Side::{A, B};
         let order: Vec<Side> = (0..8).map(first_at).collect();
         assert_eq!(order, [A, B, B, A, A, B, B, A]);
@@ -273,6 +298,38 @@ mod tests {
                     "{servers} servers, server {s}: {led:?}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn repeats_alternate_abba_from_the_points_leader() {
+        use Side::{A, B};
+        // The sequence of load runs at a point, repeat after repeat.
+        let runs =
+            |i: usize, n: u32| -> Vec<Side> { (1..=n).flat_map(|r| order_at(i, r)).collect() };
+        assert_eq!(runs(0, 4), [A, B, B, A, A, B, B, A]);
+        assert_eq!(runs(1, 4), [B, A, A, B, B, A, A, B]);
+        for i in 0..8 {
+            // Repeat 1 is led by the point's leader, and the sides alternate
+            // in leading every later repeat.
+            assert_eq!(order_at(i, 1)[0], first_at(i), "point {i}");
+            for r in 1..10 {
+                let [x, y] = order_at(i, r);
+                assert_ne!(x, y, "point {i}, repeat {r}: both sides measure");
+                assert_ne!(order_at(i, r + 1)[0], x, "point {i}, repeat {r}");
+            }
+            // Over four repeats each side runs as often in each position,
+            // so a linear drift lands on both alike: the mean position in
+            // the sequence of eight load runs is the same for A and B.
+            let seq = runs(i, 4);
+            let at = |side: Side| -> usize {
+                seq.iter()
+                    .enumerate()
+                    .filter(|(_, s)| **s == side)
+                    .map(|(k, _)| k)
+                    .sum()
+            };
+            assert_eq!(at(A), at(B), "point {i}: {seq:?}");
         }
     }
 

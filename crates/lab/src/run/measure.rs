@@ -1,31 +1,35 @@
 //! A measured point, step by step: start its server, warm it up, measure each
 //! repeat, record the figures. Each step returns a [`PointFailure`] that says
 //! how the point ended when it cannot go on; the run records it and moves on.
+//!
+//! A [`PointRun`] is one server measuring one point; an [`Arm`] is the binary
+//! and records of one side of a run. `lab run` measures with one arm; `lab ab`
+//! with two, which at each point start a server each and alternate repeats in
+//! the order `ab.rs` gives, through the same loop ([`measure_point`]).
 
 use std::ffi::OsString;
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
 use servelab_load::{LoadSpec, Target, Workload};
 
-use super::RunOptions;
 use super::counters::{self, Wire};
+use super::record::{error_classes, failures, record_repeat, record_tls};
 use super::simulate::{add_model_error, predict};
 use crate::cpu::{CpuReading, Placement};
 use crate::error::{LabError, Result};
 use crate::experiment::{Measure, Plan, PointTls, ResolvedLoad, Server, Work};
-use crate::metric::Metric;
 use crate::peer;
-use crate::protocol::Window;
+use crate::protocol::{Stopped, Window};
 use crate::results::{Figures, PointRecord, Status};
 use crate::server::{self, ServerProcess, StartError};
 
-/// What every point of a measured run shares.
+/// What every point of a measured run shares, whichever arm measures it.
 struct Ctx<'a> {
     plan: &'a Plan,
-    opts: &'a RunOptions,
     placement: &'a Placement,
     stop: &'a Arc<AtomicBool>,
     bar: &'a ProgressBar,
@@ -61,15 +65,61 @@ impl PointFailure {
     }
 }
 
+/// One arm of a measured run: the `servelab` binary whose servers it starts,
+/// its records, and when its servers and repeats began. `lab run` measures
+/// with one arm; `lab ab` with two (sides A and B), whose servers at a point
+/// run side by side while their repeats alternate.
+pub(super) struct Arm<'a> {
+    /// The `servelab` binary that serves this arm's points.
+    exe: &'a Path,
+    /// One record per planned point.
+    pub(super) records: Vec<PointRecord>,
+    /// One entry per planned point: what happened when.
+    pub(super) times: Vec<PointTimes>,
+    /// Time spent starting, warming up, measuring and stopping this arm's
+    /// servers.
+    pub(super) busy: Duration,
+}
+
+impl<'a> Arm<'a> {
+    /// An arm served by `exe`, with the planned records of `plan`.
+    pub(super) fn new(exe: &'a Path, plan: &Plan) -> Arm<'a> {
+        Arm {
+            exe,
+            records: plan.points.iter().map(PointRecord::planned).collect(),
+            times: Vec::with_capacity(plan.points.len()),
+            busy: Duration::ZERO,
+        }
+    }
+}
+
+/// When one arm began a point (its server's start, or when it skipped the
+/// point), its server's process id, and when each of its measured repeats
+/// began: the order as it happened.
+#[derive(Debug, Clone)]
+pub(super) struct PointTimes {
+    /// When the arm began the point.
+    pub(super) started: Instant,
+    /// The server's process id, when it started.
+    pub(super) pid: Option<u32>,
+    /// When each measured repeat began, in order.
+    pub(super) repeats: Vec<Instant>,
+}
+
+/// The arms (indices into the run's arms) in the order in which they measure
+/// repeat `r` (from 1) of point `i`. The order of repeat 1 is also the order
+/// in which they start their servers and warm them up.
+pub(super) type Order<'o> = &'o dyn Fn(usize, u32) -> Vec<usize>;
+
 /// Predicts, then measures every point with the load generator pinned to its
-/// CPUs.
+/// CPUs, with every arm in `arms`; see [`measure_point`].
 pub(super) fn measure_all(
     plan: &Plan,
-    opts: &RunOptions,
+    arms: &mut [Arm<'_>],
+    order: Order<'_>,
     placement: &Placement,
     stop: &Arc<AtomicBool>,
     bar: &ProgressBar,
-    records: &mut [PointRecord],
 ) -> Result<()> {
     // Predictions first, on every CPU, before the measurements pin this thread.
     if plan
@@ -78,118 +128,290 @@ pub(super) fn measure_all(
         .any(|p| matches!(&p.work, Work::Measure(m) if m.predict.is_some()))
     {
         bar.set_message("simulating the predictions");
-        predict(plan, records);
+        for arm in arms.iter_mut() {
+            predict(plan, &mut arm.records);
+        }
     }
     let original = crate::cpu::allowed_cpus();
     crate::cpu::pin_current_thread(&placement.load)
         .map_err(|e| LabError::Other(format!("pinning the load generator: {e}")))?;
     let ctx = Ctx {
         plan,
-        opts,
         placement,
         stop,
         bar,
     };
-    for (p, rec) in plan.points.iter().zip(records.iter_mut()) {
+    for (i, p) in plan.points.iter().enumerate() {
+        for arm in arms.iter_mut() {
+            arm.times.push(PointTimes {
+                started: Instant::now(),
+                pid: None,
+                repeats: Vec::new(),
+            });
+        }
         let Work::Measure(m) = &p.work else {
             continue;
         };
         if stop.load(Ordering::Relaxed) {
-            rec.status = Status::Skipped;
-            rec.reason = Some("interrupted before this point".into());
+            for arm in arms.iter_mut() {
+                let rec = &mut arm.records[i];
+                rec.status = Status::Skipped;
+                rec.reason = Some("interrupted before this point".into());
+            }
             continue;
         }
-        bar.set_message(rec.label());
-        if let Err(f) = measure_point(&ctx, m, rec) {
-            bar.println(format!(
-                "{}: {} ({})",
-                rec.label(),
-                f.status.as_str(),
-                f.reason
-            ));
-            rec.status = f.status;
-            rec.reason = Some(f.reason);
-            // The bar counts the fewest repeats; a point that ended early
-            // skips the rest.
-            let done = rec.repeats.len() as u64;
-            bar.inc(u64::from(plan.repeats).saturating_sub(done));
-            rec.checks = crate::check::of_point(&rec.windows, plan.quick);
+        if let Some(arm) = arms.first() {
+            bar.set_message(arm.records[i].label());
         }
+        measure_point(&ctx, arms, order, i, m);
     }
     let _ = crate::cpu::pin_current_thread(&original);
-    add_model_error(records);
+    for arm in arms.iter_mut() {
+        add_model_error(&mut arm.records);
+    }
     Ok(())
 }
 
-/// Starts the point's server, warms it up, measures repeats of its window
-/// until the headline metric is known to the plan's precision (or the cap),
-/// summarises the repeats and checks the point.
-fn measure_point(ctx: &Ctx<'_>, m: &Measure, rec: &mut PointRecord) -> Result<(), PointFailure> {
-    let mut srv = start_server(ctx, &m.server, m.tls.is_some())?;
-    rec.command = Some(srv.command.clone());
-    let (url, wire) = match &m.tls {
-        None => (format!("http://{}{}", srv.addr, m.load.path), Wire::plain()),
-        Some(tls) => {
-            rec.notes.push(format!(
-                "{}; sessions {}",
-                tls.trust.describe(),
-                if tls.resume {
-                    "resumed (load --tls-resume on)"
-                } else {
-                    "not resumed: a full handshake per connection (load --tls-resume off)"
-                }
-            ));
-            let wire = Wire::tls(&tls.trust)
-                .map_err(|e| PointFailure::failed(format!("TLS client: {e}")))?;
-            (format!("https://{}{}", srv.addr, m.load.path), wire)
+/// Measures point `i` with every arm. Each arm starts its server and warms it
+/// up, in the order of the first repeat; then, round after round, every arm
+/// still measuring takes one repeat, in `order`, until the protocol stops all
+/// of them at the same count (so that every arm has as many repeats), or the
+/// cap does. Each arm then summarises its repeats, checks the point and stops
+/// its server. An arm whose point fails records why and stops its server at
+/// once; the others go on without it, and their records say so.
+fn measure_point(ctx: &Ctx<'_>, arms: &mut [Arm<'_>], order: Order<'_>, i: usize, m: &Measure) {
+    let mut runs: Vec<Option<PointRun<'_>>> = arms.iter().map(|_| None).collect();
+    let mut failed = Vec::new();
+    for k in order(i, 1) {
+        let arm = &mut arms[k];
+        let t0 = Instant::now();
+        arm.times[i].started = t0;
+        match PointRun::start(ctx, arm.exe, m, &mut arm.records[i]) {
+            Ok(run) => {
+                arm.times[i].pid = Some(run.srv.pid());
+                runs[k] = Some(run);
+            }
+            Err(f) => failed.push(fail(ctx, &mut arm.records[i], f)),
         }
-    };
-    let load = Load {
-        spec: &m.load,
-        url: &url,
-        tls: m.tls.as_ref(),
-    };
-    warm_up(ctx, &load)?;
-    // With client timeouts the backlog a run leaves behind is part of the
-    // overloaded state being measured: draining it would restart every repeat
-    // from an empty server, and a collapse takes seconds to come back.
-    let drains = m.load.timeout.is_none();
-    if drains {
-        drain(srv.addr, &wire, &m.load.path);
+        arm.busy += t0.elapsed();
     }
-    // (whether the server's counters are read, whether it finishes abandoned
-    // requests)
-    let counted = match &m.server {
-        Server::Servelab(a) if a.status => Some(finishes(a)),
-        _ => None,
-    };
-    let plan = ctx.plan;
+    note_alone(arms, &runs, i, &failed, "did not start", "every repeat was");
     let mut r = 0;
-    let stopped = loop {
+    while runs.iter().any(Option::is_some) {
         r += 1;
-        let reader =
-            counted.map(|finish| spawn_reader(srv.addr, wire.clone(), m.load.duration, finish));
-        let (report, cpu) = measure_repeat(ctx, &load, &mut srv, r)?;
+        let mut failed = Vec::new();
+        for k in order(i, r) {
+            let Some(run) = runs[k].as_mut() else {
+                continue;
+            };
+            let arm = &mut arms[k];
+            let t0 = Instant::now();
+            arm.times[i].repeats.push(t0);
+            if let Err(f) = run.repeat(ctx, &mut arm.records[i]) {
+                // Dropping the run stops its server now.
+                runs[k] = None;
+                failed.push(fail(ctx, &mut arm.records[i], f));
+            }
+            arm.busy += t0.elapsed();
+        }
+        note_alone(
+            arms,
+            &runs,
+            i,
+            &failed,
+            &format!("ended at its repeat {r}"),
+            "the later repeats were",
+        );
+        // Per arm: `None` when it no longer measures, `Some(None)` when it
+        // needs another repeat.
+        let decided: Vec<Option<Option<Stopped>>> = runs
+            .iter()
+            .zip(arms.iter())
+            .map(|(run, arm)| {
+                run.as_ref()
+                    .map(|run| run.decide(ctx.plan, &arm.records[i]))
+            })
+            .collect();
+        if decided.iter().flatten().all(Option::is_some) {
+            // Every arm still measuring is done at this count.
+            for ((run, arm), stopped) in runs.iter_mut().zip(arms.iter_mut()).zip(decided) {
+                if let (Some(run), Some(Some(stopped))) = (run.take(), stopped) {
+                    let t0 = Instant::now();
+                    run.finish(ctx, &mut arm.records[i], stopped);
+                    arm.busy += t0.elapsed();
+                }
+            }
+        }
+    }
+}
+
+/// Records a point's failure, and returns its status for the other arms'
+/// notes.
+fn fail(ctx: &Ctx<'_>, rec: &mut PointRecord, f: PointFailure) -> Status {
+    ctx.bar.println(format!(
+        "{}: {} ({})",
+        rec.label(),
+        f.status.as_str(),
+        f.reason
+    ));
+    rec.status = f.status;
+    rec.reason = Some(f.reason);
+    // The bar counts the fewest repeats; a point that ended early skips the
+    // rest.
+    let done = rec.repeats.len() as u64;
+    ctx.bar
+        .inc(u64::from(ctx.plan.repeats).saturating_sub(done));
+    rec.checks = crate::check::of_point(&rec.windows, ctx.plan.quick);
+    f.status
+}
+
+/// Notes on the record of every arm still measuring point `i` that another
+/// arm's point ended (`what`, with the statuses in `failed`), and that
+/// `which` of its repeats were measured without that arm. An interruption
+/// needs no note: it stops every arm.
+fn note_alone(
+    arms: &mut [Arm<'_>],
+    runs: &[Option<PointRun<'_>>],
+    i: usize,
+    failed: &[Status],
+    what: &str,
+    which: &str,
+) {
+    if !failed.iter().any(|s| *s != Status::Skipped) {
+        return;
+    }
+    let statuses: Vec<&str> = failed.iter().map(|s| s.as_str()).collect();
+    for (arm, run) in arms.iter_mut().zip(runs) {
+        if run.is_some() {
+            arm.records[i].notes.push(format!(
+                "the other side of the pair {what} ({}): {which} measured without it",
+                statuses.join(", ")
+            ));
+        }
+    }
+}
+
+/// A point measured by one server: [`start`](PointRun::start) it, measure
+/// [`repeat`](PointRun::repeat)s until [`decide`](PointRun::decide) says
+/// enough, then [`finish`](PointRun::finish). Dropping it stops the server.
+struct PointRun<'m> {
+    m: &'m Measure,
+    srv: ServerProcess,
+    url: String,
+    wire: Wire,
+    /// Whether the server is drained after the warm-up and each repeat.
+    drains: bool,
+    /// Whether the server's counters are read, and if so whether it finishes
+    /// abandoned requests.
+    counted: Option<bool>,
+    /// Repeats measured so far.
+    r: u32,
+}
+
+impl<'m> PointRun<'m> {
+    /// Starts the point's server with `exe` (a peer starts its own), warms it
+    /// up and drains it.
+    fn start(
+        ctx: &Ctx<'_>,
+        exe: &Path,
+        m: &'m Measure,
+        rec: &mut PointRecord,
+    ) -> Result<PointRun<'m>, PointFailure> {
+        let srv = start_server(ctx, exe, &m.server, m.tls.is_some())?;
+        rec.command = Some(srv.command.clone());
+        let (url, wire) = match &m.tls {
+            None => (format!("http://{}{}", srv.addr, m.load.path), Wire::plain()),
+            Some(tls) => {
+                rec.notes.push(format!(
+                    "{}; sessions {}",
+                    tls.trust.describe(),
+                    if tls.resume {
+                        "resumed (load --tls-resume on)"
+                    } else {
+                        "not resumed: a full handshake per connection (load --tls-resume off)"
+                    }
+                ));
+                let wire = Wire::tls(&tls.trust)
+                    .map_err(|e| PointFailure::failed(format!("TLS client: {e}")))?;
+                (format!("https://{}{}", srv.addr, m.load.path), wire)
+            }
+        };
+        let run = PointRun {
+            m,
+            srv,
+            url,
+            wire,
+            // With client timeouts the backlog a run leaves behind is part of
+            // the overloaded state being measured: draining it would restart
+            // every repeat from an empty server, and a collapse takes seconds
+            // to come back.
+            drains: m.load.timeout.is_none(),
+            counted: match &m.server {
+                Server::Servelab(a) if a.status => Some(finishes(a)),
+                _ => None,
+            },
+            r: 0,
+        };
+        warm_up(ctx, &run.load())?;
+        run.drain();
+        Ok(run)
+    }
+
+    /// The point's load, sent to this server.
+    fn load(&self) -> Load<'_> {
+        Load {
+            spec: &self.m.load,
+            url: &self.url,
+            tls: self.m.tls.as_ref(),
+        }
+    }
+
+    /// Waits for the server to work off what the last run left behind, when
+    /// the point drains.
+    fn drain(&self) {
+        if self.drains {
+            drain(self.srv.addr, &self.wire, &self.m.load.path);
+        }
+    }
+
+    /// Measures the next repeat and records it into `rec`.
+    fn repeat(&mut self, ctx: &Ctx<'_>, rec: &mut PointRecord) -> Result<(), PointFailure> {
+        self.r += 1;
+        let r = self.r;
+        let load = &self.m.load;
+        let reader = self
+            .counted
+            .map(|finish| spawn_reader(self.srv.addr, self.wire.clone(), load.duration, finish));
+        let l = Load {
+            spec: load,
+            url: &self.url,
+            tls: self.m.tls.as_ref(),
+        };
+        let (report, cpu) = measure_repeat(ctx, &l, &mut self.srv, r)?;
         let server_rates = reader.map(|h| {
             h.join()
                 .unwrap_or_else(|_| Err("the counter reader panicked".into()))
         });
         record_repeat(rec, r, &report, cpu, server_rates);
-        if wire.is_tls() {
+        if self.wire.is_tls() {
             record_tls(rec, r, &report);
         }
         rec.windows
-            .push(Window::of(&report, m.load.users, m.load.think.mean()));
-        if r <= plan.repeats {
+            .push(Window::of(&report, load.users, load.think.mean()));
+        if r <= ctx.plan.repeats {
             ctx.bar.inc(1);
         } else {
             // A repeat beyond the fewest: the bar grows with it.
             ctx.bar.inc_length(1);
             ctx.bar.inc(1);
         }
-        if drains {
-            drain(srv.addr, &wire, &m.load.path);
-        }
+        self.drain();
+        Ok(())
+    }
+
+    /// Whether the headline metric of `rec`'s repeats is known to the plan's
+    /// precision (or the cap is reached): `Some` when no repeat is needed.
+    fn decide(&self, plan: &Plan, rec: &PointRecord) -> Option<Stopped> {
         let headline: Vec<Option<f64>> = rec
             .repeats
             .iter()
@@ -199,24 +421,29 @@ fn measure_point(ctx: &Ctx<'_>, m: &Measure, rec: &mut PointRecord) -> Result<()
                     .filter(|_| !rec.unmeasurable.contains_key(&plan.headline))
             })
             .collect();
-        if let Some(s) =
-            crate::protocol::decide(&headline, plan.repeats, plan.max_repeats, plan.precision)
-        {
-            break s;
-        }
-    };
-    rec.stopped = Some(stopped);
-    rec.summarise();
-    rec.checks = crate::check::of_point(&rec.windows, plan.quick);
-    srv.stop();
-    Ok(())
+        crate::protocol::decide(&headline, plan.repeats, plan.max_repeats, plan.precision)
+    }
+
+    /// Summarises the repeats, checks the point and stops the server.
+    fn finish(mut self, ctx: &Ctx<'_>, rec: &mut PointRecord, stopped: Stopped) {
+        rec.stopped = Some(stopped);
+        rec.summarise();
+        rec.checks = crate::check::of_point(&rec.windows, ctx.plan.quick);
+        self.srv.stop();
+    }
 }
 
 /// Starts `servelab serve` with the planned flags on a free port, or a peer from
 /// a configuration written into the temporary directory.
 /// A peer with `tls` serves HTTPS with the run's one certificate
-/// ([`peer::certificate`]), made by the first point that needs it.
-fn start_server(ctx: &Ctx<'_>, server: &Server, tls: bool) -> Result<ServerProcess, PointFailure> {
+/// ([`peer::certificate`]), made by the first point that needs it. `exe` is
+/// the `servelab` binary that serves.
+fn start_server(
+    ctx: &Ctx<'_>,
+    exe: &Path,
+    server: &Server,
+    tls: bool,
+) -> Result<ServerProcess, PointFailure> {
     let port =
         server::free_port().map_err(|e| PointFailure::failed(format!("no free port: {e}")))?;
     let tmp = &ctx.plan.tmp;
@@ -224,7 +451,7 @@ fn start_server(ctx: &Ctx<'_>, server: &Server, tls: bool) -> Result<ServerProce
         Server::Servelab(args) => {
             let mut args = (**args).clone();
             args.port = Some(port);
-            [ctx.opts.exe.clone().into_os_string(), "serve".into()]
+            [exe.as_os_str().to_owned(), "serve".into()]
                 .into_iter()
                 .chain(args.to_args())
                 .collect()
@@ -377,141 +604,6 @@ fn finishes(args: &servelab_server::ServeArgs) -> bool {
     args.on_abandon == servelab_server::OnAbandon::Finish
 }
 
-/// The figures of repeat `r` into the point's record; `server` holds the
-/// server's own rates when its counters were read.
-fn record_repeat(
-    rec: &mut PointRecord,
-    r: u32,
-    report: &servelab_load::Report,
-    cpu_s: Result<f64, String>,
-    server: Option<Result<Figures, String>>,
-) {
-    if let Some(what) = failures(&report.counts, &report.errors) {
-        rec.notes
-            .push(format!("repeat {r}: {what}{}", error_classes(report)));
-    }
-    let mut m = Figures::new();
-    let secs = report.duration_s.max(1e-9);
-    // Without the server's counters, what the load generator saw: every ok
-    // answer was served to the end, and no abandoned request can be seen.
-    m.insert(Metric::Throughput, report.throughput.ok_per_s);
-    m.insert(Metric::Goodput, report.throughput.ok_per_s);
-    let refused = report.status.get("503").copied().unwrap_or(0);
-    m.insert(Metric::DropRate, refused as f64 / secs);
-    m.insert(Metric::TimeoutRate, report.counts.timeouts as f64 / secs);
-    let unmeasurable = |rec: &mut PointRecord, m: &mut Figures, why: String| {
-        for k in [Metric::Throughput, Metric::Badput, Metric::Abandoned] {
-            m.remove(&k);
-            rec.unmeasurable
-                .entry(k)
-                .or_insert_with(|| format!("repeat {r}: {why}"));
-        }
-    };
-    match server {
-        Some(Ok(f)) => {
-            if !f.contains_key(&Metric::Badput) {
-                rec.unmeasurable.entry(Metric::Badput).or_insert_with(|| {
-                    "the server cancels abandoned requests and counts them with the few \
-                     abandoned while being written, so what it finished for nobody is unknown"
-                        .into()
-                });
-            }
-            m.extend(f);
-        }
-        Some(Err(why)) => unmeasurable(rec, &mut m, why),
-        // With client timeouts the server also finishes requests nobody waits
-        // for; only its own counters see them.
-        None if report.counts.timeouts > 0 => unmeasurable(
-            rec,
-            &mut m,
-            "clients timed out, and only the server counts the requests it finished for them \
-             (serve --status, with a duration-bound load)"
-                .into(),
-        ),
-        None => {}
-    }
-    if report.counts.ok > 0 {
-        m.insert(Metric::MeanMs, report.latency.mean / 1000.0);
-        m.insert(Metric::AttemptMs, report.latency_uncorrected.mean / 1000.0);
-        m.insert(Metric::P50Ms, report.latency.p50 as f64 / 1000.0);
-        m.insert(Metric::P99Ms, report.latency.p99 as f64 / 1000.0);
-    } else {
-        // Under a collapse no user gets an answer: the load's times would be
-        // those of its refusals (503s), not response times.
-        for k in [
-            Metric::MeanMs,
-            Metric::AttemptMs,
-            Metric::P50Ms,
-            Metric::P99Ms,
-        ] {
-            rec.unmeasurable
-                .entry(k)
-                .or_insert_with(|| format!("repeat {r}: no request got a 2xx answer"));
-        }
-    }
-    m.insert(Metric::TotalS, report.duration_s);
-    m.insert(Metric::MbPerS, report.throughput.bytes_per_s / 1e6);
-    // Failed requests only: a failed connect (counted in `errors` since
-    // servelab-load/2) finishes no request and is said in the note.
-    m.insert(Metric::Errors, report.counts.failed as f64);
-    // U = server CPU s / window s, measured even in a collapse where no
-    // request finished; D = server CPU s / finished requests, so U = X·D.
-    match cpu_s {
-        Ok(cpu_s) => {
-            m.insert(Metric::CpuPct, cpu_s / secs * 100.0);
-            if report.counts.completed > 0 {
-                m.insert(Metric::CpuUs, cpu_s * 1e6 / report.counts.completed as f64);
-            } else {
-                rec.unmeasurable
-                    .entry(Metric::CpuUs)
-                    .or_insert_with(|| format!("repeat {r}: no request completed"));
-            }
-        }
-        Err(why) => {
-            for k in [Metric::CpuUs, Metric::CpuPct] {
-                rec.unmeasurable
-                    .entry(k)
-                    .or_insert_with(|| format!("repeat {r}: {why}"));
-            }
-        }
-    }
-    rec.repeats.push(m);
-}
-
-/// The TLS figures of repeat `r` (its last repeat in `rec`): handshakes per
-/// second, full and resumed, as the load generator completed them; the mean
-/// and 99th percentile handshake time and the client's CPU per handshake
-/// when a handshake completed, and otherwise unmeasurable (never 0: a
-/// session that outlasts the window makes no handshake in it).
-fn record_tls(rec: &mut PointRecord, r: u32, report: &servelab_load::Report) {
-    let secs = report.duration_s.max(1e-9);
-    let c = &report.counts;
-    let Some(m) = rec.repeats.last_mut() else {
-        return;
-    };
-    m.insert(Metric::FullHandshakes, c.tls_full as f64 / secs);
-    m.insert(Metric::ResumedHandshakes, c.tls_resumed as f64 / secs);
-    let h = &report.tls_handshake;
-    if h.count > 0 {
-        m.insert(Metric::HandshakeMs, h.mean / 1000.0);
-        m.insert(Metric::HandshakeP99Ms, h.p99 as f64 / 1000.0);
-    }
-    if let Some(us) = report.throughput.cpu_us_per_handshake {
-        m.insert(Metric::ClientHandshakeUs, us);
-    }
-    for k in [
-        Metric::HandshakeMs,
-        Metric::HandshakeP99Ms,
-        Metric::ClientHandshakeUs,
-    ] {
-        if !m.contains_key(&k) {
-            rec.unmeasurable
-                .entry(k)
-                .or_insert_with(|| format!("repeat {r}: no TLS handshake completed"));
-        }
-    }
-}
-
 /// Waits until the server has worked off what a time-bounded repeat left behind.
 ///
 /// A repeat that ends on time abandons the requests in flight, but a server that
@@ -533,95 +625,9 @@ fn drain(addr: std::net::SocketAddr, wire: &Wire, path: &str) {
     );
 }
 
-/// What failed in a repeat, in words, or `None` when nothing did: the requests
-/// that ended in an error out of those that finished (`failed` of `completed`;
-/// since servelab-load/2 a failed connect finishes no request), and the failed
-/// connects apart, since each is retried for the same request.
-fn failures(counts: &servelab_load::Counts, errors: &servelab_load::Errors) -> Option<String> {
-    let connects = errors.connect_refused + errors.connect_other;
-    let mut parts = Vec::new();
-    if counts.failed > 0 {
-        parts.push(format!(
-            "{} of {} finished requests failed",
-            counts.failed, counts.completed
-        ));
-    }
-    if connects > 0 {
-        parts.push(format!(
-            "{connects} connect{} failed (each retried for the same request)",
-            if connects == 1 { "" } else { "s" }
-        ));
-    }
-    if errors.tls_handshake > 0 {
-        parts.push(format!(
-            "{} TLS handshake{} failed",
-            errors.tls_handshake,
-            if errors.tls_handshake == 1 { "" } else { "s" }
-        ));
-    }
-    (!parts.is_empty()).then(|| parts.join(", and "))
-}
-
-fn error_classes(report: &servelab_load::Report) -> String {
-    let v = serde_json::to_value(report.errors).unwrap_or_default();
-    let parts: Vec<String> = v
-        .as_object()
-        .into_iter()
-        .flatten()
-        .filter(|(_, n)| n.as_u64().unwrap_or(0) > 0)
-        .map(|(k, n)| format!("{k} {n}"))
-        .collect();
-    if parts.is_empty() {
-        String::new()
-    } else {
-        format!(": {}", parts.join(", "))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use servelab_load::{Counts, Errors};
-
-    /// Regression: with servelab-load/2 `errors` counts failed connects too, and
-    /// the note "N of M requests failed" divided them by the finished requests
-    /// (a run with 3 refused connects and 2 failed requests of 10 said "5 of 10").
-    #[test]
-    fn failed_requests_are_counted_out_of_finished_ones_and_connects_apart() {
-        let counts = Counts {
-            scheduled: 11,
-            sent: 11,
-            completed: 10,
-            ok: 8,
-            failed: 2,
-            errors: 5,
-            in_flight: 1,
-            ..Counts::default()
-        };
-        let errors = Errors {
-            connect_refused: 3,
-            reset: 2,
-            ..Errors::default()
-        };
-        assert_eq!(
-            failures(&counts, &errors).unwrap(),
-            "2 of 10 finished requests failed, and 3 connects failed (each retried for the same request)"
-        );
-        let only_connects = Counts {
-            failed: 0,
-            ok: 10,
-            ..counts
-        };
-        let one = Errors {
-            connect_other: 1,
-            ..Errors::default()
-        };
-        assert_eq!(
-            failures(&only_connects, &one).unwrap(),
-            "1 connect failed (each retried for the same request)"
-        );
-        assert_eq!(failures(&only_connects, &Errors::default()), None);
-    }
 
     /// Regression: overload-cpu's policy finish at 63 users finished no
     /// request in time and got no answer of any status before its clients
