@@ -247,6 +247,9 @@ pub(crate) struct Conn {
     /// `--work` and `--delay` still owed before writing.
     service: ServiceTime,
     opened: Instant,
+    /// When the request answered during the current event started, if one
+    /// was: [`Conn::on`] takes it as the instant writing begins.
+    answered_at: Option<Instant>,
     /// Stop at each complete request instead of answering it ([`State::Ready`]).
     defer: bool,
 }
@@ -277,6 +280,7 @@ impl Conn {
             progress_at: now,
             service: ServiceTime::default(),
             opened: now,
+            answered_at: None,
             defer: false,
         }
     }
@@ -404,6 +408,9 @@ impl Conn {
     /// Carries out an [`Event`] and says what the connection wants next.
     pub(crate) fn on(&mut self, event: Event, site: &Shared, w: &mut Local) -> Interest {
         let before = self.interest();
+        // Only an answer produced by this event counts below (one from
+        // `Conn::work`, before a burn of `--work`, is too old).
+        self.answered_at = None;
         let next = match event {
             Event::Read(n) => self.filled(n, site, w),
             Event::ReadFailed | Event::WriteFailed | Event::Forced => {
@@ -415,9 +422,13 @@ impl Conn {
             Event::Worked => self.worked(),
             Event::PeerGone { unread } => self.peer_closed(unread, site, w),
         };
+        // A response produced by this event was produced just now: its start
+        // is the clock read that writing begins at (see `clock.rs` for what a
+        // read costs).
+        let answered = self.answered_at.take();
         if next == Interest::Write && before != Interest::Write {
             // Writing begins: the write timeout counts from now.
-            self.progress_at = Instant::now();
+            self.progress_at = answered.unwrap_or_else(Instant::now);
         }
         next
     }
@@ -653,9 +664,6 @@ impl Conn {
     fn wrote(&mut self, n: usize, site: &Shared, w: &mut Local) -> Interest {
         site.stats.sent(n as u64);
         self.owed.sent(n as u64);
-        if n > 0 {
-            self.progress_at = Instant::now();
-        }
         if self.out_pos < self.out.len() {
             self.out_pos += n;
             if self.out_pos == self.out.len() {
@@ -689,7 +697,10 @@ impl Conn {
             }
         }
         if self.out.is_empty() && self.next_write_is_none() {
+            // Progress to the end: `responses_done` reads the clock for it.
             self.responses_done(site, w);
+        } else if n > 0 {
+            self.progress_at = Instant::now();
         }
         self.interest()
     }
@@ -712,6 +723,7 @@ impl Conn {
     /// buffered.
     fn responses_done(&mut self, site: &Shared, w: &mut Local) {
         let now = self.owed.settle(site, w);
+        self.progress_at = now;
         if self.close_after {
             self.state = State::Closed {
                 linger: self.linger_on_close,
@@ -883,7 +895,8 @@ impl Conn {
     /// Produces the response to one parsed request (`head`: its bytes) into `out`.
     fn answer(&mut self, req: &RequestHead<'_>, head: &[u8], site: &Shared, w: &mut Local) {
         let started = Instant::now();
-        w.clock.tick();
+        w.clock.tick_at(started);
+        self.answered_at = Some(started);
         site.stats.request_started();
         self.service.draw(w);
         self.requests += 1;
