@@ -184,10 +184,13 @@ fn field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
 /// Copies a field value, dropping control bytes other than HTAB so that no value can end the
 /// line early.
 fn put_value(out: &mut Vec<u8>, value: &[u8]) {
-    if value
-        .iter()
-        .all(|&b| b == b'\t' || (b >= 0x20 && b != 0x7f))
-    {
+    // A fold without an early exit, which the compiler vectorizes: values are
+    // short and almost always clean, so looking at every byte is cheaper than
+    // a branch per byte (`perf record` of a keep-alive run, 2026-11-26).
+    let clean = value.iter().fold(true, |ok, &b| {
+        ok & ((b == b'\t') | ((b >= 0x20) & (b != 0x7f)))
+    });
+    if clean {
         out.extend_from_slice(value);
     } else {
         out.extend(
@@ -289,6 +292,9 @@ mod tests {
         let s = encode(&head);
         assert!(s.contains("\r\nLocation: /aSet-Cookie: x=1/\r\n"));
         assert_eq!(s.matches("\r\n").count(), 5);
+        // DEL goes too; a tab stays.
+        head.location = Some("/a\x7f\tb");
+        assert!(encode(&head).contains("\r\nLocation: /a\tb\r\n"));
     }
 
     #[test]

@@ -40,7 +40,7 @@ use servelab_http::encoding::{Coding, Negotiated};
 use servelab_http::precondition::{Outcome, PRECONDITION_FAILED, Preconditions};
 use servelab_http::{
     ContentRange, ExtraFields, Method, Multipart, PathKind, RangeSet, RequestHead, ResponseHead,
-    Status, dotfile, mime,
+    Status, dotfile,
 };
 
 use crate::Dotfiles;
@@ -120,14 +120,12 @@ fn serve_path(
     out: &mut Vec<u8>,
 ) -> Response {
     let (req, head_only) = (ask.req, ask.head_only);
-    let is_dir = match w.files.open(&site.root, path) {
+    let is_dir = match w.files.open(&site.root, path, w.clock.now()) {
         Ok(Entry::Dir { .. }) => true,
         Ok(Entry::File(_)) => false,
         Err(FileError::NotFound) if site.config.spa && crate::spa::is_route(path) => {
-            return match w.files.open(&site.root, "index.html") {
-                Ok(Entry::File(f)) => {
-                    send_file(ask, f, "index.html", site, w.clock.http(), persist, out)
-                }
+            return match w.files.open(&site.root, "index.html", w.clock.now()) {
+                Ok(Entry::File(f)) => send_file(ask, f, site, w.clock.http(), persist, out),
                 Ok(Entry::Dir { .. }) => error(Status::NOT_FOUND, w, persist, head_only, out),
                 Err(e) => file_error(e, "index.html", w, persist, head_only, out),
             };
@@ -145,10 +143,8 @@ fn serve_path(
                 index.push('/');
             }
             index.push_str("index.html");
-            return match w.files.open(&site.root, &index) {
-                Ok(Entry::File(f)) => {
-                    send_file(ask, f, "index.html", site, w.clock.http(), persist, out)
-                }
+            return match w.files.open(&site.root, &index, w.clock.now()) {
+                Ok(Entry::File(f)) => send_file(ask, f, site, w.clock.http(), persist, out),
                 Ok(Entry::Dir { .. }) => error(Status::NOT_FOUND, w, persist, head_only, out),
                 Err(FileError::NotFound) if site.config.autoindex => {
                     match crate::autoindex::respond(path, site, w, persist, head_only, out) {
@@ -163,8 +159,8 @@ fn serve_path(
             return redirect_to_dir(req.target, site, w, persist, head_only, out);
         }
     }
-    match w.files.open(&site.root, path) {
-        Ok(Entry::File(f)) => send_file(ask, f, path, site, w.clock.http(), persist, out),
+    match w.files.open(&site.root, path, w.clock.now()) {
+        Ok(Entry::File(f)) => send_file(ask, f, site, w.clock.http(), persist, out),
         // Changed between the two lookups of this request: answer as if it had
         // been found so a moment ago, which is what the first lookup saw.
         _ => error(Status::NOT_FOUND, w, persist, head_only, out),
@@ -174,7 +170,6 @@ fn serve_path(
 fn send_file(
     ask: &Ask<'_, '_>,
     file: &CachedFile,
-    name: &str,
     site: &Shared,
     date: &[u8; 29],
     persist: Persist,
@@ -229,8 +224,7 @@ fn send_file(
     head.etag = Some(etag.as_str());
     head.last_modified = Some(&f.last_modified);
     persist.apply(&mut head);
-    let content_type = mime::content_type(name);
-    head.content_type = Some(content_type);
+    head.content_type = Some(file.content_type);
     head.accept_ranges = true;
 
     let ranges = match (req.range, head_only) {
@@ -279,7 +273,7 @@ fn send_file(
         }
         RangeSet::Ranges(ranges) => {
             let boundary = etag.as_str().trim_matches('"');
-            let plan = Multipart::new(&ranges, f.len, content_type, boundary);
+            let plan = Multipart::new(&ranges, f.len, file.content_type, boundary);
             let mut ctype = String::with_capacity(48);
             ctype.push_str("multipart/byteranges; boundary=");
             ctype.push_str(boundary);
