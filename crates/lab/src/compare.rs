@@ -527,24 +527,15 @@ pub fn html(a: &RunResults, b: &RunResults, a_name: &str, b_name: &str) -> Resul
         for (i, p) in exp.plots.iter().enumerate() {
             let fig = both(p, &exp, a, b);
             let svg = fig.svg()?;
-            let notes: Vec<String> = fig
-                .drawn_instead
-                .iter()
-                .chain(&fig.empty)
-                .chain(&fig.notes)
-                .map(|n| esc(n))
-                .collect();
+            // The figure's notes (a substitution, why it is empty, flagged
+            // points) are drawn inside the SVG, as in a report: the caption
+            // does not say them a second time.
             let _ = writeln!(
                 h,
-                "<figure class=\"plot\" id=\"plot-{n}\" data-marks=\"{m}\">{svg}<figcaption>Figure {n}: {t}: A and B on the same axes.{notes}</figcaption></figure>",
+                "<figure class=\"plot\" id=\"plot-{n}\" data-marks=\"{m}\">{svg}<figcaption>Figure {n}: {t}: A and B on the same axes.</figcaption></figure>",
                 n = i + 1,
                 m = fig.marks(),
                 t = esc(&fig.title),
-                notes = if notes.is_empty() {
-                    String::new()
-                } else {
-                    format!(" {}", notes.join(" "))
-                },
             );
         }
     }
