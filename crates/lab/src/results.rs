@@ -11,7 +11,13 @@
 //! it stores beside it ([`PointRecord::set_model_error`]); and its simulated
 //! `p50_ms`/`p99_ms`, which were the attempt's percentiles also where users
 //! retried, are dropped where the simulated user and attempt means differ
-//! ([`attempt_is_user_time`]). Version 1 (fixed request counts,
+//! ([`attempt_is_user_time`]). Added within version 3: a simulated point's
+//! `p50_ms`/`p99_ms` are the simulator's percentiles of the user's response
+//! time (timeouts and retries included, as `load` measures them), present at
+//! every simulated point. Before, they were the attempt's percentiles, written
+//! only where the user and attempt means agreed within 1%, where the two are
+//! the same figure; so an earlier version-3 file lacks them where users
+//! retried, and a new one adds them there. Version 1 (fixed request counts,
 //! medians of 2-3 repeats, simulated means stored under `median`/`min`/`max`,
 //! `mean_ms` once per attempt and later per user) is refused with one line that
 //! says why ([`RunResults::read`]): its figures cannot be read with this
@@ -34,8 +40,9 @@ use crate::machine::Machine;
 use crate::metric::Metric;
 
 /// Whether a simulated attempt's response time stands for the user's: their
-/// means agree within 1% (nobody timed out and retried). The simulator's
-/// percentiles are of the attempt's time, `load`'s of the user's.
+/// means agree within 1% (nobody timed out and retried). Version 2 stored the
+/// simulator's percentiles of the attempt's time, `load`'s being of the user's;
+/// its migration keeps them only where this holds.
 pub fn attempt_is_user_time(user_mean: f64, attempt_mean: f64) -> bool {
     user_mean.is_finite()
         && attempt_mean.is_finite()

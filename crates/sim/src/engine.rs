@@ -463,10 +463,13 @@ impl<T: Tracer> Sim<'_, T> {
         self.cores[core as usize].state = CoreState::Idle;
         self.free_reqs.push(id);
         let good = !r.abandoned;
+        // A badput's user has gone: its user time is not recorded (0).
+        let mut user_rt = 0.0;
         if good {
+            user_rt = self.now - self.users[r.user as usize].since;
             self.cum.good += 1;
             self.cum.good_rt += rt;
-            self.cum.good_user_rt += self.now - self.users[r.user as usize].since;
+            self.cum.good_user_rt += user_rt;
             self.end_period(r.user);
             let u = &mut self.users[r.user as usize];
             u.token = u.token.wrapping_add(1); // cancels the pending timeout
@@ -478,7 +481,7 @@ impl<T: Tracer> Sim<'_, T> {
             self.trace("badput", r.user, core, r.thread)?;
         }
         self.release_thread(r.thread, Some(core))?;
-        Ok(Obs::new(rt, good))
+        Ok(Obs::new(rt, user_rt, good))
     }
 
     /// Returns a request's thread to its group: the oldest buffered request takes it,

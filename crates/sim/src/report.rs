@@ -24,6 +24,11 @@
 //! unchanged: the model's `session` (requests per connection, `null`: one
 //! connection per user) and `first_demand` (a connection's first request's
 //! extra demand, `"0s"` by default).
+//! Also added within schema 3, no existing field changed: `sim.user_p50`,
+//! `sim.user_p90` and `sim.user_p99`, the percentiles of R_user (from the end of
+//! thinking to the answer, timeouts and retries included) over the good
+//! completions, beside the `attempt_pNN` ones, and their `user_pNN_mean`/`_hw` CSV
+//! columns after `attempt_p99_hw`.
 //!
 //! Schema 2 (from 1): `sim.response_time` became `sim.attempt_response_time`
 //! (R_attempt, unchanged in meaning) beside the new `sim.user_response_time` (R_user:
@@ -74,7 +79,7 @@ pub fn to_json(points: &[PointResult], spec: Option<&RunSpec>) -> String {
 
 type Getter = fn(&Metrics) -> Estimate;
 
-const SIM_COLUMNS: [(&str, Getter); 20] = [
+const SIM_COLUMNS: [(&str, Getter); 23] = [
     ("throughput", |m| m.throughput),
     ("goodput", |m| m.goodput),
     ("badput", |m| m.badput),
@@ -86,6 +91,9 @@ const SIM_COLUMNS: [(&str, Getter); 20] = [
     ("attempt_p50", |m| m.attempt_p50),
     ("attempt_p90", |m| m.attempt_p90),
     ("attempt_p99", |m| m.attempt_p99),
+    ("user_p50", |m| m.user_p50),
+    ("user_p90", |m| m.user_p90),
+    ("user_p99", |m| m.user_p99),
     ("utilisation", |m| m.utilisation),
     ("switch_fraction", |m| m.switch_fraction),
     ("drop_rate", |m| m.drop_rate),

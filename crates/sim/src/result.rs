@@ -58,6 +58,16 @@ pub struct Metrics {
     pub attempt_p90: Estimate,
     /// 99th percentile of R_attempt.
     pub attempt_p99: Estimate,
+    /// Median of R_user over the same good completions as `user_response_time`'s
+    /// sum: what `servelab load`'s p50 measures. From a second histogram, cut at the
+    /// same warm-up as the attempt one. Equal to `attempt_p50`, bucket for bucket,
+    /// when nobody retries. Unlike the mean, it leaves out the users still waiting at
+    /// the end of the run (a histogram holds answers only).
+    pub user_p50: Estimate,
+    /// 90th percentile of R_user.
+    pub user_p90: Estimate,
+    /// 99th percentile of R_user: what `servelab load`'s p99 measures.
+    pub user_p99: Estimate,
     /// Fraction of core time doing service (context switches excluded).
     pub utilisation: Estimate,
     /// Fraction of core time spent switching context (busy but useless).
@@ -97,6 +107,9 @@ impl Metrics {
             attempt_p50: e(|r| r.p50),
             attempt_p90: e(|r| r.p90),
             attempt_p99: e(|r| r.p99),
+            user_p50: e(|r| r.user_p50),
+            user_p90: e(|r| r.user_p90),
+            user_p99: e(|r| r.user_p99),
             utilisation: e(|r| r.utilisation),
             switch_fraction: e(|r| r.switch_fraction),
             drop_rate: e(|r| r.drop_rate),

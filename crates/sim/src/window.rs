@@ -4,15 +4,18 @@
 //!
 //! The event loop keeps cumulative counters and time integrals ([`Cum`]). The window
 //! streams every completion into:
-//! - an HDR histogram of the good response times (3 significant digits), for the
-//!   percentiles;
+//! - two HDR histograms of the good completions (3 significant digits), for the
+//!   percentiles: one of the attempt's response time (R_attempt, from its send), one
+//!   of the user's (R_user, from the end of thinking, with the timeouts, rejections,
+//!   retry waits and retries before the answer: the quantity `servelab load`
+//!   measures, and whose sum is `Cum::good_user_rt`);
 //! - with an MSER-5 warm-up, the two batch series the cut is chosen on (one value
 //!   each per batch of 5 completions), computed as the completions arrive.
 //!
 //! After the run, the cut `d` (in batches) is chosen over the replications of the
 //! point (see `warmup`). Every metric is then the difference of the counters at the
-//! end of the run and at the cut, and the percentiles come from the histogram of the
-//! whole window minus that of the first `5 d` completions. Both are known at once
+//! end of the run and at the cut, and the percentiles come from each histogram of the
+//! whole window minus the same histogram of the first `5 d` completions. Both are known at once
 //! when `d` is 0 (and always with a fixed warm-up). Otherwise the replication is run
 //! again from its seed up to its `5 d`-th kept completion (see [`Replication::close`]):
 //! it is deterministic, so the second run reaches exactly the same state, and it
@@ -85,9 +88,14 @@ pub(crate) struct RepMetrics {
     pub(crate) cycle_time: f64,
     /// Users still waiting at the end of the run (counted to the end, lower bounds).
     pub(crate) waiting_at_end: f64,
+    /// Percentiles of R_attempt over the good completions.
     pub(crate) p50: f64,
     pub(crate) p90: f64,
     pub(crate) p99: f64,
+    /// Percentiles of R_user over the same completions.
+    pub(crate) user_p50: f64,
+    pub(crate) user_p90: f64,
+    pub(crate) user_p99: f64,
     pub(crate) utilisation: f64,
     pub(crate) switch_fraction: f64,
     pub(crate) drop_rate: f64,
@@ -114,23 +122,80 @@ pub(crate) struct RepOutput {
     pub(crate) events: u64,
 }
 
-/// One completion: its response time as an `f32`, negated for badput (`-0.0` is
-/// negative too, so a zero response time keeps its flag). The MSER-5 series is built
-/// from these rounded values, as it was when every completion was stored this way, so
-/// that the warm-up cut did not move when the storage went.
+/// One completion: its attempt's response time as an `f32`, negated for badput
+/// (`-0.0` is negative too, so a zero response time keeps its flag), and its user's
+/// response time, rounded the same way (meaningful for goodput only: a badput's user
+/// has gone). The MSER-5 series is built from the rounded attempt values, as it was
+/// when every completion was stored this way, so that the warm-up cut did not move
+/// when the storage went. Both times go through the same rounding, so without
+/// retries the two histograms are equal, bucket for bucket.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Obs(f32);
+pub(crate) struct Obs {
+    rt: f32,
+    user: f32,
+}
 
 impl Obs {
-    pub(crate) fn new(rt: f64, good: bool) -> Obs {
+    /// A completion whose attempt took `rt` and whose user waited `user_rt` in all.
+    pub(crate) fn new(rt: f64, user_rt: f64, good: bool) -> Obs {
         let rt = rt as f32;
-        Obs(if good { rt } else { -rt })
+        Obs {
+            rt: if good { rt } else { -rt },
+            user: user_rt as f32,
+        }
     }
     fn good(self) -> bool {
-        !self.0.is_sign_negative()
+        !self.rt.is_sign_negative()
     }
     fn rt(self) -> f64 {
-        f64::from(self.0.abs())
+        f64::from(self.rt.abs())
+    }
+    fn user_rt(self) -> f64 {
+        f64::from(self.user)
+    }
+}
+
+/// Whole nanoseconds: far below the histograms' resolution at any scale the model
+/// validates. Rounded by adding a half (`f64::round` is a library call: 2% of a run).
+#[inline]
+fn ns(seconds: f64) -> u64 {
+    (seconds * 1e9 + 0.5) as u64
+}
+
+/// Records `ns` nanoseconds. The histogram grows to the largest value; `record`
+/// fails only past what a u64 of nanoseconds holds (585 years), which then saturates.
+#[inline]
+fn record_ns(h: &mut Histogram<u64>, ns: u64) {
+    if h.record(ns).is_err() {
+        h.saturating_record(ns);
+    }
+}
+
+/// The good completions' response times, nanoseconds: the attempt's and the user's.
+/// Both are recorded for the same completions and cut at the same place.
+#[derive(Debug)]
+pub(crate) struct Hists {
+    /// R_attempt of each good completion.
+    pub(crate) attempt: Histogram<u64>,
+    /// R_user of each good completion.
+    pub(crate) user: Histogram<u64>,
+}
+
+impl Hists {
+    fn new() -> Hists {
+        Hists {
+            attempt: histogram(),
+            user: histogram(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.attempt.is_empty()
+    }
+
+    fn recycle(self) {
+        recycle(self.attempt);
+        recycle(self.user);
     }
 }
 
@@ -254,7 +319,7 @@ pub(crate) struct Window {
     target: u64,
     count: u64,
     open: Option<Cum>,
-    hist: Histogram<u64>,
+    hists: Hists,
     /// Whether to build the MSER-5 series (not for a fixed warm-up, nor for the run
     /// to a cut that is already chosen).
     batch: bool,
@@ -269,7 +334,7 @@ impl Window {
             target,
             count: 0,
             open: None,
-            hist: histogram(),
+            hists: Hists::new(),
             batch,
             batcher: None,
         }
@@ -288,15 +353,8 @@ impl Window {
     pub(crate) fn record(&mut self, o: Obs, now: &Cum) -> Result<bool> {
         self.count += 1;
         if o.good() {
-            // Whole nanoseconds: far below the histogram's resolution at any scale
-            // the model validates.
-            // Rounded by adding a half (`f64::round` is a library call: 2% of a run).
-            let ns = (o.rt() * 1e9 + 0.5) as u64;
-            // The histogram grows to the largest value; `record` fails only past
-            // what a u64 of nanoseconds holds (585 years), which then saturates.
-            if self.hist.record(ns).is_err() {
-                self.hist.saturating_record(ns);
-            }
+            record_ns(&mut self.hists.attempt, ns(o.rt()));
+            record_ns(&mut self.hists.user, ns(o.user_rt()));
         }
         if let Some(b) = &mut self.batcher {
             if self.count > MAX_KEPT {
@@ -326,7 +384,7 @@ impl Window {
             // A horizon shorter than the fixed warm-up: nothing kept.
             open: self.open.unwrap_or(end),
             count: self.count,
-            hist: Some(self.hist),
+            hists: Some(self.hists),
             series: self.batcher.map(|b| b.series).unwrap_or_default(),
             end,
             censored,
@@ -357,7 +415,7 @@ pub(crate) struct Replication {
     count: u64,
     /// Good response times of the whole window, nanoseconds (taken only when the
     /// replication is dropped, to be reused).
-    hist: Option<Histogram<u64>>,
+    hists: Option<Hists>,
     series: Series,
     censored: (u64, f64),
     cores: u32,
@@ -368,15 +426,15 @@ pub(crate) struct Replication {
 
 impl Drop for Replication {
     fn drop(&mut self) {
-        if let Some(h) = self.hist.take() {
-            recycle(h);
+        if let Some(h) = self.hists.take() {
+            h.recycle();
         }
     }
 }
 
 impl Replication {
-    fn hist(&self) -> &Histogram<u64> {
-        self.hist.as_ref().expect("taken only on drop")
+    fn hists(&self) -> &Hists {
+        self.hists.as_ref().expect("taken only on drop")
     }
 
     /// Number of whole batches of 5 completions recorded (0 with a fixed warm-up,
@@ -390,11 +448,11 @@ impl Replication {
         &self.series
     }
 
-    /// The counters and the histogram of the good response times at the end of the
+    /// The counters and the histograms of the good response times at the end of the
     /// first `d` batches: runs the replication again up to there when `d > 0`.
-    fn at_cut(&self, d: usize) -> Result<(Cum, Histogram<u64>)> {
+    fn at_cut(&self, d: usize) -> Result<(Cum, Hists)> {
         if d == 0 {
-            return Ok((self.open, histogram()));
+            return Ok((self.open, Hists::new()));
         }
         let again = self.again.as_ref().ok_or_else(|| {
             SimError::InvalidRun("this replication cannot be run again to its cut".into())
@@ -410,7 +468,7 @@ impl Replication {
                 prefix.count
             )));
         }
-        Ok((prefix.end, prefix.hist))
+        Ok((prefix.end, prefix.hists))
     }
 
     /// Deletes the first `d` batches of 5 completions and computes the metrics of the
@@ -419,23 +477,27 @@ impl Replication {
         let (end, cores, events) = (self.end, self.cores, self.events);
         let d = d.min(self.batches());
         let (start, prefix) = self.at_cut(d)?;
-        let [p50, p90, p99] = if prefix.is_empty() {
-            quantiles(self.hist(), [0.50, 0.90, 0.99])
-        } else {
+        let cut = !prefix.is_empty();
+        let kept = |whole: &Histogram<u64>, before: &Histogram<u64>| -> Result<[f64; 3]> {
+            if !cut {
+                return Ok(quantiles(whole, [0.50, 0.90, 0.99]));
+            }
             let mut good = histogram();
-            good.add(self.hist()).map_err(|e| {
+            good.add(whole).map_err(|e| {
                 SimError::InvalidRun(format!("cannot copy a response-time histogram: {e:?}"))
             })?;
-            good.subtract(&prefix).map_err(|e| {
+            good.subtract(before).map_err(|e| {
                 SimError::InvalidRun(format!(
                     "the second run to the warm-up cut did not repeat the first: {e:?}"
                 ))
             })?;
             let p = quantiles(&good, [0.50, 0.90, 0.99]);
             recycle(good);
-            p
+            Ok(p)
         };
-        recycle(prefix);
+        let [p50, p90, p99] = kept(&self.hists().attempt, &prefix.attempt)?;
+        let [user_p50, user_p90, user_p99] = kept(&self.hists().user, &prefix.user)?;
+        prefix.recycle();
         let dt = end.t - start.t;
         let core_time = dt * f64::from(cores);
         let per_s = |a: u64, b: u64| (a - b) as f64 / dt;
@@ -458,6 +520,9 @@ impl Replication {
             p50,
             p90,
             p99,
+            user_p50,
+            user_p90,
+            user_p99,
             utilisation: (end.busy - start.busy) / core_time,
             switch_fraction: (end.switching - start.switching) / core_time,
             drop_rate: per_s(end.drops, start.drops),
@@ -483,12 +548,12 @@ impl Replication {
     }
 }
 
-/// A run stopped at its warm-up cut: the counters there and the histogram of the
+/// A run stopped at its warm-up cut: the counters there and the histograms of the
 /// good response times before it.
 #[derive(Debug)]
 pub(crate) struct Prefix {
     pub(crate) end: Cum,
-    pub(crate) hist: Histogram<u64>,
+    pub(crate) hists: Hists,
     /// Completions recorded: the cut, when the run repeated the first.
     pub(crate) count: u64,
 }
@@ -498,7 +563,7 @@ impl Replication {
     pub(crate) fn into_prefix(mut self) -> Prefix {
         Prefix {
             end: self.end,
-            hist: self.hist.take().expect("taken only here or on drop"),
+            hists: self.hists.take().expect("taken only here or on drop"),
             count: self.count,
         }
     }
@@ -521,9 +586,9 @@ mod tests {
 
     #[test]
     fn observations_keep_their_flag() {
-        assert!(Obs::new(0.0, true).good());
-        assert!(!Obs::new(0.0, false).good());
-        assert_eq!(Obs::new(1.5, false).rt(), 1.5);
+        assert!(Obs::new(0.0, 0.0, true).good());
+        assert!(!Obs::new(0.0, 0.0, false).good());
+        assert_eq!(Obs::new(1.5, 0.0, false).rt(), 1.5);
     }
 
     #[test]
@@ -534,7 +599,7 @@ mod tests {
         w.open(cum(0.0, 0, 0.0));
         for i in 1..=10u64 {
             let full = w
-                .record(Obs::new(1.0, true), &cum(i as f64, i, 2.0 * i as f64))
+                .record(Obs::new(1.0, 1.0, true), &cum(i as f64, i, 2.0 * i as f64))
                 .unwrap();
             assert_eq!(full, i == 10);
         }
@@ -575,7 +640,7 @@ mod tests {
         w.open(cum(0.0, 0, 0.0));
         for i in 1..=10u64 {
             let t = (i as f64).min(5.0);
-            w.record(Obs::new(i as f64, true), &cum(t, i, 2.0 * t))
+            w.record(Obs::new(i as f64, i as f64, true), &cum(t, i, 2.0 * t))
                 .unwrap();
         }
         let r = w.finish(cum(5.0, 10, 10.0), (0, 0.0), 1, 0, None);

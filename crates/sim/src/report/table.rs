@@ -337,6 +337,9 @@ pub fn table(points: &[PointResult], spec: Option<&RunSpec>, which: Columns) -> 
         (12, "good/s", col(&|_, s| num(s.goodput.mean))),
         (13, "bad/s", col(&|_, s| num(s.badput.mean))),
         (14, "p99_att s", col(&|_, s| num(s.attempt_p99.mean))),
+        // The user's p99 (timeouts and retries included), what `servelab load`
+        // reports as p99: kept longer than the attempt's.
+        (13, "p99_user s", col(&|_, s| num(s.user_p99.mean))),
         (4, "Little", col(&|p, _| little(p.little))),
     ];
     if cancels {
@@ -346,6 +349,14 @@ pub fn table(points: &[PointResult], spec: Option<&RunSpec>, which: Columns) -> 
     if which == Columns::Fit && points.iter().all(|p| p.model.timeout.is_none()) {
         // Without timeouts nobody times out, and every completion is goodput.
         cols.retain(|(_, h, _)| !matches!(*h, "tmo/s" | "good/s" | "bad/s"));
+    }
+    if which == Columns::Fit
+        && sims
+            .iter()
+            .all(|(_, s)| s.user_p99.mean == s.attempt_p99.mean)
+    {
+        // Nobody retried: the user's p99 is the attempt's, bucket for bucket.
+        cols.retain(|(_, h, _)| *h != "p99_user s");
     }
     let hidden = all - cols.len();
     let (text, more) = layout(cols, which);
@@ -501,6 +512,7 @@ mod tests {
             "switch",
             "cancel/s",
             "p99_att s",
+            "p99_user s",
             "Little",
         ] {
             assert!(heads.contains(h), "{h} missing from {heads}");

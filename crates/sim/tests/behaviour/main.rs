@@ -18,6 +18,7 @@ mod little;
 mod retries;
 mod scheduling;
 mod timeouts;
+mod user_percentiles;
 mod warmup;
 
 use servelab_sim::{Dist, Estimate, Length, Model, RunSpec, Warmup};
