@@ -96,9 +96,9 @@ pub(crate) fn forecast(fit: &Fit, loads: &[Load]) -> Result<Vec<Forecast>> {
                 goodput: est(&s.goodput, 1.0).unwrap_or_else(zero),
                 badput: est(&s.badput, 1.0).unwrap_or_else(zero),
                 mean_ms: shifted(&s.user_response_time, 1e3, fit.delay_s),
-                p50_ms: shifted(&s.attempt_p50, 1e3, fit.delay_s),
-                p90_ms: shifted(&s.attempt_p90, 1e3, fit.delay_s),
-                p99_ms: shifted(&s.attempt_p99, 1e3, fit.delay_s),
+                p50_ms: shifted(&s.user_p50, 1e3, fit.delay_s),
+                p90_ms: shifted(&s.user_p90, 1e3, fit.delay_s),
+                p99_ms: shifted(&s.user_p99, 1e3, fit.delay_s),
                 utilisation_pct: est(&s.utilisation, 100.0).unwrap_or_else(zero),
                 drop_rate: est(&s.drop_rate, 1.0).unwrap_or_else(zero),
                 timeout_rate: est(&s.timeout_rate, 1.0).unwrap_or_else(zero),
@@ -133,9 +133,9 @@ pub(crate) fn largest_meeting(fit: &Fit, load: &Load, slo: Slo) -> Result<Option
         let Some(s) = r.sim else { return Ok(false) };
         let v = match slo.stat {
             SloStat::Mean => s.user_response_time.mean,
-            SloStat::P50 => s.attempt_p50.mean,
-            SloStat::P90 => s.attempt_p90.mean,
-            SloStat::P99 => s.attempt_p99.mean,
+            SloStat::P50 => s.user_p50.mean,
+            SloStat::P90 => s.user_p90.mean,
+            SloStat::P99 => s.user_p99.mean,
         };
         Ok(v.is_finite() && v + fit.delay_s < slo.limit_s)
     };
