@@ -31,6 +31,21 @@
 //! pipe, closes its connection if idle or finishes its response; the parent
 //! waits for them within the grace period, then kills what is left with SIGKILL
 //! and reaps it.
+//!
+//! TLS costs a child about 10 ms of CPU before its ServerHello, and that is
+//! the price of fork safety, kept on purpose. aws-lc notices the fork (a
+//! `MADV_WIPEONFORK` page that reads as zero in the child) and, at the
+//! child's first `RAND_bytes` (rustls drawing the server random), re-seeds
+//! its per-process seed DRBG from its CPU Jitter Entropy collector, which
+//! times thousands of SHA-3 rounds: 91% of the server's CPU samples at
+//! `load -c 1 --session 1 --tls-resume off` (`perf record -g`), and a
+//! 10.1–17.8 ms gap (median 10.6) with no system call between the
+//! ClientHello's `recvfrom` and the child's first `getrandom` (`strace -f`,
+//! 73 children). Nothing done before the fork helps: the re-seed is what
+//! stops sibling children from sharing the parent's RNG state (the same
+//! server random, key share and nonces), and the test
+//! `each_connection_draws_its_own_server_random` guards it. `prefork` pays
+//! the re-seed once per worker, at its first connection.
 
 use std::collections::HashSet;
 use std::net::{SocketAddr, TcpListener, TcpStream};
