@@ -277,11 +277,10 @@ fn server_random(addr: SocketAddr, client: &Arc<ClientConfig>) -> [u8; 32] {
 
 /// Every connection's ServerHello random is its own, on every engine. A
 /// regression guard for `fork`: its children are copies of one parent, and
-/// aws-lc re-seeds a child's RNG at its first use after the fork (that
-/// re-seed from CPU jitter is most of a forked handshake's time, see
-/// `engines/fork.rs`). A "fix" that skipped it, or drew the randomness
-/// before the fork, would hand sibling children the same random, the same
-/// key share and the same nonces.
+/// aws-lc re-seeds a child's RNG at its first use after the fork (its cost
+/// is in `engines/fork.rs`). A speed-up that skipped the re-seed, or drew
+/// the randomness before the fork, would hand sibling children the same
+/// random, the same key share and the same nonces.
 #[test]
 fn each_connection_draws_its_own_server_random() {
     for &engine in Engine::ALL {
