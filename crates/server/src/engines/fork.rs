@@ -31,6 +31,23 @@
 //! pipe, closes its connection if idle or finishes its response; the parent
 //! waits for them within the grace period, then kills what is left with SIGKILL
 //! and reaps it.
+//!
+//! TLS and fork safety: aws-lc notices the fork (a `MADV_WIPEONFORK` page
+//! that reads as zero in the child) and, at the child's first `RAND_bytes`
+//! (rustls drawing the server random), re-seeds its per-process seed DRBG.
+//! That re-seed is what keeps sibling children from sharing the parent's RNG
+//! state (the same server random, key share and nonces); it stays, and the
+//! test `each_connection_draws_its_own_server_random` guards it. Its cost
+//! depends on the seed source. From aws-lc's CPU Jitter Entropy collector
+//! (thousands of timed SHA-3 rounds) it was about 10 ms of CPU per child:
+//! 91% of the server's CPU samples at `load -c 1 --session 1 --tls-resume
+//! off` (`perf record -g`), a 10.1-17.8 ms gap (median 10.6) with no system
+//! call between the ClientHello's `recvfrom` and the child's first
+//! `getrandom` (`strace -f`, 73 children), and at `-c 2` on 2 busy CPUs a
+//! handshake mean of 12.6-20.8 ms. The workspace therefore builds aws-lc
+//! with `AWS_LC_SYS_NO_JITTER_ENTROPY` (`.cargo/config.toml`): the re-seed
+//! reads 48 bytes of getrandom(2) instead, and a forked handshake's mean is
+//! 1.3-1.8 ms. `prefork` pays the re-seed once per worker.
 
 use std::collections::HashSet;
 use std::net::{SocketAddr, TcpListener, TcpStream};

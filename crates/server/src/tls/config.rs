@@ -3,7 +3,10 @@
 //! only, ALPN `http/1.1`, session resumption on.
 //!
 //! The provider is aws-lc-rs, as for `servelab load`: it was chosen there by
-//! measured handshake cost (`bench/tls-provider/README.md`).
+//! measured handshake cost (`bench/tls-provider/README.md`). The workspace
+//! builds aws-lc without its CPU Jitter Entropy seed source
+//! (`.cargo/config.toml`): from it, the re-seed after each fork cost a
+//! `fork` child about 10 ms (measured in `engines/fork.rs`).
 //!
 //! Resumption: stateless tickets (TLS 1.3 and 1.2) from a ticket key made
 //! here, before any engine forks, so a `prefork` worker or a `fork` child

@@ -245,6 +245,65 @@ fn a_stalled_handshake_ends_at_the_read_timeout() {
     }
 }
 
+/// The random of TLS 1.3's HelloRetryRequest, a fixed value (RFC 8446
+/// 4.1.3): a ServerHello that carries it was not drawn from the RNG.
+const HELLO_RETRY_RANDOM: [u8; 32] = [
+    0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91,
+    0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c,
+];
+
+/// Sends a ClientHello on a fresh connection and returns the 32-byte
+/// random of the server's ServerHello (bytes 11..43: record header 5,
+/// handshake type 1, length 3, version 2).
+fn server_random(addr: SocketAddr, client: &Arc<ClientConfig>) -> [u8; 32] {
+    let name = ServerName::try_from("127.0.0.1").unwrap();
+    let mut hello = Vec::new();
+    ClientConnection::new(client.clone(), name)
+        .unwrap()
+        .write_tls(&mut hello)
+        .unwrap();
+    let mut s = connect(addr);
+    s.write_all(&hello).unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while got.len() < 43 {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "closed before the ServerHello: {got:?}");
+        got.extend_from_slice(&buf[..n]);
+    }
+    assert_eq!((got[0], got[5]), (0x16, 2), "not a ServerHello: {got:?}");
+    got[11..43].try_into().unwrap()
+}
+
+/// Every connection's ServerHello random is its own, on every engine. A
+/// regression guard for `fork`: its children are copies of one parent, and
+/// aws-lc re-seeds a child's RNG at its first use after the fork (its cost
+/// is in `engines/fork.rs`). A speed-up that skipped the re-seed, or drew
+/// the randomness before the fork, would hand sibling children the same
+/// random, the same key share and the same nonces.
+#[test]
+fn each_connection_draws_its_own_server_random() {
+    for &engine in Engine::ALL {
+        let dir = fixture();
+        let certs = tempfile::tempdir().unwrap();
+        let (source, client) = pki(certs.path());
+        let server = tls_server(engine, dir.path(), &source);
+        let addr = server.local_addr();
+        let randoms: Vec<[u8; 32]> = (0..6).map(|_| server_random(addr, &client)).collect();
+        for (i, r) in randoms.iter().enumerate() {
+            assert_ne!(
+                *r, HELLO_RETRY_RANDOM,
+                "{engine}: a HelloRetryRequest (the client's key share is not the server's group)"
+            );
+            assert!(
+                !randoms[..i].contains(r),
+                "{engine}: connection {i} repeats an earlier server random {r:02x?}"
+            );
+        }
+        server.shutdown().unwrap();
+    }
+}
+
 /// Reads one response from a kept-alive stream: the head, then its
 /// Content-Length (at least `body_hint` bytes are expected).
 fn read_response(s: &mut impl Read, body_hint: usize) -> Vec<u8> {
