@@ -28,28 +28,8 @@ enum LabCommand {
     Run {
         /// Built-in experiment name (`servelab lab list`) or path to a .toml file.
         name: String,
-        /// Shrink every sweep and shorten every window (a check that the
-        /// experiment runs; its report says it is quick).
-        #[arg(long)]
-        quick: bool,
-        /// A fixed number of repeats per point, instead of at least 3 and more
-        /// until the headline metric's 95% interval is within the target.
-        #[arg(long, value_name = "N")]
-        repeats: Option<u32>,
-        /// Target half-width of the headline metric's 95% interval, in percent
-        /// of its mean [default: the experiment's, usually 2].
-        #[arg(long, value_name = "PCT")]
-        precision: Option<f64>,
-        /// Results directory, which must not exist [default:
-        /// results/<name>-<timestamp>].
-        #[arg(long, value_name = "DIR")]
-        out: Option<PathBuf>,
-        /// Replace --out if it holds a previous lab run (never anything else).
-        #[arg(long, requires = "out")]
-        force: bool,
-        /// No progress bar.
-        #[arg(long)]
-        no_progress: bool,
+        #[command(flatten)]
+        sweep: Sweep,
     },
     /// Measure an experiment with two servelab binaries interleaved: at every
     /// point A's server and B's run side by side and their repeats alternate
@@ -68,26 +48,8 @@ enum LabCommand {
         /// The servelab binary of side B, "after".
         #[arg(long, value_name = "BIN")]
         b: PathBuf,
-        /// The pair's directory, which must not exist [default:
-        /// results/<name>-ab-<timestamp>].
-        #[arg(long, value_name = "DIR")]
-        out: Option<PathBuf>,
-        /// Replace --out if it holds a previous lab run (never anything else).
-        #[arg(long, requires = "out")]
-        force: bool,
-        /// Shrink every sweep and shorten every window.
-        #[arg(long)]
-        quick: bool,
-        /// A fixed number of repeats per point and side.
-        #[arg(long, value_name = "N")]
-        repeats: Option<u32>,
-        /// Target half-width of the headline metric's 95% interval, in percent
-        /// of its mean [default: the experiment's, usually 2].
-        #[arg(long, value_name = "PCT")]
-        precision: Option<f64>,
-        /// No progress bar.
-        #[arg(long)]
-        no_progress: bool,
+        #[command(flatten)]
+        sweep: Sweep,
     },
     /// Rebuild report.html of a results directory from its results.json.
     Report {
@@ -133,30 +95,11 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
             );
             Ok(())
         }
-        LabCommand::Run {
-            name,
-            quick,
-            repeats,
-            precision,
-            out,
-            force,
-            no_progress,
-        } => {
-            check_counts(repeats, precision)?;
+        LabCommand::Run { name, sweep } => {
+            sweep.check()?;
             let exp = builtin::load(&name)?;
             let exe = std::env::current_exe().context("cannot find the servelab executable")?;
-            let opts = run_options(
-                vec!["run".into(), name.clone()],
-                Sweep {
-                    quick,
-                    repeats,
-                    precision,
-                    out,
-                    force,
-                    no_progress,
-                },
-                exe,
-            );
+            let opts = run_options(vec!["run".into(), name.clone()], sweep, exe);
             let finished = run::run(&exp, &opts)?;
             let results = &finished.results;
             let count = |s: Status| results.points.iter().filter(|p| p.status == s).count();
@@ -187,18 +130,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
             finished.check()?;
             Ok(())
         }
-        LabCommand::Ab {
-            name,
-            a,
-            b,
-            out,
-            force,
-            quick,
-            repeats,
-            precision,
-            no_progress,
-        } => {
-            check_counts(repeats, precision)?;
+        LabCommand::Ab { name, a, b, sweep } => {
+            sweep.check()?;
             let exe = match a {
                 Some(a) => a,
                 None => std::env::current_exe().context("cannot find the servelab executable")?,
@@ -216,18 +149,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
                 "--b".into(),
                 b.display().to_string(),
             ];
-            let opts = run_options(
-                words,
-                Sweep {
-                    quick,
-                    repeats,
-                    precision,
-                    out,
-                    force,
-                    no_progress,
-                },
-                exe,
-            );
+            let opts = run_options(words, sweep, exe);
             let pair = run::run_ab(&exp, &opts, &b)?;
             let (ra, rb) = (&pair.a.results, &pair.b.results);
             let ok = |r: &RunResults| r.points.iter().filter(|p| p.status == Status::Ok).count();
@@ -292,16 +214,44 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
     }
 }
 
-/// Refuses `--repeats 0` and a `--precision` outside (0, 100).
 /// The flags `lab run` and `lab ab` share.
+#[derive(Debug, clap::Args)]
 struct Sweep {
+    /// Shrink every sweep and shorten every window (a check that the
+    /// experiment runs; its report says it is quick).
+    #[arg(long)]
     quick: bool,
+    /// A fixed number of repeats per point (and side), instead of at least 3
+    /// and more until the headline metric's 95% interval is within the target.
+    #[arg(long, value_name = "N")]
     repeats: Option<u32>,
-    /// In percent, as typed.
+    /// Target half-width of the headline metric's 95% interval, in percent
+    /// of its mean [default: the experiment's, usually 2].
+    #[arg(long, value_name = "PCT")]
     precision: Option<f64>,
+    /// The run's directory (for `lab ab`, the pair's), which must not exist
+    /// [default: results/<name>-<timestamp>, or <name>-ab-<timestamp>].
+    #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// Replace --out if it holds a previous lab run (never anything else).
+    #[arg(long, requires = "out")]
     force: bool,
+    /// No progress bar.
+    #[arg(long)]
     no_progress: bool,
+}
+
+impl Sweep {
+    /// Refuses `--repeats 0` and a `--precision` outside (0, 100).
+    fn check(&self) -> anyhow::Result<()> {
+        if self.repeats == Some(0) {
+            anyhow::bail!("--repeats must be at least 1");
+        }
+        if self.precision.is_some_and(|p| !(p > 0.0 && p < 100.0)) {
+            anyhow::bail!("--precision is a percentage above 0 and below 100");
+        }
+        Ok(())
+    }
 }
 
 /// The run's options, with the command line that reruns it: `servelab lab`,
@@ -329,14 +279,4 @@ fn run_options(words: Vec<String>, sw: Sweep, exe: PathBuf) -> RunOptions {
         command: command.join(" "),
         progress: !sw.no_progress,
     }
-}
-
-fn check_counts(repeats: Option<u32>, precision: Option<f64>) -> anyhow::Result<()> {
-    if repeats == Some(0) {
-        anyhow::bail!("--repeats must be at least 1");
-    }
-    if precision.is_some_and(|p| !(p > 0.0 && p < 100.0)) {
-        anyhow::bail!("--precision is a percentage above 0 and below 100");
-    }
-    Ok(())
 }
