@@ -336,9 +336,6 @@ mod tests {
         assert!(of_point(&[], false).is_empty());
     }
 
-    /// Regression: a saturated closed loop has about N requests in flight when
-    /// any window ends, and the unfinished check flagged every such point (63
-    /// users with R = 1 s finish 630 a window and leave 63 unfinished: 10%).
     #[test]
     fn open_arrivals_expect_lambda_r_in_flight_with_no_user_cap() {
         // 70/s for 2 s with R = 10 ms: 0.7 in flight per window, 3.5 over 5.
@@ -347,15 +344,15 @@ mod tests {
         w.unfinished = 1;
         let (m, v) = expected_in_flight(&w);
         assert!((m - 0.7).abs() < 0.05 && (v - m).abs() < 1e-12, "{m} {v}");
-        let five: Vec<Window> = (0..5).map(|_| w.clone()).collect();
-        let u = unfinished_check(&{
-            let mut f = five;
-            f[0].unfinished = 3;
-            f
-        });
+        let mut five = vec![w; 5];
+        five[0].unfinished = 3;
+        let u = unfinished_check(&five);
         assert!(u.passed, "{u:?}");
     }
 
+    /// Regression: a saturated closed loop has about N requests in flight when
+    /// any window ends, and the unfinished check flagged every such point (63
+    /// users with R = 1 s finish 630 a window and leave 63 unfinished: 10%).
     #[test]
     fn unfinished_requests_are_checked_against_littles_law_in_flight() {
         let saturated = |unfinished| {

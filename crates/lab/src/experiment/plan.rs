@@ -119,9 +119,7 @@ impl Trust {
             resume,
         }
     }
-}
 
-impl Trust {
     /// The trust in words, for the point's notes.
     pub fn describe(&self) -> String {
         match self {
