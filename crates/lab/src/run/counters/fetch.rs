@@ -4,9 +4,9 @@
 //! (`Connection: close`), which is all these two need.
 //!
 //! Over TLS it uses the load generator's own client configuration
-//! ([`servelab_load::tls_client_config`]) for the point's [`Trust`]. It never resumes a session: a reading every few
-//! seconds is not worth a session store, and a full handshake is what the
-//! server can least delay.
+//! ([`servelab_load::tls_client_config`]) for the point's [`Trust`]. It never
+//! resumes a session: a reading every few seconds is not worth a session
+//! store, and a full handshake is what the server can least delay.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
