@@ -935,6 +935,7 @@ impl Conn {
     /// `head`: the request was a HEAD, so the answer has no content.
     fn fail(&mut self, status: Status, head: bool, site: &Shared, w: &mut Local) {
         let started = Instant::now();
+        w.clock.tick_at(started);
         site.stats.request_started();
         self.close_after = true;
         self.linger_on_close = true;

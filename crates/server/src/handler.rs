@@ -420,7 +420,8 @@ pub(crate) fn error(
     head_only: bool,
     out: &mut Vec<u8>,
 ) -> Response {
-    w.clock.tick();
+    // The clock was ticked when the request started (`Conn::answer`,
+    // `Conn::fail`): no second read of it.
     error_at(status, w.clock.http(), persist, head_only, out)
 }
 
