@@ -205,8 +205,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
             compare::check(&ra, &rb, &an, &bn)?;
             print!("{}", compare::text(&ra, &rb, &an, &bn));
             if let Some(path) = html {
-                std::fs::write(&path, compare::html(&ra, &rb, &an, &bn)?)
-                    .with_context(|| format!("cannot write {}", path.display()))?;
+                compare::write_html(&path, &compare::html(&ra, &rb, &an, &bn)?)?;
                 println!("html: {}", path.display());
             }
             Ok(())

@@ -498,15 +498,37 @@ fn bars_of_both(fig: &mut Figure, fa: &Figure, fb: &Figure, labels: &[&str]) {
     }
 }
 
+/// How every comparison page begins (its `<title>`): what marks a file as one
+/// that `lab compare` wrote, and so may write again.
+const PAGE_START: &str = "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><link rel=\"icon\" href=\"data:,\"><title>compare ";
+
+/// Writes the comparison `page` to `path`, which must not exist or be a
+/// comparison page written before: a tool never overwrites a file it did not
+/// create (`--html README.md` is refused, and the file kept).
+pub fn write_html(path: &std::path::Path, page: &str) -> Result<()> {
+    match std::fs::read(path) {
+        Ok(old) if !old.starts_with(PAGE_START.as_bytes()) => {
+            return Err(LabError::Other(format!(
+                "{} exists and is not a comparison page; not overwritten",
+                path.display()
+            )));
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(LabError::io(path, e)),
+    }
+    std::fs::write(path, page).map_err(|e| LabError::io(path, e))
+}
+
 /// The same comparison as a self-contained HTML page: A and B drawn on the same
 /// axes for each plot of A's experiment, then the table.
 pub fn html(a: &RunResults, b: &RunResults, a_name: &str, b_name: &str) -> Result<String> {
     let mut h = String::new();
-    let _ = write!(
+    h.push_str(PAGE_START);
+    let _ = writeln!(
         h,
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><link rel=\"icon\" href=\"data:,\">\
-         <title>compare {} and {}</title><style>{STYLE}</style></head><body>\
-         <h1>Comparison</h1><p>A: {} ({}, {}, commit {})<br>B: {} ({}, {}, commit {})</p>\n",
+        "{} and {}</title><style>{STYLE}</style></head><body>\
+         <h1>Comparison</h1><p>A: {} ({}, {}, commit {})<br>B: {} ({}, {}, commit {})</p>",
         esc(a_name),
         esc(b_name),
         esc(a_name),
@@ -586,6 +608,27 @@ fn upper_first(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--html` never replaces a file that is not a comparison page, and
+    /// replaces one that is.
+    #[test]
+    fn html_is_written_only_over_a_comparison_page() {
+        let tmp = tempfile::tempdir().unwrap();
+        let other = tmp.path().join("README.md");
+        std::fs::write(&other, "# mine\n").unwrap();
+        let page = format!("{PAGE_START}x and y</title></head></html>\n");
+        let e = write_html(&other, &page).unwrap_err().to_string();
+        assert!(
+            e.ends_with("is not a comparison page; not overwritten"),
+            "{e}"
+        );
+        assert_eq!(std::fs::read_to_string(&other).unwrap(), "# mine\n");
+        let fresh = tmp.path().join("c.html");
+        write_html(&fresh, &page).unwrap();
+        let again = page.replace("x and y", "x and z");
+        write_html(&fresh, &again).unwrap();
+        assert_eq!(std::fs::read_to_string(&fresh).unwrap(), again);
+    }
 
     #[test]
     fn only_a_difference_welchs_test_finds_is_significant() {

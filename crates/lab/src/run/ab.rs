@@ -260,7 +260,7 @@ pub fn run_ab(exp: &Experiment, opts: &RunOptions, exe_b: &Path) -> Result<AbFin
     let compare_html = out.path.join("compare.html");
     let names = |f: &Finished| f.dir.display().to_string();
     let page = crate::compare::html(&a.results, &b.results, &names(&a), &names(&b))?;
-    std::fs::write(&compare_html, page).map_err(|e| LabError::io(&compare_html, e))?;
+    crate::compare::write_html(&compare_html, &page)?;
     // The pair's index lists both sides, and the directory of runs around it
     // links to the pair; a failure here costs only the listings.
     if rundir::mark_runs(&out.path).is_ok() {
