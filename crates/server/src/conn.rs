@@ -662,7 +662,7 @@ impl Conn {
     /// for a file chunk means the file ended early (truncated while being sent):
     /// the response cannot be completed, so the connection closes.
     fn wrote(&mut self, n: usize, site: &Shared, w: &mut Local) -> Interest {
-        site.stats.sent(n as u64);
+        w.tally.sent(n as u64);
         self.owed.sent(n as u64);
         if self.out_pos < self.out.len() {
             self.out_pos += n;
@@ -897,7 +897,7 @@ impl Conn {
         let started = Instant::now();
         w.clock.tick_at(started);
         self.answered_at = Some(started);
-        site.stats.request_started();
+        w.tally.request_started();
         self.service.draw(w);
         self.requests += 1;
         let keep_alive = req.keep_alive
@@ -936,7 +936,7 @@ impl Conn {
     fn fail(&mut self, status: Status, head: bool, site: &Shared, w: &mut Local) {
         let started = Instant::now();
         w.clock.tick_at(started);
-        site.stats.request_started();
+        w.tally.request_started();
         self.close_after = true;
         self.linger_on_close = true;
         let persist = Persist {

@@ -26,6 +26,18 @@ pub enum ServerError {
     /// The root exists but is not a directory; the server does not start.
     #[error("root {0} is not a directory")]
     RootNotDir(PathBuf),
+    /// The kernel cannot open files beneath the root with `openat2(2)` (Linux
+    /// 5.6 and later; a seccomp filter may refuse it too). Without it every
+    /// request would get 500, so the server does not start.
+    #[error(
+        "cannot open files beneath {path} with openat2 (Linux 5.6 or later, allowed by any seccomp filter), which keeps every request inside the root"
+    )]
+    NoOpenat2 {
+        /// The root as configured.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
     /// Another socket already listens on the address; the server does not
     /// start. The usual first mistake (a second server, or one still running),
     /// so the message says what to change.

@@ -81,6 +81,19 @@ impl Root {
             Mode::empty(),
         )
         .map_err(|e| root_err(e.into()))?;
+        // Every request opens its file this way: find out now, not with a 500
+        // per request, whether this kernel (and its seccomp filter) allows it.
+        rustix::fs::openat2(
+            &dir,
+            ".",
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+            ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
+        )
+        .map_err(|e| ServerError::NoOpenat2 {
+            path: path.to_owned(),
+            source: e.into(),
+        })?;
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
         Ok(Root { dir, path })
     }

@@ -17,6 +17,7 @@ use crate::files::Root;
 use crate::log::{AccessLog, LogWriter};
 use crate::service::Service;
 use crate::shutdown::Shutdown;
+use crate::stats::Tally;
 use crate::{Config, ServerError, Stats};
 
 /// The state a server's connections share.
@@ -88,14 +89,20 @@ impl Shared {
     /// A fresh context for a forked child process, whose log writer shares no
     /// lock or buffer with the parent (see `AccessLog::process_writer`).
     pub(crate) fn process_local(&self) -> Local {
-        self.local_with(self.log.process_writer())
+        // Its copy of the counter shards is read by no one (see `stats.rs`).
+        self.make_local(self.log.process_writer(), self.stats.process_tally())
     }
 
     /// A fresh per-thread context that logs through `log` (a writer shared
     /// with other threads, [`LogWriter::share`]).
     pub(crate) fn local_with(&self, log: LogWriter) -> Local {
+        self.make_local(log, self.stats.tally())
+    }
+
+    fn make_local(&self, log: LogWriter, tally: Tally) -> Local {
         Local {
             log,
+            tally,
             clock: Clock::new(),
             path: String::with_capacity(256),
             line: Vec::with_capacity(512),
@@ -114,6 +121,8 @@ impl Shared {
 #[derive(Debug)]
 pub(crate) struct Local {
     pub(crate) log: LogWriter,
+    /// The per-request counters, in this thread's own shard (see `stats.rs`).
+    pub(crate) tally: Tally,
     pub(crate) clock: Clock,
     /// Scratch for the decoded request path.
     pub(crate) path: String,

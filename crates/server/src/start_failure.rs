@@ -157,7 +157,7 @@ fn kind_of(err: &ServerError) -> StartFailureKind {
         ServerError::Log { .. } => StartFailureKind::AccessLog,
         ServerError::Auth { .. } => StartFailureKind::Auth,
         ServerError::Config(_) | ServerError::Tls(_) => StartFailureKind::BadConfig,
-        ServerError::Io { .. } => StartFailureKind::System,
+        ServerError::Io { .. } | ServerError::NoOpenat2 { .. } => StartFailureKind::System,
     }
 }
 

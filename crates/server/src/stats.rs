@@ -20,10 +20,22 @@
 //! If the kernel refuses the mapping (it never does for one page short of memory
 //! exhaustion) the counters fall back to the heap and the process engines would
 //! count only what the parent sees; the server says so on stderr.
+//!
+//! Per-request counters go through a [`Tally`], one per worker context
+//! (`Local`). A `fetch_add` is a locked read-modify-write, a full memory
+//! barrier even on a line no other core touches, and a keep-alive request made
+//! six of them. So each worker thread owns a
+//! shard of those counters that only it writes, with a plain load and store (no
+//! lock: one writer cannot lose its own updates), and a snapshot sums the shared
+//! block and every shard. A reader may see a shard's counter one store late,
+//! which relaxed atomics allowed already. The shards are plain heap memory: a
+//! forked child gets a copy, so a child process's tally (and a worker beyond the
+//! [`SHARDS`] in use) counts in the shared block, with `fetch_add`, as before.
 #![allow(unsafe_code)] // mmap/munmap of the shared counter block; see SAFETY notes.
 
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::service_time::{self, BUCKETS, ServiceTimes};
@@ -133,12 +145,42 @@ impl Drop for Storage {
     }
 }
 
+/// How many worker threads at once get a shard of their own (see the module
+/// docs); more than any engine's worker count, so only the `thread` engine's
+/// 65th concurrent connection and beyond count with `fetch_add`.
+pub(crate) const SHARDS: usize = 64;
+
+/// The per-request counters of one worker thread, written by that thread only.
+#[derive(Debug, Default)]
+#[repr(C, align(64))]
+struct Shard {
+    /// Started minus finished here; a request may start in one shard and
+    /// finish in another, so this wraps and only the sum is meaningful.
+    in_flight: AtomicU64,
+    abandoned: AtomicU64,
+    bytes_sent: AtomicU64,
+    by_class: [AtomicU64; 6],
+    service: [AtomicU64; BUCKETS],
+    service_sum_ns: AtomicU64,
+}
+
+/// Adds `n` to a counter that only the calling thread writes: a plain load
+/// and store, no lock prefix. Wrapping, so `in_flight` may go "below zero" in
+/// one shard (see [`Shard`]).
+fn bump(c: &AtomicU64, n: u64) {
+    c.store(c.load(Relaxed).wrapping_add(n), Relaxed);
+}
+
 /// The live counters of one server, shared by its threads and, through a shared
 /// mapping, by its child processes.
 #[derive(Debug)]
 pub struct Stats {
     started: Instant,
     storage: Storage,
+    /// One per worker thread that holds a [`Tally`] (see the module docs).
+    shards: Box<[Shard]>,
+    /// Indices of the shards no tally holds.
+    free: Mutex<Vec<u16>>,
 }
 
 /// A copy of the counters at one moment.
@@ -189,6 +231,9 @@ impl Default for Stats {
         Stats {
             started: Instant::now(),
             storage: Storage::new(),
+            shards: (0..SHARDS).map(|_| Shard::default()).collect(),
+            // Popped from the end: shard 0 first.
+            free: Mutex::new((0..SHARDS as u16).rev().collect()),
         }
     }
 }
@@ -253,22 +298,46 @@ impl Stats {
         self.c().tls_failed.add(1);
     }
 
+    /// A tally for a worker thread: its own shard if one is free, else the
+    /// shared counters. Not for a forked child, whose copy of the shards
+    /// nobody reads: that is [`Stats::process_tally`].
+    pub(crate) fn tally(self: &Arc<Self>) -> Tally {
+        let shard = self.free.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        Tally {
+            stats: Arc::clone(self),
+            shard,
+        }
+    }
+
+    /// A tally for a forked child process: the shared counters only.
+    pub(crate) fn process_tally(self: &Arc<Self>) -> Tally {
+        Tally {
+            stats: Arc::clone(self),
+            shard: None,
+        }
+    }
+
     /// The counters now.
     pub fn snapshot(&self) -> Snapshot {
         let c = self.c();
+        let sum = |own: u64, f: &dyn Fn(&Shard) -> &AtomicU64| {
+            self.shards
+                .iter()
+                .fold(own, |acc, s| acc.wrapping_add(f(s).load(Relaxed)))
+        };
         Snapshot {
             uptime_secs: self.started.elapsed().as_secs(),
             uptime: self.started.elapsed(),
             accepted: c.accepted.get(),
             open: c.open.get(),
             dropped: c.dropped.get(),
-            in_flight: c.in_flight.get(),
-            abandoned: c.abandoned.get(),
-            bytes_sent: c.bytes_sent.get(),
-            responses: [1, 2, 3, 4, 5].map(|i| c.by_class[i].get()),
+            in_flight: sum(c.in_flight.get(), &|s| &s.in_flight),
+            abandoned: sum(c.abandoned.get(), &|s| &s.abandoned),
+            bytes_sent: sum(c.bytes_sent.get(), &|s| &s.bytes_sent),
+            responses: [1, 2, 3, 4, 5].map(|i| sum(c.by_class[i].get(), &|s| &s.by_class[i])),
             service: ServiceTimes {
-                buckets: std::array::from_fn(|i| c.service[i].get()),
-                sum_ns: c.service_sum_ns.get(),
+                buckets: std::array::from_fn(|i| sum(c.service[i].get(), &|s| &s.service[i])),
+                sum_ns: sum(c.service_sum_ns.get(), &|s| &s.service_sum_ns),
             },
             tls: TlsCounts {
                 full: c.tls_full.get(),
@@ -279,6 +348,75 @@ impl Stats {
                     sum_ns: c.handshake_sum_ns.get(),
                 },
             },
+        }
+    }
+}
+
+/// The per-request counters as one worker context counts them: into its own
+/// shard when it has one (plain stores), else into the shared block (see the
+/// module docs). One per `Local`; it gives its shard back when dropped. Its
+/// methods take `&mut self`, so the one-writer rule of a shard is the borrow
+/// checker's: only the holder of the tally writes it.
+#[derive(Debug)]
+pub(crate) struct Tally {
+    stats: Arc<Stats>,
+    shard: Option<u16>,
+}
+
+impl Tally {
+    fn own(&self) -> Option<&Shard> {
+        self.shard.map(|i| &self.stats.shards[usize::from(i)])
+    }
+    pub(crate) fn request_started(&mut self) {
+        match self.own() {
+            Some(s) => bump(&s.in_flight, 1),
+            None => self.stats.request_started(),
+        }
+    }
+    pub(crate) fn request_finished(&mut self, abandoned: bool) {
+        match self.own() {
+            Some(s) => {
+                bump(&s.in_flight, 1u64.wrapping_neg());
+                if abandoned {
+                    bump(&s.abandoned, 1);
+                }
+            }
+            None => self.stats.request_finished(abandoned),
+        }
+    }
+    pub(crate) fn response(&mut self, status: u16) {
+        match self.own() {
+            Some(s) => bump(&s.by_class[usize::from(status / 100).min(5)], 1),
+            None => self.stats.response(status),
+        }
+    }
+    pub(crate) fn sent(&mut self, bytes: u64) {
+        match self.own() {
+            Some(s) => bump(&s.bytes_sent, bytes),
+            None => self.stats.sent(bytes),
+        }
+    }
+    /// A response was completely written `d` after its request was parsed.
+    pub(crate) fn served(&mut self, d: Duration) {
+        match self.own() {
+            Some(s) => {
+                bump(&s.service[service_time::bucket(d)], 1);
+                bump(&s.service_sum_ns, service_time::nanos(d));
+            }
+            None => self.stats.served(d),
+        }
+    }
+}
+
+impl Drop for Tally {
+    fn drop(&mut self) {
+        if let Some(i) = self.shard.take() {
+            // The counts stay in the shard; the next tally adds to them.
+            self.stats
+                .free
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(i);
         }
     }
 }
@@ -347,5 +485,71 @@ mod tests {
             snap.service.buckets[service_time::bucket(Duration::from_millis(3))],
             1
         );
+    }
+
+    /// A worker's own shard and the shared block add up, whichever a request
+    /// started and finished in; a shard goes back when its tally is dropped.
+    #[test]
+    fn tallies_add_up_across_shards_and_the_shared_block() {
+        let s = Arc::new(Stats::default());
+        let mut a = s.tally();
+        let mut b = s.tally();
+        assert!(a.shard.is_some() && b.shard.is_some());
+        assert_ne!(a.shard, b.shard);
+        a.request_started();
+        a.request_started();
+        b.request_finished(false);
+        assert_eq!(s.snapshot().in_flight, 1, "started in a, finished in b");
+        a.sent(10);
+        b.sent(5);
+        s.sent(1);
+        a.response(200);
+        b.response(404);
+        a.served(Duration::from_millis(3));
+        b.served(Duration::from_micros(70));
+        b.request_finished(true);
+        let snap = s.snapshot();
+        assert_eq!(snap.in_flight, 0);
+        assert_eq!(snap.abandoned, 1);
+        assert_eq!(snap.bytes_sent, 16);
+        assert_eq!(snap.responses, [0, 1, 0, 1, 0]);
+        assert_eq!(snap.service.count(), 2);
+        assert_eq!(snap.service.sum_ns, 3_070_000);
+        let freed = a.shard;
+        drop(a);
+        let mut c = s.tally();
+        assert_eq!(c.shard, freed, "a dropped tally's shard is reused");
+        c.sent(4);
+        assert_eq!(s.snapshot().bytes_sent, 20, "and what it held still counts");
+        // A child process's tally counts in the shared block.
+        let mut p = s.process_tally();
+        assert!(p.shard.is_none());
+        p.response(500);
+        assert_eq!(s.snapshot().responses[4], 1);
+    }
+
+    /// Beyond `SHARDS` tallies at once, the rest share the locked counters and
+    /// still count; threads writing their own shards lose nothing.
+    #[test]
+    fn more_tallies_than_shards_still_count() {
+        let s = Arc::new(Stats::default());
+        let mut tallies: Vec<Tally> = (0..SHARDS + 3).map(|_| s.tally()).collect();
+        assert_eq!(tallies.iter().filter(|t| t.shard.is_none()).count(), 3);
+        std::thread::scope(|scope| {
+            for t in &mut tallies[SHARDS - 2..] {
+                scope.spawn(move || {
+                    for _ in 0..10_000 {
+                        t.request_started();
+                        t.sent(1);
+                        t.response(200);
+                        t.request_finished(false);
+                    }
+                });
+            }
+        });
+        let snap = s.snapshot();
+        assert_eq!(snap.bytes_sent, 50_000);
+        assert_eq!(snap.responses[1], 50_000);
+        assert_eq!(snap.in_flight, 0);
     }
 }

@@ -103,7 +103,7 @@ impl Ledger {
         let logging = w.log.enabled();
         for o in &self.owed {
             let took = now.saturating_duration_since(o.started);
-            site.stats.served(took);
+            w.tally.served(took);
             if logging {
                 let us = took.as_micros() as u64;
                 let start = &self.log_buf[from..o.log_end];
@@ -111,8 +111,8 @@ impl Ledger {
                 w.log.line(&w.line);
                 from = o.log_end;
             }
-            site.stats.response(o.status.code());
-            site.stats.request_finished(false);
+            w.tally.response(o.status.code());
+            w.tally.request_finished(false);
         }
         self.clear();
         now
@@ -143,7 +143,7 @@ impl Ledger {
                 w.log.line(&w.line);
                 from = o.log_end;
             }
-            site.stats.request_finished(true);
+            w.tally.request_finished(true);
         }
         self.clear();
     }
