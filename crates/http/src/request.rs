@@ -30,6 +30,7 @@
 use std::mem::MaybeUninit;
 
 use crate::error::RequestError;
+use crate::fields::ExtraFields;
 use crate::framing::{TransferCodings, parse_content_length, trim_ows};
 use crate::method::Method;
 use crate::target::{classify_target, validate_host};
@@ -118,6 +119,8 @@ pub struct RequestHead<'a> {
     pub referer: Option<&'a str>,
     /// `User-Agent`, for the combined log format.
     pub user_agent: Option<&'a str>,
+    /// `Accept-Encoding`, `If-Match` and `If-Unmodified-Since`, for the static-file handler.
+    pub extra: ExtraFields<'a>,
     /// Bytes consumed by the head, including the final empty line: the body (or the next
     /// pipelined request) starts at `buf[head_len..]`.
     pub head_len: usize,
@@ -247,6 +250,7 @@ fn build<'a>(
         if_range: None,
         referer: None,
         user_agent: None,
+        extra: ExtraFields::default(),
         head_len,
     };
     let mut hosts = 0u32;
@@ -305,6 +309,9 @@ fn build<'a>(
             Field::IfRange => &mut head.if_range,
             Field::Referer => &mut head.referer,
             Field::UserAgent => &mut head.user_agent,
+            Field::AcceptEncoding => &mut head.extra.accept_encoding,
+            Field::IfMatch => &mut head.extra.if_match,
+            Field::IfUnmodifiedSince => &mut head.extra.if_unmodified_since,
         };
         if slot.is_none() {
             *slot = std::str::from_utf8(value).ok();
@@ -356,6 +363,9 @@ enum Field {
     IfRange,
     Referer,
     UserAgent,
+    AcceptEncoding,
+    IfMatch,
+    IfUnmodifiedSince,
 }
 
 impl Field {
@@ -369,12 +379,15 @@ impl Field {
             6 if is("expect") => Some(Field::Expect),
             7 if is("referer") => Some(Field::Referer),
             8 if is("if-range") => Some(Field::IfRange),
+            8 if is("if-match") => Some(Field::IfMatch),
             10 if is("connection") => Some(Field::Connection),
             10 if is("user-agent") => Some(Field::UserAgent),
             13 if is("if-none-match") => Some(Field::IfNoneMatch),
             14 if is("content-length") => Some(Field::ContentLength),
+            15 if is("accept-encoding") => Some(Field::AcceptEncoding),
             17 if is("transfer-encoding") => Some(Field::TransferEncoding),
             17 if is("if-modified-since") => Some(Field::IfModifiedSince),
+            19 if is("if-unmodified-since") => Some(Field::IfUnmodifiedSince),
             _ => None,
         }
     }
