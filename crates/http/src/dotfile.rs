@@ -29,7 +29,9 @@ pub fn is_hidden(path: &str) -> bool {
         Some(r) if r.starts_with('/') => &r[1..],
         _ => path,
     };
-    rest.split('/').any(|seg| seg.starts_with('.'))
+    // A segment starts with `.` when the path does, or a `.` follows a `/`: one pass over
+    // the bytes, without splitting (this runs for every request).
+    rest.starts_with('.') || rest.as_bytes().windows(2).any(|w| w == b"/.")
 }
 
 #[cfg(test)]
@@ -52,6 +54,33 @@ mod tests {
         for p in ["", "a", "a.b", "a/b.c/d", "index.html", "x./y", "a/b..c"] {
             assert!(!is_hidden(p), "{p}");
         }
+    }
+
+    /// Regression guard for the one-pass check: it must agree with splitting into segments.
+    #[test]
+    fn one_pass_equals_splitting() {
+        let reference = |path: &str| {
+            let rest = match path.strip_prefix(WELL_KNOWN) {
+                Some("") => return false,
+                Some(r) if r.starts_with('/') => &r[1..],
+                _ => path,
+            };
+            rest.split('/').any(|seg| seg.starts_with('.'))
+        };
+        let parts = ["", "a", ".", "/", ".well-known", "b.c", "..", "x"];
+        let mut hidden = 0;
+        for a in parts {
+            for b in parts {
+                for c in parts {
+                    for d in parts {
+                        let path = format!("{a}{b}{c}{d}");
+                        assert_eq!(is_hidden(&path), reference(&path), "{path:?}");
+                        hidden += usize::from(reference(&path));
+                    }
+                }
+            }
+        }
+        assert!(hidden > 100 && hidden < 4000, "{hidden}");
     }
 
     #[test]

@@ -1,17 +1,16 @@
-//! The request fields that [`crate::RequestHead`] does not keep, found by a second, cheap scan
-//! of a head that [`crate::parse_request`] has already accepted: `Accept-Encoding` (for
+//! The request fields only the static-file handler needs: `Accept-Encoding` (for
 //! precompressed files), `If-Match` and `If-Unmodified-Since` (for 412).
 //!
-//! Why a second scan and not three more fields in `RequestHead`: the request parser is being
-//! reworked for RFC conformance in parallel, and these fields only matter to the static-file
-//! handler. The scan runs over bytes already in cache: `memchr` finds the line starts, and a
-//! line is looked at past its first byte only when that byte is `a` or `i` (either case).
-//! Moving these fields into the parser later changes only where [`ExtraFields`] is filled.
+//! [`crate::parse_request`] fills them into [`crate::RequestHead::extra`] in its one loop over
+//! the fields, so the head is not read twice. [`ExtraFields::scan`] finds the same fields in
+//! the bytes of a head that `parse_request` has already accepted, for a caller that kept only
+//! those bytes: `memchr` finds the line starts, and a line is looked at past its first byte only
+//! when that byte is `a` or `i` (either case). The tests check that both ways agree.
 //!
-//! The head must be one that `parse_request` accepted (`&buf[..head_len]`): its grammar is
-//! then known to be valid (tokens, no obs-fold, no bare CR or LF), so this scan only splits lines.
-//! As for the parser's fields, the first field line of each name counts and a value that is not
-//! UTF-8 is ignored.
+//! The head given to `scan` must be one that `parse_request` accepted (`&buf[..head_len]`): its
+//! grammar is then known to be valid (tokens, no obs-fold, no bare CR or LF), so the scan only
+//! splits lines. As for the parser's other fields, the first field line of each name counts and
+//! a value that is not UTF-8 is ignored.
 //!
 //! ```
 //! use servelab_http::fields::ExtraFields;
@@ -92,12 +91,54 @@ mod tests {
     use super::*;
     use crate::{Limits, Parse, parse_request};
 
-    /// Parses first, as the server does, then scans exactly the head.
+    /// Parses first, as the server does, then scans exactly the head, and checks that the
+    /// parser found the same fields.
     fn scan(req: &[u8]) -> ExtraFields<'_> {
         let Ok(Parse::Complete(head)) = parse_request(req, &Limits::default()) else {
             panic!("not a valid head: {:?}", String::from_utf8_lossy(req));
         };
-        ExtraFields::scan(&req[..head.head_len])
+        let scanned = ExtraFields::scan(&req[..head.head_len]);
+        assert_eq!(head.extra, scanned, "{:?}", String::from_utf8_lossy(req));
+        scanned
+    }
+
+    /// The parser's one pass and the second scan find the same fields: each test below runs
+    /// through this, and so does a set of generated heads.
+    #[test]
+    fn parser_and_scan_agree_on_generated_heads() {
+        let lines: &[&[u8]] = &[
+            b"Accept-Encoding: gzip, br\r\n",
+            b"accept-encoding:\r\n",
+            b"ACCEPT-ENCODING:  zstd \t\r\n",
+            b"Accept-Encodings: br\r\n",
+            b"Accept: */*\r\n",
+            b"If-Match: \"a\"\r\n",
+            b"if-match: \"\xff\"\r\n",
+            b"If-Matches: x\r\n",
+            b"If-Unmodified-Since: Sun, 06 Nov 1994 08:49:37 GMT\r\n",
+            b"if-unmodified-since: x\r\n",
+            b"If-Range: \"a\"\r\n",
+            b"Range: bytes=0-1\r\n",
+            b"X-Accept-Encoding: gzip\r\n",
+        ];
+        let mut state: u64 = 0x9FB2_1C65_1E98_DF25;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut found = 0;
+        for _ in 0..5_000 {
+            let mut req = b"GET / HTTP/1.1\r\nHost: x\r\n".to_vec();
+            for _ in 0..(next() % 6) {
+                req.extend_from_slice(lines[(next() % lines.len() as u64) as usize]);
+            }
+            req.extend_from_slice(b"\r\n");
+            let f = scan(&req);
+            found += usize::from(f != ExtraFields::default());
+        }
+        assert!(found > 2_000, "{found}");
     }
 
     #[test]

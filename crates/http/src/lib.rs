@@ -15,7 +15,7 @@
 //!   If-Range, each on its own; [`precondition`]: the RFC 9110 13.2.2 order (412, 304).
 //! - [`dotfile`]: which paths are hidden (404) unless dotfiles are served.
 //! - [`encoding`]: `Accept-Encoding` against the precompressed files that exist.
-//! - [`fields`]: request fields the parser does not keep, from a second scan of the head.
+//! - [`fields`]: the request fields only the static-file handler needs.
 //! - [`header`]: operator-given response fields (`--header`), checked once.
 //! - [`listing`]: directory listing HTML from a list of entries.
 //! - [`date`]: IMF-fixdate and log dates, with a once-a-second cache.

@@ -11,7 +11,10 @@
 //! character, and never starts with `/`; joining it to the root cannot leave the root
 //! lexically. (Symlinks are the server's business: it canonicalises and checks the prefix.)
 //!
-//! No allocation beyond the growth of the caller's `String`, which the server reuses.
+//! No allocation beyond the growth of the caller's `String`, which the server reuses. Most
+//! targets (`/`, `/index.html`, `/a/b.css?v=2`) are already normalised and need no decoding:
+//! one table-driven pass recognises them and copies the path once; everything else takes the
+//! general, segment-by-segment way.
 //!
 //! ```
 //! use servelab_http::{resolve_target, PathKind};
@@ -71,6 +74,66 @@ impl PathError {
 /// `out` is cleared first; on error its content is unspecified.
 pub fn resolve_target(target: &str, out: &mut String) -> Result<PathKind, PathError> {
     out.clear();
+    if let Some((path, kind)) = already_plain(target) {
+        out.push_str(path);
+        return Ok(kind);
+    }
+    resolve_general(target, out)
+}
+
+/// The bytes that may appear in a path that is already normalised and needs no decoding:
+/// printable ASCII but for `%` (an escape), the backslash (refused), `/` and `.` (which make segments,
+/// checked by [`already_plain`]), `?` and `#` (which end the path).
+static PLAIN: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0x21;
+    while b < 0x7f {
+        table[b] = !matches!(b as u8, b'%' | b'\\' | b'/' | b'.' | b'?' | b'#');
+        b += 1;
+    }
+    table
+};
+
+/// The fast path, for what nearly every request sends (`/`, `/index.html`, `/docs/a.css?v=2`):
+/// a path that decoding and normalising would leave as it is. One pass over the bytes, a table
+/// lookup each, then one copy. It gives up (`None`) on anything [`resolve_general`] might
+/// change or refuse: a `%`, a backslash, a control or non-ASCII byte, an empty segment (`//`)
+/// but a final one, and a segment starting with `.` (which covers `.` and `..`; a dotfile,
+/// rare, goes the general way too). Returns the path without its leading `/`, trailing `/`,
+/// query and fragment.
+fn already_plain(target: &str) -> Option<(&str, PathKind)> {
+    let b = target.as_bytes();
+    if b.first() != Some(&b'/') {
+        return None;
+    }
+    let mut end = b.len();
+    // At the start of a segment: just after a `/`.
+    let mut fresh = true;
+    for (i, &c) in b.iter().enumerate().skip(1) {
+        if PLAIN[usize::from(c)] {
+            fresh = false;
+        } else if c == b'/' || c == b'.' {
+            if fresh {
+                return None;
+            }
+            fresh = c == b'/';
+        } else if c == b'?' || c == b'#' {
+            end = i;
+            break;
+        } else {
+            return None;
+        }
+    }
+    let path = &target[1..end];
+    Some(match path.strip_suffix('/') {
+        Some(dir) => (dir, PathKind::Dir),
+        None if path.is_empty() => (path, PathKind::Dir),
+        None => (path, PathKind::File),
+    })
+}
+
+/// Every target: percent-decoding and dot-segment removal, segment by segment.
+fn resolve_general(target: &str, out: &mut String) -> Result<PathKind, PathError> {
     let path = match target.find(['?', '#']) {
         Some(i) => &target[..i],
         None => target,
@@ -354,6 +417,100 @@ mod tests {
         }
         // Both branches were exercised, so the invariant checks ran on many inputs.
         assert!(accepted > 1000 && refused > 1000, "{accepted} {refused}");
+    }
+
+    /// The fast path must agree with the general one wherever it answers, and answer for the
+    /// plain paths it exists for.
+    fn same_as_general(target: &str) -> bool {
+        let mut general = String::new();
+        let want = resolve_general(target, &mut general);
+        match already_plain(target) {
+            Some((path, kind)) => {
+                assert_eq!(
+                    Ok((path, kind)),
+                    want.map(|k| (general.as_str(), k)),
+                    "{target:?}"
+                );
+                true
+            }
+            None => false,
+        }
+    }
+
+    #[test]
+    fn fast_path_equals_the_general_one_for_every_byte() {
+        for c in (0..=0x7fu8)
+            .map(char::from)
+            .chain(['\u{85}', '\u{e9}', '\u{fffd}'])
+        {
+            for t in [
+                format!("/{c}"),
+                format!("/a{c}"),
+                format!("/a{c}b"),
+                format!("/{c}b/"),
+                format!("/a/{c}{c}/b"),
+                format!("/a{c}?q{c}"),
+            ] {
+                same_as_general(&t);
+                let mut out = String::new();
+                let mut general = String::new();
+                assert_eq!(
+                    resolve_target(&t, &mut out),
+                    resolve_general(&t, &mut general),
+                    "{t:?}"
+                );
+                assert_eq!(out, general, "{t:?}");
+            }
+        }
+        for plain in [
+            "/",
+            "/index.html",
+            "/a/b.c/d",
+            "/docs/",
+            "/a?x=/../..",
+            "/a.b#x/./",
+            "/?q",
+        ] {
+            assert!(same_as_general(plain), "{plain:?} took the general path");
+        }
+        for not in [
+            "//a",
+            "/a//b",
+            "/./a",
+            "/a/..",
+            "/.git",
+            "/a%20b",
+            "/a\\b",
+            "/caf\u{e9}",
+            "",
+        ] {
+            assert!(!same_as_general(not), "{not:?} took the fast path");
+        }
+    }
+
+    #[test]
+    fn fast_path_equals_the_general_one_on_generated_targets() {
+        let alphabet: &[&str] = &[
+            "/", "/", "a", "b.c", ".", "..", "%2e", "%41", "?", "#", "\\", "-", "~", "é", " ",
+        ];
+        let mut state: u64 = 0xA076_1D64_78BD_642F;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut fast = 0;
+        for round in 0..20_000 {
+            let mut target = String::from(if round % 8 == 0 { "" } else { "/" });
+            for _ in 0..(next() % 8) {
+                target.push_str(alphabet[(next() % alphabet.len() as u64) as usize]);
+            }
+            if same_as_general(&target) {
+                fast += 1;
+            }
+        }
+        assert!(fast > 2_000, "{fast}");
     }
 
     fn location(t: &str) -> String {

@@ -30,6 +30,7 @@
 use std::mem::MaybeUninit;
 
 use crate::error::RequestError;
+use crate::fields::ExtraFields;
 use crate::framing::{TransferCodings, parse_content_length, trim_ows};
 use crate::method::Method;
 use crate::target::{classify_target, validate_host};
@@ -118,6 +119,8 @@ pub struct RequestHead<'a> {
     pub referer: Option<&'a str>,
     /// `User-Agent`, for the combined log format.
     pub user_agent: Option<&'a str>,
+    /// `Accept-Encoding`, `If-Match` and `If-Unmodified-Since`, for the static-file handler.
+    pub extra: ExtraFields<'a>,
     /// Bytes consumed by the head, including the final empty line: the body (or the next
     /// pipelined request) starts at `buf[head_len..]`.
     pub head_len: usize,
@@ -150,8 +153,7 @@ pub fn parse_request<'a>(
         Err(httparse::Error::TooManyHeaders) => return Err(RequestError::TooManyHeaders),
         Err(e) => return Err(RequestError::Malformed(describe(e))),
     };
-    check_sizes(buf, head_len, limits)?;
-    check_line_ends(&buf[..head_len])?;
+    check_complete(&buf[..head_len], limits)?;
 
     let (Some(method_str), Some(raw_target), Some(v)) = (req.method, req.path, req.version) else {
         // httparse fills all three before reporting Complete.
@@ -198,8 +200,7 @@ fn later_minor<'a>(
         Err(e) => return Err(RequestError::Malformed(describe(e))),
     };
     let head_len = line_len + fields_len;
-    check_sizes(buf, head_len, limits)?;
-    check_line_ends(&buf[..head_len])?;
+    check_complete(&buf[..head_len], limits)?;
     let line = RequestLine {
         method_str,
         raw_target,
@@ -247,6 +248,7 @@ fn build<'a>(
         if_range: None,
         referer: None,
         user_agent: None,
+        extra: ExtraFields::default(),
         head_len,
     };
     let mut hosts = 0u32;
@@ -305,6 +307,9 @@ fn build<'a>(
             Field::IfRange => &mut head.if_range,
             Field::Referer => &mut head.referer,
             Field::UserAgent => &mut head.user_agent,
+            Field::AcceptEncoding => &mut head.extra.accept_encoding,
+            Field::IfMatch => &mut head.extra.if_match,
+            Field::IfUnmodifiedSince => &mut head.extra.if_unmodified_since,
         };
         if slot.is_none() {
             *slot = std::str::from_utf8(value).ok();
@@ -356,6 +361,9 @@ enum Field {
     IfRange,
     Referer,
     UserAgent,
+    AcceptEncoding,
+    IfMatch,
+    IfUnmodifiedSince,
 }
 
 impl Field {
@@ -369,12 +377,15 @@ impl Field {
             6 if is("expect") => Some(Field::Expect),
             7 if is("referer") => Some(Field::Referer),
             8 if is("if-range") => Some(Field::IfRange),
+            8 if is("if-match") => Some(Field::IfMatch),
             10 if is("connection") => Some(Field::Connection),
             10 if is("user-agent") => Some(Field::UserAgent),
             13 if is("if-none-match") => Some(Field::IfNoneMatch),
             14 if is("content-length") => Some(Field::ContentLength),
+            15 if is("accept-encoding") => Some(Field::AcceptEncoding),
             17 if is("transfer-encoding") => Some(Field::TransferEncoding),
             17 if is("if-modified-since") => Some(Field::IfModifiedSince),
+            19 if is("if-unmodified-since") => Some(Field::IfUnmodifiedSince),
             _ => None,
         }
     }
@@ -404,18 +415,36 @@ fn check_sizes(buf: &[u8], end: usize, limits: &Limits) -> Result<(), RequestErr
     Ok(())
 }
 
-/// Refuses a bare LF (one without a CR before it) anywhere in a complete head from the request
-/// line on (see the module docs). The empty lines before the request line, which RFC 9112 2.2
-/// says to skip, carry no field, so a bare LF there stays harmless and accepted. Only complete
-/// heads are checked, so that an error never depends on where TCP split the bytes (a prefix is
-/// `Incomplete` or the whole head's answer); `check_sizes` bounds what an incomplete head holds.
-fn check_line_ends(head: &[u8]) -> Result<(), RequestError> {
+/// Checks a complete head: the limits of [`check_sizes`] first, then refuses a bare LF (one
+/// without a CR before it) anywhere from the request line on (see the module docs). Both come
+/// from one walk over the line ends, which `memchr` finds; the first ends the request line.
+///
+/// The empty lines before the request line, which RFC 9112 2.2 says to skip, carry no field, so
+/// a bare LF there stays harmless and accepted. Only complete heads are checked for bare LFs, so
+/// that an error never depends on where TCP split the bytes (a prefix is `Incomplete` or the
+/// whole head's answer); `check_sizes` bounds what an incomplete head holds.
+fn check_complete(head: &[u8], limits: &Limits) -> Result<(), RequestError> {
     let start = head
         .iter()
         .position(|&b| b != b'\r' && b != b'\n')
         .unwrap_or(head.len());
-    // A line end at `start + i` with i = 0 cannot occur: `head[start]` is neither CR nor LF.
-    match memchr::memchr_iter(b'\n', &head[start..]).find(|&i| head[start + i - 1] != b'\r') {
+    let mut line_ends = memchr::memchr_iter(b'\n', &head[start..]).map(|i| start + i);
+    let first = line_ends.next();
+    let line = &head[start..first.unwrap_or(head.len())];
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.len() > limits.max_request_line {
+        return Err(RequestError::RequestLineTooLong);
+    }
+    if head.len() > limits.max_head {
+        return Err(RequestError::HeadTooLarge);
+    }
+    // A line end at `start` cannot occur: `head[start]` is neither CR nor LF, so `i - 1` is in
+    // bounds.
+    match first
+        .into_iter()
+        .chain(line_ends)
+        .find(|&i| head[i - 1] != b'\r')
+    {
         Some(_) => Err(RequestError::Malformed("bare LF")),
         None => Ok(()),
     }
@@ -858,6 +887,11 @@ mod tests {
             "a".repeat(target_len)
         );
         assert_eq!(error(over.as_bytes()), RequestError::RequestLineTooLong);
+        // The limits are checked before the line ends: too long and a bare LF is still 414.
+        let both = format!("GET /{} HTTP/1.1\nHost: a\r\n\r\n", "a".repeat(target_len));
+        assert_eq!(error(both.as_bytes()), RequestError::RequestLineTooLong);
+        let both = format!("GET /{} HTTP/1.1\r\nHost: a\n\r\n", "a".repeat(target_len));
+        assert_eq!(error(both.as_bytes()), RequestError::RequestLineTooLong);
         let endless = format!("GET /{}", "a".repeat(limits.max_request_line));
         assert_eq!(error(endless.as_bytes()), RequestError::RequestLineTooLong);
         // A head over 16 KiB: 431, complete or not.

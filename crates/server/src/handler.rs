@@ -93,7 +93,7 @@ pub(crate) fn respond(
         Ok(kind) => {
             let ask = Ask {
                 req,
-                extra: ExtraFields::scan(head),
+                extra: req.extra,
                 head_only,
             };
             serve_path(&ask, &path, kind, site, w, persist, out)
