@@ -34,6 +34,7 @@ use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
+use servelab_http::FileFields;
 use servelab_http::conditional::ETag;
 use servelab_http::encoding::{Available, Coding};
 
@@ -70,6 +71,9 @@ pub(crate) struct CachedFile {
     /// name of the file it encodes), looked up once per entry, not per
     /// response.
     pub(crate) content_type: &'static str,
+    /// `Content-Type`, `Last-Modified`, `ETag` and `Accept-Ranges` of its
+    /// `200`, encoded once here rather than in every response.
+    pub(crate) fields: FileFields,
     /// The whole body when it is at most [`INLINE_BODY`] bytes.
     pub(crate) bytes: Option<Box<[u8]>>,
     /// The precompressed siblings that exist, in `Coding::ENCODED` order
@@ -92,13 +96,17 @@ impl CachedFile {
         } else {
             None
         };
+        let etag = match coding.token() {
+            None => ETag::new(f.len, f.mtime),
+            Some(token) => ETag::encoded(f.len, f.mtime, token),
+        };
+        let last_modified = servelab_http::date::fmt_http_date(f.mtime);
+        let content_type = servelab_http::mime::content_type(rel);
         CachedFile {
-            etag: match coding.token() {
-                None => ETag::new(f.len, f.mtime),
-                Some(token) => ETag::encoded(f.len, f.mtime, token),
-            },
-            last_modified: servelab_http::date::fmt_http_date(f.mtime),
-            content_type: servelab_http::mime::content_type(rel),
+            fields: FileFields::new(content_type, &last_modified, etag.as_str()),
+            etag,
+            last_modified,
+            content_type,
             file: Arc::new(f.file),
             len: f.len,
             mtime: f.mtime,

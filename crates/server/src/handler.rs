@@ -220,13 +220,6 @@ fn send_file(
             };
         }
     };
-    let mut head = ResponseHead::new(Status::OK, date);
-    head.etag = Some(etag.as_str());
-    head.last_modified = Some(&f.last_modified);
-    persist.apply(&mut head);
-    head.content_type = Some(file.content_type);
-    head.accept_ranges = true;
-
     let ranges = match (req.range, head_only) {
         (Some(range), false) if ranges_apply => match servelab_http::parse_range(range, f.len) {
             // See the module docs: no multipart body for an encoded file.
@@ -237,14 +230,26 @@ fn send_file(
         },
         _ => RangeSet::Whole,
     };
+    // Every other answer starts from this head.
+    let head = || {
+        let mut head = ResponseHead::new(Status::OK, date);
+        head.etag = Some(etag.as_str());
+        head.last_modified = Some(&f.last_modified);
+        persist.apply(&mut head);
+        head.content_type = Some(file.content_type);
+        head.accept_ranges = true;
+        head
+    };
     match ranges {
         RangeSet::Whole => {
-            head.content_length = Some(f.len);
-            head.encode(out);
+            // The common case: the file's fields were encoded when it was cached.
+            f.fields
+                .encode_ok(date, f.len, persist.connection(), persist.http10, out);
             add_fields(out, site, encoding, vary);
             body_of(f, 0, f.len, head_only, Status::OK, out)
         }
         RangeSet::Unsatisfiable => {
+            let mut head = head();
             head.status = Status::RANGE_NOT_SATISFIABLE;
             head.content_range = Some(ContentRange::Unsatisfied { len: f.len });
             head.content_type = None;
@@ -260,6 +265,7 @@ fn send_file(
         }
         RangeSet::Ranges(ranges) if ranges.as_slice().len() == 1 => {
             let r = ranges.as_slice()[0];
+            let mut head = head();
             head.status = Status::PARTIAL_CONTENT;
             head.content_range = Some(ContentRange::Range {
                 start: r.start,
@@ -277,6 +283,7 @@ fn send_file(
             let mut ctype = String::with_capacity(48);
             ctype.push_str("multipart/byteranges; boundary=");
             ctype.push_str(boundary);
+            let mut head = head();
             head.status = Status::PARTIAL_CONTENT;
             head.content_type = Some(&ctype);
             head.content_length = Some(plan.content_length());
@@ -458,5 +465,116 @@ pub(crate) fn error_at(
         status,
         body_len: if head_only { 0 } else { body.len() as u64 },
         body: Body::Empty,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use servelab_http::encoding::Coding;
+    use servelab_http::{Parse, parse_request};
+
+    use super::*;
+    use crate::Config;
+
+    /// A whole file's `200` as the general encoder writes it: the reference
+    /// the head encoded from the cache entry (`FileFields`) must equal.
+    fn general_head(
+        file: &CachedFile,
+        coding: Coding,
+        date: &[u8; 29],
+        persist: Persist,
+        site: &Shared,
+    ) -> Vec<u8> {
+        let f = file.representation(coding).expect("the sibling exists");
+        let mut head = ResponseHead::new(Status::OK, date);
+        head.etag = Some(f.etag.as_str());
+        head.last_modified = Some(&f.last_modified);
+        persist.apply(&mut head);
+        head.content_type = Some(file.content_type);
+        head.accept_ranges = true;
+        head.content_length = Some(f.len);
+        let mut out = Vec::new();
+        head.encode(&mut out);
+        add_fields(&mut out, site, coding.token(), !file.available.is_empty());
+        out
+    }
+
+    #[test]
+    fn a_whole_file_head_is_what_the_general_encoder_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        std::fs::write(p.join("a.txt"), "hello").unwrap();
+        std::fs::write(p.join("app.js"), "let x = 1;").unwrap();
+        std::fs::write(p.join("app.js.gz"), "gzipped").unwrap();
+        std::fs::write(p.join("big.bin"), vec![7u8; 20_000]).unwrap();
+        let cases = [
+            ("/a.txt", "", "a.txt", Coding::Identity),
+            ("/app.js", "", "app.js", Coding::Identity),
+            (
+                "/app.js",
+                "Accept-Encoding: gzip\r\n",
+                "app.js",
+                Coding::Gzip,
+            ),
+            ("/big.bin", "", "big.bin", Coding::Identity),
+        ];
+        let mut checked = 0;
+        for headers in [
+            &[][..],
+            &["X-Frame-Options: DENY", "Cache-Control: no-cache"],
+        ] {
+            let mut config = Config::new(p);
+            config.headers = headers.iter().map(|h| h.parse().unwrap()).collect();
+            let site = Shared::new(config).unwrap();
+            let mut w = site.local();
+            w.clock.tick();
+            for (target, accept, name, coding) in cases {
+                for method in ["GET", "HEAD"] {
+                    for version in ["1.1", "1.0"] {
+                        for keep_alive in [true, false] {
+                            let text = format!(
+                                "{method} {target} HTTP/{version}\r\nHost: t\r\n{accept}\r\n"
+                            );
+                            let Ok(Parse::Complete(req)) =
+                                parse_request(text.as_bytes(), &site.config.limits)
+                            else {
+                                panic!("{text:?} parses");
+                            };
+                            let persist = Persist {
+                                keep_alive,
+                                http10: version == "1.0",
+                            };
+                            let mut out = Vec::new();
+                            let resp =
+                                respond(&req, text.as_bytes(), &site, &mut w, persist, &mut out);
+                            assert_eq!(resp.status, Status::OK);
+                            let date = *w.clock.http();
+                            let Ok(Entry::File(file)) =
+                                w.files.open(&site.root, name, w.clock.now())
+                            else {
+                                panic!("{name} is cached");
+                            };
+                            let want = general_head(file, coding, &date, persist, &site);
+                            let got = &out[..want.len().min(out.len())];
+                            assert_eq!(
+                                String::from_utf8_lossy(got),
+                                String::from_utf8_lossy(&want),
+                                "{text:?}"
+                            );
+                            // Behind the head: the small body, or nothing (HEAD, or
+                            // sent by sendfile).
+                            let f = file.representation(coding).unwrap();
+                            let body = match (&f.bytes, method) {
+                                (Some(bytes), "GET") => &bytes[..],
+                                _ => &[][..],
+                            };
+                            assert_eq!(&out[want.len()..], body, "{text:?}");
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 2 * 4 * 2 * 2 * 2);
     }
 }
