@@ -119,51 +119,56 @@ fn serve_path(
     persist: Persist,
     out: &mut Vec<u8>,
 ) -> Response {
-    let (req, head_only) = (ask.req, ask.head_only);
-    let is_dir = match w.files.open(&site.root, path, w.clock.now()) {
-        Ok(Entry::Dir { .. }) => true,
-        Ok(Entry::File(_)) => false,
+    let head_only = ask.head_only;
+    // One lookup: a file is served from the entry it finds.
+    match w.files.open(&site.root, path, w.clock.now()) {
+        Ok(Entry::File(f)) if kind == PathKind::File => {
+            send_file(ask, f, site, w.clock.http(), persist, out)
+        }
+        // `/file.txt/` names a directory that does not exist.
+        Ok(Entry::File(_)) => error(Status::NOT_FOUND, w, persist, head_only, out),
+        Ok(Entry::Dir { .. }) if kind == PathKind::Dir => {
+            serve_dir(ask, path, site, w, persist, out)
+        }
+        Ok(Entry::Dir { .. }) => redirect_to_dir(ask.req.target, site, w, persist, head_only, out),
         Err(FileError::NotFound) if site.config.spa && crate::spa::is_route(path) => {
-            return match w.files.open(&site.root, "index.html", w.clock.now()) {
+            match w.files.open(&site.root, "index.html", w.clock.now()) {
                 Ok(Entry::File(f)) => send_file(ask, f, site, w.clock.http(), persist, out),
                 Ok(Entry::Dir { .. }) => error(Status::NOT_FOUND, w, persist, head_only, out),
                 Err(e) => file_error(e, "index.html", w, persist, head_only, out),
-            };
-        }
-        Err(e) => return file_error(e, path, w, persist, head_only, out),
-    };
-    match (is_dir, kind) {
-        (false, PathKind::File) => {}
-        // `/file.txt/` names a directory that does not exist.
-        (false, PathKind::Dir) => return error(Status::NOT_FOUND, w, persist, head_only, out),
-        (true, PathKind::Dir) => {
-            let mut index = String::with_capacity(path.len() + 11);
-            index.push_str(path);
-            if !index.is_empty() {
-                index.push('/');
             }
-            index.push_str("index.html");
-            return match w.files.open(&site.root, &index, w.clock.now()) {
-                Ok(Entry::File(f)) => send_file(ask, f, site, w.clock.http(), persist, out),
-                Ok(Entry::Dir { .. }) => error(Status::NOT_FOUND, w, persist, head_only, out),
-                Err(FileError::NotFound) if site.config.autoindex => {
-                    match crate::autoindex::respond(path, site, w, persist, head_only, out) {
-                        Ok(resp) => resp,
-                        Err(e) => file_error(e, path, w, persist, head_only, out),
-                    }
-                }
-                Err(e) => file_error(e, &index, w, persist, head_only, out),
-            };
         }
-        (true, PathKind::File) => {
-            return redirect_to_dir(req.target, site, w, persist, head_only, out);
-        }
+        Err(e) => file_error(e, path, w, persist, head_only, out),
     }
-    match w.files.open(&site.root, path, w.clock.now()) {
+}
+
+/// A directory asked for with its trailing slash: its `index.html`, else (with
+/// `--autoindex`) a listing.
+fn serve_dir(
+    ask: &Ask<'_, '_>,
+    path: &str,
+    site: &Shared,
+    w: &mut Local,
+    persist: Persist,
+    out: &mut Vec<u8>,
+) -> Response {
+    let head_only = ask.head_only;
+    let mut index = String::with_capacity(path.len() + 11);
+    index.push_str(path);
+    if !index.is_empty() {
+        index.push('/');
+    }
+    index.push_str("index.html");
+    match w.files.open(&site.root, &index, w.clock.now()) {
         Ok(Entry::File(f)) => send_file(ask, f, site, w.clock.http(), persist, out),
-        // Changed between the two lookups of this request: answer as if it had
-        // been found so a moment ago, which is what the first lookup saw.
-        _ => error(Status::NOT_FOUND, w, persist, head_only, out),
+        Ok(Entry::Dir { .. }) => error(Status::NOT_FOUND, w, persist, head_only, out),
+        Err(FileError::NotFound) if site.config.autoindex => {
+            match crate::autoindex::respond(path, site, w, persist, head_only, out) {
+                Ok(resp) => resp,
+                Err(e) => file_error(e, path, w, persist, head_only, out),
+            }
+        }
+        Err(e) => file_error(e, &index, w, persist, head_only, out),
     }
 }
 
