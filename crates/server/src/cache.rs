@@ -49,10 +49,17 @@ pub(crate) const MAX_ENTRIES: usize = 256;
 pub(crate) const INLINE_BODY: u64 = 16 * 1024;
 
 /// One cached path.
+// A directory's entry is as large as a file's: there are at most
+// `MAX_ENTRIES` of them, and boxing the file would add a pointer to follow
+// on every hit.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub(crate) enum Entry {
     /// A directory (the handler serves its `index.html` or redirects).
-    Dir { checked: Instant },
+    Dir {
+        /// Trusted until then, see [`fresh_until`].
+        fresh_until: Instant,
+    },
     /// A regular file.
     File(CachedFile),
 }
@@ -82,7 +89,8 @@ pub(crate) struct CachedFile {
     /// Which of `encoded` are present, for `servelab_http::negotiate`.
     pub(crate) available: Available,
     ino: (u64, u64),
-    checked: Instant,
+    /// Trusted until then, see [`fresh_until`].
+    fresh_until: Instant,
 }
 
 impl CachedFile {
@@ -114,7 +122,7 @@ impl CachedFile {
             encoded: Default::default(),
             available: Available::NONE,
             ino: f.ino,
-            checked: now,
+            fresh_until: fresh_until(now),
         }
     }
 
@@ -131,6 +139,16 @@ impl CachedFile {
             Some(i) => self.encoded[i].as_deref(),
         }
     }
+}
+
+/// The end of the [`REVALIDATE`] window of an entry checked at `now`. Kept in
+/// the entry, so that a hit costs one comparison of instants rather than a
+/// subtraction (`duration_since` was 0.9% of a keep-alive request's
+/// instructions under callgrind).
+fn fresh_until(now: Instant) -> Instant {
+    // An instant a second short of the end of time is never, but if it were,
+    // the entry would simply be checked at every request.
+    now.checked_add(REVALIDATE).unwrap_or(now)
 }
 
 /// Looks for `rel`'s precompressed siblings, keeping the unchanged ones of `old`.
@@ -154,7 +172,7 @@ fn probe_encoded(
         };
         out[i] = Some(match old[i].take() {
             Some(mut kept) if kept.unchanged(&f) => {
-                kept.checked = now;
+                kept.fresh_until = fresh_until(now);
                 kept
             }
             _ => Box::new(CachedFile::new(f, rel, coding, now)),
@@ -188,8 +206,8 @@ impl FileCache {
         // Two lookups instead of one because a borrow returned from the first
         // would outlive the insert below (a known borrow-checker limitation).
         let fresh = match self.map.get(rel) {
-            Some(Entry::Dir { checked }) => now.duration_since(*checked) < REVALIDATE,
-            Some(Entry::File(f)) => now.duration_since(f.checked) < REVALIDATE,
+            Some(Entry::Dir { fresh_until }) => now < *fresh_until,
+            Some(Entry::File(f)) => now < f.fresh_until,
             None => false,
         };
         if !fresh {
@@ -207,7 +225,9 @@ impl FileCache {
             }
         };
         let entry = match opened {
-            Opened::Dir => Entry::Dir { checked: now },
+            Opened::Dir => Entry::Dir {
+                fresh_until: fresh_until(now),
+            },
             Opened::File(f) => {
                 let mut old = match self.map.get_mut(rel) {
                     Some(Entry::File(old)) => Some(old),
@@ -222,7 +242,7 @@ impl FileCache {
                     && old.unchanged(&f)
                 {
                     // Unchanged: keep the old descriptor and bytes, drop the new one.
-                    old.checked = now;
+                    old.fresh_until = fresh_until(now);
                     old.encoded = encoded;
                     old.available = available;
                     return Ok(());
@@ -248,11 +268,11 @@ impl FileCache {
     /// Makes every entry due for a check (tests use it instead of waiting).
     #[cfg(test)]
     pub(crate) fn expire(&mut self) {
-        let long_ago = Instant::now() - REVALIDATE * 2;
+        let now = Instant::now();
         for e in self.map.values_mut() {
             match e {
-                Entry::Dir { checked } => *checked = long_ago,
-                Entry::File(f) => f.checked = long_ago,
+                Entry::Dir { fresh_until } => *fresh_until = now,
+                Entry::File(f) => f.fresh_until = now,
             }
         }
     }
