@@ -169,9 +169,9 @@ impl<'a> ResponseHead<'a> {
 /// ```
 /// use servelab_http::{Connection, FileFields, ResponseHead, Status};
 /// let date = b"Sun, 06 Nov 1994 08:49:37 GMT";
-/// let fields = FileFields::new("text/plain", date, "\"5-0\"");
+/// let fields = FileFields::new("text/plain", date, "\"5-0\"", 5);
 /// let mut fast = Vec::new();
-/// fields.encode_ok(date, 5, Connection::Default, false, &mut fast);
+/// fields.encode_ok(date, Connection::Default, false, &mut fast);
 /// let mut head = ResponseHead::new(Status::OK, date);
 /// head.content_type = Some("text/plain");
 /// head.last_modified = Some(date);
@@ -183,39 +183,55 @@ impl<'a> ResponseHead<'a> {
 /// assert_eq!(fast, general);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileFields(Box<[u8]>);
+pub struct FileFields {
+    /// The four fields, in the order [`ResponseHead::encode`] puts them.
+    fields: Box<[u8]>,
+    /// `Content-Length`, which comes after the connection field.
+    length: Box<[u8]>,
+}
 
 impl FileFields {
-    /// Encodes the four fields in the order [`ResponseHead::encode`] puts them.
-    pub fn new(content_type: &str, last_modified: &[u8], etag: &str) -> FileFields {
-        let mut out =
-            Vec::with_capacity(content_type.len() + last_modified.len() + etag.len() + 80);
+    /// Encodes the fields of a file of `content_length` bytes.
+    pub fn new(
+        content_type: &str,
+        last_modified: &[u8],
+        etag: &str,
+        content_length: u64,
+    ) -> FileFields {
+        let mut fields =
+            Vec::with_capacity(content_type.len() + last_modified.len() + etag.len() + 60);
         put_file_fields(
-            &mut out,
+            &mut fields,
             Some(content_type),
             Some(last_modified),
             Some(etag),
             true,
         );
-        FileFields(out.into_boxed_slice())
+        let mut length = Vec::with_capacity(40);
+        put_content_length(&mut length, content_length);
+        FileFields {
+            fields: fields.into_boxed_slice(),
+            length: length.into_boxed_slice(),
+        }
     }
 
     /// Appends the head of a `200 OK` that sends the whole file: the same bytes as
-    /// [`ResponseHead::encode`] with these fields, `content_length`, `connection` and
+    /// [`ResponseHead::encode`] with these fields, the content length, `connection` and
     /// `http10` set and nothing else. `date` is the 29-byte IMF-fixdate (its length known
     /// here, so that it is checked and copied without a loop or a call).
     pub fn encode_ok(
         &self,
         date: &[u8; 29],
-        content_length: u64,
         connection: Connection,
         http10: bool,
         out: &mut Vec<u8>,
     ) {
         out.extend_from_slice(b"HTTP/1.1 200 OK");
         put_date(out, date);
-        out.extend_from_slice(&self.0);
-        put_end(out, connection, http10, Some(content_length));
+        out.extend_from_slice(&self.fields);
+        put_connection(out, connection, http10);
+        out.extend_from_slice(&self.length);
+        out.extend_from_slice(b"\r\n");
     }
 }
 
@@ -251,6 +267,15 @@ fn put_file_fields(
 
 /// The connection field, `Content-Length` and the empty line that ends the head.
 fn put_end(out: &mut Vec<u8>, connection: Connection, http10: bool, content_length: Option<u64>) {
+    put_connection(out, connection, http10);
+    if let Some(n) = content_length {
+        put_content_length(out, n);
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
+/// What to say about the connection, if anything.
+fn put_connection(out: &mut Vec<u8>, connection: Connection, http10: bool) {
     match connection {
         Connection::Close => out.extend_from_slice(b"Connection: close\r\n"),
         Connection::KeepAlive => out.extend_from_slice(b"Connection: keep-alive\r\n"),
@@ -259,12 +284,12 @@ fn put_end(out: &mut Vec<u8>, connection: Connection, http10: bool, content_leng
         }
         Connection::Default => {}
     }
-    if let Some(n) = content_length {
-        // A number has no byte to clean.
-        out.extend_from_slice(b"Content-Length: ");
-        out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
-        out.extend_from_slice(b"\r\n");
-    }
+}
+
+fn put_content_length(out: &mut Vec<u8>, n: u64) {
+    // A number has no byte to clean.
+    out.extend_from_slice(b"Content-Length: ");
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
     out.extend_from_slice(b"\r\n");
 }
 
@@ -432,11 +457,11 @@ mod tests {
         for ct in types {
             for lm in times {
                 for etag in etags {
-                    let fields = FileFields::new(ct, lm, etag);
-                    for date in dates {
-                        for connection in connections {
-                            for http10 in [false, true] {
-                                for len in lengths {
+                    for len in lengths {
+                        let fields = FileFields::new(ct, lm, etag, len);
+                        for date in dates {
+                            for connection in connections {
+                                for http10 in [false, true] {
                                     let mut head = ResponseHead::new(Status::OK, date);
                                     head.content_type = Some(ct);
                                     head.last_modified = Some(lm);
@@ -446,7 +471,7 @@ mod tests {
                                     head.connection = connection;
                                     head.http10 = http10;
                                     let mut fast = b"before".to_vec();
-                                    fields.encode_ok(date, len, connection, http10, &mut fast);
+                                    fields.encode_ok(date, connection, http10, &mut fast);
                                     assert_eq!(
                                         String::from_utf8(fast[6..].to_vec()).unwrap(),
                                         encode(&head)

@@ -115,7 +115,7 @@ impl CachedFile {
         let last_modified = servelab_http::date::fmt_http_date(f.mtime);
         let content_type = servelab_http::mime::content_type(rel);
         CachedFile {
-            fields: FileFields::new(content_type, &last_modified, etag.as_str()),
+            fields: FileFields::new(content_type, &last_modified, etag.as_str(), f.len),
             etag,
             last_modified,
             content_type,

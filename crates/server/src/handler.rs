@@ -249,7 +249,7 @@ fn send_file(
         RangeSet::Whole => {
             // The common case: the file's fields were encoded when it was cached.
             f.fields
-                .encode_ok(date, f.len, persist.connection(), persist.http10, out);
+                .encode_ok(date, persist.connection(), persist.http10, out);
             add_fields(out, site, encoding, vary);
             body_of(f, 0, f.len, head_only, Status::OK, out)
         }
