@@ -67,5 +67,5 @@ pub use path::{PathError, PathKind, append_location, resolve_target};
 pub use precondition::{Outcome, Preconditions};
 pub use range::{ByteRange, MAX_RANGES, RangeSet, Ranges, parse_range};
 pub use request::{Limits, Parse, RequestHead, Version, parse_request};
-pub use response::{CONTINUE, Connection, ContentRange, ResponseHead};
+pub use response::{CONTINUE, Connection, ContentRange, FileFields, ResponseHead};
 pub use status::Status;

@@ -119,51 +119,56 @@ fn serve_path(
     persist: Persist,
     out: &mut Vec<u8>,
 ) -> Response {
-    let (req, head_only) = (ask.req, ask.head_only);
-    let is_dir = match w.files.open(&site.root, path, w.clock.now()) {
-        Ok(Entry::Dir { .. }) => true,
-        Ok(Entry::File(_)) => false,
+    let head_only = ask.head_only;
+    // One lookup: a file is served from the entry it finds.
+    match w.files.open(&site.root, path, w.clock.now()) {
+        Ok(Entry::File(f)) if kind == PathKind::File => {
+            send_file(ask, f, site, w.clock.http(), persist, out)
+        }
+        // `/file.txt/` names a directory that does not exist.
+        Ok(Entry::File(_)) => error(Status::NOT_FOUND, w, persist, head_only, out),
+        Ok(Entry::Dir { .. }) if kind == PathKind::Dir => {
+            serve_dir(ask, path, site, w, persist, out)
+        }
+        Ok(Entry::Dir { .. }) => redirect_to_dir(ask.req.target, site, w, persist, head_only, out),
         Err(FileError::NotFound) if site.config.spa && crate::spa::is_route(path) => {
-            return match w.files.open(&site.root, "index.html", w.clock.now()) {
+            match w.files.open(&site.root, "index.html", w.clock.now()) {
                 Ok(Entry::File(f)) => send_file(ask, f, site, w.clock.http(), persist, out),
                 Ok(Entry::Dir { .. }) => error(Status::NOT_FOUND, w, persist, head_only, out),
                 Err(e) => file_error(e, "index.html", w, persist, head_only, out),
-            };
-        }
-        Err(e) => return file_error(e, path, w, persist, head_only, out),
-    };
-    match (is_dir, kind) {
-        (false, PathKind::File) => {}
-        // `/file.txt/` names a directory that does not exist.
-        (false, PathKind::Dir) => return error(Status::NOT_FOUND, w, persist, head_only, out),
-        (true, PathKind::Dir) => {
-            let mut index = String::with_capacity(path.len() + 11);
-            index.push_str(path);
-            if !index.is_empty() {
-                index.push('/');
             }
-            index.push_str("index.html");
-            return match w.files.open(&site.root, &index, w.clock.now()) {
-                Ok(Entry::File(f)) => send_file(ask, f, site, w.clock.http(), persist, out),
-                Ok(Entry::Dir { .. }) => error(Status::NOT_FOUND, w, persist, head_only, out),
-                Err(FileError::NotFound) if site.config.autoindex => {
-                    match crate::autoindex::respond(path, site, w, persist, head_only, out) {
-                        Ok(resp) => resp,
-                        Err(e) => file_error(e, path, w, persist, head_only, out),
-                    }
-                }
-                Err(e) => file_error(e, &index, w, persist, head_only, out),
-            };
         }
-        (true, PathKind::File) => {
-            return redirect_to_dir(req.target, site, w, persist, head_only, out);
-        }
+        Err(e) => file_error(e, path, w, persist, head_only, out),
     }
-    match w.files.open(&site.root, path, w.clock.now()) {
+}
+
+/// A directory asked for with its trailing slash: its `index.html`, else (with
+/// `--autoindex`) a listing.
+fn serve_dir(
+    ask: &Ask<'_, '_>,
+    path: &str,
+    site: &Shared,
+    w: &mut Local,
+    persist: Persist,
+    out: &mut Vec<u8>,
+) -> Response {
+    let head_only = ask.head_only;
+    let mut index = String::with_capacity(path.len() + 11);
+    index.push_str(path);
+    if !index.is_empty() {
+        index.push('/');
+    }
+    index.push_str("index.html");
+    match w.files.open(&site.root, &index, w.clock.now()) {
         Ok(Entry::File(f)) => send_file(ask, f, site, w.clock.http(), persist, out),
-        // Changed between the two lookups of this request: answer as if it had
-        // been found so a moment ago, which is what the first lookup saw.
-        _ => error(Status::NOT_FOUND, w, persist, head_only, out),
+        Ok(Entry::Dir { .. }) => error(Status::NOT_FOUND, w, persist, head_only, out),
+        Err(FileError::NotFound) if site.config.autoindex => {
+            match crate::autoindex::respond(path, site, w, persist, head_only, out) {
+                Ok(resp) => resp,
+                Err(e) => file_error(e, path, w, persist, head_only, out),
+            }
+        }
+        Err(e) => file_error(e, &index, w, persist, head_only, out),
     }
 }
 
@@ -220,13 +225,6 @@ fn send_file(
             };
         }
     };
-    let mut head = ResponseHead::new(Status::OK, date);
-    head.etag = Some(etag.as_str());
-    head.last_modified = Some(&f.last_modified);
-    persist.apply(&mut head);
-    head.content_type = Some(file.content_type);
-    head.accept_ranges = true;
-
     let ranges = match (req.range, head_only) {
         (Some(range), false) if ranges_apply => match servelab_http::parse_range(range, f.len) {
             // See the module docs: no multipart body for an encoded file.
@@ -237,14 +235,26 @@ fn send_file(
         },
         _ => RangeSet::Whole,
     };
+    // Every other answer starts from this head.
+    let head = || {
+        let mut head = ResponseHead::new(Status::OK, date);
+        head.etag = Some(etag.as_str());
+        head.last_modified = Some(&f.last_modified);
+        persist.apply(&mut head);
+        head.content_type = Some(file.content_type);
+        head.accept_ranges = true;
+        head
+    };
     match ranges {
         RangeSet::Whole => {
-            head.content_length = Some(f.len);
-            head.encode(out);
+            // The common case: the file's fields were encoded when it was cached.
+            f.fields
+                .encode_ok(date, persist.connection(), persist.http10, out);
             add_fields(out, site, encoding, vary);
             body_of(f, 0, f.len, head_only, Status::OK, out)
         }
         RangeSet::Unsatisfiable => {
+            let mut head = head();
             head.status = Status::RANGE_NOT_SATISFIABLE;
             head.content_range = Some(ContentRange::Unsatisfied { len: f.len });
             head.content_type = None;
@@ -260,6 +270,7 @@ fn send_file(
         }
         RangeSet::Ranges(ranges) if ranges.as_slice().len() == 1 => {
             let r = ranges.as_slice()[0];
+            let mut head = head();
             head.status = Status::PARTIAL_CONTENT;
             head.content_range = Some(ContentRange::Range {
                 start: r.start,
@@ -277,6 +288,7 @@ fn send_file(
             let mut ctype = String::with_capacity(48);
             ctype.push_str("multipart/byteranges; boundary=");
             ctype.push_str(boundary);
+            let mut head = head();
             head.status = Status::PARTIAL_CONTENT;
             head.content_type = Some(&ctype);
             head.content_length = Some(plan.content_length());
@@ -458,5 +470,116 @@ pub(crate) fn error_at(
         status,
         body_len: if head_only { 0 } else { body.len() as u64 },
         body: Body::Empty,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use servelab_http::encoding::Coding;
+    use servelab_http::{Parse, parse_request};
+
+    use super::*;
+    use crate::Config;
+
+    /// A whole file's `200` as the general encoder writes it: the reference
+    /// the head encoded from the cache entry (`FileFields`) must equal.
+    fn general_head(
+        file: &CachedFile,
+        coding: Coding,
+        date: &[u8; 29],
+        persist: Persist,
+        site: &Shared,
+    ) -> Vec<u8> {
+        let f = file.representation(coding).expect("the sibling exists");
+        let mut head = ResponseHead::new(Status::OK, date);
+        head.etag = Some(f.etag.as_str());
+        head.last_modified = Some(&f.last_modified);
+        persist.apply(&mut head);
+        head.content_type = Some(file.content_type);
+        head.accept_ranges = true;
+        head.content_length = Some(f.len);
+        let mut out = Vec::new();
+        head.encode(&mut out);
+        add_fields(&mut out, site, coding.token(), !file.available.is_empty());
+        out
+    }
+
+    #[test]
+    fn a_whole_file_head_is_what_the_general_encoder_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        std::fs::write(p.join("a.txt"), "hello").unwrap();
+        std::fs::write(p.join("app.js"), "let x = 1;").unwrap();
+        std::fs::write(p.join("app.js.gz"), "gzipped").unwrap();
+        std::fs::write(p.join("big.bin"), vec![7u8; 20_000]).unwrap();
+        let cases = [
+            ("/a.txt", "", "a.txt", Coding::Identity),
+            ("/app.js", "", "app.js", Coding::Identity),
+            (
+                "/app.js",
+                "Accept-Encoding: gzip\r\n",
+                "app.js",
+                Coding::Gzip,
+            ),
+            ("/big.bin", "", "big.bin", Coding::Identity),
+        ];
+        let mut checked = 0;
+        for headers in [
+            &[][..],
+            &["X-Frame-Options: DENY", "Cache-Control: no-cache"],
+        ] {
+            let mut config = Config::new(p);
+            config.headers = headers.iter().map(|h| h.parse().unwrap()).collect();
+            let site = Shared::new(config).unwrap();
+            let mut w = site.local();
+            w.clock.tick();
+            for (target, accept, name, coding) in cases {
+                for method in ["GET", "HEAD"] {
+                    for version in ["1.1", "1.0"] {
+                        for keep_alive in [true, false] {
+                            let text = format!(
+                                "{method} {target} HTTP/{version}\r\nHost: t\r\n{accept}\r\n"
+                            );
+                            let Ok(Parse::Complete(req)) =
+                                parse_request(text.as_bytes(), &site.config.limits)
+                            else {
+                                panic!("{text:?} parses");
+                            };
+                            let persist = Persist {
+                                keep_alive,
+                                http10: version == "1.0",
+                            };
+                            let mut out = Vec::new();
+                            let resp =
+                                respond(&req, text.as_bytes(), &site, &mut w, persist, &mut out);
+                            assert_eq!(resp.status, Status::OK);
+                            let date = *w.clock.http();
+                            let Ok(Entry::File(file)) =
+                                w.files.open(&site.root, name, w.clock.now())
+                            else {
+                                panic!("{name} is cached");
+                            };
+                            let want = general_head(file, coding, &date, persist, &site);
+                            let got = &out[..want.len().min(out.len())];
+                            assert_eq!(
+                                String::from_utf8_lossy(got),
+                                String::from_utf8_lossy(&want),
+                                "{text:?}"
+                            );
+                            // Behind the head: the small body, or nothing (HEAD, or
+                            // sent by sendfile).
+                            let f = file.representation(coding).unwrap();
+                            let body = match (&f.bytes, method) {
+                                (Some(bytes), "GET") => &bytes[..],
+                                _ => &[][..],
+                            };
+                            assert_eq!(&out[want.len()..], body, "{text:?}");
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 2 * 4 * 2 * 2 * 2);
     }
 }

@@ -57,12 +57,17 @@ pub(crate) struct Persist {
 impl Persist {
     /// Sets the persistence fields of a response head.
     pub(crate) fn apply(self, head: &mut ResponseHead<'_>) {
-        head.connection = if self.keep_alive {
+        head.connection = self.connection();
+        head.http10 = self.http10;
+    }
+
+    /// What the head says about the connection (with [`Persist::http10`]).
+    pub(crate) fn connection(self) -> servelab_http::Connection {
+        if self.keep_alive {
             servelab_http::Connection::Default
         } else {
             servelab_http::Connection::Close
-        };
-        head.http10 = self.http10;
+        }
     }
 }
 
