@@ -45,6 +45,7 @@ use servelab_http::{
 
 use crate::Dotfiles;
 use crate::cache::{CachedFile, Entry};
+use crate::clock::Clock;
 use crate::files::FileError;
 use crate::response::{Body, Persist, Response};
 use crate::shared::{Local, Shared};
@@ -123,7 +124,7 @@ fn serve_path(
     // One lookup: a file is served from the entry it finds.
     match w.files.open(&site.root, path, w.clock.now()) {
         Ok(Entry::File(f)) if kind == PathKind::File => {
-            send_file(ask, f, site, w.clock.http(), persist, out)
+            send_file(ask, f, site, &w.clock, persist, out)
         }
         // `/file.txt/` names a directory that does not exist.
         Ok(Entry::File(_)) => error(Status::NOT_FOUND, w, persist, head_only, out),
@@ -133,7 +134,7 @@ fn serve_path(
         Ok(Entry::Dir { .. }) => redirect_to_dir(ask.req.target, site, w, persist, head_only, out),
         Err(FileError::NotFound) if site.config.spa && crate::spa::is_route(path) => {
             match w.files.open(&site.root, "index.html", w.clock.now()) {
-                Ok(Entry::File(f)) => send_file(ask, f, site, w.clock.http(), persist, out),
+                Ok(Entry::File(f)) => send_file(ask, f, site, &w.clock, persist, out),
                 Ok(Entry::Dir { .. }) => error(Status::NOT_FOUND, w, persist, head_only, out),
                 Err(e) => file_error(e, "index.html", w, persist, head_only, out),
             }
@@ -160,7 +161,7 @@ fn serve_dir(
     }
     index.push_str("index.html");
     match w.files.open(&site.root, &index, w.clock.now()) {
-        Ok(Entry::File(f)) => send_file(ask, f, site, w.clock.http(), persist, out),
+        Ok(Entry::File(f)) => send_file(ask, f, site, &w.clock, persist, out),
         Ok(Entry::Dir { .. }) => error(Status::NOT_FOUND, w, persist, head_only, out),
         Err(FileError::NotFound) if site.config.autoindex => {
             match crate::autoindex::respond(path, site, w, persist, head_only, out) {
@@ -176,11 +177,12 @@ fn send_file(
     ask: &Ask<'_, '_>,
     file: &CachedFile,
     site: &Shared,
-    date: &[u8; 29],
+    clock: &Clock,
     persist: Persist,
     out: &mut Vec<u8>,
 ) -> Response {
     let (req, head_only) = (ask.req, ask.head_only);
+    let date = clock.http();
     // No extra lookup for the representation: the siblings are in the entry.
     let coding = match servelab_http::negotiate(ask.extra.accept_encoding, file.available) {
         Negotiated::Send(c) => c,
@@ -247,9 +249,10 @@ fn send_file(
     };
     match ranges {
         RangeSet::Whole => {
-            // The common case: the file's fields were encoded when it was cached.
+            // The common case: the file's fields were encoded when it was cached,
+            // the status line and `Date` when the second began.
             f.fields
-                .encode_ok(date, persist.connection(), persist.http10, out);
+                .encode_ok(clock.ok_start(), persist.connection(), persist.http10, out);
             add_fields(out, site, encoding, vary);
             body_of(f, 0, f.len, head_only, Status::OK, out)
         }
