@@ -9,7 +9,8 @@
 //!
 //! [`FileFields`] is the fast path for the most common response, a whole file's `200`: the
 //! fields that depend only on the file are encoded (and cleaned) once, when the server caches
-//! it, and each response copies them as one block. It writes the same bytes as `encode`.
+//! it, and the status line, `Date` and `Server` once a second ([`OkStart`]), so each response
+//! copies two blocks. It writes the same bytes as `encode`.
 //!
 //! ```
 //! use servelab_http::{ResponseHead, Status};
@@ -21,6 +22,7 @@
 //! assert_eq!(out, b"HTTP/1.1 200 OK\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\nServer: servelab\r\nContent-Length: 5\r\n\r\n");
 //! ```
 
+use crate::date::HttpDate;
 use crate::status::Status;
 
 /// The interim response that invites the content of a request with `Expect: 100-continue`
@@ -161,17 +163,50 @@ impl<'a> ResponseHead<'a> {
     }
 }
 
+/// The start of every `200 OK`: the status line, `Date` and `Server`, which change only once
+/// a second. A server keeps one beside its date strings and renews it with them, so that a
+/// whole file's head is two block copies ([`FileFields::encode_ok`]).
+///
+/// It is made from an [`HttpDate`], whose `Date` value is always 29 clean bytes, so the block
+/// has a fixed length and is copied without a loop or a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OkStart([u8; OkStart::LEN]);
+
+impl OkStart {
+    const STATUS: &[u8] = b"HTTP/1.1 200 OK\r\nDate: ";
+    const SERVER: &[u8] = b"\r\nServer: servelab\r\n";
+    const LEN: usize = Self::STATUS.len() + 29 + Self::SERVER.len();
+
+    /// The block for the second of `date`.
+    pub fn new(date: &HttpDate) -> OkStart {
+        let mut block = [0; OkStart::LEN];
+        let (status, rest) = block.split_at_mut(Self::STATUS.len());
+        let (value, server) = rest.split_at_mut(29);
+        status.copy_from_slice(Self::STATUS);
+        value.copy_from_slice(date.http());
+        server.copy_from_slice(Self::SERVER);
+        OkStart(block)
+    }
+
+    /// The bytes: `HTTP/1.1 200 OK`, `Date` and `Server`, each ending in CRLF.
+    pub fn as_bytes(&self) -> &[u8; OkStart::LEN] {
+        &self.0
+    }
+}
+
 /// The fields of a file's `200 OK` that are the same in every response for it:
-/// `Content-Type`, `Last-Modified`, `ETag` and `Accept-Ranges: bytes`, encoded
-/// (and cleaned) once, when a server caches the file, so that a response copies
+/// `Content-Type`, `Last-Modified`, `ETag`, `Accept-Ranges: bytes` and `Content-Length`,
+/// encoded (and cleaned) once, when a server caches the file, so that a response copies
 /// them as one block instead of checking each value again.
 ///
 /// ```
-/// use servelab_http::{Connection, FileFields, ResponseHead, Status};
-/// let date = b"Sun, 06 Nov 1994 08:49:37 GMT";
+/// use servelab_http::{Connection, FileFields, HttpDate, ResponseHead, Status};
+/// use servelab_http::response::OkStart;
+/// let now = HttpDate::new(std::time::SystemTime::UNIX_EPOCH);
+/// let date = now.http();
 /// let fields = FileFields::new("text/plain", date, "\"5-0\"", 5);
 /// let mut fast = Vec::new();
-/// fields.encode_ok(date, Connection::Default, false, &mut fast);
+/// fields.encode_ok(&OkStart::new(&now), Connection::Default, false, &mut fast);
 /// let mut head = ResponseHead::new(Status::OK, date);
 /// head.content_type = Some("text/plain");
 /// head.last_modified = Some(date);
@@ -184,10 +219,11 @@ impl<'a> ResponseHead<'a> {
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileFields {
-    /// The four fields, in the order [`ResponseHead::encode`] puts them.
-    fields: Box<[u8]>,
-    /// `Content-Length`, which comes after the connection field.
-    length: Box<[u8]>,
+    /// The four fields in the order [`ResponseHead::encode`] puts them, then
+    /// `Content-Length` and the empty line that ends the head.
+    rest: Box<[u8]>,
+    /// Where `Content-Length` starts in `rest`: a connection field goes there.
+    length_at: usize,
 }
 
 impl FileFields {
@@ -198,40 +234,45 @@ impl FileFields {
         etag: &str,
         content_length: u64,
     ) -> FileFields {
-        let mut fields =
-            Vec::with_capacity(content_type.len() + last_modified.len() + etag.len() + 60);
+        let mut rest =
+            Vec::with_capacity(content_type.len() + last_modified.len() + etag.len() + 100);
         put_file_fields(
-            &mut fields,
+            &mut rest,
             Some(content_type),
             Some(last_modified),
             Some(etag),
             true,
         );
-        let mut length = Vec::with_capacity(40);
-        put_content_length(&mut length, content_length);
+        let length_at = rest.len();
+        put_content_length(&mut rest, content_length);
+        rest.extend_from_slice(b"\r\n");
         FileFields {
-            fields: fields.into_boxed_slice(),
-            length: length.into_boxed_slice(),
+            rest: rest.into_boxed_slice(),
+            length_at,
         }
     }
 
     /// Appends the head of a `200 OK` that sends the whole file: the same bytes as
-    /// [`ResponseHead::encode`] with these fields, the content length, `connection` and
-    /// `http10` set and nothing else. `date` is the 29-byte IMF-fixdate (its length known
-    /// here, so that it is checked and copied without a loop or a call).
+    /// [`ResponseHead::encode`] with these fields, the content length, the date of `start`,
+    /// `connection` and `http10` set and nothing else. An HTTP/1.1 connection that stays
+    /// open, the common case, says nothing about it: the head is then two block copies.
     pub fn encode_ok(
         &self,
-        date: &[u8; 29],
+        start: &OkStart,
         connection: Connection,
         http10: bool,
         out: &mut Vec<u8>,
     ) {
-        out.extend_from_slice(b"HTTP/1.1 200 OK");
-        put_date(out, date);
-        out.extend_from_slice(&self.fields);
-        put_connection(out, connection, http10);
-        out.extend_from_slice(&self.length);
-        out.extend_from_slice(b"\r\n");
+        out.reserve(OkStart::LEN + self.rest.len() + 24);
+        out.extend_from_slice(start.as_bytes());
+        if connection == Connection::Default && !http10 {
+            out.extend_from_slice(&self.rest);
+        } else {
+            let (fields, length) = self.rest.split_at(self.length_at);
+            out.extend_from_slice(fields);
+            put_connection(out, connection, http10);
+            out.extend_from_slice(length);
+        }
     }
 }
 
@@ -446,7 +487,10 @@ mod tests {
         ];
         let times: [&[u8]; 2] = [DATE, b"Mon, 07 Nov 1994 0\n:49:37 GMT"];
         let etags = ["\"1f-2a\"", "\"1f-2a-gzip\"", "\"x\0y\""];
-        let dates = [DATE, b"Sun, 06 Nov\r\n994 08:49:37 GMT"];
+        // `OkStart` takes its date from an `HttpDate`, whose bytes are always clean.
+        let dates = [0, 784_111_777, 4_102_444_799].map(|secs| {
+            HttpDate::new(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs))
+        });
         let connections = [
             Connection::Default,
             Connection::KeepAlive,
@@ -462,7 +506,7 @@ mod tests {
                         for date in dates {
                             for connection in connections {
                                 for http10 in [false, true] {
-                                    let mut head = ResponseHead::new(Status::OK, date);
+                                    let mut head = ResponseHead::new(Status::OK, date.http());
                                     head.content_type = Some(ct);
                                     head.last_modified = Some(lm);
                                     head.etag = Some(etag);
@@ -471,7 +515,8 @@ mod tests {
                                     head.connection = connection;
                                     head.http10 = http10;
                                     let mut fast = b"before".to_vec();
-                                    fields.encode_ok(date, connection, http10, &mut fast);
+                                    let start = OkStart::new(&date);
+                                    fields.encode_ok(&start, connection, http10, &mut fast);
                                     assert_eq!(
                                         String::from_utf8(fast[6..].to_vec()).unwrap(),
                                         encode(&head)
@@ -485,7 +530,23 @@ mod tests {
                 }
             }
         }
-        assert_eq!(cases, 3 * 2 * 3 * 2 * 3 * 2 * 7);
+        assert_eq!(cases, 3 * 2 * 3 * 2 * 3 * 3 * 7);
+    }
+
+    /// `OkStart` is how `encode` starts a `200`, for dates across the whole range of
+    /// `HttpDate` (every day of the week and month, single- and double-digit fields).
+    #[test]
+    fn ok_start_is_the_start_of_every_200() {
+        for secs in (0..4_102_444_800u64).step_by(86_400 * 3 + 3_661) {
+            let date = HttpDate::new(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs));
+            let whole = encode(&ResponseHead::new(Status::OK, date.http()));
+            let start = OkStart::new(&date);
+            assert_eq!(
+                String::from_utf8_lossy(start.as_bytes()),
+                whole.strip_suffix("\r\n").unwrap(),
+                "{secs}"
+            );
+        }
     }
 
     /// The block-wise check against the byte-wise rule: every byte value at every position

@@ -2,7 +2,9 @@
 //!
 //! Every response carries a `Date` and every log line a CLF timestamp; both only
 //! change once a second, so each worker keeps the formatted bytes
-//! (`servelab_http::date::HttpDate`) and redoes them when the second changes.
+//! (`servelab_http::date::HttpDate`) and redoes them when the second changes,
+//! together with the status line, `Date` and `Server` of a `200` as one block
+//! (`servelab_http::response::OkStart`), which a whole file's head copies.
 //!
 //! The wall clock is not even read per request. A connection reads the
 //! monotonic clock once when a request starts (its service time is measured
@@ -19,6 +21,7 @@
 use std::time::{Duration, Instant, SystemTime};
 
 use servelab_http::date::HttpDate;
+use servelab_http::response::OkStart;
 
 /// A worker's cached date strings, the monotonic instant until which they
 /// hold, and the instant of the last tick (when the request being answered
@@ -26,6 +29,8 @@ use servelab_http::date::HttpDate;
 #[derive(Debug, Clone)]
 pub(crate) struct Clock {
     date: HttpDate,
+    /// The status line, `Date` and `Server` of a `200`, renewed with `date`.
+    ok: OkStart,
     now: Instant,
     /// When the cached second ends (or earlier): before it, `tick_at` reads
     /// no clock.
@@ -36,8 +41,10 @@ impl Clock {
     pub(crate) fn new() -> Clock {
         let now = Instant::now();
         let wall = SystemTime::now();
+        let date = HttpDate::new(wall);
         Clock {
-            date: HttpDate::new(wall),
+            date,
+            ok: OkStart::new(&date),
             now,
             until: now + left_in_second(wall),
         }
@@ -58,7 +65,9 @@ impl Clock {
         // `now` was read before `wall`, so the instant computed here is at or
         // before the true end of `wall`'s second: never a stale string.
         let wall = SystemTime::now();
-        self.date.update(wall);
+        if self.date.update(wall) {
+            self.ok = OkStart::new(&self.date);
+        }
         self.until = now + left_in_second(wall);
     }
 
@@ -72,6 +81,11 @@ impl Clock {
     /// `Date:` value, IMF-fixdate.
     pub(crate) fn http(&self) -> &[u8; 29] {
         self.date.http()
+    }
+
+    /// The start of a `200` head as of this second (see [`OkStart`]).
+    pub(crate) fn ok_start(&self) -> &OkStart {
+        &self.ok
     }
 
     /// Access-log timestamp, `10/Oct/2000:13:55:36 +0000`.
@@ -109,6 +123,9 @@ mod tests {
         c.tick();
         let after = HttpDate::new(SystemTime::now());
         assert_ne!(*c.http(), first);
+        // The 200's block follows the date.
+        assert_eq!(c.ok_start(), &OkStart::new(&c.date));
+        assert_eq!(&c.ok_start().as_bytes()[23..52], c.http());
         assert!(
             c.http() == before.http() || c.http() == after.http(),
             "{:?}",
