@@ -256,7 +256,10 @@ fn build<'a>(
         let Some(field) = Field::classify(h.name) else {
             continue;
         };
-        let value = trim_ows(h.value);
+        // No trim here: httparse already drops the whitespace around a value (leading in its
+        // parser, trailing before it stores the field), and
+        // `header_names_are_case_insensitive_and_values_trimmed` holds it to that.
+        let value = h.value;
         let slot = match field {
             Field::Host => {
                 hosts += 1;
@@ -613,6 +616,31 @@ mod tests {
         assert_eq!(h.method, Method::Head);
         assert_eq!(h.host, Some("example.com"));
         assert_eq!(h.range, Some("bytes=1-"));
+        // Tabs too, on both sides, in every field the parser keeps.
+        let h = complete(
+            b"GET / HTTP/1.1\r\nHost:\t a \t\r\nRange: \tbytes=1-\t\r\nIf-Range:\t\"e\" \r\n\
+              If-None-Match: \t\"e\"\t\r\nIf-Modified-Since:\tx \r\nReferer:  r\t\r\n\
+              User-Agent:\tu\t\r\nAccept-Encoding: \tgzip\t \r\nIf-Match:\t*\t\r\n\
+              If-Unmodified-Since: y\t\r\nContent-Length:\t0\t\r\nConnection:\tclose\t\r\n\r\n",
+        );
+        assert_eq!(
+            (h.host, h.range, h.if_range),
+            (Some("a"), Some("bytes=1-"), Some("\"e\""))
+        );
+        assert_eq!(
+            (h.if_none_match, h.if_modified_since),
+            (Some("\"e\""), Some("x"))
+        );
+        assert_eq!((h.referer, h.user_agent), (Some("r"), Some("u")));
+        assert_eq!(h.extra.accept_encoding, Some("gzip"));
+        assert_eq!(
+            (h.extra.if_match, h.extra.if_unmodified_since),
+            (Some("*"), Some("y"))
+        );
+        assert_eq!((h.content_length, h.keep_alive), (Some(0), false));
+        // An empty value, or one of whitespace only, is empty.
+        let h = complete(b"GET / HTTP/1.1\r\nHost: a\r\nRange:\r\nReferer: \t \r\n\r\n");
+        assert_eq!((h.range, h.referer), (Some(""), Some("")));
     }
 
     /// Feeding any prefix gives Incomplete or the final answer, never something else: the
