@@ -435,13 +435,15 @@ fn check_sizes(buf: &[u8], end: usize, limits: &Limits) -> Result<(), RequestErr
 /// without a CR before it) anywhere from the request line on (see the module docs).
 ///
 /// Both come from where httparse found the request line and the fields, with no scan of the
-/// bytes: every LF from the request line on ends a line (httparse refuses LF and bare CR inside
-/// a method, target, field name or value, and obs-fold), so the head's LFs are exactly the one
-/// just before each field's name and the last two bytes of each of the last two lines. The
+/// bytes. With httparse's default (strict) settings every LF from the request line on ends a
+/// line: it refuses LF and bare CR inside a method, target, field name or value, and obs-fold.
+/// So each line end is either just before a field's name (the request line's and every field's
+/// but the last) or in the head's last four bytes (the last line's and the empty line's): the
+/// head is free of bare LFs when each name follows a CRLF and the head ends in CRLFCRLF. The
 /// request line is `method SP target SP HTTP/x.y` (the version token is always 8 bytes: httparse
-/// takes only `HTTP/1.0` and `HTTP/1.1`, and [`version_error`] only `HTTP/1.d`). This costs a few
-/// instructions a field instead of a walk over every byte of the head, which is what a
-/// keep-alive request spends most of its parsing on otherwise.
+/// takes only `HTTP/1.0` and `HTTP/1.1`, and [`version_error`] only `HTTP/1.d`). This costs a
+/// few instructions a field instead of a walk over every byte of the head (about 440 of a wrk
+/// request's 3,860 user-space instructions); a test compares it with that walk.
 ///
 /// The empty lines before the request line, which RFC 9112 2.2 says to skip, carry no field, so
 /// a bare LF there stays harmless and accepted. Only complete heads are checked for bare LFs, so
