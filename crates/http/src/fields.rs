@@ -121,13 +121,7 @@ mod tests {
             b"Range: bytes=0-1\r\n",
             b"X-Accept-Encoding: gzip\r\n",
         ];
-        let mut state: u64 = 0x9FB2_1C65_1E98_DF25;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::test_rng::xorshift(0x9FB2_1C65_1E98_DF25);
         let mut found = 0;
         for _ in 0..5_000 {
             let mut req = b"GET / HTTP/1.1\r\nHost: x\r\n".to_vec();

@@ -69,3 +69,19 @@ pub use range::{ByteRange, MAX_RANGES, RangeSet, Ranges, parse_range};
 pub use request::{Limits, Parse, RequestHead, Version, parse_request};
 pub use response::{CONTINUE, Connection, ContentRange, FileFields, ResponseHead};
 pub use status::Status;
+
+/// Generated inputs for the tests that compare a fast checker with a plain one.
+#[cfg(test)]
+pub(crate) mod test_rng {
+    /// Marsaglia's xorshift64: a fixed seed gives the same inputs every run,
+    /// so a failure names a reproducible case. `seed` must not be zero.
+    pub(crate) fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+        let mut state = seed;
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        }
+    }
+}

@@ -386,13 +386,7 @@ mod tests {
             "/", "/", ".", ".", "..", "%2e", "%2E", "%2f", "%5c", "%5C", "\\", "%00", "%", "a",
             "b", "%c0", "%ae", "%C3%A9", "é", "?", "#", "%0", "%41", "..%2f", "//", "%20",
         ];
-        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::test_rng::xorshift(0x9E37_79B9_7F4A_7C15);
         let mut out = String::new();
         let (mut accepted, mut refused) = (0, 0);
         for _ in 0..20_000 {
@@ -493,13 +487,7 @@ mod tests {
         let alphabet: &[&str] = &[
             "/", "/", "a", "b.c", ".", "..", "%2e", "%41", "?", "#", "\\", "-", "~", "é", " ",
         ];
-        let mut state: u64 = 0xA076_1D64_78BD_642F;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::test_rng::xorshift(0xA076_1D64_78BD_642F);
         let mut fast = 0;
         for round in 0..20_000 {
             let mut target = String::from(if round % 8 == 0 { "" } else { "/" });

@@ -352,13 +352,7 @@ mod tests {
 
     #[test]
     fn generated_headers_stay_in_bounds() {
-        let mut state: u64 = 0x2545_F491_4F6C_DD1D;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::test_rng::xorshift(0x2545_F491_4F6C_DD1D);
         let numbers = [
             "0",
             "1",

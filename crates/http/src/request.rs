@@ -1082,13 +1082,7 @@ mod tests {
             heads.push(seed.iter().copied().filter(|&b| b != b'\r').collect());
         }
         let interesting = b"\r\n :\t/aH";
-        let mut state: u64 = 0x0123_4567_89AB_CDEF;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::test_rng::xorshift(0x0123_4567_89AB_CDEF);
         for round in 0..20_000 {
             let mut buf = seeds[round % seeds.len()].to_vec();
             for _ in 0..(1 + next() % 3) {
@@ -1137,13 +1131,7 @@ mod tests {
             b"PUT /u HTTP/1.2\r\nHost: [::1]:8\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\nx",
         ];
         let interesting = b"\r\n :,;\0\t\x7f\xff/%-0123456789Hh";
-        let mut state: u64 = 0xDEAD_BEEF_CAFE_F00D;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::test_rng::xorshift(0xDEAD_BEEF_CAFE_F00D);
         let mut outcomes = [0u32; 3];
         for round in 0..30_000 {
             let mut buf = seeds[round % seeds.len()].to_vec();

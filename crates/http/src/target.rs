@@ -386,13 +386,7 @@ mod tests {
             "a", "Z", "0", "9", ".", "-", "~", "!", "=", ":", ":", "%", "%4", "%4f", "%g1", "[",
             "]", "::1", "v1.x", "@", "/", " ", "\u{e9}", "\t", "80",
         ];
-        let mut state: u64 = 0x2545_F491_4F6C_DD1D;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::test_rng::xorshift(0x2545_F491_4F6C_DD1D);
         let (mut ok, mut bad) = (0, 0);
         for _ in 0..50_000 {
             let mut a = String::new();
