@@ -35,7 +35,8 @@
 //!   or `--tls-self-signed`, and [`TlsSource`]; each connection's transport
 //!   beneath `Conn`, which the drivers call instead of `recv`/`send`)
 //! - shared and per-thread state: `shared.rs`; `--delay`/`--work`:
-//!   `service.rs`; counters: [`Stats`] (`stats.rs`) with the service-time
+//!   `service.rs`; counters: [`Stats`] (`stats.rs`; a request's counters go
+//!   to its worker thread's own shard) with the service-time
 //!   histogram ([`ServiceTimes`], `service_time.rs`); graceful stop:
 //!   `shutdown.rs`; forked children: `child.rs`; the warning when an
 //!   engine's workers have run out: `saturation.rs`
