@@ -42,7 +42,12 @@ need wrk wrk
 repo=$(git rev-parse --show-toplevel)
 work=${TMPDIR:-/tmp}/servelab-callgrind
 src=$work/src
-mkdir -p "$work"
+# The scratch directory is emptied on every run: only one this script made.
+if [ -e "$work" ] && [ ! -e "$work/.made-by-callgrind.sh" ]; then
+  echo "callgrind.sh: $work exists and was not made by this script; move it or set TMPDIR" >&2
+  exit 2
+fi
+mkdir -p "$work"; touch "$work/.made-by-callgrind.sh"
 rm -rf "$src"; mkdir -p "$src"
 if [ -n "$rev" ]; then
   git -C "$repo" archive "$rev" | tar -C "$src" -xf -

@@ -146,8 +146,9 @@ impl Drop for Storage {
 }
 
 /// How many worker threads at once get a shard of their own (see the module
-/// docs); more than any engine's worker count, so only the `thread` engine's
-/// 65th concurrent connection and beyond count with `fetch_add`.
+/// docs). More threads at once (a `--workers` above about 60, or the `thread`
+/// engine's 65th concurrent connection) count with `fetch_add`: correct, as
+/// before, only not lock-free.
 pub(crate) const SHARDS: usize = 64;
 
 /// The per-request counters of one worker thread, written by that thread only.
