@@ -84,4 +84,26 @@ pub(crate) mod test_rng {
             state
         }
     }
+
+    /// Makes 1 to `max_edits` random edits to `buf`: a byte of `bytes` written over,
+    /// inserted, or a byte removed.
+    pub(crate) fn mutate(
+        buf: &mut Vec<u8>,
+        next: &mut impl FnMut() -> u64,
+        bytes: &[u8],
+        max_edits: u64,
+    ) {
+        for _ in 0..(1 + next() % max_edits) {
+            let pos = (next() as usize) % (buf.len() + 1);
+            let byte = bytes[(next() as usize) % bytes.len()];
+            match next() % 3 {
+                0 if pos < buf.len() => buf[pos] = byte,
+                1 => buf.insert(pos, byte),
+                _ if pos < buf.len() => {
+                    buf.remove(pos);
+                }
+                _ => {}
+            }
+        }
+    }
 }

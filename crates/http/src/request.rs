@@ -1085,18 +1085,7 @@ mod tests {
         let mut next = crate::test_rng::xorshift(0x0123_4567_89AB_CDEF);
         for round in 0..20_000 {
             let mut buf = seeds[round % seeds.len()].to_vec();
-            for _ in 0..(1 + next() % 3) {
-                let pos = (next() as usize) % (buf.len() + 1);
-                let byte = interesting[(next() as usize) % interesting.len()];
-                match next() % 3 {
-                    0 if pos < buf.len() => buf[pos] = byte,
-                    1 => buf.insert(pos, byte),
-                    _ if pos < buf.len() => {
-                        buf.remove(pos);
-                    }
-                    _ => {}
-                }
-            }
+            crate::test_rng::mutate(&mut buf, &mut next, interesting, 3);
             heads.push(buf);
         }
         let mut compared = [0u32; 2];
@@ -1135,18 +1124,7 @@ mod tests {
         let mut outcomes = [0u32; 3];
         for round in 0..30_000 {
             let mut buf = seeds[round % seeds.len()].to_vec();
-            for _ in 0..(1 + next() % 4) {
-                let pos = (next() as usize) % (buf.len() + 1);
-                let byte = interesting[(next() as usize) % interesting.len()];
-                match next() % 3 {
-                    0 if pos < buf.len() => buf[pos] = byte,
-                    1 => buf.insert(pos, byte),
-                    _ if pos < buf.len() => {
-                        buf.remove(pos);
-                    }
-                    _ => {}
-                }
-            }
+            crate::test_rng::mutate(&mut buf, &mut next, interesting, 4);
             match parse(&buf) {
                 Ok(Parse::Complete(h)) => {
                     outcomes[0] += 1;
