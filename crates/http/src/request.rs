@@ -33,7 +33,7 @@ use crate::error::RequestError;
 use crate::fields::ExtraFields;
 use crate::framing::{TransferCodings, parse_content_length, trim_ows};
 use crate::method::Method;
-use crate::target::{classify_target, validate_host};
+use crate::target::{classify_target, validate_host_field};
 
 /// The protocol version of a request. Anything else is refused with 505 (well-formed) or 400.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -79,7 +79,8 @@ pub enum Parse<T> {
     Incomplete,
 }
 
-/// A parsed request head. Every string borrows from the buffer given to [`parse_request`].
+/// A parsed request head. Every string and byte slice in it borrows from the buffer given to
+/// [`parse_request`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RequestHead<'a> {
     /// The method, reduced to what the server branches on.
@@ -92,8 +93,11 @@ pub struct RequestHead<'a> {
     /// HTTP/1.0 or HTTP/1.1.
     pub version: Version,
     /// The `Host` value, or the authority of an absolute-form target, which RFC 9112 3.2.2
-    /// says takes precedence.
-    pub host: Option<&'a str>,
+    /// says takes precedence. Always ASCII: it has passed RFC 3986's authority grammar, which
+    /// admits nothing else. It stays bytes because the server never reads it, and turning it
+    /// into `&str` cost a UTF-8 check on every request (`std::str::from_utf8` on it cannot
+    /// fail, for a caller that wants one).
+    pub host: Option<&'a [u8]>,
     /// Whether the connection stays open after the response (RFC 9112 9.3): HTTP/1.1 unless a
     /// `Connection: close` token; HTTP/1.0 only with a `keep-alive` token (and no `close`).
     pub keep_alive: bool,
@@ -266,10 +270,7 @@ fn build<'a>(
                 if hosts > 1 {
                     return Err(RequestError::DuplicateHost);
                 }
-                let value = std::str::from_utf8(value)
-                    .map_err(|_| RequestError::InvalidHost("not ASCII"))?;
-                validate_host(value)?;
-                host = Some(value);
+                host = Some(validate_host_field(value)?);
                 continue;
             }
             Field::Connection => {
@@ -318,8 +319,8 @@ fn build<'a>(
     if version == Version::Http11 && hosts == 0 {
         return Err(RequestError::MissingHost);
     }
-    if authority.is_some() {
-        host = authority;
+    if let Some(authority) = authority {
+        host = Some(authority.as_bytes());
     }
     let mut chunked = false;
     if te.seen {
@@ -599,7 +600,7 @@ mod tests {
         assert_eq!(h.method_str, "GET");
         assert_eq!(h.target, "/docs/index.html?lang=en");
         assert_eq!(h.version, Version::Http11);
-        assert_eq!(h.host, Some("127.0.0.1:8080"));
+        assert_eq!(h.host, Some(&b"127.0.0.1:8080"[..]));
         assert!(h.keep_alive);
         assert_eq!(h.content_length, None);
         assert!(!h.chunked);
@@ -616,7 +617,7 @@ mod tests {
     fn header_names_are_case_insensitive_and_values_trimmed() {
         let h = complete(b"HEAD / HTTP/1.1\r\nhOsT:   example.com  \r\nRANGE:bytes=1-\r\n\r\n");
         assert_eq!(h.method, Method::Head);
-        assert_eq!(h.host, Some("example.com"));
+        assert_eq!(h.host, Some(&b"example.com"[..]));
         assert_eq!(h.range, Some("bytes=1-"));
         // Tabs too, on both sides, in every field the parser keeps.
         let h = complete(
@@ -627,7 +628,7 @@ mod tests {
         );
         assert_eq!(
             (h.host, h.range, h.if_range),
-            (Some("a"), Some("bytes=1-"), Some("\"e\""))
+            (Some(&b"a"[..]), Some("bytes=1-"), Some("\"e\""))
         );
         assert_eq!(
             (h.if_none_match, h.if_modified_since),
@@ -771,7 +772,7 @@ mod tests {
         // Empty lines before the request line carry no field: a bare LF there is skipped.
         assert_eq!(
             complete(b"\n\r\n\nGET / HTTP/1.1\r\nHost: a\r\n\r\n").host,
-            Some("a")
+            Some(&b"a"[..])
         );
         // A body is not the head: its bytes are not checked here.
         let h = complete(b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\n\n\n");
@@ -839,7 +840,7 @@ mod tests {
             let req = format!("\r\nGET /a?b {v}\r\nHost: h:1\r\nRange: bytes=1-\r\n\r\nNEXT");
             let h = complete(req.as_bytes());
             assert_eq!((h.method, h.target), (Method::Get, "/a?b"), "{v}");
-            assert_eq!((h.version, h.host), (Version::Http11, Some("h:1")));
+            assert_eq!((h.version, h.host), (Version::Http11, Some(&b"h:1"[..])));
             assert_eq!((h.keep_alive, h.range), (true, Some("bytes=1-")));
             assert_eq!(&req.as_bytes()[h.head_len..], b"NEXT");
             check_every_split(req.as_bytes());
@@ -1137,6 +1138,7 @@ mod tests {
                     assert!(h.version == Version::Http10 || h.host.is_some());
                     assert!(!h.expect_continue || h.version == Version::Http11);
                     assert!(h.target.is_ascii());
+                    assert!(h.host.is_none_or(<[u8]>::is_ascii));
                 }
                 Ok(Parse::Incomplete) => outcomes[1] += 1,
                 Err(e) => {
