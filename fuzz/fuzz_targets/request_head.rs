@@ -33,7 +33,7 @@ fn limits(sel: u8) -> Limits {
 }
 
 /// True when `s` lies inside `buf[..end]`.
-fn within(buf: &[u8], end: usize, s: &str) -> bool {
+fn within(buf: &[u8], end: usize, s: &[u8]) -> bool {
     let base = buf.as_ptr() as usize;
     let p = s.as_ptr() as usize;
     s.is_empty() || (p >= base && p + s.len() <= base + end)
@@ -45,7 +45,11 @@ fn check_head(buf: &[u8], h: &RequestHead<'_>, limits: &Limits) {
         "head_len out of bounds"
     );
     let end = h.head_len;
-    for s in [Some(h.method_str), Some(h.target), h.host]
+    if let Some(host) = h.host {
+        assert!(within(buf, end, host), "host {host:?} outside the head");
+        assert!(host.is_ascii(), "non-ASCII host {host:?}");
+    }
+    for s in [Some(h.method_str), Some(h.target)]
         .into_iter()
         .chain([h.if_none_match, h.if_modified_since, h.range, h.if_range])
         .chain([h.referer, h.user_agent])
@@ -53,7 +57,7 @@ fn check_head(buf: &[u8], h: &RequestHead<'_>, limits: &Limits) {
     {
         // `/` for an absolute-form URI without a path is a static string.
         if s != "/" {
-            assert!(within(buf, end, s), "field {s:?} outside the head");
+            assert!(within(buf, end, s.as_bytes()), "field {s:?} outside the head");
         }
     }
     assert!(!(h.chunked && h.content_length.is_some()), "CL and chunked");

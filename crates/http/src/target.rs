@@ -16,7 +16,23 @@
 use crate::error::RequestError;
 
 /// Splits the request target into (target, authority) by form (RFC 9112 3.2).
+///
+/// The origin-form that nearly every request sends is answered here, small enough to be
+/// inlined into the parser; every other target, and every error, goes to [`other_forms`].
+#[inline]
 pub(crate) fn classify_target<'a>(
+    method: &str,
+    target: &'a str,
+) -> Result<(&'a str, Option<&'a str>), RequestError> {
+    if target.starts_with('/') && method != "CONNECT" && target.is_ascii() {
+        return Ok((target, None));
+    }
+    other_forms(method, target)
+}
+
+/// [`classify_target`] for every target but an ASCII origin-form one with a method other
+/// than CONNECT (for which it gives `Ok((target, None))` too).
+fn other_forms<'a>(
     method: &str,
     target: &'a str,
 ) -> Result<(&'a str, Option<&'a str>), RequestError> {
@@ -31,7 +47,8 @@ pub(crate) fn classify_target<'a>(
         if host.is_empty() || port.is_empty() || !port.bytes().all(|b| b.is_ascii_digit()) {
             return Err(RequestError::InvalidTarget("CONNECT needs host:port"));
         }
-        validate_host(target).map_err(|_| RequestError::InvalidTarget("bad CONNECT authority"))?;
+        validate_host(target.as_bytes())
+            .map_err(|_| RequestError::InvalidTarget("bad CONNECT authority"))?;
         return Ok((target, None));
     }
     if target.starts_with('/') {
@@ -58,7 +75,7 @@ pub(crate) fn classify_target<'a>(
         return Err(RequestError::InvalidTarget("userinfo in target"));
     }
     // RFC 9110 4.2.1: an http URI with an empty host MUST be rejected (`http:///`, `http://:80/`).
-    if validate_host(authority)?.is_empty() {
+    if validate_host(authority.as_bytes())?.is_empty() {
         return Err(RequestError::InvalidHost("empty host"));
     }
     // "http://h" and "http://h?q" have an empty path, which means "/". We cannot build "/?q"
@@ -111,12 +128,14 @@ pub(crate) fn strip_prefix_ignore_case<'a>(s: &'a str, prefix: &str) -> Option<&
 
 /// Checks an authority, `host[:port]` without userinfo (see the module docs), and returns its
 /// host. An empty host is allowed here: RFC 9112 3.2 sends `Host:` empty for targets with no
-/// authority; the absolute form refuses it itself.
+/// authority; the absolute form refuses it itself. Every byte it accepts is ASCII.
 ///
+/// It works on bytes, so that a `Host` value (bytes, as httparse leaves it) needs no UTF-8
+/// check first: the grammar below admits only ASCII, and the check cost more than this one.
 /// A reg-name (every `Host` a client sends but an IP literal) is checked in one pass over the
 /// bytes, a table lookup each, up to the `:` before the port: this runs for every request.
-pub(crate) fn validate_host(authority: &str) -> Result<&str, RequestError> {
-    let b = authority.as_bytes();
+pub(crate) fn validate_host(authority: &[u8]) -> Result<&[u8], RequestError> {
+    let b = authority;
     if b.first() == Some(&b'[') {
         return validate_ip_literal_authority(authority);
     }
@@ -146,17 +165,34 @@ pub(crate) fn validate_host(authority: &str) -> Result<&str, RequestError> {
     Ok(host)
 }
 
-/// `authority` starts with `[`: an IP literal, then an optional port. Rare, so plain code.
-fn validate_ip_literal_authority(authority: &str) -> Result<&str, RequestError> {
+/// Checks a `Host` field value with [`validate_host`] and returns it whole. A value that is
+/// not UTF-8 is refused as "not ASCII", as it was when the value was converted to `&str`
+/// before the check; only the error path pays for telling the two apart.
+#[inline]
+pub(crate) fn validate_host_field(value: &[u8]) -> Result<&[u8], RequestError> {
+    match validate_host(value) {
+        Ok(_) => Ok(value),
+        Err(_) if std::str::from_utf8(value).is_err() => {
+            Err(RequestError::InvalidHost("not ASCII"))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// `authority` starts with `[`: an IP literal, then an optional port. Rare, so plain code, and
+/// `#[cold]` so that it stays out of line: inlined (with std's IPv6 parser), it made
+/// [`validate_host`] save and restore six registers on every call.
+#[cold]
+fn validate_ip_literal_authority(authority: &[u8]) -> Result<&[u8], RequestError> {
     let rest = &authority[1..];
-    let Some(close) = rest.find(']') else {
+    let Some(close) = rest.iter().position(|&b| b == b']') else {
         return Err(RequestError::InvalidHost("unterminated IP literal"));
     };
     if !is_ip_literal(&rest[..close]) {
         return Err(RequestError::InvalidHost("invalid IP literal"));
     }
     let after = &rest[close + 1..];
-    if !after.is_empty() && !after.starts_with(':') {
+    if !after.is_empty() && !after.starts_with(b":") {
         return Err(RequestError::InvalidHost("junk after IP literal"));
     }
     check_port(after)?;
@@ -165,8 +201,8 @@ fn validate_ip_literal_authority(authority: &str) -> Result<&str, RequestError> 
 
 /// `port` is empty or `:` and the port. RFC 3986 3.2.3: port = *DIGIT (empty allowed: `host:`
 /// means the default port).
-fn check_port(port: &str) -> Result<(), RequestError> {
-    match port.as_bytes().split_first() {
+fn check_port(port: &[u8]) -> Result<(), RequestError> {
+    match port.split_first() {
         Some((_colon, digits)) if !digits.iter().all(u8::is_ascii_digit) => {
             Err(RequestError::InvalidHost("port is not digits"))
         }
@@ -177,19 +213,24 @@ fn check_port(port: &str) -> Result<(), RequestError> {
 /// The inside of RFC 3986's IP-literal: an IPv6address (std's parser takes exactly its text
 /// forms, embedded IPv4 included) or IPvFuture, `v` 1*HEXDIG `.` 1*(unreserved / sub-delims /
 /// `:`). Zone identifiers (RFC 6874) have no place in a `Host` and are refused.
-fn is_ip_literal(inside: &str) -> bool {
-    if let Some(future) = inside.strip_prefix(['v', 'V']) {
-        let Some((version, rest)) = future.split_once('.') else {
+fn is_ip_literal(inside: &[u8]) -> bool {
+    if let Some(future) = inside
+        .strip_prefix(b"v")
+        .or_else(|| inside.strip_prefix(b"V"))
+    {
+        let Some(dot) = future.iter().position(|&b| b == b'.') else {
             return false;
         };
+        let (version, rest) = (&future[..dot], &future[dot + 1..]);
         return !version.is_empty()
-            && version.bytes().all(|b| b.is_ascii_hexdigit())
+            && version.iter().all(u8::is_ascii_hexdigit)
             && !rest.is_empty()
             && rest
-                .bytes()
-                .all(|b| is_unreserved_or_sub_delim(b) || b == b':');
+                .iter()
+                .all(|&b| is_unreserved_or_sub_delim(b) || b == b':');
     }
-    inside.parse::<std::net::Ipv6Addr>().is_ok()
+    // std parses an address from `&str` only; a non-ASCII byte is no address anyway.
+    std::str::from_utf8(inside).is_ok_and(|s| s.parse::<std::net::Ipv6Addr>().is_ok())
 }
 
 #[cfg(test)]
@@ -200,8 +241,8 @@ mod tests {
 
     /// The byte-at-a-time loop `validate_host` had before its reg-name scan became a
     /// `position`; kept as the reference the new one must agree with.
-    fn validate_host_bytewise(authority: &str) -> Result<&str, RequestError> {
-        let b = authority.as_bytes();
+    fn validate_host_bytewise(authority: &[u8]) -> Result<&[u8], RequestError> {
+        let b = authority;
         if b.first() == Some(&b'[') {
             return validate_ip_literal_authority(authority);
         }
@@ -259,6 +300,7 @@ mod tests {
         }
         let mut ok = 0;
         for case in &cases {
+            let case = case.as_bytes();
             let (new, old) = (validate_host(case), validate_host_bytewise(case));
             assert_eq!(new, old, "{case:?}");
             ok += usize::from(new.is_ok());
@@ -306,7 +348,7 @@ mod tests {
                 let Some(close) = rest.find(']') else {
                     return Err(RequestError::InvalidHost("unterminated IP literal"));
                 };
-                if !is_ip_literal(&rest[..close]) {
+                if !is_ip_literal(&rest.as_bytes()[..close]) {
                     return Err(RequestError::InvalidHost("invalid IP literal"));
                 }
                 let after = &rest[close + 1..];
@@ -363,7 +405,11 @@ mod tests {
     fn one_pass_host_check_equals_the_reference() {
         let mut checked = 0;
         let mut same = |a: &str| {
-            assert_eq!(validate_host(a), reference_validate_host(a), "{a:?}");
+            assert_eq!(
+                validate_host(a.as_bytes()),
+                reference_validate_host(a).map(str::as_bytes),
+                "{a:?}"
+            );
             checked += 1;
         };
         // Every byte value (as a char) alone, in the host, in the port, after an IP literal.
@@ -404,6 +450,113 @@ mod tests {
         assert!(checked > 50_000);
     }
 
+    /// `validate_host_field` checks the bytes of a `Host` value; before, the value was first
+    /// converted to `&str` (refused as "not ASCII" when not UTF-8) and then checked. Over every
+    /// byte value in every position of short values, and over generated values with bytes above
+    /// 0x7F (valid UTF-8 or not), both give the same answer.
+    #[test]
+    fn host_field_check_equals_utf8_then_reference() {
+        fn old(v: &[u8]) -> Result<&[u8], RequestError> {
+            std::str::from_utf8(v)
+                .map_err(|_| RequestError::InvalidHost("not ASCII"))
+                .and_then(reference_validate_host)
+                .map(|_| v)
+        }
+        let mut values: Vec<Vec<u8>> = Vec::new();
+        for c in 0..=255u8 {
+            for template in [
+                &b"#"[..],
+                b"a#b",
+                b"a#:80",
+                b"a:8#",
+                b"%#0",
+                b"%0#",
+                b"[::1]#",
+                b"[::#]",
+                b"[v1.#]",
+            ] {
+                values.push(
+                    template
+                        .iter()
+                        .map(|&b| if b == b'#' { c } else { b })
+                        .collect(),
+                );
+            }
+        }
+        let alphabet: &[&[u8]] = &[
+            b"a",
+            b"0",
+            b".",
+            b":",
+            b"%",
+            b"%4",
+            b"%4f",
+            b"[",
+            b"]",
+            b"::1",
+            b"v1.x",
+            b"80",
+            b"\xc3\xa9",
+            b"\xc3",
+            b"\xa9",
+            b"\xff",
+            b"\xe2\x82\xac",
+            b" ",
+        ];
+        let mut next = crate::test_rng::xorshift(0x5DEE_CE66_D1CE_4E5B);
+        for _ in 0..30_000 {
+            let mut v = Vec::new();
+            for _ in 0..(next() % 6) {
+                v.extend_from_slice(alphabet[(next() % alphabet.len() as u64) as usize]);
+            }
+            values.push(v);
+        }
+        let mut seen = [0u32; 3];
+        for v in &values {
+            let new = validate_host_field(v);
+            assert_eq!(new, old(v), "{:?}", String::from_utf8_lossy(v));
+            let not_utf8 = new == Err(RequestError::InvalidHost("not ASCII"));
+            seen[if new.is_ok() {
+                0
+            } else if not_utf8 {
+                1
+            } else {
+                2
+            }] += 1;
+        }
+        // Accepted, refused as not UTF-8, and refused otherwise: each occurs often.
+        assert!(seen.iter().all(|&n| n > 1_000), "{seen:?}");
+    }
+
+    /// `classify_target` answers ASCII origin-form targets itself and leaves the rest to
+    /// `other_forms`, the whole function as it was: over every byte value in several places of
+    /// several targets, with each method form, both give the same answer.
+    #[test]
+    fn origin_form_shortcut_equals_the_full_classification() {
+        let mut seen = [0u32; 2];
+        for method in [
+            "GET", "HEAD", "CONNECT", "OPTIONS", "POST", "get", "CONNECTX",
+        ] {
+            for c in (0..=255u8).map(char::from) {
+                for t in [
+                    format!("{c}"),
+                    format!("/{c}"),
+                    format!("/a{c}b?q"),
+                    format!("{c}/a"),
+                    format!("*{c}"),
+                    format!("h{c}:443"),
+                    format!("http://h{c}/p"),
+                    format!("/caf\u{e9}{c}"),
+                ] {
+                    let new = classify_target(method, &t);
+                    assert_eq!(new, other_forms(method, &t), "{method} {t:?}");
+                    seen[usize::from(new.is_ok())] += 1;
+                }
+            }
+        }
+        assert!(seen.iter().all(|&n| n > 1_000), "{seen:?}");
+    }
+
     #[test]
     fn host_rules() {
         assert_eq!(error(b"GET / HTTP/1.1\r\n\r\n"), RequestError::MissingHost);
@@ -415,19 +568,25 @@ mod tests {
         assert_eq!(status(b"GET / HTTP/1.1\r\nHost: user@a\r\n\r\n"), 400);
         assert_eq!(status(b"GET / HTTP/1.1\r\nHost: a/b\r\n\r\n"), 400);
         assert_eq!(status(b"GET / HTTP/1.1\r\nHost: \xff\r\n\r\n"), 400);
-        assert_eq!(complete(b"GET / HTTP/1.1\r\nHost:\r\n\r\n").host, Some(""));
+        assert_eq!(
+            complete(b"GET / HTTP/1.1\r\nHost:\r\n\r\n").host,
+            Some(&b""[..])
+        );
         assert_eq!(
             complete(b"GET / HTTP/1.1\r\nHost: [::1]:8080\r\n\r\n").host,
-            Some("[::1]:8080")
+            Some(&b"[::1]:8080"[..])
         );
     }
 
     #[test]
     fn target_forms() {
         let h = complete(b"GET http://example.com:8080/a/b?c HTTP/1.1\r\nHost: other\r\n\r\n");
-        assert_eq!((h.target, h.host), ("/a/b?c", Some("example.com:8080")));
+        assert_eq!(
+            (h.target, h.host),
+            ("/a/b?c", Some(&b"example.com:8080"[..]))
+        );
         let h = complete(b"GET HTTPS://example.com HTTP/1.1\r\nHost: x\r\n\r\n");
-        assert_eq!((h.target, h.host), ("/", Some("example.com")));
+        assert_eq!((h.target, h.host), ("/", Some(&b"example.com"[..])));
         let h = complete(b"GET http://example.com?q=1 HTTP/1.1\r\nHost: x\r\n\r\n");
         assert_eq!(h.target, "/");
         // Absolute-form does not excuse a missing Host in 1.1 (RFC 9112 3.2).
@@ -483,7 +642,7 @@ mod tests {
         let host = |v: &str| {
             let req = format!("GET / HTTP/1.1\r\nHost: {v}\r\n\r\n");
             parse(req.as_bytes()).map(|p| match p {
-                Parse::Complete(h) => h.host.map(str::to_owned),
+                Parse::Complete(h) => h.host.map(|v| String::from_utf8(v.to_vec()).unwrap()),
                 Parse::Incomplete => panic!("{v}"),
             })
         };
@@ -537,7 +696,7 @@ mod tests {
         let absolute = |t: &str| {
             let req = format!("GET {t} HTTP/1.1\r\nHost: x\r\n\r\n");
             parse(req.as_bytes()).map(|p| match p {
-                Parse::Complete(h) => h.host.map(str::to_owned),
+                Parse::Complete(h) => h.host.map(|v| String::from_utf8(v.to_vec()).unwrap()),
                 Parse::Incomplete => panic!("{t}"),
             })
         };
