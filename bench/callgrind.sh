@@ -43,18 +43,20 @@ need wrk wrk
 repo=$(git rev-parse --show-toplevel)
 work=${TMPDIR:-/tmp}/servelab-callgrind
 src=$work/src
-# The scratch directory is emptied on every run: only one this script made.
+# The scratch directory's src/ is replaced on every run and its target/ kept (rebuilds are
+# incremental); the script refuses a directory it did not make.
 if [ -e "$work" ] && [ ! -e "$work/.made-by-callgrind.sh" ]; then
   echo "callgrind.sh: $work exists and was not made by this script; move it or set TMPDIR" >&2
   exit 2
 fi
 mkdir -p "$work"; touch "$work/.made-by-callgrind.sh"
 rm -rf "$src"; mkdir -p "$src"
+# Fresh mtimes (-m) on both paths: with the commit's own dates, cargo would reuse a newer
+# build of other sources left in target/.
 if [ -n "$rev" ]; then
-  git -C "$repo" archive "$rev" | tar -C "$src" -xf -
+  git -C "$repo" archive "$rev" | tar -C "$src" -xmf -
   label=$(git -C "$repo" rev-parse --short "$rev")
 else
-  # Fresh mtimes (-m), so cargo never reuses a build of other sources.
   (cd "$repo" && git ls-files -z | xargs -0 tar -cf -) | tar -C "$src" -xmf -
   label="working tree at $(git -C "$repo" rev-parse --short HEAD)"
 fi
