@@ -39,8 +39,7 @@ use std::time::SystemTime;
 use servelab_http::encoding::{Coding, Negotiated};
 use servelab_http::precondition::{Outcome, PRECONDITION_FAILED, Preconditions};
 use servelab_http::{
-    ContentRange, ExtraFields, Method, Multipart, PathKind, RangeSet, RequestHead, ResponseHead,
-    Status, dotfile,
+    ContentRange, Method, Multipart, PathKind, RangeSet, RequestHead, ResponseHead, Status, dotfile,
 };
 
 use crate::Dotfiles;
@@ -96,11 +95,7 @@ pub(crate) fn respond(
             error(Status::NOT_FOUND, w, persist, head_only, out)
         }
         Ok(kind) => {
-            let ask = Ask {
-                req,
-                extra: req.extra,
-                head_only,
-            };
+            let ask = Ask { req, head_only };
             serve_path(&ask, &path, kind, site, w, persist, out)
         }
     };
@@ -111,7 +106,6 @@ pub(crate) fn respond(
 /// What the client asked for a file.
 struct Ask<'r, 'a> {
     req: &'r RequestHead<'a>,
-    extra: ExtraFields<'a>,
     head_only: bool,
 }
 
@@ -188,7 +182,7 @@ fn send_file(
     let (req, head_only) = (ask.req, ask.head_only);
     let date = clock.http();
     // No extra lookup for the representation: the siblings are in the entry.
-    let coding = match servelab_http::negotiate(ask.extra.accept_encoding, file.available) {
+    let coding = match servelab_http::negotiate(req.extra.accept_encoding, file.available) {
         Negotiated::Send(c) => c,
         Negotiated::NotAcceptable => {
             return error_at(NOT_ACCEPTABLE, date, persist, head_only, out);
@@ -198,17 +192,10 @@ fn send_file(
     let vary = !file.available.is_empty();
     let encoding = coding.token();
     let etag = &f.etag;
-    let pre = Preconditions {
-        if_match: ask.extra.if_match,
-        if_unmodified_since: ask.extra.if_unmodified_since,
-        if_none_match: req.if_none_match,
-        if_modified_since: req.if_modified_since,
-        if_range: req.if_range,
-    };
-    let outcome = if pre.is_empty() {
+    let outcome = if unconditional(req) {
         Outcome::Serve { ranges: true }
     } else {
-        servelab_http::precondition::evaluate(&pre, true, etag, f.mtime, SystemTime::now())
+        preconditions(req, f)
     };
     let ranges_apply = match outcome {
         Outcome::Serve { ranges } => ranges,
@@ -312,6 +299,34 @@ fn send_file(
             }
         }
     }
+}
+
+/// Whether the request has none of the conditional fields, as most have not: five
+/// comparisons. Gathering the fields into a `Preconditions` first, to ask it
+/// `is_empty`, cost 37 instructions of a keep-alive request under callgrind
+/// (2026-11-26).
+#[inline]
+fn unconditional(req: &RequestHead<'_>) -> bool {
+    req.if_none_match.is_none()
+        && req.if_modified_since.is_none()
+        && req.if_range.is_none()
+        && req.extra.if_match.is_none()
+        && req.extra.if_unmodified_since.is_none()
+}
+
+/// What the conditional fields of a request that has some decide, against the
+/// representation `f` chosen for it.
+#[inline(never)]
+fn preconditions(req: &RequestHead<'_>, f: &CachedFile) -> Outcome {
+    let pre = Preconditions {
+        if_match: req.extra.if_match,
+        if_unmodified_since: req.extra.if_unmodified_since,
+        if_none_match: req.if_none_match,
+        if_modified_since: req.if_modified_since,
+        if_range: req.if_range,
+    };
+    debug_assert!(!pre.is_empty());
+    servelab_http::precondition::evaluate(&pre, true, &f.etag, f.mtime, SystemTime::now())
 }
 
 /// The body of a whole file or one range: copied behind the head when it is
@@ -516,6 +531,52 @@ mod tests {
         head.encode(&mut out);
         add_fields(&mut out, site, coding.token(), !file.available.is_empty());
         out
+    }
+
+    /// `unconditional` against the `Preconditions` it stands in for: every subset
+    /// of the five conditional fields, each written in two cases.
+    #[test]
+    fn unconditional_is_preconditions_is_empty() {
+        let fields = [
+            "If-Match: \"a\"",
+            "If-Unmodified-Since: Sun, 06 Nov 1994 08:49:37 GMT",
+            "If-None-Match: *",
+            "If-Modified-Since: Sun, 06 Nov 1994 08:49:37 GMT",
+            "If-Range: \"a\"",
+        ];
+        let limits = Config::new(".").limits;
+        let mut seen = [0; 2];
+        for set in 0..1u32 << fields.len() {
+            for upper in [false, true] {
+                let mut text = String::from("GET /a HTTP/1.1\r\nHost: t\r\nRange: bytes=0-1\r\n");
+                for (i, field) in fields.iter().enumerate() {
+                    if set & 1 << i != 0 {
+                        let field = if upper {
+                            field.to_uppercase()
+                        } else {
+                            field.to_string()
+                        };
+                        text.push_str(&field);
+                        text.push_str("\r\n");
+                    }
+                }
+                text.push_str("\r\n");
+                let Ok(Parse::Complete(req)) = parse_request(text.as_bytes(), &limits) else {
+                    panic!("{text:?} parses");
+                };
+                let pre = Preconditions {
+                    if_match: req.extra.if_match,
+                    if_unmodified_since: req.extra.if_unmodified_since,
+                    if_none_match: req.if_none_match,
+                    if_modified_since: req.if_modified_since,
+                    if_range: req.if_range,
+                };
+                assert_eq!(unconditional(&req), pre.is_empty(), "{text:?}");
+                assert_eq!(unconditional(&req), set == 0, "{text:?}");
+                seen[usize::from(set == 0)] += 1;
+            }
+        }
+        assert_eq!(seen, [62, 2]);
     }
 
     #[test]
