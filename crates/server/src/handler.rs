@@ -293,7 +293,7 @@ fn send_file(
                 body_len: plan.content_length(),
                 body: Body::Parts {
                     file: Arc::clone(&f.file),
-                    parts: plan.parts().collect(),
+                    parts: Box::new(plan.parts().collect()),
                     current: None,
                 },
             }
