@@ -255,7 +255,12 @@ impl FileFields {
     /// Appends the head of a `200 OK` that sends the whole file: the same bytes as
     /// [`ResponseHead::encode`] with these fields, the content length, the date of `start`,
     /// `connection` and `http10` set and nothing else. An HTTP/1.1 connection that stays
-    /// open, the common case, says nothing about it: the head is then two block copies.
+    /// open, the common case, says nothing about it: the head is then two block copies,
+    /// inlined into the caller. A head that names the connection is written out of line, so
+    /// that the common case needs no call and no stack frame of its own (the call's own
+    /// instructions, the inline copy of the status line included, were 26 per keep-alive
+    /// request under callgrind, 2026-11-26).
+    #[inline]
     pub fn encode_ok(
         &self,
         start: &OkStart,
@@ -263,16 +268,21 @@ impl FileFields {
         http10: bool,
         out: &mut Vec<u8>,
     ) {
-        out.reserve(OkStart::LEN + self.rest.len() + 24);
         out.extend_from_slice(start.as_bytes());
         if connection == Connection::Default && !http10 {
             out.extend_from_slice(&self.rest);
         } else {
-            let (fields, length) = self.rest.split_at(self.length_at);
-            out.extend_from_slice(fields);
-            put_connection(out, connection, http10);
-            out.extend_from_slice(length);
+            self.put_with_connection(connection, http10, out);
         }
+    }
+
+    /// The fields after [`OkStart`] with the connection field before `Content-Length`.
+    #[inline(never)]
+    fn put_with_connection(&self, connection: Connection, http10: bool, out: &mut Vec<u8>) {
+        let (fields, length) = self.rest.split_at(self.length_at);
+        out.extend_from_slice(fields);
+        put_connection(out, connection, http10);
+        out.extend_from_slice(length);
     }
 }
 

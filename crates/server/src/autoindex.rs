@@ -11,7 +11,7 @@ use servelab_http::listing::Listing;
 
 use crate::config::Dotfiles;
 use crate::response::{Persist, Response, small_ok};
-use crate::shared::{Local, Shared};
+use crate::shared::Shared;
 
 /// Most entries one listing reads (about 1 MiB of HTML at most).
 pub(crate) const MAX_ENTRIES: usize = 5000;
@@ -22,7 +22,7 @@ pub(crate) const MAX_ENTRIES: usize = 5000;
 pub(crate) fn respond(
     path: &str,
     site: &Shared,
-    w: &mut Local,
+    date: &[u8; 29],
     persist: Persist,
     head_only: bool,
     out: &mut Vec<u8>,
@@ -39,7 +39,7 @@ pub(crate) fn respond(
     Ok(small_ok(
         "text/html; charset=utf-8",
         &html,
-        w.clock.http(),
+        date,
         persist,
         head_only,
         &site.extra_headers,

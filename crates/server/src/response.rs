@@ -30,7 +30,11 @@ pub(crate) enum Body {
     /// A multipart/byteranges body: literal parts and file ranges in order.
     Parts {
         file: Arc<File>,
-        parts: VecDeque<Part>,
+        /// Boxed, so that a `Body` is 40 bytes rather than 64: every response
+        /// moves one from the handler to the connection, and nearly always it
+        /// is `Empty`. A multipart response pays one allocation more.
+        #[allow(clippy::box_collection)]
+        parts: Box<VecDeque<Part>>,
         /// The file range being sent now: (offset, remaining).
         current: Option<(u64, u64)>,
     },
@@ -108,6 +112,16 @@ pub(crate) fn small_ok(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The multipart deque stays boxed (see `Body::Parts`): a `Body` is five
+    /// words, not eight.
+    #[test]
+    fn a_body_is_five_words() {
+        assert_eq!(
+            std::mem::size_of::<Body>(),
+            5 * std::mem::size_of::<usize>()
+        );
+    }
 
     #[test]
     fn small_ok_has_the_extra_fields_in_the_head_and_no_body_for_head() {
