@@ -183,6 +183,7 @@ enum PeerEnd {
 }
 
 /// Bytes a body still to be sent after the output buffer adds to the wire.
+#[inline]
 fn body_wire_len(body: &Body) -> u64 {
     match body {
         Body::Empty => 0,
@@ -923,7 +924,12 @@ impl Conn {
             body,
         } = handler::respond(req, head, site, w, persist, &mut self.out);
         let wire = (self.out.len() - before) as u64 + body_wire_len(&body);
-        self.body = body;
+        // `advance` answers only with no body in flight, so the old one is
+        // `Empty`: assigning an `Empty` over it would only call its drop.
+        debug_assert!(matches!(self.body, Body::Empty));
+        if !matches!(body, Body::Empty) {
+            self.body = body;
+        }
         let produced = Produced {
             status,
             wire,
