@@ -87,10 +87,13 @@ pub(crate) enum Interest {
     /// burn `--work`; see [`crate::driver::policy::work`]. An engine with
     /// workers hands the connection to one for this.
     Work,
-    /// Responses are ready but held back until then (`--delay`): wait without
-    /// holding a CPU (a sleep, a `poll`, a timer), then report
-    /// [`Event::Deadline`], or [`Event::PeerGone`] if the client closes first.
-    Hold(Instant),
+    /// Responses are ready but held back until [`Conn::held_until`]
+    /// (`--delay`): wait without holding a CPU (a sleep, a `poll`, a timer),
+    /// then report [`Event::Deadline`], or [`Event::PeerGone`] if the client
+    /// closes first. (The instant is not carried here: an `Interest` of a
+    /// byte goes back in a register, one holding an `Instant` through
+    /// memory, on every event of every request.)
+    Hold,
     /// Close the socket. `linger` asks for a lingering close: shut down the write
     /// side and drain briefly ([`crate::driver::policy::Linger`]), so that unread
     /// request bytes do not make the kernel reset the connection before the
@@ -378,10 +381,8 @@ impl Conn {
             State::Draining(_) | State::Reading => Interest::Read,
             State::Ready => Interest::Work,
             State::Writing | State::Continue(_) if !self.service.work().is_zero() => Interest::Work,
-            State::Writing | State::Continue(_) => match self.service.hold() {
-                Some(until) => Interest::Hold(until),
-                None => Interest::Write,
-            },
+            State::Writing | State::Continue(_) if self.service.hold().is_some() => Interest::Hold,
+            State::Writing | State::Continue(_) => Interest::Write,
         }
     }
 
@@ -401,9 +402,14 @@ impl Conn {
         match self.interest() {
             Interest::Read => Some(self.wait(site).deadline()),
             Interest::Write => Some(self.progress_at + site.config.write_timeout),
-            Interest::Hold(until) => Some(until),
+            Interest::Hold => Some(self.held_until()),
             Interest::Work | Interest::Close { .. } => None,
         }
+    }
+
+    /// When the hold of [`Interest::Hold`] ends (now, if there is none).
+    pub(crate) fn held_until(&self) -> Instant {
+        self.service.hold().unwrap_or_else(Instant::now)
     }
 
     /// Carries out an [`Event`] and says what the connection wants next.
@@ -445,7 +451,7 @@ impl Conn {
                 self.abandon(site, w);
                 self.interest()
             }
-            Interest::Hold(until) if now >= until => self.release(site, w),
+            Interest::Hold if now >= self.held_until() => self.release(site, w),
             other => other,
         }
     }
@@ -1085,7 +1091,7 @@ mod tests {
             let mut w = site.local();
             assert!(matches!(
                 conn.on(Event::Read(req.len()), &site, &mut w),
-                Interest::Hold(_)
+                Interest::Hold
             ));
             (site, w, conn)
         };
@@ -1093,7 +1099,7 @@ mod tests {
         let (site, mut w, mut conn) = held(OnAbandon::Cancel);
         assert!(matches!(
             conn.on(Event::PeerGone { unread: true }, &site, &mut w),
-            Interest::Hold(_)
+            Interest::Hold
         ));
         assert!(!conn.watches_peer(), "judged once");
         assert_eq!(conn.release(&site, &mut w), Interest::Write);
@@ -1114,7 +1120,7 @@ mod tests {
         let (site, mut w, mut conn) = held(OnAbandon::Finish);
         assert!(matches!(
             conn.on(Event::PeerGone { unread: false }, &site, &mut w),
-            Interest::Hold(_)
+            Interest::Hold
         ));
         assert_eq!(site.stats.snapshot().abandoned, 0, "still being served");
         assert_eq!(conn.release(&site, &mut w), closed);
@@ -1134,8 +1140,9 @@ mod tests {
         conn.read_space()[..req.len()].copy_from_slice(req);
         let before = Instant::now();
         match conn.on(Event::Read(req.len()), &site, &mut w) {
-            Interest::Hold(until) => {
-                assert!(until >= before + Duration::from_secs(60));
+            Interest::Hold => {
+                assert!(conn.held_until() >= before + Duration::from_secs(60));
+                assert_eq!(conn.deadline(&site), Some(conn.held_until()));
             }
             other => panic!("expected a hold, got {other:?}"),
         }

@@ -98,8 +98,8 @@ pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Shared, w: &
                 }
             }
             Interest::Work => policy::work(&stream, &mut conn, site, w),
-            Interest::Hold(until) => {
-                let event = policy::hold(&stream, until, &conn, site);
+            Interest::Hold => {
+                let event = policy::hold(&stream, conn.held_until(), &conn, site);
                 conn.on(event, site, w)
             }
             Interest::Close { linger } => {

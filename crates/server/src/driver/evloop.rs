@@ -516,7 +516,7 @@ impl<'s> EventLoop<'s> {
             slot.fin = true;
             // A close while a response is held is judged (rare: one peek).
             // Otherwise it shows as the end of input or a failed write.
-            if matches!(slot.interest, Interest::Hold(_)) && slot.conn.watches_peer() {
+            if matches!(slot.interest, Interest::Hold) && slot.conn.watches_peer() {
                 let event = policy::peer_gone(&slot.sock);
                 slot.interest = slot.conn.on(event, self.site, &mut self.w);
             }
@@ -603,7 +603,7 @@ impl<'s> EventLoop<'s> {
                     slot.interest = policy::work(&slot.sock, &mut slot.conn, site, &mut self.w);
                 }
                 // Until the timer fires (Event::Deadline) or the client closes.
-                Interest::Hold(_) => break,
+                Interest::Hold => break,
                 Interest::Close { linger: false } => {
                     slot.wire.end(&slot.sock, site);
                     self.close(index);

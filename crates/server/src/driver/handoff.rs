@@ -226,8 +226,8 @@ fn serve(c: &mut Connection, site: &Shared, w: &mut Local) {
     loop {
         interest = match interest {
             Interest::Work => policy::work(&c.sock, &mut c.conn, site, w),
-            Interest::Hold(until) => {
-                let event = policy::hold(&c.sock, until, &c.conn, site);
+            Interest::Hold => {
+                let event = policy::hold(&c.sock, c.conn.held_until(), &c.conn, site);
                 c.conn.on(event, site, w)
             }
             Interest::Write => {

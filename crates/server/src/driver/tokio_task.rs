@@ -201,8 +201,9 @@ pub(crate) async fn serve(
                 // --work burns this runtime thread's CPU, as a handler would.
                 interest = with_local(&site, |w| policy::work(&stream, &mut conn, &site, w));
             }
-            Interest::Hold(until) => {
+            Interest::Hold => {
                 // --delay: a timer; the runtime thread serves others meanwhile.
+                let until = conn.held_until();
                 let event = if conn.watches_peer() {
                     hold(&stream, until).await
                 } else {
