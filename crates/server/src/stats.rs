@@ -385,26 +385,28 @@ impl Tally {
             None => self.stats.request_finished(abandoned),
         }
     }
-    pub(crate) fn response(&mut self, status: u16) {
-        match self.own() {
-            Some(s) => bump(&s.by_class[usize::from(status / 100).min(5)], 1),
-            None => self.stats.response(status),
-        }
-    }
     pub(crate) fn sent(&mut self, bytes: u64) {
         match self.own() {
             Some(s) => bump(&s.bytes_sent, bytes),
             None => self.stats.sent(bytes),
         }
     }
-    /// A response was completely written `d` after its request was parsed.
-    pub(crate) fn served(&mut self, d: Duration) {
+    /// A response with `status` was completely written `d` after its request
+    /// was parsed: its class, its service time, and one request fewer in
+    /// flight, with one look for the shard.
+    pub(crate) fn completed(&mut self, status: u16, d: Duration) {
         match self.own() {
             Some(s) => {
+                bump(&s.by_class[usize::from(status / 100).min(5)], 1);
                 bump(&s.service[service_time::bucket(d)], 1);
                 bump(&s.service_sum_ns, service_time::nanos(d));
+                bump(&s.in_flight, 1u64.wrapping_neg());
             }
-            None => self.stats.served(d),
+            None => {
+                self.stats.response(status);
+                self.stats.served(d);
+                self.stats.request_finished(false);
+            }
         }
     }
 }
@@ -504,10 +506,11 @@ mod tests {
         a.sent(10);
         b.sent(5);
         s.sent(1);
-        a.response(200);
-        b.response(404);
-        a.served(Duration::from_millis(3));
-        b.served(Duration::from_micros(70));
+        a.completed(200, Duration::from_millis(3));
+        assert_eq!(s.snapshot().in_flight, 0);
+        b.request_started();
+        b.completed(404, Duration::from_micros(70));
+        b.request_started();
         b.request_finished(true);
         let snap = s.snapshot();
         assert_eq!(snap.in_flight, 0);
@@ -525,8 +528,11 @@ mod tests {
         // A child process's tally counts in the shared block.
         let mut p = s.process_tally();
         assert!(p.shard.is_none());
-        p.response(500);
-        assert_eq!(s.snapshot().responses[4], 1);
+        p.request_started();
+        p.completed(500, Duration::from_millis(1));
+        let snap = s.snapshot();
+        assert_eq!((snap.responses[4], snap.in_flight), (1, 0));
+        assert_eq!(snap.service.count(), 3);
     }
 
     /// Beyond `SHARDS` tallies at once, the rest share the locked counters and
@@ -542,8 +548,7 @@ mod tests {
                     for _ in 0..10_000 {
                         t.request_started();
                         t.sent(1);
-                        t.response(200);
-                        t.request_finished(false);
+                        t.completed(200, Duration::from_micros(5));
                     }
                 });
             }
@@ -551,6 +556,8 @@ mod tests {
         let snap = s.snapshot();
         assert_eq!(snap.bytes_sent, 50_000);
         assert_eq!(snap.responses[1], 50_000);
+        assert_eq!(snap.service.count(), 50_000);
+        assert_eq!(snap.service.sum_ns, 50_000 * 5_000);
         assert_eq!(snap.in_flight, 0);
     }
 }

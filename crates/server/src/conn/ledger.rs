@@ -103,7 +103,7 @@ impl Ledger {
         let logging = w.log.enabled();
         for o in &self.owed {
             let took = now.saturating_duration_since(o.started);
-            w.tally.served(took);
+            w.tally.completed(o.status.code(), took);
             if logging {
                 let us = took.as_micros() as u64;
                 let start = &self.log_buf[from..o.log_end];
@@ -111,8 +111,6 @@ impl Ledger {
                 w.log.line(&w.line);
                 from = o.log_end;
             }
-            w.tally.response(o.status.code());
-            w.tally.request_finished(false);
         }
         self.clear();
         now
