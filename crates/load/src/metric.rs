@@ -1,6 +1,7 @@
 //! The figures of a report that a check can name, as one enum with one
 //! catalogue: the name (the same in `--fail-if`, in the summary and in these
-//! docs), the unit, and how the figure is read from a [`Report`].
+//! docs) and the unit. A report reads its figure (`Report::metric`): the
+//! report knows its figures, this catalogue only names them.
 //!
 //! Everything that names a figure (thresholds, the summary's latency labels,
 //! `--help`) takes a [`Metric`], so that a name a user writes is certain to be
@@ -19,8 +20,6 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::report::Report;
-
 /// A figure of a report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Metric {
@@ -36,7 +35,7 @@ pub enum Metric {
     Max,
     /// Mean corrected latency.
     Mean,
-    /// Share of outcomes that were errors ([`Report::error_rate`]).
+    /// Share of outcomes that were errors (`Report::error_rate`).
     Errors,
     /// Share of scheduled requests unfinished at the end.
     Unfinished,
@@ -109,38 +108,6 @@ impl Metric {
     /// The metric's unit.
     pub fn unit(self) -> Unit {
         self.entry().unit
-    }
-
-    /// The metric's value in a report (microseconds, a share, or per second),
-    /// or why the report has none.
-    pub fn value(self, r: &Report) -> Result<f64, &'static str> {
-        let h = &r.latency;
-        let latency = |v: f64| {
-            if h.count == 0 {
-                Err("no latency was measured")
-            } else {
-                Ok(v)
-            }
-        };
-        match self {
-            Metric::P50 => latency(h.p50 as f64),
-            Metric::P90 => latency(h.p90 as f64),
-            Metric::P99 => latency(h.p99 as f64),
-            Metric::P999 => latency(h.p999 as f64),
-            Metric::Max => latency(h.max as f64),
-            Metric::Mean => latency(h.mean),
-            Metric::Errors => r.error_rate().ok_or("no request finished and none failed"),
-            Metric::Unfinished => {
-                let c = &r.counts;
-                if c.scheduled == 0 {
-                    Err("no request was scheduled")
-                } else {
-                    Ok((c.in_flight + c.never_sent) as f64 / c.scheduled as f64)
-                }
-            }
-            Metric::Rps => Ok(r.throughput.requests_per_s),
-            Metric::Goodput => Ok(r.throughput.ok_per_s),
-        }
     }
 
     /// A value of this metric, written in its unit (`1.250ms`, `1.961%`, `100.0/s`).

@@ -310,6 +310,40 @@ impl Report {
         }
     }
 
+    /// The value of `m` in this report (microseconds, a share, or per second),
+    /// or why the report has none.
+    pub fn metric(&self, m: Metric) -> Result<f64, &'static str> {
+        let h = &self.latency;
+        let latency = |v: f64| {
+            if h.count == 0 {
+                Err("no latency was measured")
+            } else {
+                Ok(v)
+            }
+        };
+        match m {
+            Metric::P50 => latency(h.p50 as f64),
+            Metric::P90 => latency(h.p90 as f64),
+            Metric::P99 => latency(h.p99 as f64),
+            Metric::P999 => latency(h.p999 as f64),
+            Metric::Max => latency(h.max as f64),
+            Metric::Mean => latency(h.mean),
+            Metric::Errors => self
+                .error_rate()
+                .ok_or("no request finished and none failed"),
+            Metric::Unfinished => {
+                let c = &self.counts;
+                if c.scheduled == 0 {
+                    Err("no request was scheduled")
+                } else {
+                    Ok((c.in_flight + c.never_sent) as f64 / c.scheduled as f64)
+                }
+            }
+            Metric::Rps => Ok(self.throughput.requests_per_s),
+            Metric::Goodput => Ok(self.throughput.ok_per_s),
+        }
+    }
+
     /// The share of outcomes that were errors: `errors / (ok + errors)`, where
     /// errors are failed requests and failed connects. `None` when there was no
     /// outcome at all (nothing answered, nothing failed).

@@ -82,7 +82,7 @@ pub enum Verdict {
 impl Threshold {
     /// Checks the threshold against a report.
     pub fn check(&self, report: &Report) -> Verdict {
-        match self.metric.value(report) {
+        match report.metric(self.metric) {
             Err(why) => Verdict::Unmeasured(why),
             Ok(v) if self.op.holds(v, self.value) => Verdict::Crossed(self.metric.format(v)),
             Ok(_) => Verdict::Held,
