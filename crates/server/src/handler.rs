@@ -328,17 +328,22 @@ fn unconditional(req: &RequestHead<'_>) -> bool {
         && req.extra.if_unmodified_since.is_none()
 }
 
-/// What the conditional fields of a request that has some decide, against the
-/// representation `f` chosen for it.
-#[inline(never)]
-fn preconditions(req: &RequestHead<'_>, f: &CachedFile) -> Outcome {
-    let pre = Preconditions {
+/// The request's conditional fields, as the precondition rules take them.
+fn conditional_fields<'a>(req: &RequestHead<'a>) -> Preconditions<'a> {
+    Preconditions {
         if_match: req.extra.if_match,
         if_unmodified_since: req.extra.if_unmodified_since,
         if_none_match: req.if_none_match,
         if_modified_since: req.if_modified_since,
         if_range: req.if_range,
-    };
+    }
+}
+
+/// What the conditional fields of a request that has some decide, against the
+/// representation `f` chosen for it.
+#[inline(never)]
+fn preconditions(req: &RequestHead<'_>, f: &CachedFile) -> Outcome {
+    let pre = conditional_fields(req);
     debug_assert!(!pre.is_empty());
     servelab_http::precondition::evaluate(&pre, true, &f.etag, f.mtime, SystemTime::now())
 }
@@ -578,13 +583,7 @@ mod tests {
                 let Ok(Parse::Complete(req)) = parse_request(text.as_bytes(), &limits) else {
                     panic!("{text:?} parses");
                 };
-                let pre = Preconditions {
-                    if_match: req.extra.if_match,
-                    if_unmodified_since: req.extra.if_unmodified_since,
-                    if_none_match: req.if_none_match,
-                    if_modified_since: req.if_modified_since,
-                    if_range: req.if_range,
-                };
+                let pre = conditional_fields(&req);
                 assert_eq!(unconditional(&req), pre.is_empty(), "{text:?}");
                 assert_eq!(unconditional(&req), set == 0, "{text:?}");
                 seen[usize::from(set == 0)] += 1;
