@@ -174,7 +174,7 @@ pub struct OkStart([u8; OkStart::LEN]);
 
 impl OkStart {
     const STATUS: &[u8] = b"HTTP/1.1 200 OK\r\nDate: ";
-    const SERVER: &[u8] = b"\r\nServer: servelab\r\n";
+    const SERVER: &[u8] = SERVER_FIELD;
     const LEN: usize = Self::STATUS.len() + 29 + Self::SERVER.len();
 
     /// The block for the second of `date`.
@@ -291,8 +291,12 @@ impl FileFields {
 fn put_date(out: &mut Vec<u8>, date: &[u8]) {
     out.extend_from_slice(b"\r\nDate: ");
     put_value(out, date);
-    out.extend_from_slice(b"\r\nServer: servelab\r\n");
+    out.extend_from_slice(SERVER_FIELD);
 }
+
+/// The end of the `Date` line and the `Server` line, which every response carries (and
+/// [`OkStart`] keeps in its block).
+const SERVER_FIELD: &[u8] = b"\r\nServer: servelab\r\n";
 
 /// The fields that describe the file, in their order on the wire.
 fn put_file_fields(
