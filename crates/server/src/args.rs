@@ -119,6 +119,10 @@ pub struct ServeArgs {
     /// itself are refused.
     #[arg(long, value_name = "NAME: VALUE")]
     pub header: Vec<ExtraHeader>,
+    /// Compress text responses on the fly (gzip, brotli or zstd, as the
+    /// client's Accept-Encoding prefers), with `Vary: Accept-Encoding`.
+    #[arg(long)]
+    pub compress: bool,
     /// What a request whose client has closed does with the rest of its
     /// --delay or --work: `cancel` stops it and frees the worker; `finish`
     /// serves it to the end for nobody (seed 002's badput).
@@ -218,6 +222,7 @@ impl ServeArgs {
         config.auth = self.auth;
         config.dotfiles = self.dotfiles;
         config.headers = self.header;
+        config.compress = self.compress;
         config.on_abandon = self.on_abandon;
         config.tls = match (self.tls_cert, self.tls_key) {
             (Some(cert), Some(key)) => Some(crate::TlsSource::Files { cert, key }),
@@ -312,6 +317,9 @@ impl ServeArgs {
         }
         for h in &self.header {
             out.flag("--header", format!("{}: {}", h.name(), h.value()));
+        }
+        if self.compress {
+            out.switch("--compress");
         }
         if self.on_abandon != d.on_abandon {
             out.flag("--on-abandon", self.on_abandon.to_string());
@@ -463,6 +471,7 @@ mod tests {
                 "Cache-Control: max-age=60".parse().unwrap(),
                 "X-A: b: c".parse().unwrap(),
             ],
+            compress: true,
             on_abandon: OnAbandon::Finish,
             tls_cert: Some("/etc/tls/chain.pem".into()),
             tls_key: Some("/etc/tls/key.pem".into()),

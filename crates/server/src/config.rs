@@ -208,6 +208,8 @@ pub struct Config {
     pub dotfiles: Dotfiles,
     /// `--header`: fields added to every successful (2xx, 3xx) response.
     pub headers: Vec<ExtraHeader>,
+    /// `--compress`: compress text responses on the fly by `Accept-Encoding`.
+    pub compress: bool,
     /// `--on-abandon`: stop or finish the service of a request whose client left.
     pub on_abandon: OnAbandon,
     /// `--tls-cert`/`--tls-key` or `--tls-self-signed`: serve HTTPS on
@@ -245,6 +247,7 @@ impl Config {
             auth: None,
             dotfiles: Dotfiles::default(),
             headers: Vec::new(),
+            compress: false,
             on_abandon: OnAbandon::default(),
             tls: None,
         }
