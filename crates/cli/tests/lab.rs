@@ -288,6 +288,15 @@ fn a_bad_file_or_a_missing_one_is_one_line_and_status_2() {
 
     let o = servelab(&["lab", "run", "no-such-experiment"]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("servelab lab list"));
+    // A typo gets the nearest built-in name, in the same one line.
+    let o = servelab(&["lab", "run", "modle"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with("servelab: error: no experiment named `modle`: did you mean `model`?"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
     let o = servelab(&["lab", "report", tmp.path().to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
 }

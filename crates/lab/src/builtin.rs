@@ -56,12 +56,48 @@ pub fn load(name_or_path: &str) -> Result<Experiment> {
         let text = std::fs::read_to_string(path).map_err(|e| LabError::io(path, e))?;
         return Experiment::parse(&text, name_or_path);
     }
-    Err(LabError::UnknownExperiment(name_or_path.to_string()))
+    Err(LabError::UnknownExperiment {
+        name: name_or_path.to_string(),
+        suggestion: closest(name_or_path),
+    })
+}
+
+/// The built-in name a mistyped one most likely meant: the nearest by
+/// Damerau-Levenshtein distance (a swap of two letters is one edit, so `modle`
+/// is one from `model`), if it is at most a third of the name's length away
+/// (at least one edit). Ties go to the earlier name in `lab list` order.
+fn closest(asked: &str) -> Option<&'static str> {
+    let asked = asked.to_ascii_lowercase();
+    let limit = (asked.chars().count() / 3).max(1);
+    BUILTIN
+        .iter()
+        .map(|(name, _)| (strsim::damerau_levenshtein(&asked, name), *name))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, name)| name)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mistyped_name_gets_the_nearest_builtin_and_a_stranger_gets_none() {
+        assert_eq!(closest("modle"), Some("model"));
+        assert_eq!(closest("MODEL-CPU"), Some("model-cpu"));
+        assert_eq!(closest("overlaod-cpu"), Some("overload-cpu"));
+        assert_eq!(closest("tsl"), Some("tls"));
+        assert_eq!(closest("engine"), Some("engines"));
+        assert_eq!(closest("nope"), None);
+        assert_eq!(closest("x"), None);
+        let e = load("modle").unwrap_err().to_string();
+        assert!(
+            e.contains("no experiment named `modle`: did you mean `model`?"),
+            "{e}"
+        );
+        let e = load("nope").unwrap_err().to_string();
+        assert!(!e.contains("did you mean"), "{e}");
+    }
 
     #[test]
     fn every_builtin_plans_both_sweeps_and_is_named_after_its_file() {

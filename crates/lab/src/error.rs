@@ -23,10 +23,17 @@ pub enum LabError {
         message: String,
     },
     /// No built-in experiment and no file has this name; the command stops.
+    /// `suggestion` is the built-in name closest to it, when one is close.
     #[error(
-        "no experiment named `{0}` (`servelab lab list` shows them; or give a path to a .toml file)"
+        "no experiment named `{name}`{} (`servelab lab list` shows them; or give a path to a .toml file)",
+        suggestion.as_ref().map(|s| format!(": did you mean `{s}`?")).unwrap_or_default()
     )]
-    UnknownExperiment(String),
+    UnknownExperiment {
+        /// What was asked for.
+        name: String,
+        /// The closest built-in name, if any is within a few edits.
+        suggestion: Option<&'static str>,
+    },
     /// A file or directory could not be read or written; the command stops.
     /// The operating system's error is the source, said once by `{:#}`.
     #[error("{path}")]
