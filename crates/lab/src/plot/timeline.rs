@@ -14,6 +14,21 @@ pub(crate) const MOST: usize = 12;
 /// Share of a curve's best rate under which its last point is a collapse.
 const COLLAPSE_SHARE: f64 = 0.5;
 
+/// Axes along which the offered load grows, so that a rate falling past its
+/// best is a collapse. Along any other axis (file size, session length) a
+/// falling request rate is the point of the experiment: 3.3 MB files are
+/// served fewer times a second than 5 KB ones by a healthy server, and the
+/// filesize report once captioned its healthy largest point "(collapse)".
+const LOAD_AXES: &[&str] = &["users", "conns", "connections", "c", "clients", "rate"];
+
+/// Shortest last bucket of a window that is drawn, seconds. A window of
+/// 10.0004 s ends with a bucket of 0.4 ms; its few completions drawn as a
+/// whole second's count plunged the line to about zero at the end of most
+/// windows, a collapse that never happened. A bucket at least this long is
+/// drawn as its count over its length; a shorter one is left out and the
+/// figure says so.
+const SHORTEST_BUCKET_S: f64 = 0.5;
+
 /// Why a point's timeline is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Why {
@@ -76,6 +91,11 @@ pub(crate) fn key_points(results: &RunResults) -> Vec<(usize, Why)> {
             None => curves.push((k, vec![p])),
         }
     }
+    let x_is_load = results
+        .points
+        .first()
+        .and_then(|p| p.vars.get(x_axis))
+        .is_some_and(|(name, _)| LOAD_AXES.contains(&name.as_str()));
     let mut out = Vec::new();
     for (_, mut ps) in curves {
         if ps.len() < 3 {
@@ -102,7 +122,8 @@ pub(crate) fn key_points(results: &RunResults) -> Vec<(usize, Why)> {
             .map(|(i, p)| (i, rate(p).unwrap_or(0.0)))
             .fold((0, f64::MIN), |a, b| if b.1 > a.1 { b } else { a });
         let last = ps[ps.len() - 1];
-        if best_at + 1 < ps.len() && rate(last).unwrap_or(0.0) < COLLAPSE_SHARE * best {
+        if x_is_load && best_at + 1 < ps.len() && rate(last).unwrap_or(0.0) < COLLAPSE_SHARE * best
+        {
             out.push((last.index, Why::Collapse));
         }
     }
@@ -111,36 +132,58 @@ pub(crate) fn key_points(results: &RunResults) -> Vec<(usize, Why)> {
     out
 }
 
+/// How long the bucket of second `t` of a window of `window_s` seconds lasted:
+/// one second, except the last, which ends with the window. `None` for a
+/// bucket shorter than [`SHORTEST_BUCKET_S`] (or a window of unknown length:
+/// then every bucket counts as a whole second, as the load generator wrote it).
+fn bucket_len(t: u64, window_s: f64) -> Option<f64> {
+    if window_s <= 0.0 {
+        return Some(1.0);
+    }
+    let len = (window_s - t as f64).min(1.0);
+    (len >= SHORTEST_BUCKET_S).then_some(len)
+}
+
 /// The timeline of a point, or `None` when no window lasted two seconds.
+///
+/// Each bucket is drawn as a rate over its own length, so the last, partial
+/// second of a window is neither a plunge nor a spike; one too short to give a
+/// rate is left out, and a note under the title says how many were.
 pub(crate) fn timeline(p: &PointRecord) -> Option<Figure> {
     if p.windows.iter().all(|w| w.series.len() < 2) {
         return None;
     }
-    let mut series: Vec<Series> = p
-        .windows
-        .iter()
-        .enumerate()
-        .map(|(i, w)| Series {
+    let mut dropped = 0usize;
+    let mut series: Vec<Series> = Vec::new();
+    for (i, w) in p.windows.iter().enumerate() {
+        let mut points = Vec::with_capacity(w.series.len());
+        for s in &w.series {
+            match bucket_len(s.t, w.window_s) {
+                Some(len) => {
+                    let y = s.completed as f64 / len;
+                    points.push((s.t as f64 + len / 2.0, y, y, y));
+                }
+                None => dropped += 1,
+            }
+        }
+        series.push(Series {
             label: format!("repeat {}, finished", i + 1),
-            points: w
-                .series
-                .iter()
-                .map(|s| {
-                    let y = s.completed as f64;
-                    (s.t as f64 + 0.5, y, y, y)
-                })
-                .collect(),
+            points,
             ..Series::default()
-        })
-        .collect();
-    // Errors and timeouts of all repeats, summed per second, when there are any.
+        });
+    }
+    // Errors and timeouts of all repeats, per second, when there are any.
     let mut failed: Vec<(f64, f64, f64, f64)> = Vec::new();
     for w in &p.windows {
         for s in &w.series {
-            let y = (s.errors + s.timeouts) as f64;
-            match failed.iter_mut().find(|f| f.0 == s.t as f64 + 0.5) {
+            let Some(len) = bucket_len(s.t, w.window_s) else {
+                continue;
+            };
+            let y = (s.errors + s.timeouts) as f64 / len;
+            let x = s.t as f64 + len / 2.0;
+            match failed.iter_mut().find(|f| f.0 == x) {
                 Some(f) => (f.1, f.2, f.3) = (f.1 + y, f.2 + y, f.3 + y),
-                None => failed.push((s.t as f64 + 0.5, y, y, y)),
+                None => failed.push((x, y, y, y)),
             }
         }
     }
@@ -152,11 +195,20 @@ pub(crate) fn timeline(p: &PointRecord) -> Option<Figure> {
             ..Series::default()
         });
     }
+    let notes = if dropped > 0 {
+        vec![format!(
+            "the last {dropped} bucket(s), shorter than {SHORTEST_BUCKET_S} s at a window's end, are left out; \
+             the other partial ones are drawn as their count over their length"
+        )]
+    } else {
+        Vec::new()
+    };
     Some(Figure {
         title: format!("Timeline: {}", p.label()),
         x_label: "time in the measured window (s)".into(),
         y_label: "per second".into(),
         series,
+        notes,
         ..Figure::default()
     })
 }
@@ -206,6 +258,39 @@ mod tests {
         assert_eq!(f.series[0].points[2], (2.5, 2.0, 2.0, 2.0));
         assert_eq!(f.series[2].points[1].1, 3.0);
         assert!(f.svg().unwrap().contains("repeat 2, finished"));
+        assert!(f.notes.is_empty(), "{:?}", f.notes);
+
+        // Regression: a window of 10.0004 s ended with a 0.4 ms bucket of 3
+        // completions, drawn as 3 per second: a plunge from 1,000/s to ~0.
+        // And a window of 2.75 s ends with a bucket of 0.75 s: 600 in it is 800/s.
+        p.windows = vec![
+            Window {
+                window_s: 10.0004,
+                ..window(
+                    (0..=10)
+                        .map(|t| second(t, if t < 10 { 1000 } else { 3 }, 0))
+                        .collect(),
+                )
+            },
+            Window {
+                window_s: 2.75,
+                ..window(vec![
+                    second(0, 800, 0),
+                    second(1, 800, 0),
+                    second(2, 600, 0),
+                ])
+            },
+        ];
+        let f = timeline(&p).unwrap();
+        assert_eq!(
+            f.series[0].points.len(),
+            10,
+            "the 0.4 ms bucket is left out"
+        );
+        assert!(f.series[0].points.iter().all(|pt| pt.1 == 1000.0));
+        assert_eq!(f.series[1].points[2], (2.375, 800.0, 800.0, 800.0));
+        assert_eq!(f.notes.len(), 1);
+        assert!(f.notes[0].contains("the last 1 bucket(s)"), "{:?}", f.notes);
     }
 
     /// A point of a curve of `server` at `users` with this goodput and mean
@@ -258,5 +343,12 @@ mod tests {
             key_points(&r),
             vec![(1, Why::Knee), (3, Why::Collapse), (5, Why::Knee)]
         );
+
+        // Along an axis that is not a load (file size), a rate that falls is
+        // what bigger files do: a knee, but no collapse.
+        for p in &mut r.points {
+            p.vars[0].0 = "size".into();
+        }
+        assert_eq!(key_points(&r), vec![(1, Why::Knee), (5, Why::Knee)]);
     }
 }
