@@ -1,21 +1,34 @@
 //! The seed's claims, tested: each built-in experiment declares the claims of
 //! its seed report that it tests (`[[claim]]`), and the report opens with a
-//! table of verdicts: reproduced, contradicted, or not testable here, each
-//! with its reason and the numbers behind it.
+//! table of verdicts, each with its reason and the numbers behind it.
 //!
-//! A verdict is decided by Welch's t-test at 95% on the repeats (or the
+//! Five verdicts, kept apart because a reader acts on each differently:
+//! - **reproduced** and **contradicted**: the run decides, by a test at 95%.
+//! - **inconclusive**: measured, but the interval cannot decide; the reason says
+//!   how many repeats would (at the spread measured).
+//! - **not testable**: this setup cannot express the claim (the reason says
+//!   why); a claim the model cannot represent is not contradicted by it.
+//! - **no evidence**: the points the claim rests on were not measured in this
+//!   run (a `--quick` sweep, a failed point, a figure that could not be
+//!   measured), or were flagged by a check that makes them say nothing about
+//!   the server: a saturated client, or a failed Little's law check. Such a
+//!   point never carries a verdict.
+//!
+//! A comparison is decided by Welch's t-test on the repeats (or the
 //! simulator's replications), never by eye: "higher" needs a significant
-//! difference in that direction; "equal" and "flat" need the 95% interval of
-//! the difference inside ±`within_pct` (an equivalence, which a test of
-//! difference cannot give), and a difference the interval puts beyond it
-//! contradicts them. Where the interval is too wide to decide either way, or
-//! the points are missing (a `--quick` sweep), or one repeat has no spread, the
-//! claim is not testable here and the reason says so, instead of a guess.
+//! difference in that direction; "equal" needs the 95% interval of the
+//! difference inside ±`within_pct` (an equivalence, which a test of difference
+//! cannot give), and a difference the interval puts beyond it contradicts it.
+//! A trend is judged on every point of its curve, not on its two ends: the
+//! slope of the points' means against the axis (its logarithm on a log axis),
+//! with its 95% interval, and every step between neighbours, so that a curve
+//! that rises and then falls is not "rising".
 
+use crate::check::CheckKind;
 use crate::experiment::{ClaimSpec, ClaimTest, Expect, Experiment};
 use crate::metric::{self, Metric};
 use crate::results::{PointRecord, RunResults, Stat, Status};
-use crate::stats::Welch;
+use crate::stats::{CONFIDENCE, Welch, t_cdf, t_quantile};
 
 /// "Equal" and "flat" by default: within 10% of each other.
 const WITHIN_PCT: f64 = 10.0;
@@ -27,8 +40,13 @@ pub enum Verdict {
     Reproduced,
     /// The run shows the opposite, or no such effect.
     Contradicted,
-    /// This experiment cannot decide it here.
+    /// Measured, but the interval cannot decide; the reason says what would.
+    Inconclusive,
+    /// This setup cannot express the claim; the reason says why.
     NotTestable,
+    /// The points it rests on are missing, failed or flagged (a saturated
+    /// client, a failed Little's law check): nothing to judge the server on.
+    NoEvidence,
 }
 
 impl Verdict {
@@ -37,9 +55,27 @@ impl Verdict {
         match self {
             Verdict::Reproduced => "reproduced",
             Verdict::Contradicted => "contradicted",
-            Verdict::NotTestable => "not testable here",
+            Verdict::Inconclusive => "inconclusive",
+            Verdict::NotTestable => "not testable",
+            Verdict::NoEvidence => "no evidence",
         }
     }
+}
+
+/// Checks whose failure means a point says nothing about the server: the
+/// client was the bottleneck, or the measurement broke Little's law (a client
+/// that fell behind, an end-of-run effect).
+const DISQUALIFYING: &[CheckKind] = &[CheckKind::Client, CheckKind::LittlesLaw];
+
+/// Why a point cannot be evidence about the server, if it cannot.
+fn disqualified(p: &PointRecord) -> Option<String> {
+    let failed: Vec<String> = p
+        .checks
+        .iter()
+        .filter(|c| !c.passed && DISQUALIFYING.contains(&c.kind))
+        .map(|c| format!("{} check failed: {}", c.kind.label(), c.detail))
+        .collect();
+    (!failed.is_empty()).then(|| format!("{} is flagged ({})", p.label(), failed.join("; ")))
 }
 
 /// A claim with its verdict and reason.
@@ -70,6 +106,16 @@ fn test(exp: &Experiment, c: &ClaimSpec, results: &RunResults) -> Tested {
         },
     };
     let untestable = |why: String| done(Verdict::NotTestable, why);
+    let no_evidence = |why: String| {
+        done(
+            Verdict::NoEvidence,
+            if results.quick {
+                format!("{why} (a --quick sweep measures few points)")
+            } else {
+                why
+            },
+        )
+    };
     let metric = c.metric.as_ref().map(|m| *m.get_ref());
     let expect = c.expect.as_ref().map(|e| *e.get_ref());
     let within = c.within_pct.unwrap_or(WITHIN_PCT);
@@ -94,6 +140,9 @@ fn test(exp: &Experiment, c: &ClaimSpec, results: &RunResults) -> Tested {
                         .join(", ")
                 });
                 one(results, &sel).and_then(|p| {
+                    if let Some(why) = disqualified(p) {
+                        return Err(why);
+                    }
                     p.summary
                         .get(&m)
                         .copied()
@@ -107,7 +156,10 @@ fn test(exp: &Experiment, c: &ClaimSpec, results: &RunResults) -> Tested {
                                 s,
                             )
                         })
-                        .ok_or_else(|| format!("{} has no {}", p.label(), m.label()))
+                        .ok_or_else(|| match p.unmeasurable.get(&m) {
+                            Some(why) => format!("{} has no {}: {why}", p.label(), m.label()),
+                            None => format!("{} has no {}", p.label(), m.label()),
+                        })
                 })
             };
             match (pick(&c.a), pick(&c.b)) {
@@ -119,7 +171,7 @@ fn test(exp: &Experiment, c: &ClaimSpec, results: &RunResults) -> Tested {
                         .map_or_else(String::new, |t| format!("at {}: ", describe(t.get_ref())));
                     done(v, at + &why)
                 }
-                (Err(e), _) | (_, Err(e)) => untestable(e),
+                (Err(e), _) | (_, Err(e)) => no_evidence(e),
             }
         }
         (ClaimTest::Trend, Some(m), Some(e)) => {
@@ -134,20 +186,43 @@ fn test(exp: &Experiment, c: &ClaimSpec, results: &RunResults) -> Tested {
                 .filter_map(|p| Some((p.var(x)?.as_f64()?, p)))
                 .collect();
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let (Some(first), Some(last)) = (pts.first(), pts.last()) else {
-                return untestable(format!("no point of this run has {}", describe(&sel)));
-            };
-            if pts.len() < 2 {
-                return untestable(format!("only one value of {x} in this run"));
+            if pts.is_empty() {
+                return no_evidence(format!("no point of this run has {}", describe(&sel)));
             }
-            let axis = exp.axis(x).map_or(x.to_string(), |a| a.label.clone());
-            let name = |p: &(f64, &PointRecord)| format!("{axis} {}", metric::fmt_tick(p.0));
-            match (first.1.summary.get(&m), last.1.summary.get(&m)) {
-                (Some(f), Some(l)) => {
-                    let (v, why) = decide(m, (&name(last), *l), (&name(first), *f), e, within);
-                    done(v, why)
+            let axis_def = exp.axis(x);
+            let axis = axis_def.map_or(x.to_string(), |a| a.label.clone());
+            let log = axis_def.is_some_and(|a| a.log);
+            let mut left_out = Vec::new();
+            let mut curve = Vec::new();
+            for (v, p) in &pts {
+                if let Some(why) = disqualified(p) {
+                    left_out.push(why);
+                } else if let Some(s) = p.summary.get(&m) {
+                    curve.push((*v, format!("{axis} {}", metric::fmt_tick(*v)), *s));
+                } else {
+                    left_out.push(format!("{} has no {}", p.label(), m.label()));
                 }
-                _ => untestable(format!("{} is unmeasurable at an end of {axis}", m.label())),
+            }
+            let (v, why) = if curve.len() < 2 {
+                (
+                    Verdict::NoEvidence,
+                    format!(
+                        "{} point(s) of the curve can be judged; a trend needs two",
+                        curve.len()
+                    ),
+                )
+            } else {
+                trend(m, &curve, log, e, within)
+            };
+            let why = if left_out.is_empty() {
+                why
+            } else {
+                format!("{why}; left out: {}", left_out.join("; "))
+            };
+            if v == Verdict::NoEvidence {
+                no_evidence(why)
+            } else {
+                done(v, why)
             }
         }
         _ => untestable("the claim's check is incomplete (metric and expect)".into()),
@@ -188,8 +263,10 @@ fn decide(
     let test = Welch::test(&b.1.sample(), &a.1.sample());
     let Some(w) = test else {
         return (
-            Verdict::NotTestable,
-            format!("{figures}; one repeat, so no test of the difference"),
+            Verdict::Inconclusive,
+            format!(
+                "{figures}; one repeat, so no test of the difference (two or more repeats on each side would give one)"
+            ),
         );
     };
     let p = if w.p < 0.001 {
@@ -214,7 +291,8 @@ fn decide(
     // Undecided: an interval wider than the margin is noise; a narrower one
     // that crosses the margin's edge is a difference measured well enough
     // whose size sits at the margin, which is not the same thing to a reader.
-    let noisy = || {
+    let repeats = a.1.n.min(b.1.n);
+    let noisy = |needed_half_width: f64| {
         let difference = format!(
             "{} ± {} {}",
             metric::fmt(w.diff),
@@ -229,7 +307,13 @@ fn decide(
         } else {
             format!("{said}: too noisy to decide (the difference is {difference})")
         };
-        (Verdict::NotTestable, why)
+        (
+            Verdict::Inconclusive,
+            format!(
+                "{why}; {}",
+                what_would_decide(repeats, w.half_width, needed_half_width)
+            ),
+        )
     };
     match e {
         Expect::Higher | Expect::Rises | Expect::Lower | Expect::Falls => {
@@ -247,7 +331,9 @@ fn decide(
                     format!("{said}: no difference beyond ±{within}% at 95%"),
                 )
             } else {
-                noisy()
+                // Significant needs the interval inside |diff|; "no effect"
+                // needs it inside the margin less |diff|: whichever is nearer.
+                noisy(w.diff.abs().max(margin - w.diff.abs()))
             }
         }
         Expect::Equal | Expect::Flat => {
@@ -262,10 +348,243 @@ fn decide(
                     format!("{said}: the difference's 95% interval is beyond ±{within}%"),
                 )
             } else {
-                noisy()
+                noisy((margin - w.diff.abs()).abs())
             }
         }
     }
+}
+
+/// What would decide an interval of `half_width` that must shrink to `needed`:
+/// the half-width falls as 1/√n, so about n·(half_width/needed)² repeats per
+/// side at the spread measured (a little fewer, as the t quantile falls too).
+fn what_would_decide(repeats: u32, half_width: f64, needed: f64) -> String {
+    let n = f64::from(repeats.max(2));
+    if needed <= 0.0 || !needed.is_finite() {
+        return "the difference sits on the margin's edge: no number of repeats would decide it"
+            .into();
+    }
+    let more = (n * (half_width / needed).powi(2)).ceil();
+    if more > 1000.0 {
+        "over 1,000 repeats per side would be needed at this spread: a claim this close to its \
+         margin is out of the lab's reach"
+            .into()
+    } else {
+        format!("about {more} repeats per side (now {repeats}) would decide it at this spread")
+    }
+}
+
+/// A trend over every judged point of a curve: (x, name, figure) in x order.
+///
+/// The slope of the means against x (ln x on a log axis), by least squares,
+/// with its standard error from the points' own intervals (each mean's
+/// variance sd²/n) and the pooled degrees of freedom of their repeats; and
+/// each step between neighbours by Welch's test. "rises" is reproduced when
+/// the slope is significantly positive and no step falls significantly, and
+/// contradicted by a significant slope the other way or a significant step
+/// against it, or by a change across the curve within ±`within`% ("flat").
+/// "flat" is reproduced when the change the slope makes across the curve,
+/// with its interval, stays within ±`within`% of the first point.
+fn trend(
+    m: Metric,
+    curve: &[(f64, String, Stat)],
+    log: bool,
+    e: Expect,
+    within: f64,
+) -> (Verdict, String) {
+    let xs: Vec<f64> = curve
+        .iter()
+        .map(|(x, _, _)| {
+            if log {
+                x.max(f64::MIN_POSITIVE).ln()
+            } else {
+                *x
+            }
+        })
+        .collect();
+    let k = xs.len() as f64;
+    let x_mean = xs.iter().sum::<f64>() / k;
+    let sxx: f64 = xs.iter().map(|x| (x - x_mean).powi(2)).sum();
+    let means: Vec<f64> = curve.iter().map(|(_, _, s)| s.mean).collect();
+    let y_mean = means.iter().sum::<f64>() / k;
+    let slope = xs
+        .iter()
+        .zip(&means)
+        .map(|(x, y)| (x - x_mean) * (y - y_mean))
+        .sum::<f64>()
+        / sxx;
+    let var: f64 = xs
+        .iter()
+        .zip(curve)
+        .map(|(x, (_, _, s))| {
+            (x - x_mean).powi(2) * s.sd.unwrap_or(0.0).powi(2) / f64::from(s.n.max(1))
+        })
+        .sum::<f64>()
+        / sxx.powi(2);
+    let df: f64 = curve
+        .iter()
+        .map(|(_, _, s)| f64::from(s.n.saturating_sub(1)))
+        .sum();
+    let figures = curve
+        .iter()
+        .map(|(_, name, s)| {
+            if s.n >= 2 {
+                format!(
+                    "{name}: {} ± {}",
+                    metric::fmt(s.mean),
+                    metric::fmt(s.half_width())
+                )
+            } else {
+                format!("{name}: {}", metric::fmt(s.mean))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let said = format!("{} ({}) along the curve: {figures}", m.label(), m.unit());
+    if sxx <= 0.0 || df < 1.0 {
+        return (
+            Verdict::Inconclusive,
+            format!(
+                "{said}; one repeat per point, so no test of the trend (two or more would give one)"
+            ),
+        );
+    }
+    let se = var.sqrt();
+    let t = t_quantile(0.5 + CONFIDENCE / 2.0, df);
+    let p = if se > 0.0 {
+        2.0 * (1.0 - t_cdf((slope / se).abs(), df))
+    } else if slope == 0.0 {
+        1.0
+    } else {
+        0.0
+    };
+    let significant = p < 1.0 - CONFIDENCE;
+    // The change the fitted line makes across the curve, relative to its start.
+    let span = xs[xs.len() - 1] - xs[0];
+    let base = means[0].abs();
+    let change = slope * span;
+    let change_hw = t * se * span;
+    let margin = within / 100.0 * base;
+    let pct = |v: f64| {
+        if base > 0.0 {
+            format!("{:+.1}%", v / base * 100.0)
+        } else {
+            "n/a".into()
+        }
+    };
+    let p_text = if p < 0.001 {
+        "p < 0.001".to_string()
+    } else {
+        format!("p = {p:.3}")
+    };
+    let slope_text = format!(
+        "the fitted line changes it by {} ± {} ({}) across the curve, slope {p_text}",
+        metric::fmt(change),
+        metric::fmt(change_hw),
+        pct(change)
+    );
+    // Steps between neighbours that go significantly up or down.
+    let mut ups = Vec::new();
+    let mut downs = Vec::new();
+    for pair in curve.windows(2) {
+        let (a, b) = (&pair[0], &pair[1]);
+        if let Some(w) = Welch::test(&a.2.sample(), &b.2.sample()) {
+            if w.significant() {
+                let step = format!("{} to {}", a.1, b.1);
+                if w.diff > 0.0 {
+                    ups.push(step)
+                } else {
+                    downs.push(step)
+                }
+            }
+        }
+    }
+    match e {
+        Expect::Rises | Expect::Falls | Expect::Higher | Expect::Lower => {
+            let up = matches!(e, Expect::Rises | Expect::Higher);
+            let against = if up { &downs } else { &ups };
+            let word = if up { "falls" } else { "rises" };
+            if significant && (slope > 0.0) == up && against.is_empty() {
+                (
+                    Verdict::Reproduced,
+                    format!("{said}; {slope_text}: significant, and no step goes against it"),
+                )
+            } else if significant && (slope > 0.0) != up {
+                let steps = if against.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; it {word} significantly from {}",
+                        against.join(" and from ")
+                    )
+                };
+                (
+                    Verdict::Contradicted,
+                    format!("{said}; {slope_text}: significant, the other way{steps}"),
+                )
+            } else if !against.is_empty() {
+                (
+                    Verdict::Contradicted,
+                    format!(
+                        "{said}; {slope_text}, but it {word} significantly from {}",
+                        against.join(" and from ")
+                    ),
+                )
+            } else if change.abs() + change_hw <= margin {
+                (
+                    Verdict::Contradicted,
+                    format!("{said}; {slope_text}: no change beyond ±{within}% at 95%"),
+                )
+            } else {
+                (
+                    Verdict::Inconclusive,
+                    format!(
+                        "{said}; {slope_text}: not significant; {}",
+                        what_would_decide(
+                            min_n(curve),
+                            change_hw,
+                            change.abs().max(margin - change.abs())
+                        )
+                    ),
+                )
+            }
+        }
+        Expect::Flat | Expect::Equal => {
+            if change.abs() + change_hw <= margin && ups.is_empty() && downs.is_empty() {
+                (
+                    Verdict::Reproduced,
+                    format!(
+                        "{said}; {slope_text}: within ±{within}% at 95%, and no step is significant"
+                    ),
+                )
+            } else if change.abs() - change_hw > margin {
+                (
+                    Verdict::Contradicted,
+                    format!("{said}; {slope_text}: beyond ±{within}% at 95%"),
+                )
+            } else if !ups.is_empty() || !downs.is_empty() {
+                let steps: Vec<String> = ups.iter().chain(&downs).cloned().collect();
+                (
+                    Verdict::Contradicted,
+                    format!(
+                        "{said}; {slope_text}, but it moves significantly from {}",
+                        steps.join(" and from ")
+                    ),
+                )
+            } else {
+                (
+                    Verdict::Inconclusive,
+                    format!(
+                        "{said}; {slope_text}: neither inside nor beyond ±{within}%; {}",
+                        what_would_decide(min_n(curve), change_hw, (margin - change.abs()).abs())
+                    ),
+                )
+            }
+        }
+    }
+}
+
+fn min_n(curve: &[(f64, String, Stat)]) -> u32 {
+    curve.iter().map(|(_, _, s)| s.n).min().unwrap_or(0)
 }
 
 /// The claim's `at` and a selector, merged.
@@ -350,7 +669,7 @@ pub(crate) fn html(exp: &Experiment, results: &RunResults) -> String {
         let class = match t.verdict {
             Verdict::Reproduced => "ok",
             Verdict::Contradicted => "failed",
-            Verdict::NotTestable => "unavailable",
+            Verdict::Inconclusive | Verdict::NotTestable | Verdict::NoEvidence => "unavailable",
         };
         let _ = writeln!(
             h,
@@ -438,7 +757,8 @@ expect = "higher"
             (t[3].verdict, t[3].reason.as_str()),
             (Verdict::NotTestable, "loopback only")
         );
-        assert_eq!(t[4].verdict, Verdict::NotTestable);
+        // A missing point is no evidence, never "not testable".
+        assert_eq!(t[4].verdict, Verdict::NoEvidence);
         assert!(
             t[4].reason.starts_with("no point of this run"),
             "{}",
@@ -446,15 +766,120 @@ expect = "higher"
         );
     }
 
+    /// A curve of `(x, mean)` points with three repeats of 1% spread each.
+    fn curve(points: &[(f64, f64)]) -> Vec<(f64, String, Stat)> {
+        points
+            .iter()
+            .map(|&(x, v)| {
+                (
+                    x,
+                    format!("size {x}"),
+                    Stat::of(&[v * 0.99, v, v * 1.01]).unwrap(),
+                )
+            })
+            .collect()
+    }
+
+    /// Regression: `filesize` judged "speedups are better for large files" on
+    /// one pair of points while the curve ran the other way. A trend is judged
+    /// on every point: rising ends with a fall between them is no rise.
+    #[test]
+    fn a_trend_is_judged_on_every_point_of_its_curve() {
+        let rises = curve(&[(1.0, 100.0), (10.0, 150.0), (100.0, 200.0)]);
+        let (v, why) = trend(Metric::Throughput, &rises, true, Expect::Rises, 10.0);
+        assert_eq!(v, Verdict::Reproduced, "{why}");
+        let (v, _) = trend(Metric::Throughput, &rises, true, Expect::Falls, 10.0);
+        assert_eq!(v, Verdict::Contradicted);
+
+        // The ends rise (100 -> 120) but the middle collapses: judged on its
+        // two ends this read as "rises"; on the curve it is no rise.
+        let hump = curve(&[(1.0, 100.0), (10.0, 300.0), (100.0, 40.0), (1000.0, 120.0)]);
+        let (v, why) = trend(Metric::Throughput, &hump, true, Expect::Rises, 10.0);
+        assert_eq!(v, Verdict::Contradicted, "{why}");
+        assert!(
+            why.contains("falls significantly from size 10 to size 100"),
+            "{why}"
+        );
+
+        let flat = curve(&[(1.0, 100.0), (10.0, 100.5), (100.0, 99.8)]);
+        let (v, why) = trend(Metric::Throughput, &flat, true, Expect::Flat, 10.0);
+        assert_eq!(v, Verdict::Reproduced, "{why}");
+        let (v, why) = trend(Metric::Throughput, &rises, true, Expect::Flat, 10.0);
+        assert_eq!(v, Verdict::Contradicted, "{why}");
+    }
+
+    /// A point whose client was saturated, or that failed Little's law, says
+    /// nothing about the server: the claim gets no verdict from it.
+    #[test]
+    fn a_client_bound_point_is_refused_as_evidence() {
+        let text = r#"
+[[claim]]
+text = "More workers are faster."
+test = "compare"
+metric = "throughput"
+at = { server = "pool", users = 8 }
+a = { workers = 4 }
+b = { workers = 1 }
+expect = "higher"
+"#;
+        let exp = Experiment::parse(&(EXP.to_string() + text), "t.toml").unwrap();
+        let mut r = quick_run(&exp);
+        for p in &mut r.points {
+            for s in p.summary.values_mut() {
+                let v = s.mean;
+                *s = Stat::of(&[v * 0.95, v, v * 1.05]).unwrap();
+            }
+        }
+        assert_eq!(test_all(&exp, &r)[0].verdict, Verdict::Reproduced);
+        let at = |w: f64| {
+            move |p: &&mut PointRecord| {
+                p.server.as_deref() == Some("pool")
+                    && p.var("workers").and_then(|v| v.as_f64()) == Some(w)
+                    && p.var("users").and_then(|v| v.as_f64()) == Some(8.0)
+            }
+        };
+        let p = r.points.iter_mut().find(at(4.0)).unwrap();
+        p.checks.push(crate::check::Check {
+            kind: CheckKind::Client,
+            passed: false,
+            detail: "the load generator was busy 99% of the window".into(),
+        });
+        let t = &test_all(&exp, &r)[0];
+        assert_eq!(t.verdict, Verdict::NoEvidence, "{t:?}");
+        assert!(t.reason.contains("client check failed"), "{}", t.reason);
+        // A passed check, or a failed one that says nothing of the client, is no bar.
+        let p = r.points.iter_mut().find(at(4.0)).unwrap();
+        p.checks[0].kind = CheckKind::Errors;
+        assert_eq!(test_all(&exp, &r)[0].verdict, Verdict::Reproduced);
+    }
+
+    #[test]
+    fn inconclusive_says_what_would_decide() {
+        assert_eq!(
+            what_would_decide(3, 20.0, 10.0),
+            "about 12 repeats per side (now 3) would decide it at this spread"
+        );
+        assert!(what_would_decide(3, 20.0, 0.0).contains("no number of repeats"));
+        let one = Stat::of(&[100.0]).unwrap();
+        let (v, why) = decide(
+            Metric::Throughput,
+            ("a", one),
+            ("b", one),
+            Expect::Higher,
+            10.0,
+        );
+        assert_eq!(v, Verdict::Inconclusive, "{why}");
+    }
+
     /// Regression: two noisy quick repeats read as "contradicted" for a claim
     /// of equality; an interval too wide to decide is not a verdict.
     #[test]
-    fn too_noisy_to_decide_is_not_testable_and_a_tight_equality_is_reproduced() {
+    fn too_noisy_to_decide_is_inconclusive_and_a_tight_equality_is_reproduced() {
         let noisy_a = Stat::of(&[1000.0, 9000.0]).unwrap();
         let noisy_b = Stat::of(&[2000.0, 4000.0]).unwrap();
         for e in [Expect::Equal, Expect::Higher] {
             let (v, why) = decide(Metric::Throughput, ("a", noisy_a), ("b", noisy_b), e, 10.0);
-            assert_eq!(v, Verdict::NotTestable, "{why}");
+            assert_eq!(v, Verdict::Inconclusive, "{why}");
             assert!(why.contains("too noisy to decide"), "{why}");
         }
         let a = Stat::of(&[100.0, 101.0, 99.0, 100.5]).unwrap();
@@ -471,7 +896,7 @@ expect = "higher"
             Expect::Equal,
             10.0,
         );
-        assert_eq!(v, Verdict::NotTestable, "{why}");
+        assert_eq!(v, Verdict::Inconclusive, "{why}");
         assert!(why.contains("straddles the ±10% margin"), "{why}");
         // No effect beyond the margin contradicts "higher".
         let (v, why) = decide(Metric::Throughput, ("a", a), ("b", b), Expect::Higher, 10.0);
