@@ -13,6 +13,11 @@
 //! - Errors, and requests unfinished when the window ended beyond what
 //!   Little's law expects in flight (X·(R + C), at most N closed users).
 //! - The window is the protocol's (a `--quick` point is shorter, and says so).
+//! - Server CPU per request is what it claims to be ([`cpu_per_request`]): it
+//!   agrees with the utilisation law over the repeats (U/X, the ratio of the
+//!   means, inside the interval of the per-repeat figure), it is not below the
+//!   CPU the server was told to burn (`--work`), and it is spread over answers
+//!   that are the requests served, not over refusals.
 
 use serde::{Deserialize, Serialize};
 
@@ -38,6 +43,8 @@ pub enum CheckKind {
     Unfinished,
     /// Every window was the full protocol's length.
     Window,
+    /// Server CPU per request agrees with U/X, its floor and the answers.
+    Cpu,
 }
 
 impl CheckKind {
@@ -49,6 +56,7 @@ impl CheckKind {
             CheckKind::Errors => "errors",
             CheckKind::Unfinished => "unfinished",
             CheckKind::Window => "window",
+            CheckKind::Cpu => "CPU per request",
         }
     }
 }
@@ -260,6 +268,112 @@ pub(crate) fn of_point(windows: &[Window], quick: bool) -> Vec<Check> {
     out
 }
 
+/// Share of the answers that must be 2xx for CPU per request to be the CPU
+/// of a request served: below it the figure is mostly the cost of refusals
+/// (overload-cpu's finish policy divided its CPU by 503s).
+const SERVED_SHARE: f64 = 0.95;
+/// How far under the `--work` burn's mean CPU per request may fall before it
+/// is implausible: the burn is measured by the thread's own CPU clock, so only
+/// the clock's granularity and the draws' spread take it below.
+const WORK_FLOOR_SHARE: f64 = 0.95;
+
+/// The CPU-per-request check of a measured point: `work_mean_us` is the mean
+/// CPU the server burns per request by `--work`, when it was given one.
+/// `None` when the point measured no CPU per request.
+///
+/// Three ways the figure can be wrong, each said with its terms:
+/// - the mean of the repeats' CPU per request against U/X, the mean CPU share
+///   over the mean rate of finished requests: a repeat that finished few
+///   requests weighs as much as the others in the first, and the two then part
+///   (overload-cpu, finish at 45 users: 57,564 ± 24,407 µs against U/X 21.0 ms);
+/// - under the burn the server was told to do: the CPU was not all measured;
+/// - over answers that are mostly not 2xx.
+pub(crate) fn cpu_per_request(
+    p: &crate::results::PointRecord,
+    work_mean_us: Option<f64>,
+) -> Option<Check> {
+    use crate::metric::Metric;
+    let d = p.summary.get(&Metric::CpuUs)?;
+    let mut problems = Vec::new();
+    let mut terms = Vec::new();
+    // U and X as the report gives them: the mean CPU share, and the mean
+    // throughput (the server's own count where it has one, which includes
+    // requests finished for clients that left), else finished requests per
+    // second of window.
+    let share = p.summary.get(&Metric::CpuPct).map(|u| u.mean / 100.0);
+    let rate = p
+        .summary
+        .get(&Metric::Throughput)
+        .map(|x| x.mean)
+        .or_else(|| {
+            let (sum, n) = p
+                .windows
+                .iter()
+                .filter(|w| w.window_s > 0.0)
+                .fold((0.0, 0usize), |(s, n), w| {
+                    (s + w.completed as f64 / w.window_s, n + 1)
+                });
+            (n > 0).then(|| sum / n as f64)
+        });
+    if let (Some(share), Some(rate)) = (share, rate.filter(|r| *r > 0.0)) {
+        let ux_us = share / rate * 1e6;
+        let lo = d.ci95_lo.min(d.mean);
+        let hi = d.ci95_hi.max(d.mean);
+        // A relative slack of 1% for the rounding of shares and rates.
+        let agrees = ux_us >= lo * 0.99 && ux_us <= hi * 1.01;
+        terms.push(format!(
+            "{} µs per request (mean of {} repeats, 95% interval {}..{}) against U/X = {:.1}% / {:.1}/s = {} µs",
+            crate::metric::fmt(d.mean),
+            d.n,
+            crate::metric::fmt(lo),
+            crate::metric::fmt(hi),
+            share * 100.0,
+            rate,
+            crate::metric::fmt(ux_us)
+        ));
+        if !agrees {
+            problems.push(
+                "the repeats disagree with the utilisation law (a repeat that finished few requests \
+                 weighs as much as the others): quote U/X"
+                    .to_string(),
+            );
+        }
+    }
+    if let Some(work) = work_mean_us.filter(|w| *w > 0.0) {
+        terms.push(format!(
+            "--work burns {} µs on average",
+            crate::metric::fmt(work)
+        ));
+        if d.mean < work * WORK_FLOOR_SHARE {
+            problems.push(format!(
+                "below the CPU the server was told to burn ({:.1}% of it): not all of the server's CPU was measured",
+                d.mean / work * 100.0
+            ));
+        }
+    }
+    let ok: u64 = p.windows.iter().map(|w| w.ok).sum();
+    let completed: u64 = p.windows.iter().map(|w| w.completed).sum();
+    if completed > 0 {
+        let served = ok as f64 / completed as f64;
+        terms.push(format!("{ok} of {completed} answers 2xx"));
+        if served < SERVED_SHARE {
+            problems.push(format!(
+                "{:.1}% of the answers were not 2xx: the figure is spread over refusals, not requests served",
+                (1.0 - served) * 100.0
+            ));
+        }
+    }
+    Some(Check {
+        kind: CheckKind::Cpu,
+        passed: problems.is_empty(),
+        detail: if problems.is_empty() {
+            terms.join("; ")
+        } else {
+            format!("{}: {}", terms.join("; "), problems.join("; "))
+        },
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -282,6 +396,68 @@ mod tests {
             client_threads: 1,
             series: vec![],
         }
+    }
+
+    /// A point of `repeats` (CPU µs per request, CPU share %, completed, ok)
+    /// over 10 s windows, its throughput `ok / 10 s` unless `x` says otherwise.
+    fn cpu_point(repeats: &[(f64, f64, u64, u64)], x: Option<f64>) -> crate::results::PointRecord {
+        use crate::metric::Metric;
+        let mut p = crate::results::tests::empty_point();
+        for &(us, pct, completed, ok) in repeats {
+            p.repeats.push(crate::results::Figures::from([
+                (Metric::CpuUs, us),
+                (Metric::CpuPct, pct),
+                (Metric::Throughput, x.unwrap_or(ok as f64 / 10.0)),
+            ]));
+            let mut w = window(8, completed, 1.0, 0.0);
+            w.ok = ok;
+            p.windows.push(w);
+        }
+        p.summarise();
+        p
+    }
+
+    #[test]
+    fn cpu_per_request_is_checked_against_u_over_x_its_floor_and_refusals() {
+        // 2 ms per request at 400/s is 80% of a CPU, in all three repeats.
+        let good = cpu_point(&[(2000.0, 80.0, 4000, 4000); 3], None);
+        let c = cpu_per_request(&good, Some(1900.0)).unwrap();
+        assert!(c.passed, "{c:?}");
+        assert!(
+            c.detail.contains("U/X = 80.0% / 400.0/s = 2000 µs"),
+            "{}",
+            c.detail
+        );
+
+        // overload-cpu's finish at 45 users: the server finished 47.6/s, most
+        // for clients that had left, and CPU per client-completed request read
+        // 57 ms against U/X = 21 ms.
+        let skewed = cpu_point(
+            &[
+                (55_000.0, 100.0, 182, 182),
+                (57_000.0, 100.0, 175, 175),
+                (59_000.0, 100.0, 169, 169),
+            ],
+            Some(47.6),
+        );
+        let c = cpu_per_request(&skewed, None).unwrap();
+        assert!(!c.passed && c.detail.contains("utilisation law"), "{c:?}");
+
+        // A 20 ms burn measured at 18.3 ms.
+        let short = cpu_point(&[(18_300.0, 91.5, 500, 500); 3], None);
+        let c = cpu_per_request(&short, Some(20_000.0)).unwrap();
+        assert!(!c.passed && c.detail.contains("told to burn"), "{c:?}");
+
+        // CPU divided by 503s.
+        let refused = cpu_point(&[(500.0, 50.0, 10_000, 2_000); 3], Some(1000.0));
+        let c = cpu_per_request(&refused, None).unwrap();
+        assert!(
+            !c.passed && c.detail.contains("80.0% of the answers were not 2xx"),
+            "{c:?}"
+        );
+
+        // No CPU figure, no check.
+        assert!(cpu_per_request(&crate::results::tests::empty_point(), None).is_none());
     }
 
     fn kind(checks: &[Check], k: CheckKind) -> &Check {

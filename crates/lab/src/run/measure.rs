@@ -429,6 +429,12 @@ impl<'m> PointRun<'m> {
         rec.stopped = Some(stopped);
         rec.summarise();
         rec.checks = crate::check::of_point(&rec.windows, ctx.plan.quick);
+        let work_us = match &self.m.server {
+            crate::experiment::Server::Servelab(args) => args.work.map(|w| w.mean() * 1e6),
+            crate::experiment::Server::Peer(_) => None,
+        };
+        rec.checks
+            .extend(crate::check::cpu_per_request(rec, work_us));
         self.srv.stop();
     }
 }
