@@ -1,5 +1,5 @@
-//! A continuous x axis: a line through each series' means (only with three
-//! points or more), error bars from min to max, markers, the simulator's band and
+//! A continuous x axis: a line through each series' means where the axis was
+//! sampled densely enough to draw one ([`Figure::joined_runs`]), error bars from min to max, markers, the simulator's band and
 //! the exact model's line under them, and the saturation population N*.
 
 use plotters::element::DashedPathElement;
@@ -103,8 +103,8 @@ where
     }
     for (i, s) in fig.series.iter().enumerate() {
         let style = fig.style(i);
-        let line: Vec<(f64, f64)> = s.points.iter().map(|p| (tx(p.0), ty(p.1))).collect();
-        if line.len() >= 3 {
+        for run in fig.joined_runs(i) {
+            let line: Vec<(f64, f64)> = run.iter().map(|p| (tx(p.0), ty(p.1))).collect();
             match style.dash {
                 None => {
                     chart.draw_series(LineSeries::new(line, style.color.stroke_width(2)))?;
