@@ -104,6 +104,17 @@ impl Figure {
         if s.points.len() < 3 {
             return Vec::new();
         }
+        let pts: Vec<(f64, f64)> = s.points.iter().map(|p| (p.0, p.1)).collect();
+        let mut runs = self.runs(&pts, |p| p.0);
+        runs.retain(|r| r.len() >= 2);
+        runs
+    }
+
+    /// `points` in x order, cut into runs wherever [`Figure::joined_runs`]'s
+    /// rule leaves two neighbours unjoined; a lone point is a run of one. The
+    /// same rule holds for the simulator's and the exact model's points, which
+    /// were computed only there too.
+    pub fn runs<T: Copy>(&self, points: &[T], x: impl Fn(&T) -> f64) -> Vec<Vec<T>> {
         let t = |x: f64| if self.log_x { x.max(1e-12).log10() } else { x };
         let all: Vec<f64> = self
             .series
@@ -112,23 +123,29 @@ impl Figure {
             .collect();
         let (lo, hi) = all
             .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
-                (a.min(t(x)), b.max(t(x)))
+            .chain(points.iter().map(&x).collect::<Vec<_>>().iter())
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+                (a.min(t(v)), b.max(t(v)))
             });
         let span = (hi - lo).max(f64::MIN_POSITIVE);
-        let mut pts: Vec<(f64, f64)> = s.points.iter().map(|p| (p.0, p.1)).collect();
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let mut runs: Vec<Vec<(f64, f64)>> = vec![vec![pts[0]]];
-        for pair in pts.windows(2) {
-            let (a, b) = (pair[0].0, pair[1].0);
-            let skipped = all.iter().any(|&x| x > a && x < b);
-            let wide = (t(b) - t(a)) / span > WIDEST_JOIN;
-            if skipped || wide {
-                runs.push(Vec::new());
+        let mut pts: Vec<T> = points.to_vec();
+        pts.sort_by(|a, b| x(a).total_cmp(&x(b)));
+        let mut runs: Vec<Vec<T>> = Vec::new();
+        for (k, p) in pts.iter().enumerate() {
+            let joined = k > 0 && {
+                let (a, b) = (x(&pts[k - 1]), x(p));
+                let skipped = all.iter().any(|&v| v > a && v < b);
+                let wide = (t(b) - t(a)) / span > WIDEST_JOIN;
+                !(skipped || wide)
+            };
+            if joined {
+                runs.last_mut()
+                    .expect("a run before a joined point")
+                    .push(*p);
+            } else {
+                runs.push(vec![*p]);
             }
-            runs.last_mut().expect("one run at least").push(pair[1]);
         }
-        runs.retain(|r| r.len() >= 2);
         runs
     }
 

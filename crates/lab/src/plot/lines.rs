@@ -99,7 +99,7 @@ where
         let style = fig.style(i);
         let k = boxed.iter().position(|&j| j == i).unwrap_or(0) as f64;
         let shift = (k - (boxed.len().max(1) - 1) as f64 / 2.0) * 2.2 * dx;
-        predictions(&mut chart, s, style.color, &tx, &ty, dx, shift)?;
+        predictions(&mut chart, fig, s, style.color, &tx, &ty, dx, shift)?;
     }
     for (i, s) in fig.series.iter().enumerate() {
         let style = fig.style(i);
@@ -170,11 +170,14 @@ where
 }
 
 /// The simulator's band and mean, and the exact model's line: drawn under the
-/// measured points. With fewer than three points, the band is an interval bar at
-/// each point and the exact value a short black dash, for the same reason the
-/// measured points are not joined.
+/// measured points. With fewer than three points, and wherever the axis was
+/// sampled too sparsely to join the measured points ([`Figure::runs`]), the
+/// band is an interval box at each point and the exact value a short black
+/// dash, for the same reason the measured points are not joined there.
+#[allow(clippy::too_many_arguments)]
 fn predictions<DB: DrawingBackend>(
     chart: &mut Chart<'_, DB>,
+    fig: &Figure,
     s: &Series,
     color: RGBColor,
     tx: &dyn Fn(f64) -> f64,
@@ -185,54 +188,70 @@ fn predictions<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    if s.predicted.len() >= 3 {
-        let mut band: Vec<(f64, f64)> = s.predicted.iter().map(|p| (tx(p.0), ty(p.2))).collect();
-        band.extend(s.predicted.iter().rev().map(|p| (tx(p.0), ty(p.3))));
+    let sim_runs = if s.predicted.len() >= 3 {
+        fig.runs(&s.predicted, |p| p.0)
+    } else {
+        s.predicted.iter().map(|p| vec![*p]).collect()
+    };
+    let mut boxes = Vec::new();
+    for run in sim_runs {
+        if run.len() < 2 {
+            boxes.extend(run);
+            continue;
+        }
+        let mut band: Vec<(f64, f64)> = run.iter().map(|p| (tx(p.0), ty(p.2))).collect();
+        band.extend(run.iter().rev().map(|p| (tx(p.0), ty(p.3))));
         chart.draw_series(std::iter::once(Polygon::new(
             band,
             color.mix(0.18).filled(),
         )))?;
         chart.draw_series(DashedLineSeries::new(
-            s.predicted.iter().map(|p| (tx(p.0), ty(p.1))),
+            run.iter().map(|p| (tx(p.0), ty(p.1))),
             super::style::SIMULATED_DASH.0,
             super::style::SIMULATED_DASH.1,
             color.stroke_width(2),
         ))?;
-    } else {
-        // A box over the 95% interval, `dx` either side of the point moved by
-        // `shift`, and the mean across it.
-        let x = |p: &(f64, f64, f64, f64)| tx(p.0) + shift;
-        chart.draw_series(s.predicted.iter().map(|p| {
-            Rectangle::new(
-                [(x(p) - dx, ty(p.2)), (x(p) + dx, ty(p.3))],
-                color.mix(0.3).filled(),
-            )
-        }))?;
-        chart.draw_series(s.predicted.iter().map(|p| {
-            PathElement::new(
-                vec![(x(p) - dx, ty(p.1)), (x(p) + dx, ty(p.1))],
-                color.stroke_width(2),
-            )
-        }))?;
     }
-    if s.exact.len() >= 3 {
-        chart.draw_series(DashedLineSeries::new(
-            s.exact.iter().map(|p| (tx(p.0), ty(p.1))),
-            2,
-            3,
-            EXACT.stroke_width(2),
-        ))?;
+    // A box over the 95% interval, `dx` either side of the point moved by
+    // `shift`, and the mean across it.
+    let x = |p: &(f64, f64, f64, f64)| tx(p.0) + shift;
+    chart.draw_series(boxes.iter().map(|p| {
+        Rectangle::new(
+            [(x(p) - dx, ty(p.2)), (x(p) + dx, ty(p.3))],
+            color.mix(0.3).filled(),
+        )
+    }))?;
+    chart.draw_series(boxes.iter().map(|p| {
+        PathElement::new(
+            vec![(x(p) - dx, ty(p.1)), (x(p) + dx, ty(p.1))],
+            color.stroke_width(2),
+        )
+    }))?;
+    let exact_runs = if s.exact.len() >= 3 {
+        fig.runs(&s.exact, |p| p.0)
     } else {
-        // Wider than the simulator's boxes, so that both show where they agree.
-        let half = 1.8 * dx + shift.abs();
-        chart.draw_series(s.exact.iter().map(|p| {
-            DashedPathElement::new(
-                vec![(tx(p.0) - half, ty(p.1)), (tx(p.0) + half, ty(p.1))],
+        s.exact.iter().map(|p| vec![*p]).collect()
+    };
+    // Wider than the simulator's boxes, so that both show where they agree.
+    let half = 1.8 * dx + shift.abs();
+    for run in exact_runs {
+        if run.len() >= 2 {
+            chart.draw_series(DashedLineSeries::new(
+                run.iter().map(|p| (tx(p.0), ty(p.1))),
                 2,
                 3,
                 EXACT.stroke_width(2),
-            )
-        }))?;
+            ))?;
+        } else {
+            chart.draw_series(run.iter().map(|p| {
+                DashedPathElement::new(
+                    vec![(tx(p.0) - half, ty(p.1)), (tx(p.0) + half, ty(p.1))],
+                    2,
+                    3,
+                    EXACT.stroke_width(2),
+                )
+            }))?;
+        }
     }
     Ok(())
 }
