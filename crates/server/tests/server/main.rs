@@ -8,6 +8,7 @@ mod accept_policy;
 mod access_log;
 mod addresses;
 mod auth;
+mod auth_timing;
 mod churn;
 mod client_gone;
 mod conditional;
