@@ -39,6 +39,7 @@ impl Server {
                 crate::driver::evloop::MAX_LISTENERS
             )));
         }
+        let config = with_hsts(config)?;
         let wanted = config.addrs.clone();
         let site = Shared::new(config)?;
         let mut listeners = Vec::with_capacity(wanted.len());
@@ -170,6 +171,38 @@ impl Running {
             .join()
             .unwrap_or_else(|_| Err(ServerError::Config("the server thread panicked".into())))
     }
+}
+
+/// `--hsts` as the `--header` field it stands for. Refused without TLS:
+/// browsers ignore the field over plain HTTP (RFC 6797 8.1), so a site that
+/// asked for it would believe itself protected and be not. (A plain server
+/// behind a TLS proxy that wants the field sends it with `--header`.)
+fn with_hsts(mut config: Config) -> Result<Config, ServerError> {
+    let Some(age) = config.hsts else {
+        return Ok(config);
+    };
+    if config.tls.is_none() {
+        return Err(ServerError::Config(
+            "--hsts needs HTTPS (--tls-cert and --tls-key, or --tls-self-signed): browsers \
+             ignore Strict-Transport-Security over plain HTTP"
+                .into(),
+        ));
+    }
+    let name = "strict-transport-security";
+    if config
+        .headers
+        .iter()
+        .any(|h| h.name().eq_ignore_ascii_case(name))
+    {
+        return Err(ServerError::Config(
+            "--hsts and --header Strict-Transport-Security: give one of them".into(),
+        ));
+    }
+    let field = format!("Strict-Transport-Security: max-age={age}")
+        .parse()
+        .map_err(|e| ServerError::Config(format!("--hsts: {e}")))?;
+    config.headers.push(field);
+    Ok(config)
 }
 
 fn listen(addr: SocketAddr, site: &Shared) -> std::io::Result<TcpListener> {

@@ -45,7 +45,23 @@ pub enum TlsSource {
     /// `--tls-self-signed`: a certificate for `localhost`, `127.0.0.1` and
     /// `::1` (ECDSA P-256), made at start.
     SelfSigned,
+    /// `--tls-self-signed-cert FILE`: as [`TlsSource::SelfSigned`], and the
+    /// certificate (not its key) is written to `FILE` as PEM, for clients
+    /// to trust (`curl --cacert FILE`). A file that exists is replaced only
+    /// if servelab wrote it (it begins with [`SAVED_MARK`]); any other is
+    /// refused, so a typo never overwrites someone's file.
+    SelfSignedSaved {
+        /// Where the certificate goes.
+        cert: PathBuf,
+    },
 }
+
+/// The first line of a certificate file that `--tls-self-signed-cert`
+/// wrote: PEM's explanatory text (RFC 7468 section 2), which PEM readers
+/// (OpenSSL, hence curl; rustls) skip, and which tells servelab that it may
+/// replace the file at its next start.
+pub(crate) const SAVED_MARK: &str = "servelab --tls-self-signed-cert: a certificate for localhost, \
+                              127.0.0.1 and ::1, replaced at each start";
 
 /// The configuration every TLS connection of a server shares.
 #[derive(Debug)]
@@ -62,6 +78,11 @@ impl Tls {
         let (chain, key) = match source {
             TlsSource::Files { cert, key } => (load_chain(cert)?, load_key(key)?),
             TlsSource::SelfSigned => self_signed()?,
+            TlsSource::SelfSignedSaved { cert } => {
+                let (chain, key) = self_signed()?;
+                save(cert, &chain[0])?;
+                (chain, key)
+            }
         };
         let fingerprint = fingerprint(&chain[0]);
         let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
@@ -71,6 +92,9 @@ impl Tls {
             .with_no_client_auth()
             .with_single_cert(chain, key)
             .map_err(|e| tls_error(key_mismatch(source, &e)))?;
+        // The suite is the server's first choice among the client's, not the
+        // client's: see SECURITY.md (TLS) for the order and why.
+        config.ignore_client_order = true;
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
         config.ticketer = rustls::crypto::aws_lc_rs::Ticketer::new()
             .map_err(|e| tls_error(format!("cannot make a session-ticket key: {e}")))?;
@@ -94,13 +118,24 @@ fn tls_error(message: String) -> ServerError {
 }
 
 fn key_mismatch(source: &TlsSource, e: &rustls::Error) -> String {
+    use rustls::{Error, InconsistentKeys};
     match source {
-        TlsSource::Files { cert, key } => format!(
-            "--tls-cert {} with --tls-key {}: {e} (is the key the certificate's?)",
-            cert.display(),
-            key.display()
-        ),
-        TlsSource::SelfSigned => format!("--tls-self-signed: {e}"),
+        TlsSource::Files { cert, key } => match e {
+            Error::InconsistentKeys(InconsistentKeys::KeyMismatch) => format!(
+                "--tls-key {}: the key does not belong to the certificate in --tls-cert {} \
+                 (give the key that was made with that certificate)",
+                key.display(),
+                cert.display()
+            ),
+            e => format!(
+                "--tls-cert {} with --tls-key {}: {e} (is the key the certificate's?)",
+                cert.display(),
+                key.display()
+            ),
+        },
+        TlsSource::SelfSigned | TlsSource::SelfSignedSaved { .. } => {
+            format!("--tls-self-signed: {e}")
+        }
     }
 }
 
@@ -127,12 +162,35 @@ fn load_chain(path: &Path) -> Result<Vec<CertificateDer<'static>>, ServerError> 
 /// The first private key in a PEM file.
 fn load_key(path: &Path) -> Result<PrivateKeyDer<'static>, ServerError> {
     let text = read(path, "--tls-key")?;
+    if encrypted(&text) {
+        return Err(tls_error(format!(
+            "--tls-key {0}: the private key is encrypted (protected by a passphrase), which \
+             servelab cannot read; write a decrypted copy with `openssl pkey -in {0} -out \
+             key-plain.pem` (it asks for the passphrase), keep it readable only by the server's \
+             user, and give that",
+            path.display()
+        )));
+    }
     PrivateKeyDer::from_pem_slice(&text).map_err(|e| {
+        let why = match e {
+            rustls::pki_types::pem::Error::NoItemsFound => "no PRIVATE KEY block in it".to_owned(),
+            e => format!("not a readable PEM key file: {e}"),
+        };
         tls_error(format!(
-            "--tls-key {}: no usable PRIVATE KEY block in it: {e}",
+            "--tls-key {}: {why} (PEM: PKCS #8, PKCS #1 or SEC1)",
             path.display()
         ))
     })
+}
+
+/// Whether a PEM file holds an encrypted key: PKCS #8's `ENCRYPTED PRIVATE
+/// KEY` block, or OpenSSL's legacy encryption of a PKCS #1 or SEC1 block
+/// (RFC 1421's `Proc-Type: 4,ENCRYPTED` header inside it). Neither parses
+/// as a key: the first is skipped as an unknown block ("no items found"),
+/// the second fails on its header (a base64 error on the `-` of `Proc-Type`).
+fn encrypted(pem: &[u8]) -> bool {
+    let has = |needle: &[u8]| pem.windows(needle.len()).any(|w| w == needle);
+    has(b"-----BEGIN ENCRYPTED PRIVATE KEY-----") || has(b"Proc-Type: 4,ENCRYPTED")
 }
 
 fn read(path: &Path, flag: &str) -> Result<Vec<u8>, ServerError> {
@@ -147,6 +205,64 @@ fn self_signed() -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>
     let key = PrivateKeyDer::try_from(made.signing_key.serialize_der())
         .map_err(|e| tls_error(format!("--tls-self-signed: {e}")))?;
     Ok((vec![made.cert.der().clone()], key))
+}
+
+/// Writes `cert` as PEM to `path` after [`SAVED_MARK`]: a new file, or in
+/// place of one that servelab wrote before (through a temporary file and a
+/// rename, so a client never reads half a certificate); any other file that
+/// exists is refused.
+fn save(path: &Path, cert: &CertificateDer<'_>) -> Result<(), ServerError> {
+    use std::io::Write;
+    let fail = |why: String| tls_error(format!("--tls-self-signed-cert {}: {why}", path.display()));
+    let pem = format!("{SAVED_MARK}\n{}", pem("CERTIFICATE", cert.as_ref()));
+    let new = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path);
+    match new {
+        Ok(mut file) => {
+            return file
+                .write_all(pem.as_bytes())
+                .map_err(|e| fail(e.to_string()));
+        }
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(fail(e.to_string())),
+        Err(_) => {}
+    }
+    let mut start = Vec::with_capacity(SAVED_MARK.len());
+    let ours = std::fs::File::open(path)
+        .and_then(|f| {
+            use std::io::Read;
+            f.take(SAVED_MARK.len() as u64).read_to_end(&mut start)
+        })
+        .is_ok_and(|_| start == SAVED_MARK.as_bytes());
+    if !ours {
+        return Err(fail(
+            "the file exists and servelab did not write it; name a new file, or remove this one"
+                .to_owned(),
+        ));
+    }
+    let mut temp = path.as_os_str().to_owned();
+    temp.push(format!(".{}.tmp", std::process::id()));
+    let temp = PathBuf::from(temp);
+    let written = std::fs::write(&temp, pem).and_then(|()| std::fs::rename(&temp, path));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&temp);
+        return Err(fail(e.to_string()));
+    }
+    Ok(())
+}
+
+/// `der` as a PEM block of `label`, 64 base64 characters a line (RFC 7468).
+fn pem(label: &str, der: &[u8]) -> String {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(der);
+    let mut out = format!("-----BEGIN {label}-----\n");
+    for line in b64.as_bytes().chunks(64) {
+        out.push_str(std::str::from_utf8(line).unwrap_or_default());
+        out.push('\n');
+    }
+    out.push_str(&format!("-----END {label}-----\n"));
+    out
 }
 
 /// SHA-256 of `cert` as colon-separated upper-case hex (as `openssl x509
