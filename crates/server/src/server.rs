@@ -229,3 +229,33 @@ fn listen(addr: SocketAddr, site: &Shared) -> std::io::Result<TcpListener> {
     socket.set_nonblocking(true)?;
     Ok(socket.into())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hsts_becomes_a_header_with_tls_and_is_refused_without() {
+        let mut c = Config::new("www");
+        c.hsts = Some(600);
+        let e = with_hsts(c.clone()).unwrap_err().to_string();
+        assert!(e.contains("--hsts needs HTTPS"), "{e}");
+        c.tls = Some(crate::TlsSource::SelfSigned);
+        let fields: Vec<String> = with_hsts(c.clone())
+            .unwrap()
+            .headers
+            .iter()
+            .map(|h| format!("{}: {}", h.name(), h.value()))
+            .collect();
+        assert_eq!(fields, ["Strict-Transport-Security: max-age=600"]);
+        c.headers = vec!["strict-transport-security: max-age=1".parse().unwrap()];
+        let e = with_hsts(c.clone()).unwrap_err().to_string();
+        assert!(e.contains("give one of them"), "{e}");
+        c.hsts = None;
+        assert_eq!(
+            with_hsts(c).unwrap().headers.len(),
+            1,
+            "--header alone is kept"
+        );
+    }
+}

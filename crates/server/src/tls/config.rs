@@ -296,6 +296,122 @@ mod tests {
         assert!(tls.config.ticketer.enabled());
     }
 
+    /// The server picks the suite (testssl's "server cipher order"), in
+    /// aws-lc-rs's order, which SECURITY.md states: AES-256-GCM first.
+    #[test]
+    fn the_server_orders_the_suites_aes_256_first() {
+        let tls = Tls::new(&TlsSource::SelfSigned).unwrap();
+        assert!(tls.config.ignore_client_order);
+        let names: Vec<String> = tls
+            .config
+            .crypto_provider()
+            .cipher_suites
+            .iter()
+            .map(|s| format!("{:?}", s.suite()))
+            .collect();
+        assert_eq!(
+            names[..3],
+            [
+                "TLS13_AES_256_GCM_SHA384",
+                "TLS13_AES_128_GCM_SHA256",
+                "TLS13_CHACHA20_POLY1305_SHA256"
+            ],
+            "{names:?}"
+        );
+    }
+
+    #[test]
+    fn an_encrypted_key_and_a_foreign_key_are_said_plainly() {
+        let dir = tempfile::tempdir().unwrap();
+        let made = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+        let other = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+        let cert = dir.path().join("cert.pem");
+        std::fs::write(&cert, made.cert.pem()).unwrap();
+        let write = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        };
+        let pkcs8 = write(
+            "enc.pem",
+            "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIHsMFcG\n-----END ENCRYPTED PRIVATE KEY-----\n",
+        );
+        let legacy = write(
+            "legacy.pem",
+            "-----BEGIN EC PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-256-CBC,83\n\n\
+             MHcC\n-----END EC PRIVATE KEY-----\n",
+        );
+        for key in [pkcs8, legacy] {
+            let source = TlsSource::Files {
+                cert: cert.clone(),
+                key: key.clone(),
+            };
+            let e = Tls::new(&source).unwrap_err().to_string();
+            assert!(e.contains("the private key is encrypted"), "{e}");
+            assert!(
+                e.contains(&format!(
+                    "openssl pkey -in {} -out key-plain.pem",
+                    key.display()
+                )),
+                "{e}"
+            );
+        }
+        let foreign = write("foreign.pem", &other.signing_key.serialize_pem());
+        let source = TlsSource::Files {
+            cert: cert.clone(),
+            key: foreign.clone(),
+        };
+        let e = Tls::new(&source).unwrap_err().to_string();
+        assert!(
+            e.contains("the key does not belong to the certificate"),
+            "{e}"
+        );
+        assert!(e.contains(&*cert.to_string_lossy()) && e.contains(&*foreign.to_string_lossy()));
+        let own = write("own.pem", &made.signing_key.serialize_pem());
+        assert!(Tls::new(&TlsSource::Files { cert, key: own }).is_ok());
+    }
+
+    #[test]
+    fn the_saved_certificate_replaces_only_its_own_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dev.pem");
+        let saved = TlsSource::SelfSignedSaved { cert: path.clone() };
+        let first = Tls::new(&saved).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with(SAVED_MARK), "{text}");
+        let certs: Vec<CertificateDer<'_>> = CertificateDer::pem_slice_iter(text.as_bytes())
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(certs.len(), 1);
+        assert_eq!(
+            fingerprint(&certs[0]),
+            first.fingerprint,
+            "the certificate served"
+        );
+        let second = Tls::new(&saved).unwrap();
+        let again = std::fs::read_to_string(&path).unwrap();
+        let certs: Vec<CertificateDer<'_>> = CertificateDer::pem_slice_iter(again.as_bytes())
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(fingerprint(&certs[0]), second.fingerprint, "replaced");
+        assert_ne!(first.fingerprint, second.fingerprint);
+        let leftovers = std::fs::read_dir(dir.path()).unwrap().count();
+        assert_eq!(leftovers, 1, "no temporary file left behind");
+
+        let foreign = dir.path().join("foreign.pem");
+        std::fs::write(&foreign, "-----BEGIN CERTIFICATE-----\n").unwrap();
+        let e = Tls::new(&TlsSource::SelfSignedSaved {
+            cert: foreign.clone(),
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("servelab did not write it"), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(&foreign).unwrap(),
+            "-----BEGIN CERTIFICATE-----\n"
+        );
+    }
+
     #[test]
     fn bad_files_are_named_in_one_line() {
         let dir = tempfile::tempdir().unwrap();

@@ -35,5 +35,6 @@ mod smuggling;
 mod spa;
 mod static_files;
 mod tls;
+mod tls_options;
 mod tls_slowloris;
 mod traversal;
