@@ -1,6 +1,10 @@
 //! The server's TLS configuration, made once at start: the certificate chain
 //! and key from PEM files, or a self-signed certificate; TLS 1.3 and 1.2
-//! only, ALPN `http/1.1`, session resumption on.
+//! only, ALPN `http/1.1`, session resumption on, and the suite chosen by the
+//! server's order (the provider's, AES-256-GCM first; SECURITY.md says why).
+//! Key files that cannot be used are said in plain words: an encrypted key
+//! with the `openssl` command that decrypts it, a key of another certificate
+//! as such, with both paths.
 //!
 //! The provider is aws-lc-rs, as for `servelab load`: it was chosen there by
 //! measured handshake cost (`bench/tls-provider/README.md`). The workspace
@@ -48,7 +52,7 @@ pub enum TlsSource {
     /// `--tls-self-signed-cert FILE`: as [`TlsSource::SelfSigned`], and the
     /// certificate (not its key) is written to `FILE` as PEM, for clients
     /// to trust (`curl --cacert FILE`). A file that exists is replaced only
-    /// if servelab wrote it (it begins with [`SAVED_MARK`]); any other is
+    /// if servelab wrote it (its first line says so); any other is
     /// refused, so a typo never overwrites someone's file.
     SelfSignedSaved {
         /// Where the certificate goes.
