@@ -1,10 +1,8 @@
 //! `servelab serve` and `servelab engines`: the server crate's
 //! [`ServeArgs`] onto its [`servelab_server::Config`], then run.
 
-use std::path::{Path, PathBuf};
-
 use anyhow::Context;
-use servelab_server::{Engine, ServeArgs, Server, StartFailure};
+use servelab_server::{Engine, ServeArgs, Server, StartFailure, TlsSource};
 
 /// Flags of `servelab serve`: the server crate's own, so that the lab checks
 /// an experiment's server `args` with this very parser.
@@ -25,9 +23,15 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
 }
 
 fn serve(args: Args) -> anyhow::Result<()> {
+    // No DIR: the current directory, as python's http.server, miniserve,
+    // http-server and static-web-server serve.
     let config = args.serve.into_config(|| {
-        bundled_site().context("no --root given and the bundled site www/ was not found")
+        std::env::current_dir().context("no DIR given and the current directory is unreadable")
     })?;
+    let saved_cert = match &config.tls {
+        Some(TlsSource::SelfSignedSaved { cert }) => Some(cert.clone()),
+        _ => None,
+    };
     let (workers, max_conns) = (config.workers, config.max_conns);
     let auth = config.auth.is_some();
     let server = Server::bind(config)?;
@@ -56,6 +60,14 @@ fn serve(args: Args) -> anyhow::Result<()> {
     );
     if let Some(fingerprint) = server.tls_fingerprint() {
         eprintln!("servelab: TLS certificate SHA-256 fingerprint {fingerprint}");
+    }
+    if let Some(cert) = saved_cert {
+        let port = server.local_addr().port();
+        eprintln!(
+            "servelab: certificate written to {0}; trust it with `curl --cacert {0} \
+             https://localhost:{port}/`",
+            cert.display()
+        );
     }
     let plain = server.tls_fingerprint().is_none();
     if let Some(addr) = (auth && plain)
@@ -102,22 +114,6 @@ pub(crate) fn list_engines() -> anyhow::Result<()> {
         println!("{:width$}  {}{default}", e.name(), e.describe());
     }
     Ok(())
-}
-
-/// The repository's `www/`: next to the executable's ancestors (a build in
-/// `target/<profile>/`), else where the sources were when it was built.
-fn bundled_site() -> Option<PathBuf> {
-    let is_site = |p: &Path| p.join("index.html").is_file();
-    if let Ok(exe) = std::env::current_exe() {
-        for dir in exe.ancestors().skip(1).take(4) {
-            let candidate = dir.join("www");
-            if is_site(&candidate) {
-                return Some(candidate);
-            }
-        }
-    }
-    let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../www");
-    is_site(&built).then(|| built.canonicalize().unwrap_or(built))
 }
 
 #[cfg(test)]

@@ -9,6 +9,9 @@ use std::time::Duration;
 mod support;
 use support::{serve, servelab};
 
+/// The repository's bundled site (no DIR serves the current directory).
+const WWW: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../www");
+
 fn sigterm(child: &Child) {
     rustix::process::kill_process(
         rustix::process::Pid::from_raw(child.id() as i32).unwrap(),
@@ -245,7 +248,7 @@ fn curl_fetches_the_bundled_site() {
         eprintln!("curl not installed; skipping");
         return;
     }
-    let (mut child, addr) = serve(&["--log", "off"]);
+    let (mut child, addr) = serve(&["--log", "off", WWW]);
     let base = format!("http://{addr}");
     let page = curl(&["-sS", "-f", &format!("{base}/")]).unwrap();
     assert!(page.status.success());
@@ -438,7 +441,7 @@ fn load_refuses_a_bad_threshold_before_anything_runs() {
 
 #[test]
 fn load_thresholds_give_exit_4_when_crossed_and_0_when_held() {
-    let (mut child, addr) = serve(&["--log", "off"]);
+    let (mut child, addr) = serve(&["--log", "off", WWW]);
     let url = format!("http://{addr}/");
     let run = |threshold: &str| {
         servelab()
@@ -581,6 +584,7 @@ fn a_server_whose_workers_ran_out_says_which_flag_to_raise() {
         ("serial", "--max-conns", "lower --keepalive-timeout"),
     ] {
         let (mut child, addr) = serve(&[
+            WWW,
             "--engine",
             engine,
             limit,
@@ -647,6 +651,7 @@ fn wait_at_most(child: &mut Child, bound: Duration) -> Option<std::process::Exit
 fn sigint_does_not_wait_for_idle_or_unused_connections_on_any_engine() {
     for engine in servelab_server::Engine::ALL {
         let (mut child, addr) = serve(&[
+            WWW,
             "--engine",
             engine.name(),
             "--log",
@@ -678,4 +683,45 @@ fn sigint_does_not_wait_for_idle_or_unused_connections_on_any_engine() {
         );
         drop((idle, unused));
     }
+}
+
+/// `cd site && servelab serve` served the repository's `www/`; python's
+/// http.server, miniserve, http-server and static-web-server serve the
+/// current directory, and so does servelab now, naming it at start.
+#[test]
+fn serve_without_a_dir_serves_the_current_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("index.html"), "the current directory\n").unwrap();
+    let mut child = servelab()
+        .args(["serve", "--port", "0", "--log", "off"])
+        .current_dir(dir.path())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let here = dir.path().canonicalize().unwrap();
+    let named = line
+        .strip_prefix("servelab: serving ")
+        .and_then(|l| l.split(" on http://").next())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert_eq!(std::path::Path::new(named), here, "{line}");
+    let addr: SocketAddr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut got = String::new();
+    s.read_to_string(&mut got).unwrap();
+    sigterm(&child);
+    child.wait().unwrap();
+    assert!(got.starts_with("HTTP/1.1 200"), "{got}");
+    assert!(got.ends_with("\r\n\r\nthe current directory\n"), "{got}");
 }

@@ -24,10 +24,10 @@ use crate::{Config, Dist, Dotfiles, Engine, ListenAddr, LogFormat, LogMode, LogT
 /// Flags of `servelab serve`.
 #[derive(Debug, Clone, PartialEq, clap::Args)]
 pub struct ServeArgs {
-    /// Directory to serve (the same as --root) [default: the bundled site `www/`].
+    /// Directory to serve (the same as --root) [default: the current directory].
     #[arg(value_name = "DIR", conflicts_with = "root")]
     pub dir: Option<PathBuf>,
-    /// Directory to serve [default: the bundled site `www/` of this repository].
+    /// Directory to serve [default: the current directory].
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
     /// Address to listen on: `HOST:PORT` (a name such as `localhost` binds
@@ -145,6 +145,24 @@ pub struct ServeArgs {
     /// development: no client trusts it unless told to.
     #[arg(long)]
     pub tls_self_signed: bool,
+    /// Serve HTTPS with a self-signed certificate (as --tls-self-signed) and
+    /// write that certificate to FILE (PEM, no key), so that a client can
+    /// trust it: `curl --cacert FILE https://localhost:PORT/`. A new
+    /// certificate each start; an existing FILE is replaced only if servelab
+    /// wrote it.
+    #[arg(long, value_name = "FILE", conflicts_with = "tls_cert")]
+    pub tls_self_signed_cert: Option<PathBuf>,
+    /// With HTTPS, send `Strict-Transport-Security: max-age=SECONDS` on
+    /// successful responses, so browsers use only HTTPS for this host for that
+    /// long [default SECONDS: 31536000, one year; 0 tells them to forget].
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "31536000"
+    )]
+    pub hsts: Option<u64>,
 }
 
 /// `servelab serve` alone, for parsing flags outside the binary.
@@ -175,7 +193,8 @@ impl ServeArgs {
     }
 
     /// The configuration these flags ask for. `default_root` is called only when
-    /// no `--root` was given (the binary looks for its bundled site there).
+    /// neither DIR nor `--root` was given (the binary serves its current
+    /// directory then).
     pub fn into_config<E>(
         self,
         default_root: impl FnOnce() -> Result<PathBuf, E>,
@@ -224,11 +243,13 @@ impl ServeArgs {
         config.headers = self.header;
         config.compress = self.compress;
         config.on_abandon = self.on_abandon;
-        config.tls = match (self.tls_cert, self.tls_key) {
-            (Some(cert), Some(key)) => Some(crate::TlsSource::Files { cert, key }),
+        config.tls = match (self.tls_cert, self.tls_key, self.tls_self_signed_cert) {
+            (Some(cert), Some(key), _) => Some(crate::TlsSource::Files { cert, key }),
+            (_, _, Some(cert)) => Some(crate::TlsSource::SelfSignedSaved { cert }),
             _ if self.tls_self_signed => Some(crate::TlsSource::SelfSigned),
             _ => None,
         };
+        config.hsts = self.hsts;
         Ok(config)
     }
 
@@ -332,6 +353,13 @@ impl ServeArgs {
         }
         if self.tls_self_signed {
             out.switch("--tls-self-signed");
+        }
+        if let Some(cert) = &self.tls_self_signed_cert {
+            out.flag("--tls-self-signed-cert", cert.as_os_str());
+        }
+        if let Some(age) = self.hsts {
+            // `--hsts N` would read N as the directory: the value is glued on.
+            out.switch(&format!("--hsts={age}"));
         }
         // Last, after `--`, so that a directory named like a flag stays a directory.
         if let Some(dir) = &self.dir {
@@ -476,8 +504,17 @@ mod tests {
             tls_cert: Some("/etc/tls/chain.pem".into()),
             tls_key: Some("/etc/tls/key.pem".into()),
             tls_self_signed: false,
+            tls_self_signed_cert: None,
+            hsts: Some(600),
         };
         round_trips(&a);
+        round_trips(&ServeArgs {
+            tls_cert: None,
+            tls_key: None,
+            tls_self_signed_cert: Some("/tmp/dev cert.pem".into()),
+            hsts: Some(0),
+            ..a.clone()
+        });
         round_trips(&ServeArgs {
             tls_cert: None,
             tls_key: None,
@@ -533,6 +570,47 @@ mod tests {
         let own = parse("--tls-self-signed").unwrap();
         let config = own.into_config(|| Ok::<_, ()>("www".into())).unwrap();
         assert_eq!(config.tls, Some(crate::TlsSource::SelfSigned));
+    }
+
+    #[test]
+    fn the_self_signed_certificate_goes_where_asked() {
+        assert!(parse("--tls-cert c.pem --tls-key k.pem --tls-self-signed-cert s.pem").is_err());
+        for line in [
+            "--tls-self-signed-cert s.pem",
+            "--tls-self-signed --tls-self-signed-cert s.pem",
+        ] {
+            let a = parse(line).unwrap();
+            round_trips(&a);
+            let config = a.into_config(|| Ok::<_, ()>("www".into())).unwrap();
+            assert_eq!(
+                config.tls,
+                Some(crate::TlsSource::SelfSignedSaved {
+                    cert: "s.pem".into()
+                }),
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn hsts_takes_an_optional_max_age_glued_on() {
+        let hsts = |line: &str| parse(line).unwrap().hsts;
+        assert_eq!(hsts("--tls-self-signed"), None);
+        assert_eq!(hsts("--hsts"), Some(31_536_000));
+        assert_eq!(hsts("--hsts=600"), Some(600));
+        assert_eq!(hsts("--hsts=0"), Some(0));
+        // `--hsts site` is the flag and a directory, not a max-age of "site".
+        let a = parse("--hsts site").unwrap();
+        assert_eq!((a.hsts, a.dir), (Some(31_536_000), Some("site".into())));
+        assert!(parse("--hsts=soon").is_err());
+        assert!(parse("--hsts=-1").is_err());
+        let a = parse("--hsts --tls-self-signed").unwrap();
+        assert_eq!(
+            a.to_args(),
+            ["--tls-self-signed", "--hsts=31536000"].map(OsString::from)
+        );
+        let config = a.into_config(|| Ok::<_, ()>("www".into())).unwrap();
+        assert_eq!(config.hsts, Some(31_536_000));
     }
 
     #[test]

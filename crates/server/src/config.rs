@@ -215,6 +215,10 @@ pub struct Config {
     /// `--tls-cert`/`--tls-key` or `--tls-self-signed`: serve HTTPS on
     /// every address; `None` serves plain HTTP.
     pub tls: Option<crate::TlsSource>,
+    /// `--hsts`: with TLS, `Strict-Transport-Security: max-age=` this many
+    /// seconds on every successful response (added to `headers` by
+    /// [`crate::Server::bind`], which refuses it without TLS).
+    pub hsts: Option<u64>,
 }
 
 impl Config {
@@ -250,6 +254,7 @@ impl Config {
             compress: false,
             on_abandon: OnAbandon::default(),
             tls: None,
+            hsts: None,
         }
     }
 }

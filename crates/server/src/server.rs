@@ -39,6 +39,7 @@ impl Server {
                 crate::driver::evloop::MAX_LISTENERS
             )));
         }
+        let config = with_hsts(config)?;
         let wanted = config.addrs.clone();
         let site = Shared::new(config)?;
         let mut listeners = Vec::with_capacity(wanted.len());
@@ -172,6 +173,38 @@ impl Running {
     }
 }
 
+/// `--hsts` as the `--header` field it stands for. Refused without TLS:
+/// browsers ignore the field over plain HTTP (RFC 6797 8.1), so a site that
+/// asked for it would believe itself protected and be not. (A plain server
+/// behind a TLS proxy that wants the field sends it with `--header`.)
+fn with_hsts(mut config: Config) -> Result<Config, ServerError> {
+    let Some(age) = config.hsts else {
+        return Ok(config);
+    };
+    if config.tls.is_none() {
+        return Err(ServerError::Config(
+            "--hsts needs HTTPS (--tls-cert and --tls-key, or --tls-self-signed): browsers \
+             ignore Strict-Transport-Security over plain HTTP"
+                .into(),
+        ));
+    }
+    let name = "strict-transport-security";
+    if config
+        .headers
+        .iter()
+        .any(|h| h.name().eq_ignore_ascii_case(name))
+    {
+        return Err(ServerError::Config(
+            "--hsts and --header Strict-Transport-Security: give one of them".into(),
+        ));
+    }
+    let field = format!("Strict-Transport-Security: max-age={age}")
+        .parse()
+        .map_err(|e| ServerError::Config(format!("--hsts: {e}")))?;
+    config.headers.push(field);
+    Ok(config)
+}
+
 fn listen(addr: SocketAddr, site: &Shared) -> std::io::Result<TcpListener> {
     let socket = Socket::new(
         Domain::for_address(addr),
@@ -195,4 +228,34 @@ fn listen(addr: SocketAddr, site: &Shared) -> std::io::Result<TcpListener> {
     socket.listen(BACKLOG)?;
     socket.set_nonblocking(true)?;
     Ok(socket.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hsts_becomes_a_header_with_tls_and_is_refused_without() {
+        let mut c = Config::new("www");
+        c.hsts = Some(600);
+        let e = with_hsts(c.clone()).unwrap_err().to_string();
+        assert!(e.contains("--hsts needs HTTPS"), "{e}");
+        c.tls = Some(crate::TlsSource::SelfSigned);
+        let fields: Vec<String> = with_hsts(c.clone())
+            .unwrap()
+            .headers
+            .iter()
+            .map(|h| format!("{}: {}", h.name(), h.value()))
+            .collect();
+        assert_eq!(fields, ["Strict-Transport-Security: max-age=600"]);
+        c.headers = vec!["strict-transport-security: max-age=1".parse().unwrap()];
+        let e = with_hsts(c.clone()).unwrap_err().to_string();
+        assert!(e.contains("give one of them"), "{e}");
+        c.hsts = None;
+        assert_eq!(
+            with_hsts(c).unwrap().headers.len(),
+            1,
+            "--header alone is kept"
+        );
+    }
 }

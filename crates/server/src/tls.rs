@@ -18,8 +18,9 @@
 //!
 //! Layout:
 //! - [`config`]: the rustls server configuration from `--tls-cert` and
-//!   `--tls-key` (PEM, with the chain) or `--tls-self-signed`, and the
-//!   certificate's SHA-256 fingerprint;
+//!   `--tls-key` (PEM, with the chain) or `--tls-self-signed` (and the
+//!   certificate written for clients by `--tls-self-signed-cert`), the
+//!   server's cipher-suite order, and the certificate's SHA-256 fingerprint;
 //! - [`wire`]: one connection's transport, plain or TLS ([`Wire`]).
 //!
 //! Not used: kernel TLS (`TCP_ULP` "tls", which would let `sendfile` carry
