@@ -686,7 +686,7 @@ fn report_in_browser(name: &str, dir: &Path, plots: usize) {
 struct Serve(std::process::Child, u16);
 
 impl Serve {
-    fn start(root: Option<&Path>, log: &Path) -> Serve {
+    fn start(root: &Path, log: &Path) -> Serve {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -701,10 +701,9 @@ impl Serve {
             log.to_str().unwrap(),
             "--log-mode",
             "sync",
+            "--root",
+            root.to_str().unwrap(),
         ]);
-        if let Some(r) = root {
-            cmd.args(["--root", r.to_str().unwrap()]);
-        }
         let child = cmd
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -771,7 +770,7 @@ fn a_browser_opens_a_report_and_the_bundled_site_without_errors() {
     // The report served by `servelab serve --root results`.
     let log = tmp.path().join("results-access.log");
     {
-        let s = Serve::start(Some(&results), &log);
+        let s = Serve::start(&results, &log);
         let url = format!("http://127.0.0.1:{}/model/report.html", s.1);
         let console = browse(&chrome, &url, &tmp.path().join("report.png"), &profile);
         assert!(console.is_empty(), "console messages: {console:?}");
@@ -781,7 +780,8 @@ fn a_browser_opens_a_report_and_the_bundled_site_without_errors() {
     // The bundled site.
     let log = tmp.path().join("site-access.log");
     {
-        let s = Serve::start(None, &log);
+        let www = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../www"));
+        let s = Serve::start(www, &log);
         let console = browse(
             &chrome,
             &format!("http://127.0.0.1:{}/", s.1),
