@@ -155,7 +155,7 @@ pub(crate) struct Args {
     /// Print only the exact solution and bounds (no simulation).
     #[arg(long)]
     analytic: bool,
-    /// Write every metric with its interval, per point, as JSON (schema servelab-sim/3).
+    /// Write every metric with its interval, per point, as JSON (schema servelab-sim/4).
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
     /// Write every metric with its interval, one row per point, as CSV.
@@ -440,7 +440,7 @@ mod tests {
         );
         run(args(&line).unwrap()).unwrap();
         let json = std::fs::read_to_string(p("out.json")).unwrap();
-        assert!(json.contains("\"schema\": \"servelab-sim/3\""));
+        assert!(json.contains("\"schema\": \"servelab-sim/4\""));
         assert_eq!(
             std::fs::read_to_string(p("out.csv"))
                 .unwrap()

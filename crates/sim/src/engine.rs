@@ -203,9 +203,8 @@ impl<T: Tracer> Sim<'_, T> {
         u.waiting = false;
     }
 
-    /// Users still in a response period now, and the sum of their waits so far: each
-    /// a lower bound of its response time, as `servelab load` counts a request
-    /// unfinished at the end of its run.
+    /// Users still in a response period now, and the sum of their waits so far
+    /// (reported apart from R_user, which is over the answers: see `window`).
     fn censored(&self) -> (u64, f64) {
         self.users
             .iter()

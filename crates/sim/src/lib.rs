@@ -9,9 +9,9 @@
 //! whose first request pays an extra demand (a TLS handshake's CPU,
 //! [`Model::first_demand`]). Its words mean what `servelab load` and `servelab
 //! serve` mean by them (see [`model`]): the user's response time R_user counts the
-//! timeouts and retries, as `load` does, beside the per-attempt R_attempt; users still
-//! waiting when a run ends count to its end, as lower bounds, and every point is
-//! checked against Little's law N = X (R + Z) ([`LittleCheck`]), so a run too short
+//! timeouts and retries, as `load` does, beside the per-attempt R_attempt (both over
+//! the answers of the kept window, so equal without retries); users still waiting
+//! when a run ends are counted apart, and every point is checked against Little's law N = X (R + Z) ([`LittleCheck`]), so a run too short
 //! for its response times says so. Each
 //! configuration is run as independent replications, with a warm-up cut chosen by
 //! MSER-5 on their average (see `warmup`) and Student-t intervals; the statistics are

@@ -185,8 +185,8 @@ pub fn header(points: &[PointResult], spec: Option<&RunSpec>) -> String {
     }
     lines.push(
         "R_att: from the send of the attempt that got the answer; R_user: from the end of \
-         thinking to the answer, timeouts and retries included, users still waiting at the end \
-         counted to the end (lower bounds); Little: X(R+Z)/N - 1 over the users' cycles, \
+         thinking to the answer, timeouts and retries included, over the answers (users still \
+         waiting at the end apart); Little: X(R+Z)/N - 1 over the users' cycles, \
          ! where the law fails"
             .into(),
     );
@@ -368,13 +368,16 @@ pub fn table(points: &[PointResult], spec: Option<&RunSpec>, which: Columns) -> 
         .iter()
         .filter_map(|p| {
             let l = p.little.filter(|l| !l.holds)?;
-            let waiting = p.sim.map_or(f64::NAN, |s| s.users_waiting_at_end.mean);
+            let (waiting, wait) = p.sim.map_or((f64::NAN, f64::NAN), |s| {
+                (s.users_waiting_at_end.mean, s.users_wait_at_end.mean)
+            });
             Some(format!(
-                "N = {} (X(R+Z) = {}, {}; {} users still waiting at the end)",
+                "N = {} (X(R+Z) = {}, {}; {} users still waiting at the end, for {} s so far)",
                 p.users,
                 num(l.predicted.mean),
                 pct(Some(l.rel_error)),
-                num(waiting)
+                num(waiting),
+                num(wait)
             ))
         })
         .collect();
@@ -382,10 +385,11 @@ pub fn table(points: &[PointResult], spec: Option<&RunSpec>, which: Columns) -> 
         wrap(
             &mut out,
             &format!(
-                "warning: Little's law N = X(R+Z) fails by more than {:.0}% at {}. Users still \
-                 waiting at the end count only to the end of the run, so when many are, the run \
-                 is shorter than their response time and R_user is a lower bound: lengthen the \
-                 run (--horizon, --requests); otherwise the warm-up cut left a transient.",
+                "warning: Little's law N = X(R+Z) fails by more than {:.0}% at {}. R_user is \
+                 over the answers only: when many users are still waiting at the end, longer \
+                 than R_user, the run is shorter than their response time and R_user is too \
+                 low (a collapse): lengthen the run (--horizon, --requests); otherwise the \
+                 warm-up cut left a transient.",
                 100.0 * LittleCheck::TOLERANCE,
                 failed.join(", ")
             ),
