@@ -12,8 +12,8 @@ use std::time::Instant;
 
 use anyhow::Context;
 use servelab_sim::{
-    Affinity, Dist, Length, Model, NoEffect, OnAbandon, OnFull, Policy, RunSpec, SimError, Sweep,
-    Warmup, report,
+    Affinity, Connections, Dist, HeldWorkers, Length, Model, NoEffect, OnAbandon, OnFull, Policy,
+    RunSpec, SimError, Sweep, Warmup, report,
 };
 
 fn dist(s: &str) -> Result<Dist, String> {
@@ -45,6 +45,33 @@ fn session(s: &str) -> Result<MaybeSession, String> {
                 "`{s}` is not a session: a number of requests (at least 1) or none"
             )),
             Ok(n) => Ok(MaybeSession(Some(n))),
+        },
+    }
+}
+
+/// A duration in seconds, or `none`.
+#[derive(Clone, Copy, Debug)]
+struct MaybeSecs(Option<f64>);
+
+fn optional_duration(s: &str) -> Result<MaybeSecs, String> {
+    match s {
+        "none" => Ok(MaybeSecs(None)),
+        _ => duration(s).map(|d| MaybeSecs(Some(d))),
+    }
+}
+
+/// A request limit per connection (at least 1), or `none`.
+#[derive(Clone, Copy, Debug)]
+struct MaybeLimit(Option<u32>);
+
+fn request_limit(s: &str) -> Result<MaybeLimit, String> {
+    match s {
+        "none" => Ok(MaybeLimit(None)),
+        _ => match s.parse::<u32>() {
+            Ok(0) | Err(_) => Err(format!(
+                "`{s}` is not a request limit: a number of requests (at least 1) or none"
+            )),
+            Ok(n) => Ok(MaybeLimit(Some(n))),
         },
     }
 }
@@ -132,6 +159,26 @@ pub(crate) struct Args {
     /// adds to S in the bounds; the exact solution no longer applies.
     #[arg(long, value_name = "DIST", value_parser = dist, default_value = "0")]
     first_demand: Dist,
+    /// Workers held by connections (a thread or process per connection: serve's
+    /// pool and prefork, Apache prefork/worker, gunicorn gthread): the c x k threads
+    /// are the W workers, and a connection holds one from accept until it closes
+    /// (keep-alive timeout, request limit, --session, or a client timeout); more
+    /// connections wait in the --backlog. Without it requests queue for threads
+    /// (an event-driven server).
+    #[arg(long)]
+    hold_workers: bool,
+    /// With --hold-workers: idle time after an answer before the server closes a
+    /// kept-alive connection and frees its worker, or none [default: 5s].
+    #[arg(long, value_name = "DURATION|none", value_parser = optional_duration)]
+    keepalive_timeout: Option<MaybeSecs>,
+    /// With --hold-workers: requests after which the server closes a connection,
+    /// or none [default: none].
+    #[arg(long, value_name = "N|none", value_parser = request_limit)]
+    max_requests_per_conn: Option<MaybeLimit>,
+    /// With --hold-workers: connections waiting for a worker (the listen backlog);
+    /// one more is refused, handled as --on-full says [default: 511].
+    #[arg(long, value_name = "N")]
+    backlog: Option<u32>,
     /// Independent replications per point.
     #[arg(long, default_value_t = 10)]
     reps: u32,
@@ -196,6 +243,20 @@ fn simulation_flags_set(args: &Args, spec: &RunSpec) -> Vec<&'static str> {
     .collect()
 }
 
+/// The connection model of the flags: free, or held workers with the given settings
+/// (each defaulting to [`HeldWorkers::default`]).
+fn connections(args: &Args) -> Connections {
+    if !args.hold_workers {
+        return Connections::Free;
+    }
+    let d = HeldWorkers::default();
+    Connections::Held(HeldWorkers {
+        keepalive_timeout: args.keepalive_timeout.map_or(d.keepalive_timeout, |k| k.0),
+        max_requests: args.max_requests_per_conn.map_or(d.max_requests, |m| m.0),
+        backlog: args.backlog.unwrap_or(d.backlog),
+    })
+}
+
 /// Runs `servelab sim`.
 pub(crate) fn run(args: Args) -> anyhow::Result<()> {
     let users = servelab_sim::parse_users(&args.users)?;
@@ -217,6 +278,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
         affinity: args.affinity,
         session: args.session.0,
         first_demand: args.first_demand,
+        connections: connections(&args),
     };
     let sweep = Sweep { base, users };
     let spec = RunSpec {
@@ -237,6 +299,20 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
     let mut inert = servelab_sim::no_effect(&sweep.base, max_users);
     if args.quantum.is_some() && args.policy == Policy::Fcfs {
         inert.push(NoEffect::QuantumWithoutRoundRobin);
+    }
+    if !args.hold_workers {
+        for (flag, set) in [
+            ("--keepalive-timeout", args.keepalive_timeout.is_some()),
+            (
+                "--max-requests-per-conn",
+                args.max_requests_per_conn.is_some(),
+            ),
+            ("--backlog", args.backlog.is_some()),
+        ] {
+            if set {
+                inert.push(NoEffect::WithoutHeldWorkers(flag));
+            }
+        }
     }
     for w in inert {
         eprintln!("servelab: warning: {w}");

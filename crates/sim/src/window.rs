@@ -824,7 +824,11 @@ mod tests {
     #[test]
     fn the_series_is_bounded_however_long_the_run() {
         let s = transient_series(2_000_000, 1_000, true, SERIES_MAX);
-        assert!(s.len() <= SERIES_MAX && s.len() >= SERIES_MAX / 2, "{}", s.len());
+        assert!(
+            s.len() <= SERIES_MAX && s.len() >= SERIES_MAX / 2,
+            "{}",
+            s.len()
+        );
         assert!(s.bytes() <= 24 * SERIES_MAX, "{} bytes", s.bytes());
         // A run short of the bound keeps MSER-5's batches of 5.
         assert_eq!(transient_series(40_000, 1_000, true, SERIES_MAX).batch, 5);

@@ -152,6 +152,20 @@ pub fn header(points: &[PointResult], spec: Option<&RunSpec>) -> String {
             m.mean_demand(),
         ));
     }
+    if let Some(h) = m.connections.held() {
+        lines.push(format!(
+            "held workers: each of the W = c*k = {} threads is held by a connection from accept \
+             to close; keep-alive timeout {}, at most {} requests per connection, backlog {} \
+             (K = W+backlog = {}; the buffer has no effect)",
+            m.workers(),
+            h.keepalive_timeout
+                .map_or("none".to_string(), |t| format!("{t}s")),
+            h.max_requests
+                .map_or("unlimited".to_string(), |n| n.to_string()),
+            h.backlog,
+            m.capacity(),
+        ));
+    }
     if let Some(s) = spec {
         let length = match s.length {
             Length::Requests(r) => format!("{} requests", r.div_ceil(5) * 5),
@@ -190,10 +204,18 @@ pub fn header(points: &[PointResult], spec: Option<&RunSpec>) -> String {
          ! where the law fails"
             .into(),
     );
-    lines.push(format!(
-        "bounds: X <= min(N/(S+Z), c/S), R >= max(S, N*S/c - Z); saturation N* = c(S+Z)/S = {:.1}",
-        first.bounds.saturation_users
-    ));
+    if m.connections.held().is_some() && m.per_request().is_none() {
+        lines.push(format!(
+            "bounds: X <= min(N/(S+Z), c/S, W/(S+g)), g = min(least think, keep-alive) x \
+             (1 - 1/requests per connection), R >= N/X_max - Z; saturation N* = c(S+Z)/S = {:.1}",
+            first.bounds.saturation_users
+        ));
+    } else {
+        lines.push(format!(
+            "bounds: X <= min(N/(S+Z), c/S), R >= max(S, N*S/c - Z); saturation N* = c(S+Z)/S = {:.1}",
+            first.bounds.saturation_users
+        ));
+    }
     lines.push(match &first.not_exact_because {
         None => "exact: machine-repairman birth-death chain with cap K (product-form)".into(),
         Some(why) => format!("exact: none ({why}); bounds only"),
@@ -388,8 +410,10 @@ pub fn table(points: &[PointResult], spec: Option<&RunSpec>, which: Columns) -> 
                 "warning: Little's law N = X(R+Z) fails by more than {:.0}% at {}. R_user is \
                  over the answers only: when many users are still waiting at the end, longer \
                  than R_user, the run is shorter than their response time and R_user is too \
-                 low (a collapse): lengthen the run (--horizon, --requests); otherwise the \
-                 warm-up cut left a transient.",
+                 low (a collapse): lengthen the run (--horizon, --requests); with held \
+                 workers, users may be starved at the accept queue for good (more users than \
+                 workers and kept-alive connections); otherwise the warm-up cut left a \
+                 transient.",
                 100.0 * LittleCheck::TOLERANCE,
                 failed.join(", ")
             ),
