@@ -169,15 +169,15 @@ pub(crate) struct Args {
     hold_workers: bool,
     /// With --hold-workers: idle time after an answer before the server closes a
     /// kept-alive connection and frees its worker, or none [default: 5s].
-    #[arg(long, value_name = "DURATION|none", value_parser = optional_duration)]
+    #[arg(long, value_name = "DURATION|none", value_parser = optional_duration, allow_hyphen_values = true)]
     keepalive_timeout: Option<MaybeSecs>,
     /// With --hold-workers: requests after which the server closes a connection,
     /// or none [default: none].
-    #[arg(long, value_name = "N|none", value_parser = request_limit)]
+    #[arg(long, value_name = "N|none", value_parser = request_limit, allow_hyphen_values = true)]
     max_requests_per_conn: Option<MaybeLimit>,
     /// With --hold-workers: connections waiting for a worker (the listen backlog);
     /// one more is refused, handled as --on-full says [default: 511].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     backlog: Option<u32>,
     /// Independent replications per point.
     #[arg(long, default_value_t = 10)]

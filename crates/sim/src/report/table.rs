@@ -91,14 +91,21 @@ pub fn header(points: &[PointResult], spec: Option<&RunSpec>) -> String {
         return "no points\n".into();
     };
     let m = &first.model;
+    let queue = match m.connections.held() {
+        None => format!("buffer B={} (K=c*k+B={})", m.buffer, m.capacity()),
+        Some(h) => format!(
+            "W=c*k={} workers held by connections, backlog {} (K=W+backlog={})",
+            m.workers(),
+            h.backlog,
+            m.capacity()
+        ),
+    };
     let mut lines = vec![
         format!(
-            "model: c={} cores, k={} threads/core ({}), buffer B={} (K=c*k+B={}), policy {}{}",
+            "model: c={} cores, k={} threads/core ({}), {queue}, policy {}{}",
             m.cores,
             m.threads_per_core,
             m.affinity,
-            m.buffer,
-            m.capacity(),
             m.policy,
             if m.policy == Policy::RoundRobin {
                 format!(
@@ -123,7 +130,12 @@ pub fn header(points: &[PointResult], spec: Option<&RunSpec>) -> String {
             },
         ),
         format!(
-            "full buffer: {}; abandoned requests: {}{}",
+            "full {}: {}; abandoned requests: {}{}",
+            if m.connections.held().is_some() {
+                "backlog"
+            } else {
+                "buffer"
+            },
             match m.on_full {
                 OnFull::Reject => "reject at once (503)",
                 OnFull::Silent => "drop silently",
@@ -154,16 +166,17 @@ pub fn header(points: &[PointResult], spec: Option<&RunSpec>) -> String {
     }
     if let Some(h) = m.connections.held() {
         lines.push(format!(
-            "held workers: each of the W = c*k = {} threads is held by a connection from accept \
-             to close; keep-alive timeout {}, at most {} requests per connection, backlog {} \
-             (K = W+backlog = {}; the buffer has no effect)",
-            m.workers(),
+            "held workers: a connection holds its worker from accept to close: after {} idle, \
+             {}, or when the client closes or times out; the buffer has no effect",
             h.keepalive_timeout
-                .map_or("none".to_string(), |t| format!("{t}s")),
+                .map_or("no keep-alive timeout (never)".to_string(), |t| format!(
+                    "{t}s"
+                )),
             h.max_requests
-                .map_or("unlimited".to_string(), |n| n.to_string()),
-            h.backlog,
-            m.capacity(),
+                .map_or("no request limit".to_string(), |n| format!(
+                    "after {n} request{}",
+                    if n == 1 { "" } else { "s" }
+                )),
         ));
     }
     if let Some(s) = spec {
