@@ -49,15 +49,14 @@ fn session(s: &str) -> Result<MaybeSession, String> {
     }
 }
 
-/// A duration in seconds, or `none`.
+/// A keep-alive timeout in seconds, or `none`.
 #[derive(Clone, Copy, Debug)]
 struct MaybeSecs(Option<f64>);
 
-fn optional_duration(s: &str) -> Result<MaybeSecs, String> {
-    match s {
-        "none" => Ok(MaybeSecs(None)),
-        _ => duration(s).map(|d| MaybeSecs(Some(d))),
-    }
+fn keepalive(s: &str) -> Result<MaybeSecs, String> {
+    HeldWorkers::parse_keepalive(s)
+        .map(MaybeSecs)
+        .map_err(|e| e.to_string())
 }
 
 /// A request limit per connection (at least 1), or `none`.
@@ -65,15 +64,9 @@ fn optional_duration(s: &str) -> Result<MaybeSecs, String> {
 struct MaybeLimit(Option<u32>);
 
 fn request_limit(s: &str) -> Result<MaybeLimit, String> {
-    match s {
-        "none" => Ok(MaybeLimit(None)),
-        _ => match s.parse::<u32>() {
-            Ok(0) | Err(_) => Err(format!(
-                "`{s}` is not a request limit: a number of requests (at least 1) or none"
-            )),
-            Ok(n) => Ok(MaybeLimit(Some(n))),
-        },
-    }
+    HeldWorkers::parse_request_limit(s)
+        .map(MaybeLimit)
+        .map_err(|e| e.to_string())
 }
 
 fn duration(s: &str) -> Result<f64, String> {
@@ -169,7 +162,7 @@ pub(crate) struct Args {
     hold_workers: bool,
     /// With --hold-workers: idle time after an answer before the server closes a
     /// kept-alive connection and frees its worker, or none [default: 5s].
-    #[arg(long, value_name = "DURATION|none", value_parser = optional_duration, allow_hyphen_values = true)]
+    #[arg(long, value_name = "DURATION|none", value_parser = keepalive, allow_hyphen_values = true)]
     keepalive_timeout: Option<MaybeSecs>,
     /// With --hold-workers: requests after which the server closes a connection,
     /// or none [default: none].

@@ -276,6 +276,29 @@ impl HeldWorkers {
         Ok(())
     }
 
+    /// Parses a keep-alive timeout as `sim --keepalive-timeout` and the lab take it: a
+    /// duration (`5s`, `500ms`), or `none` (never).
+    pub fn parse_keepalive(text: &str) -> Result<Option<f64>> {
+        match text.trim() {
+            "none" => Ok(None),
+            t => Ok(Some(servelab_dist::parse_secs_f64(t)?)),
+        }
+    }
+
+    /// Parses a request limit per connection: a number of requests (at least 1), or
+    /// `none` (no limit).
+    pub fn parse_request_limit(text: &str) -> Result<Option<u32>> {
+        match text.trim() {
+            "none" => Ok(None),
+            t => match t.parse::<u32>() {
+                Ok(n) if n > 0 => Ok(Some(n)),
+                _ => Err(SimError::InvalidModel(format!(
+                    "`{t}` is not a request limit: a number of requests (at least 1) or none"
+                ))),
+            },
+        }
+    }
+
     /// Whether every connection carries one request (the server closes it after one,
     /// or at once when idle): then holding a worker is per-request queueing with the
     /// backlog as the buffer.
@@ -607,6 +630,41 @@ mod tests {
         assert!((one.mean_demand() - 0.010).abs() < 1e-12);
         let forever = Model { session: None, ..m };
         assert!((forever.mean_demand() - 0.001).abs() < 1e-12);
+    }
+
+    #[test]
+    fn held_worker_settings_parse_and_validate() {
+        assert_eq!(HeldWorkers::parse_keepalive("none").unwrap(), None);
+        assert_eq!(HeldWorkers::parse_keepalive("500ms").unwrap(), Some(0.5));
+        assert!(HeldWorkers::parse_keepalive("-1s").is_err());
+        assert_eq!(HeldWorkers::parse_request_limit("100").unwrap(), Some(100));
+        assert_eq!(HeldWorkers::parse_request_limit("none").unwrap(), None);
+        for bad in ["0", "-3", "many"] {
+            let e = HeldWorkers::parse_request_limit(bad)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("request limit") && e.contains(bad), "{e}");
+        }
+        let held = |h: HeldWorkers| Model {
+            connections: Connections::Held(h),
+            ..Model::default()
+        };
+        held(HeldWorkers::default()).validate().unwrap();
+        for bad in [
+            HeldWorkers {
+                max_requests: Some(0),
+                ..HeldWorkers::default()
+            },
+            HeldWorkers {
+                keepalive_timeout: Some(f64::NAN),
+                ..HeldWorkers::default()
+            },
+        ] {
+            assert!(held(bad).validate().is_err(), "{bad:?}");
+        }
+        // The default is the free model, and it has no held settings.
+        assert_eq!(Model::default().connections, Connections::Free);
+        assert_eq!(Model::default().per_request(), Some(Model::default()));
     }
 
     #[test]

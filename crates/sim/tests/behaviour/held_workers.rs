@@ -201,7 +201,8 @@ fn held_workers_are_deterministic_under_a_seed() {
         ..Model::default()
     };
     let spec = horizon(3, 100.0, 11);
-    let json = |s: &RunSpec| report::to_json(&run_models(&[m.clone()], s).unwrap(), Some(s));
+    let json =
+        |s: &RunSpec| report::to_json(&run_models(std::slice::from_ref(&m), s).unwrap(), Some(s));
     let (a, b) = (json(&spec), json(&spec));
     assert_eq!(a, b);
     let other = RunSpec {
