@@ -1069,6 +1069,10 @@ mod tests {
         buffer: usize,
         /// Cancels in the buffer, in a run queue, on a core.
         cancels: [u64; 3],
+        /// Held workers: a thread may idle, held, while connections wait.
+        held: bool,
+        /// Keep-alive closes seen.
+        closes: u64,
     }
 
     impl Tracer for Invariants {
@@ -1080,8 +1084,12 @@ mod tests {
             // Nobody waits in the buffer while a thread is free (checked after the
             // events that free a thread are done: they are traced before the
             // buffered request takes it).
-            let frees = matches!(l.event, "done" | "badput" | "cancel");
-            assert!(frees || l.buffer == 0 || holding == self.threads, "{l:?}");
+            let frees = matches!(l.event, "done" | "badput" | "cancel" | "close");
+            assert!(
+                self.held || frees || l.buffer == 0 || holding == self.threads,
+                "{l:?}"
+            );
+            self.closes += u64::from(l.event == "close");
             if l.event == "cancel" {
                 let at = match (l.thread, l.core) {
                     (None, _) => 0,
@@ -1118,6 +1126,8 @@ mod tests {
                 threads: m.threads() as usize,
                 buffer: m.buffer as usize,
                 cancels: [0; 3],
+                held: false,
+                closes: 0,
             };
             run_replication(&m, &spec(5000), 0, 0, &mut t).unwrap();
             assert!(
@@ -1125,6 +1135,53 @@ mod tests {
                 "{affinity}: cancels in buffer, run queue, on a core: {:?}",
                 t.cancels
             );
+        }
+    }
+
+    /// Held workers with everything that closes a connection at once (keep-alive
+    /// timeouts, a request limit, sessions, client timeouts with cancel, refusals at
+    /// a small backlog): the books stay straight (no more requests on threads than
+    /// threads, the backlog within its bound) and every kind of close happens.
+    #[test]
+    fn held_workers_keep_the_books_through_every_kind_of_close() {
+        use crate::model::{Connections, HeldWorkers};
+        for affinity in [Affinity::Pinned, Affinity::Shared] {
+            let m = Model {
+                users: 60,
+                cores: 2,
+                threads_per_core: 4,
+                affinity,
+                think: Dist::exp(0.3),
+                service: Dist::exp(0.05),
+                timeout: Some(Dist::exp(0.5).shifted(0.2)),
+                retry_wait: Dist::exp(0.1),
+                on_full: OnFull::Reject,
+                on_abandon: OnAbandon::Cancel,
+                session: Some(7),
+                connections: Connections::Held(HeldWorkers {
+                    keepalive_timeout: Some(0.25),
+                    max_requests: Some(5),
+                    backlog: 6,
+                }),
+                ..Model::default()
+            };
+            let mut t = Invariants {
+                cores: m.cores,
+                threads: m.threads() as usize,
+                buffer: 6,
+                cancels: [0; 3],
+                held: true,
+                closes: 0,
+            };
+            let out = run_replication(&m, &spec(5000), 0, 0, &mut t).unwrap();
+            let r = out.metrics;
+            assert!(t.closes > 0, "{affinity}: no keep-alive close");
+            assert!(t.cancels.iter().sum::<u64>() > 0, "{affinity}: no cancel");
+            assert!(
+                r.drop_rate > 0.0 && r.timeout_rate > 0.0,
+                "{affinity}: {r:?}"
+            );
+            assert!(r.mean_buffer <= 6.0, "{affinity}: {r:?}");
         }
     }
 
