@@ -171,8 +171,8 @@ mod tests {
         );
         assert_eq!(one, free);
         assert!(
-            (one.throughput_max - 10.0).abs() < 1e-12,
-            "c/S = 2/0.2: {one:?}"
+            (one.throughput_max - 50.0 / 7.2).abs() < 1e-12,
+            "N/(S+Z): {one:?}"
         );
     }
 }
