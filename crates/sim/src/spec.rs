@@ -11,7 +11,7 @@ pub const MAX_POINT_BATCHES: u64 = 40_000_000;
 
 /// Most requests one replication may be asked for: a bound on the run time (about
 /// a minute of one core per 100 M), not on memory, which no longer grows with the
-/// requests with a fixed warm-up.
+/// requests (the MSER-5 series is bounded too, since issue 27).
 pub const MAX_REQUESTS: u64 = 10_000_000_000;
 
 /// How long one replication runs (after its warm-up when the warm-up is fixed).
