@@ -430,12 +430,14 @@ impl Model {
         let Connections::Held(h) = self.connections else {
             return Some(self.clone());
         };
+        let one = h.one_request_per_connection() || self.session == Some(1);
         let free = Model {
             buffer: h.backlog,
             connections: Connections::Free,
+            // Every request opens its connection, and pays `first_demand`.
+            session: if one { Some(1) } else { self.session },
             ..self.clone()
         };
-        let one = h.one_request_per_connection() || self.session == Some(1);
         let never_wait = u64::from(self.users) <= self.workers()
             && self.affinity == Affinity::Shared
             && self.first_demand.is_zero();
@@ -662,6 +664,18 @@ mod tests {
         ] {
             assert!(held(bad).validate().is_err(), "{bad:?}");
         }
+        // One request per connection: every request opens one, and pays the first
+        // demand, in the per-request model too.
+        let one = Model {
+            first_demand: Dist::constant(0.01),
+            ..held(HeldWorkers {
+                max_requests: Some(1),
+                ..HeldWorkers::default()
+            })
+        };
+        let free = one.per_request().unwrap();
+        assert_eq!((free.session, free.buffer), (Some(1), 511));
+        assert!((free.mean_demand() - 0.21).abs() < 1e-12);
         // The default is the free model, and it has no held settings.
         assert_eq!(Model::default().connections, Connections::Free);
         assert_eq!(Model::default().per_request(), Some(Model::default()));
