@@ -363,6 +363,9 @@ struct Batcher {
     max: usize,
     /// Sum of the response times of the current batch so far.
     sum: f64,
+    /// Completions left to the end of the current batch (a countdown, not `n %
+    /// batch`: no division per completion).
+    left: u64,
     /// Time and occupancy integral at the end of the previous batch.
     last: (f64, f64),
     /// The previous batch's occupancy, repeated for a batch of zero length.
@@ -389,6 +392,7 @@ impl Batcher {
             },
             max,
             sum: 0.0,
+            left: 5,
             last: (open.t, open.in_system),
             occupancy: 0.0,
         }
@@ -398,8 +402,10 @@ impl Batcher {
     #[inline]
     fn push(&mut self, o: Obs, n: u64, now: &Cum) {
         self.sum += o.rt();
-        let batch = self.series.batch;
-        if n % batch == 0 {
+        self.left -= 1;
+        if self.left == 0 {
+            let batch = self.series.batch;
+            debug_assert_eq!(n % batch, 0);
             self.series.rt.push(self.sum / batch as f64);
             self.sum = 0.0;
             let dt = now.t - self.last.0;
@@ -413,6 +419,7 @@ impl Batcher {
                 // At a boundary of the doubled batch too: `n` is `max * batch`.
                 self.series.halve();
             }
+            self.left = self.series.batch;
         }
     }
 }
