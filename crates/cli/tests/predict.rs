@@ -21,19 +21,18 @@ struct Server {
 
 impl Server {
     fn start() -> Server {
+        Server::with(&["--engine", "event", "--workers", "2"])
+    }
+
+    /// A server of `engine_args` (engine, workers, keep-alive) burning
+    /// exponential CPU of mean 5 ms per request.
+    fn with(engine_args: &[&str]) -> Server {
         let root = tempfile::tempdir().unwrap();
         std::fs::write(root.path().join("index.html"), "hello\n").unwrap();
-        let (child, addr) = support::serve(&[
-            "--engine",
-            "event",
-            "--workers",
-            "2",
-            "--work",
-            "exp:5ms",
-            "--log",
-            "off",
-            root.path().to_str().unwrap(),
-        ]);
+        let mut args = engine_args.to_vec();
+        args.extend(["--work", "exp:5ms", "--log", "off"]);
+        args.push(root.path().to_str().unwrap());
+        let (child, addr) = support::serve(&args);
         Server {
             child,
             url: format!("http://{addr}/"),
@@ -60,6 +59,45 @@ fn predict(args: &[&str]) -> std::process::Output {
         .arg("--no-progress")
         .output()
         .unwrap()
+}
+
+/// `predict` with its progress on: stderr is a pipe here, so one line a step.
+fn predict_with_lines(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_servelab"))
+        .arg("predict")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The rows of `results.json`'s error table whose target was missed.
+fn missed_targets(json: &serde_json::Value) -> Vec<String> {
+    json["validation"]["table"]
+        .as_array()
+        .map(|rows| {
+            rows.iter()
+                .filter(|r| r["met"] == false)
+                .map(|r| r["target"].as_str().unwrap_or("?").to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The exit status follows the error table: 4 with a missed target, else 0.
+fn assert_status_follows_the_table(o: &std::process::Output, json: &serde_json::Value) {
+    let missed = missed_targets(json);
+    let err = String::from_utf8_lossy(&o.stderr);
+    let code = o.status.code();
+    if missed.is_empty() {
+        assert_eq!(code, Some(0), "{err}");
+    } else {
+        assert_eq!(code, Some(4), "missed {missed:?}: {err}");
+        let lines = err
+            .lines()
+            .filter(|l| l.starts_with("servelab: predict: target missed: "))
+            .count();
+        assert_eq!(lines, missed.len(), "{err}");
+    }
 }
 
 fn one_error_line(out: &std::process::Output) -> String {
@@ -95,16 +133,14 @@ fn the_fit_recovers_the_cpu_demand_and_writes_a_report_that_parses() {
     ]);
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(
-        o.status.success(),
+        stdout.contains("model: servelab sim --users 2,8 "),
         "{stdout}{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    assert!(
-        stdout.contains("model: servelab sim --users 2,8 "),
-        "{stdout}"
-    );
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    // A validation of 3 s may miss a target or not; the status says which.
+    assert_status_follows_the_table(&o, &json);
     assert_eq!(json["schema"], "servelab-predict/1");
     let fit = &json["fit"];
     // U/X, or c/X_max when the busy machine did not give the server the
@@ -163,6 +199,92 @@ fn the_fit_recovers_the_cpu_demand_and_writes_a_report_that_parses() {
     ]);
     let err = one_error_line(&again);
     assert!(err.contains("never overwrites"), "{err}");
+}
+
+/// One pool worker held by each kept-alive connection: past one user the
+/// others wait for the connection to close, which never happens while its
+/// user keeps sending. A model without held workers predicts several times
+/// the measured throughput at the validation's loads, so the throughput
+/// target is missed: exit 4, a line saying so, the report still written.
+/// (Once the model holds workers too, this server is predicted well and the
+/// test needs another sure miss.) Its progress goes to a pipe: one line a step.
+#[test]
+fn a_missed_target_is_exit_4_and_a_line_and_no_validate_is_exit_0() {
+    let srv = Server::with(&[
+        "--engine",
+        "pool",
+        "--workers",
+        "1",
+        "--keepalive-timeout",
+        "1s",
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let pid = srv.pid();
+    let o = predict_with_lines(&[
+        &srv.url,
+        "--pid",
+        &pid,
+        "--budget",
+        "5s",
+        "--validate-budget",
+        "4s",
+        "--users",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("results.json")).expect("results.json written"),
+    )
+    .unwrap();
+    let missed = missed_targets(&json);
+    assert!(
+        missed.iter().any(|t| t == "throughput"),
+        "{missed:?}: {err}"
+    );
+    assert_status_follows_the_table(&o, &json);
+    assert!(
+        err.contains("target missed: throughput largest |error| "),
+        "{err}"
+    );
+    // One line per step: the calibration's steps, the fit, the validation's.
+    let step_lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("servelab: predict: ["))
+        .collect();
+    for what in ["] calibration: 1 users: ", "] fit: ", "] validation: "] {
+        assert!(
+            step_lines.iter().any(|l| l.contains(what)),
+            "no `{what}` line in {err}"
+        );
+    }
+    // No bar: nothing redraws with a carriage return.
+    assert!(!err.contains('\r'), "{err:?}");
+
+    let no_validate = predict(&[
+        &srv.url,
+        "--budget",
+        "2s",
+        "--no-validate",
+        "--users",
+        "2",
+        "--out",
+        dir.path().join("again").to_str().unwrap(),
+    ]);
+    assert_eq!(
+        no_validate.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&no_validate.stderr)
+    );
+    // --no-progress: no step lines.
+    assert!(
+        no_validate.stderr.is_empty(),
+        "{:?}",
+        String::from_utf8_lossy(&no_validate.stderr)
+    );
 }
 
 #[test]

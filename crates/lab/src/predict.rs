@@ -16,12 +16,14 @@
 //! - [`Forecast`]: the simulator at the asked loads, the knee, the objective
 //! - `validate`: the loads the fit never saw, and the error table
 //! - `report`: `results.json` and `report.html`, in a new directory
+//! - [`ProgressMode`]: a bar on a terminal, a line per step elsewhere
 
 mod cpu_source;
 mod fit;
 mod forecast;
 mod listener;
 mod probe;
+mod progress;
 mod report;
 mod slo;
 mod staircase;
@@ -33,12 +35,12 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 pub use cpu_source::CpuSource;
 pub use fit::{DemandFrom, Estimate, Fit, OPEN_POPULATION, RR_QUANTUM_S, StepDemand};
 pub use forecast::Forecast;
+pub use progress::ProgressMode;
 pub use report::SCHEMA;
 pub use slo::{Slo, SloStat};
 pub use staircase::{Load, OPEN_SHARES, Repeat, Step};
@@ -77,8 +79,8 @@ pub struct PredictOptions {
     pub out: Option<PathBuf>,
     /// The command line, recorded.
     pub command: String,
-    /// Whether to draw a progress bar.
-    pub progress: bool,
+    /// How to report progress on stderr.
+    pub progress: ProgressMode,
 }
 
 /// The validation: each point, and the error table.
@@ -88,6 +90,13 @@ pub struct Validation {
     pub points: Vec<Point>,
     /// Per metric: largest and mean error against its target.
     pub table: Vec<Row>,
+}
+
+impl Validation {
+    /// The rows whose target was missed.
+    pub fn missed(&self) -> Vec<&Row> {
+        self.table.iter().filter(|r| r.met == Some(false)).collect()
+    }
 }
 
 /// Everything a prediction found, as `results.json` holds it.
@@ -152,27 +161,24 @@ pub fn run(opts: &PredictOptions) -> Result<Outcome> {
     let (started_utc, stamp) = crate::machine::utc_now();
     let dir = report::make_dir(opts.out.as_deref(), &stamp)?;
     let total = opts.budget + opts.validate_budget.unwrap_or_default();
-    let bar = if opts.progress {
-        let b = ProgressBar::new(total.as_millis() as u64);
-        b.set_style(
-            ProgressStyle::with_template("{elapsed:>4} [{bar:30}] {msg}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
-        b
-    } else {
-        ProgressBar::hidden()
-    };
+    let progress = progress::Progress::new(opts.progress, total);
     let bench = staircase::Bench {
         url: &opts.url,
         cpu: &opts.cpu,
         stop,
-        bar: &bar,
+        progress: &progress,
+        phase: "calibration",
     };
     let steps = bench.staircase(opts.budget)?;
     let mut fit = fit::fit(&steps, opts.cpu.measured())?;
-    bar.set_message("fitting the threads per core");
+    progress.step("fit: fitting the threads per core by simulation");
     threads::fit(&mut fit, &steps)?;
-    bar.set_message("simulating the predictions");
+    progress.step(format!(
+        "fit: c = {}, k = {}, D = {:.3} ms; simulating the predictions",
+        fit.cores,
+        fit.threads_per_core,
+        fit.demand_s * 1e3
+    ));
     let mut loads: Vec<Load> = opts
         .users
         .iter()
@@ -193,9 +199,15 @@ pub fn run(opts: &PredictOptions) -> Result<Outcome> {
     let sim_command = fit.sim_command(&user_list.join(","), &opts.load);
     let validation = match opts.validate_budget {
         None => None,
-        Some(budget) => Some(validation(&bench, &fit, &opts.load, &open, budget)?),
+        Some(budget) => {
+            let bench = staircase::Bench {
+                phase: "validation",
+                ..bench
+            };
+            Some(validation(&bench, &fit, &opts.load, &open, budget)?)
+        }
     };
-    bar.finish_and_clear();
+    progress.finish();
     let outcome = Outcome {
         url: opts.url.clone(),
         command: opts.command.clone(),
