@@ -143,6 +143,18 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
 }
 
 fn print(o: &predict::Outcome) {
+    for w in &o.warnings {
+        println!("warning: {w}");
+    }
+    let a = &o.architecture;
+    println!(
+        "architecture ({:.1} s of probes): {}",
+        a.probe_s,
+        a.summary()
+    );
+    for h in &a.how {
+        println!("  {h}");
+    }
     let f = &o.fit;
     let hw = |e: &predict::Estimate, s: f64| {
         e.half_width
@@ -263,6 +275,11 @@ fn print(o: &predict::Outcome) {
             p.p99_ms.map_or("-".into(), |m| format!("{:.2}", m.value)),
             p.utilisation_pct.value
         );
+    }
+    if let Some(w) = o.architecture.held_workers()
+        && o.forecasts.iter().any(|p| p.past_held_workers)
+    {
+        println!("  (past {w} users the model ignores the workers that connections hold)");
     }
     if o.forecasts.iter().any(|p| p.load.rate.is_some()) {
         println!(

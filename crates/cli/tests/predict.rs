@@ -20,8 +20,17 @@ struct Server {
 }
 
 impl Server {
+    /// The event engine: idle connections hold no worker. A keep-alive
+    /// timeout of 1 s keeps the probes' wait for it short.
     fn start() -> Server {
-        Server::with(&["--engine", "event", "--workers", "2"])
+        Server::with(&[
+            "--engine",
+            "event",
+            "--workers",
+            "2",
+            "--keepalive-timeout",
+            "1s",
+        ])
     }
 
     /// A server of `engine_args` (engine, workers, keep-alive) burning
@@ -119,7 +128,7 @@ fn the_fit_recovers_the_cpu_demand_and_writes_a_report_that_parses() {
         "--pid",
         &pid,
         "--budget",
-        "4s",
+        "6s",
         "--validate-budget",
         "3s",
         "--users",
@@ -285,6 +294,95 @@ fn a_missed_target_is_exit_4_and_a_line_and_no_validate_is_exit_0() {
         "{:?}",
         String::from_utf8_lossy(&no_validate.stderr)
     );
+}
+
+/// `results.json`'s architecture after a short calibration without validation.
+fn architecture_of(srv: &Server) -> (serde_json::Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let o = predict(&[
+        &srv.url,
+        "--budget",
+        "6s",
+        "--no-validate",
+        "--users",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    (json, stdout)
+}
+
+/// servelab's pool: a kept-alive connection holds one of its 4 workers until
+/// it has been idle for the keep-alive timeout. The probes must find W = 4
+/// and the timeout (2 s; the bound is generous for a busy machine and the
+/// probe's own 3 s wait at this budget), and the output must say, first,
+/// that the prediction ignores the limit.
+#[test]
+fn the_pool_engine_s_four_held_workers_and_its_keepalive_timeout_are_found() {
+    let srv = Server::with(&[
+        "--engine",
+        "pool",
+        "--workers",
+        "4",
+        "--keepalive-timeout",
+        "2s",
+    ]);
+    let (json, stdout) = architecture_of(&srv);
+    let a = &json["architecture"];
+    assert_eq!(a["workers"]["kind"], "held", "{a:#}");
+    assert_eq!(a["workers"]["workers"], 4, "{a:#}");
+    assert_eq!(a["keepalive"]["kind"], "closes", "{a:#}");
+    let after = a["keepalive"]["after_s"].as_f64().unwrap();
+    assert!((1.5..3.0).contains(&after), "keep-alive {after} s: {a:#}");
+    assert!(!a["how"].as_array().unwrap().is_empty());
+    assert!(
+        stdout.starts_with("warning: connections hold workers (W = 4"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("architecture (") && stdout.contains("W = 4"),
+        "{stdout}"
+    );
+    let warnings = json["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("not to be trusted past N = 4")),
+        "{warnings:?}"
+    );
+}
+
+/// servelab's reactor serves any number of connections with a loop per core:
+/// idle connections hold nothing, and the probes must say so.
+#[test]
+fn the_reactor_engine_s_connections_hold_no_worker() {
+    let srv = Server::with(&[
+        "--engine",
+        "reactor",
+        "--workers",
+        "2",
+        "--keepalive-timeout",
+        "2s",
+    ]);
+    let (json, stdout) = architecture_of(&srv);
+    let a = &json["architecture"];
+    assert_eq!(a["workers"]["kind"], "not_held", "{a:#}");
+    // Far more idle connections than its 2 threads, each answered.
+    let held = a["workers"]["held"].as_u64().unwrap();
+    assert!(held >= 16, "{a:#}");
+    assert_eq!(a["keepalive"]["kind"], "closes", "{a:#}");
+    assert!(json["warnings"].as_array().unwrap().is_empty());
+    assert!(stdout.contains("do not hold workers"), "{stdout}");
 }
 
 #[test]

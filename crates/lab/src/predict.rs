@@ -8,6 +8,8 @@
 //!
 //! Layout:
 //! - `probe`: the URL answers, with success, before anything is measured
+//! - [`Architecture`]: whether connections hold workers, W, the keep-alive
+//!   timeout, found by idle connections before the staircase
 //! - `listener`: a `--pid` holds the socket listening on the URL's port
 //! - [`CpuSource`]: the server's CPU from its processes or its cgroup
 //! - `staircase`: one step under the lab's protocol, and the fit's staircase
@@ -18,6 +20,7 @@
 //! - `report`: `results.json` and `report.html`, in a new directory
 //! - [`ProgressMode`]: a bar on a terminal, a line per step elsewhere
 
+mod architecture;
 mod cpu_source;
 mod fit;
 mod forecast;
@@ -37,6 +40,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+pub use architecture::{Architecture, KeepAlive, MaxRequests, Workers};
 pub use cpu_source::CpuSource;
 pub use fit::{DemandFrom, Estimate, Fit, OPEN_POPULATION, RR_QUANTUM_S, StepDemand};
 pub use forecast::Forecast;
@@ -110,6 +114,11 @@ pub struct Outcome {
     pub started_utc: String,
     /// Where the server's CPU came from.
     pub cpu: CpuSource,
+    /// What a reader must know first: where the prediction is not to be
+    /// trusted, and why.
+    pub warnings: Vec<String>,
+    /// What the probes found about connections and workers, and how.
+    pub architecture: Architecture,
     /// The fit's staircase.
     pub staircase: Vec<Step>,
     /// The fitted model.
@@ -169,7 +178,14 @@ pub fn run(opts: &PredictOptions) -> Result<Outcome> {
         progress: &progress,
         phase: "calibration",
     };
-    let steps = bench.staircase(opts.budget)?;
+    progress
+        .step("probes: holding idle connections to find the workers and the keep-alive timeout");
+    let architecture = architecture::find(&opts.url, port, opts.budget, &|l| progress.step(l))?;
+    // The probes are part of the calibration's budget; the staircase keeps
+    // at least a quarter of it.
+    let probed = Duration::from_secs_f64(architecture.probe_s);
+    let staircase_budget = opts.budget.saturating_sub(probed).max(opts.budget / 4);
+    let steps = bench.staircase(staircase_budget)?;
     let mut fit = fit::fit(&steps, opts.cpu.measured())?;
     progress.step("fit: fitting the threads per core by simulation");
     threads::fit(&mut fit, &steps)?;
@@ -189,7 +205,7 @@ pub fn run(opts: &PredictOptions) -> Result<Outcome> {
         .collect();
     let open = validate::open_loads(&opts.rates, &opts.load);
     loads.extend(open.iter().cloned());
-    let forecasts = forecast::forecast(&fit, &loads)?;
+    let forecasts = forecast::forecast(&fit, &architecture, &loads)?;
     let knee_users = forecast::knee(&fit, &opts.load);
     let slo_users = match opts.slo {
         Some(slo) => forecast::largest_meeting(&fit, &opts.load, slo)?,
@@ -204,11 +220,21 @@ pub fn run(opts: &PredictOptions) -> Result<Outcome> {
                 phase: "validation",
                 ..bench
             };
-            Some(validation(&bench, &fit, &opts.load, &open, budget)?)
+            Some(validation(
+                &bench,
+                &fit,
+                &architecture,
+                &opts.load,
+                &open,
+                budget,
+            )?)
         }
     };
     progress.finish();
+    let warnings = forecast::warnings(&architecture);
     let outcome = Outcome {
+        warnings,
+        architecture,
         url: opts.url.clone(),
         command: opts.command.clone(),
         started_utc,
@@ -231,13 +257,17 @@ pub fn run(opts: &PredictOptions) -> Result<Outcome> {
 fn validation(
     bench: &staircase::Bench<'_>,
     fit: &Fit,
+    arch: &Architecture,
     base: &Load,
     open: &[Load],
     budget: Duration,
 ) -> Result<Validation> {
     let mut loads = validate::loads(fit, base);
+    if let Some(w) = arch.held_workers() {
+        validate::straddle(&mut loads, w);
+    }
     loads.extend(open.iter().cloned());
-    let predicted = forecast::forecast(fit, &loads)?;
+    let predicted = forecast::forecast(fit, arch, &loads)?;
     let t = staircase::Timing::for_budget(budget, loads.len() as u32);
     let deadline = Instant::now() + budget;
     let mut points = Vec::new();

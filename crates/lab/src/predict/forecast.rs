@@ -9,6 +9,7 @@
 use serde::Serialize;
 use servelab_sim::{Length, RunSpec, Warmup};
 
+use super::architecture::Architecture;
 use super::fit::{Estimate, Fit};
 use super::slo::{Slo, SloStat};
 use super::staircase::Load;
@@ -57,6 +58,10 @@ pub struct Forecast {
     pub exact_mean_ms: Option<f64>,
     /// The knee N* of this think time.
     pub knee_users: f64,
+    /// Whether the load has more closed users than the W workers that the
+    /// probes found connections to hold, which the model does not have: the
+    /// prediction is not to be trusted there.
+    pub past_held_workers: bool,
 }
 
 fn est(e: &servelab_sim::stats::Estimate, scale: f64) -> Option<Estimate> {
@@ -78,9 +83,37 @@ fn zero() -> Estimate {
     }
 }
 
+/// The model to simulate at a load: the fit's, with what the probes found.
+///
+/// The seam for held workers: the simulator (crate `servelab-sim`) has no
+/// workers held by connections yet (issue 27 builds it on its own branch),
+/// so `arch` changes nothing here; when it lands, W, the keep-alive timeout
+/// and the most requests per connection go into the model at this one place,
+/// and [`warnings`] stops saying the limit is ignored.
+fn model(fit: &Fit, _arch: &Architecture, load: &Load) -> servelab_sim::Model {
+    fit.model(load)
+}
+
+/// What a reader must know before the figures: a worker limit found by the
+/// probes that the model does not have.
+pub(crate) fn warnings(arch: &Architecture) -> Vec<String> {
+    let mut w = Vec::new();
+    if let Some(workers) = arch.held_workers() {
+        w.push(format!(
+            "connections hold workers (W = {workers}, found by the probes), and this prediction \
+             ignores that limit: the simulator has no held-worker model yet. It is not to be \
+             trusted past N = {workers} users: there a user waits for a connection to close \
+             (the keep-alive timeout), not for a CPU, and the measured throughput and response \
+             times are worse than predicted."
+        ));
+    }
+    w
+}
+
 /// Simulates the fit at each load.
-pub(crate) fn forecast(fit: &Fit, loads: &[Load]) -> Result<Vec<Forecast>> {
-    let models: Vec<_> = loads.iter().map(|l| fit.model(l)).collect();
+pub(crate) fn forecast(fit: &Fit, arch: &Architecture, loads: &[Load]) -> Result<Vec<Forecast>> {
+    let models: Vec<_> = loads.iter().map(|l| model(fit, arch, l)).collect();
+    let held = arch.held_workers();
     let results = servelab_sim::run_models(&models, &SPEC)
         .map_err(|e| LabError::Other(format!("simulation: {e}")))?;
     loads
@@ -108,6 +141,7 @@ pub(crate) fn forecast(fit: &Fit, loads: &[Load]) -> Result<Vec<Forecast>> {
                     .as_ref()
                     .map(|x| (x.response_time + fit.delay_s) * 1e3),
                 knee_users: r.bounds.saturation_users,
+                past_held_workers: held.is_some_and(|w| load.rate.is_none() && load.users > w),
             })
         })
         .collect()

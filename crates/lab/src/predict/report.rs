@@ -74,6 +74,19 @@ fn html(o: &Outcome) -> Result<String> {
         esc(&o.url),
         esc(&o.command)
     );
+    for w in &o.warnings {
+        h.push_str(&format!("<p class=\"flag\">Warning: {}</p>", esc(w)));
+    }
+    let a = &o.architecture;
+    h.push_str(&format!(
+        "<h2>Architecture</h2><p>{} ({:.1} s of probes).</p><ul>",
+        esc(&a.summary()),
+        a.probe_s
+    ));
+    for line in &a.how {
+        h.push_str(&format!("<li>{}</li>", esc(line)));
+    }
+    h.push_str("</ul>");
     h.push_str(
         "<h2>Fit</h2><table><tr><th class=\"l\">parameter</th><th>value</th><th>±95%</th></tr>",
     );
