@@ -13,6 +13,7 @@
 //! - `listener`: a `--pid` holds the socket listening on the URL's port
 //! - [`CpuSource`]: the server's CPU from its processes or its cgroup
 //! - `staircase`: one step under the lab's protocol, and the fit's staircase
+//! - [`NonCpuDelay`]: a response time far above the CPU, and its likely cause
 //! - [`Fit`]: the model's parameters with their intervals, and `servelab sim`'s line
 //! - [`ThreadsFit`]: the threads per core k, fitted by simulating each candidate
 //! - [`Forecast`]: the simulator at the asked loads, the knee, the objective
@@ -22,6 +23,7 @@
 
 mod architecture;
 mod cpu_source;
+mod delay;
 mod fit;
 mod forecast;
 mod listener;
@@ -42,6 +44,7 @@ use serde::Serialize;
 
 pub use architecture::{Architecture, KeepAlive, MaxRequests, Workers};
 pub use cpu_source::CpuSource;
+pub use delay::{DelayCause, NonCpuDelay};
 pub use fit::{DemandFrom, Estimate, Fit, OPEN_POPULATION, RR_QUANTUM_S, StepDemand};
 pub use forecast::Forecast;
 pub use progress::ProgressMode;
@@ -231,7 +234,7 @@ pub fn run(opts: &PredictOptions) -> Result<Outcome> {
         }
     };
     progress.finish();
-    let warnings = forecast::warnings(&architecture);
+    let warnings = forecast::warnings(&fit, &architecture, knee_users);
     let outcome = Outcome {
         warnings,
         architecture,

@@ -139,7 +139,7 @@ pub struct Architecture {
     /// The most requests per connection.
     pub max_requests: Option<MaxRequests>,
     /// The answer time of a request on a kept connection at one user, ms
-    /// (the fastest of the requests-per-connection probe).
+    /// (the mean of the requests-per-connection probe).
     pub answer_ms: Option<f64>,
     /// The deadline a fresh connection was given, ms.
     pub answer_wait_ms: f64,
@@ -290,7 +290,7 @@ enum RequestsFound {
 }
 
 /// Sends requests back to back on one connection until the server closes
-/// it, [`MAX_REQUESTS_PROBE`] are answered or `time` passes; also the fastest
+/// it, [`MAX_REQUESTS_PROBE`] are answered or `time` passes; also the mean
 /// answer time.
 fn requests_per_connection(target: &Target, time: Duration) -> (RequestsFound, Option<Duration>) {
     let mut conn = match target.connect(CONNECT_TIMEOUT) {
@@ -298,30 +298,33 @@ fn requests_per_connection(target: &Target, time: Duration) -> (RequestsFound, O
         Err(e) => return (RequestsFound::Failed(format!("cannot connect: {e}")), None),
     };
     let end = Instant::now() + time;
-    let mut fastest: Option<Duration> = None;
+    // The mean answer time, not the fastest: with a variable demand the
+    // fastest of a hundred answers is a small fraction of a typical one.
+    let mut total = Duration::ZERO;
+    let mean = |total: Duration, n: u64| (n > 0).then(|| total / n.max(1) as u32);
     let mut answered = 0u64;
     while answered < MAX_REQUESTS_PROBE && Instant::now() < end {
         match conn.request(MAX_ANSWER_WAIT.max(time)) {
             Answer::Kept { latency } => {
                 answered += 1;
-                fastest = Some(fastest.map_or(latency, |f| f.min(latency)));
+                total += latency;
             }
             Answer::Closing { latency } => {
                 answered += 1;
-                fastest = Some(fastest.map_or(latency, |f| f.min(latency)));
+                total += latency;
                 if answered == 1 {
-                    return (RequestsFound::NotKept, fastest);
+                    return (RequestsFound::NotKept, mean(total, answered));
                 }
                 return (
                     RequestsFound::Found(MaxRequests::Closes { after: answered }),
-                    fastest,
+                    mean(total, answered),
                 );
             }
             Answer::Gone if answered > 0 => {
                 // Closed between answers: also a maximum.
                 return (
                     RequestsFound::Found(MaxRequests::Closes { after: answered }),
-                    fastest,
+                    mean(total, answered),
                 );
             }
             Answer::Gone => {
@@ -335,7 +338,7 @@ fn requests_per_connection(target: &Target, time: Duration) -> (RequestsFound, O
             Answer::Refused { status } => {
                 return (
                     RequestsFound::Failed(format!("a request was answered with {status}")),
-                    fastest,
+                    mean(total, answered),
                 );
             }
             Answer::Waiting => {
@@ -344,14 +347,14 @@ fn requests_per_connection(target: &Target, time: Duration) -> (RequestsFound, O
                         "a request went unanswered for {:.1} s",
                         MAX_ANSWER_WAIT.max(time).as_secs_f64()
                     )),
-                    fastest,
+                    mean(total, answered),
                 );
             }
         }
     }
     (
         RequestsFound::Found(MaxRequests::AtLeast { answered }),
-        fastest,
+        mean(total, answered),
     )
 }
 

@@ -29,6 +29,7 @@ use serde::Serialize;
 use servelab_dist::Dist;
 use servelab_sim::{Model, OnFull, Policy};
 
+use super::delay::NonCpuDelay;
 use super::staircase::{Load, Repeat, Step};
 use crate::error::{LabError, Result};
 use crate::stats::Sample;
@@ -49,10 +50,6 @@ const UNBOUNDED_BUFFER: u32 = 100_000;
 /// base slice). With a demand of several quanta the mean response time
 /// hardly depends on it (round robin is then close to processor sharing).
 pub const RR_QUANTUM_S: f64 = 0.004;
-/// Below this share of the response time at one user, the server's CPU
-/// leaves most of that time to something the model does not have: waiting
-/// for a CPU that other work holds, or the network.
-const LOW_CPU_SHARE: f64 = 0.5;
 
 /// A fitted value and the half-width of its 95% interval (`None`: one value,
 /// or not known).
@@ -140,6 +137,9 @@ pub struct Fit {
     /// The model adds it to every response time, and the user spends it
     /// outside the server as it spends a think (a delay station).
     pub delay_s: f64,
+    /// A response time at one user far above the CPU per request, and its
+    /// likely cause (`None`: not seen, or the CPU was not measured).
+    pub non_cpu_delay: Option<NonCpuDelay>,
     /// The model's service distribution.
     pub service: Dist,
     /// The model's buffer.
@@ -285,16 +285,16 @@ pub(crate) fn fit(all_steps: &[Step], cpu_measured: bool) -> Result<Fit> {
                 .into(),
         );
     }
-    if let Some(c) = &cpu
-        && c.mean < LOW_CPU_SHARE * r1.mean
-    {
+    let non_cpu_delay = cpu.as_ref().and_then(|c| NonCpuDelay::of(c.mean, r1.mean));
+    if let Some(d) = &non_cpu_delay {
         notes.push(format!(
-            "the server's CPU is {:.0}% of the response time at one user ({:.3} of {:.3} ms): it \
-             waits for a CPU that other work holds, or for the network; the model runs a request \
-             as soon as a server is free, so its response times will be too short",
-            c.mean / r1.mean * 100.0,
-            c.mean * 1e3,
-            r1.mean * 1e3
+            "the server's CPU is {:.0}% of the response time at one user ({:.3} of {:.3} ms): a \
+             request waits for something else, likely {}; the model adds the gap as a constant \
+             delay, so its response times below the knee are not to be trusted",
+            d.cpu_s / d.response_s * 100.0,
+            d.cpu_s * 1e3,
+            d.response_s * 1e3,
+            d.cause_in_words()
         ));
     }
     let demand_slope_s_per_user = cpu.as_ref().and_then(|_| demand_slope(steps));
@@ -401,6 +401,7 @@ pub(crate) fn fit(all_steps: &[Step], cpu_measured: bool) -> Result<Fit> {
         threads_fit: None,
         demand_s,
         delay_s,
+        non_cpu_delay,
         service,
         buffer,
         buffer_bounds,
@@ -732,16 +733,23 @@ mod tests {
         ];
         let f = fit(&steps, true).unwrap();
         assert!(
-            f.notes.iter().any(|n| n.contains("waits for a CPU")),
+            f.notes
+                .iter()
+                .any(|n| n.contains("a CPU that other work holds")),
             "{:?}",
             f.notes
+        );
+        assert_eq!(
+            f.non_cpu_delay.map(|d| d.cause),
+            Some(super::super::delay::DelayCause::Wait)
         );
         let calm = [
             step(1, &[190.0, 191.0], 5.2, Some(4.9)),
             step(2, &[199.0, 198.0], 10.0, Some(4.9)),
         ];
         let f = fit(&calm, true).unwrap();
-        assert!(!f.notes.iter().any(|n| n.contains("waits for a CPU")));
+        assert!(!f.notes.iter().any(|n| n.contains("other work holds")));
+        assert_eq!(f.non_cpu_delay, None);
     }
 
     /// `step` with `failed` refused requests in each repeat.

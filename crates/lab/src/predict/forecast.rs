@@ -95,8 +95,9 @@ fn model(fit: &Fit, _arch: &Architecture, load: &Load) -> servelab_sim::Model {
 }
 
 /// What a reader must know before the figures: a worker limit found by the
-/// probes that the model does not have.
-pub(crate) fn warnings(arch: &Architecture) -> Vec<String> {
+/// probes that the model does not have, and a wait at one user that is not
+/// CPU.
+pub(crate) fn warnings(fit: &Fit, arch: &Architecture, knee_users: f64) -> Vec<String> {
     let mut w = Vec::new();
     if let Some(workers) = arch.held_workers() {
         w.push(format!(
@@ -106,6 +107,9 @@ pub(crate) fn warnings(arch: &Architecture) -> Vec<String> {
              (the keep-alive timeout), not for a CPU, and the measured throughput and response \
              times are worse than predicted."
         ));
+    }
+    if let Some(d) = &fit.non_cpu_delay {
+        w.push(d.warning(knee_users));
     }
     w
 }
