@@ -1,6 +1,6 @@
 //! `servelab predict URL`: measure any HTTP server, fit seed 002's model, predict
 //! the loads asked about and check the prediction on loads the fit never saw
-//! (crate `servelab-lab`, module `predict`).
+//! (crate `servelab-predict`).
 //!
 //! Exit status: 0 when the prediction was made and, if validated, met every
 //! target (or `--no-validate`); 2 for bad input or a run that could not go on;
@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use servelab_dist::Dist;
-use servelab_lab::predict::{self, CpuSource, Load, PredictOptions, ProgressMode, Slo};
+use servelab_predict::{self as predict, CpuSource, Load, PredictOptions, ProgressMode, Slo};
 
 /// Exit status when the validation missed a target: like `load --fail-if`'s
 /// crossed threshold, distinct from 2 (bad input, or the run could not go on).

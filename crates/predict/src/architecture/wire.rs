@@ -11,7 +11,7 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
-use crate::error::{LabError, Result};
+use servelab_lab::{LabError, Result};
 
 /// Where the probes connect and what they ask.
 #[derive(Debug, Clone)]

@@ -9,11 +9,11 @@
 use serde::Serialize;
 use servelab_sim::{Length, RunSpec, Warmup};
 
-use super::architecture::Architecture;
-use super::fit::{Estimate, Fit};
-use super::slo::{Slo, SloStat};
-use super::staircase::Load;
-use crate::error::{LabError, Result};
+use crate::architecture::Architecture;
+use crate::fit::{Estimate, Fit};
+use crate::slo::{Slo, SloStat};
+use crate::staircase::Load;
+use servelab_lab::{LabError, Result};
 
 /// Replications and length of every prediction: seed 002's default sweep.
 const SPEC: RunSpec = RunSpec {

@@ -1,146 +1,31 @@
-//! `servelab predict URL`: measure a server nobody here wrote, fit seed 002's
-//! model to it, predict the loads asked about, and measure loads the fit never
-//! saw to report the error against the targets of issue 17.
-//!
-//! Why all four in one command: estimating demands (LibReDE), predicting from
-//! typed-in demands (JMT, PDQ) and curve fitting (USL) each stop short of
-//! checking themselves; here every prediction comes with its measured error.
-//!
-//! Layout:
-//! - `probe`: the URL answers, with success, before anything is measured
-//! - [`Architecture`]: whether connections hold workers, W, the keep-alive
-//!   timeout, found by idle connections before the staircase
-//! - `listener`: a `--pid` holds the socket listening on the URL's port
-//! - [`CpuSource`]: the server's CPU from its processes or its cgroup
-//! - `staircase`: one step under the lab's protocol, and the fit's staircase
-//! - [`NonCpuDelay`]: a response time far above the CPU, and its likely cause
-//! - [`Fit`]: the model's parameters with their intervals, and `servelab sim`'s line
-//! - [`ThreadsFit`]: the threads per core k, fitted by simulating each candidate
-//! - [`Forecast`]: the simulator at the asked loads, the knee, the objective
-//! - `validate`: the loads the fit never saw, and the error table
-//! - `report`: `results.json` and `report.html`, in a new directory
-//! - [`ProgressMode`]: a bar on a terminal, a line per step elsewhere
+//! The four steps in order: check the URL and the `--pid`, probe the
+//! architecture, measure the staircase, fit, predict, validate, and write the
+//! results.
 
-mod architecture;
-mod cpu_source;
-mod delay;
-mod fit;
-mod forecast;
-mod listener;
-mod probe;
-mod progress;
-mod report;
-mod slo;
-mod staircase;
-mod threads;
-mod validate;
-
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use servelab_lab::{LabError, Result};
 
-pub use architecture::{Architecture, KeepAlive, MaxRequests, Workers};
-pub use cpu_source::CpuSource;
-pub use delay::{DelayCause, NonCpuDelay};
-pub use fit::{DemandFrom, Estimate, Fit, OPEN_POPULATION, RR_QUANTUM_S, StepDemand};
-pub use forecast::Forecast;
-pub use progress::ProgressMode;
-pub use report::SCHEMA;
-pub use slo::{Slo, SloStat};
-pub use staircase::{Load, OPEN_SHARES, Repeat, Step};
-pub use threads::{Candidate, ThreadsFit};
-pub use validate::{KNEE_FACTORS, Point, Row, THINK_DEMANDS, Target};
-
-use crate::error::{LabError, Result};
+use crate::architecture::{self, Architecture};
+use crate::cpu_source::CpuSource;
+use crate::fit::{self, Fit};
+use crate::forecast;
+use crate::listener;
+use crate::outcome::{Outcome, PredictOptions, Validation};
+use crate::probe;
+use crate::progress;
+use crate::report;
+use crate::staircase::{self, Load};
+use crate::threads;
+use crate::validate;
 
 /// Default measurement time of the fit's staircase.
 pub const DEFAULT_BUDGET: Duration = Duration::from_secs(60);
 /// Longest measurement time of the staircase or of the validation: an hour
 /// of load on someone's server is already more than a typing slip should cost.
 pub const MAX_BUDGET: Duration = Duration::from_secs(3600);
-
-/// What `servelab predict` was asked.
-#[derive(Debug, Clone)]
-pub struct PredictOptions {
-    /// The URL to measure (`http://host:port/path`).
-    pub url: String,
-    /// Where the server's CPU comes from.
-    pub cpu: CpuSource,
-    /// Measurement time of the fit's staircase.
-    pub budget: Duration,
-    /// Measurement time of the validation; `None` skips it.
-    pub validate_budget: Option<Duration>,
-    /// The loads to predict: users, with `think`, `timeout` and `retries`.
-    pub users: Vec<u32>,
-    /// Open rates to predict (requests per second, Poisson), with `load`'s
-    /// timeouts and retries; the validation measures them too.
-    pub rates: Vec<f64>,
-    /// Their think time, timeouts and retries (`users` ignored).
-    pub load: Load,
-    /// The objective whose largest load is searched.
-    pub slo: Option<Slo>,
-    /// Results directory (default `results/predict-<timestamp>`); must not exist.
-    pub out: Option<PathBuf>,
-    /// The command line, recorded.
-    pub command: String,
-    /// How to report progress on stderr.
-    pub progress: ProgressMode,
-}
-
-/// The validation: each point, and the error table.
-#[derive(Debug, Clone, Serialize)]
-pub struct Validation {
-    /// Each checked load.
-    pub points: Vec<Point>,
-    /// Per metric: largest and mean error against its target.
-    pub table: Vec<Row>,
-}
-
-impl Validation {
-    /// The rows whose target was missed.
-    pub fn missed(&self) -> Vec<&Row> {
-        self.table.iter().filter(|r| r.met == Some(false)).collect()
-    }
-}
-
-/// Everything a prediction found, as `results.json` holds it.
-#[derive(Debug, Clone, Serialize)]
-pub struct Outcome {
-    /// The URL.
-    pub url: String,
-    /// The command line.
-    pub command: String,
-    /// When it started (UTC).
-    pub started_utc: String,
-    /// Where the server's CPU came from.
-    pub cpu: CpuSource,
-    /// What a reader must know first: where the prediction is not to be
-    /// trusted, and why.
-    pub warnings: Vec<String>,
-    /// What the probes found about connections and workers, and how.
-    pub architecture: Architecture,
-    /// The fit's staircase.
-    pub staircase: Vec<Step>,
-    /// The fitted model.
-    pub fit: Fit,
-    /// The fitted model as a `servelab sim` command at the asked loads.
-    pub sim_command: String,
-    /// The predictions at the asked loads.
-    pub forecasts: Vec<Forecast>,
-    /// The knee N* at the asked think time.
-    pub knee_users: f64,
-    /// The objective.
-    pub slo: Option<Slo>,
-    /// The largest load meeting it (`None` with an objective: not even one user).
-    pub slo_users: Option<u32>,
-    /// The validation, when run.
-    pub validation: Option<Validation>,
-    /// The directory written.
-    pub dir: PathBuf,
-}
 
 /// Probes, measures the staircase, fits, predicts, validates and writes the
 /// results; the error says why any step could not go on. Ctrl-C stops the
@@ -158,7 +43,7 @@ pub fn run(opts: &PredictOptions) -> Result<Outcome> {
         }
     }
     let stop = Arc::new(AtomicBool::new(false));
-    let _signals = crate::run::Signals::register(&stop)?;
+    let _signals = servelab_lab::run::Signals::register(&stop)?;
     let stop = &stop;
     let port = url_port(&opts.url)?;
     if let CpuSource::Pids(pids) = &opts.cpu {
@@ -170,7 +55,7 @@ pub fn run(opts: &PredictOptions) -> Result<Outcome> {
     }
     opts.cpu.read_ns()?;
     probe::probe(&opts.url)?;
-    let (started_utc, stamp) = crate::machine::utc_now();
+    let (started_utc, stamp) = servelab_lab::machine::utc_now();
     let dir = report::make_dir(opts.out.as_deref(), &stamp)?;
     let total = opts.budget + opts.validate_budget.unwrap_or_default();
     let progress = progress::Progress::new(opts.progress, total);

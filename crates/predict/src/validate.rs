@@ -8,10 +8,10 @@
 use serde::Serialize;
 use servelab_dist::Dist;
 
-use super::fit::{Estimate, Fit};
-use super::forecast::Forecast;
-use super::staircase::{Load, Step};
-use crate::check::Check;
+use crate::fit::{Estimate, Fit};
+use crate::forecast::Forecast;
+use crate::staircase::{Load, Step};
+use servelab_lab::check::Check;
 
 /// Multiples of the knee measured by default.
 pub const KNEE_FACTORS: [f64; 6] = [0.3, 0.7, 1.0, 1.5, 2.0, 3.0];
@@ -121,7 +121,7 @@ pub(crate) fn loads(fit: &Fit, base: &Load) -> Vec<Load> {
         think,
         ..base.clone()
     };
-    let knee = super::forecast::knee(fit, &at);
+    let knee = crate::forecast::knee(fit, &at);
     let mut users: Vec<u32> = KNEE_FACTORS
         .iter()
         .map(|f| ((f * knee).round() as u32).max(1))
@@ -186,7 +186,7 @@ pub(crate) fn point(step: &Step, predicted: Forecast) -> Point {
             half_width: s.half_width(),
         },
     );
-    let e = |s: Option<crate::stats::Sample>| {
+    let e = |s: Option<servelab_lab::stats::Sample>| {
         s.map(|s| Estimate {
             value: s.mean,
             half_width: s.half_width(),

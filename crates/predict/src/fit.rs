@@ -29,10 +29,10 @@ use serde::Serialize;
 use servelab_dist::Dist;
 use servelab_sim::{Model, OnFull, Policy};
 
-use super::delay::NonCpuDelay;
-use super::staircase::{Load, Repeat, Step};
-use crate::error::{LabError, Result};
-use crate::stats::Sample;
+use crate::delay::NonCpuDelay;
+use crate::staircase::{Load, Repeat, Step};
+use servelab_lab::stats::Sample;
+use servelab_lab::{LabError, Result};
 
 /// Response-time CV within this distance of 1 is fitted as exponential.
 const EXP_CV_BAND: f64 = 0.2;
@@ -129,7 +129,7 @@ pub struct Fit {
     /// Round-robin quantum, seconds (unused with FCFS).
     pub quantum_s: f64,
     /// How k was fitted: every candidate's residuals (`None`: not fitted).
-    pub threads_fit: Option<super::threads::ThreadsFit>,
+    pub threads_fit: Option<crate::kfit::ThreadsFit>,
     /// The model's demand per request, seconds.
     pub demand_s: f64,
     /// Time of a request outside the server at one user (network, kernel,
@@ -322,7 +322,7 @@ pub(crate) fn fit(all_steps: &[Step], cpu_measured: bool) -> Result<Fit> {
         .ok_or_else(|| LabError::Other("no throughput was measured".into()))?;
     let xmax = Estimate::of(&xmax);
     let n = steps.len();
-    let plateau = super::staircase::on_plateau(steps);
+    let plateau = crate::staircase::on_plateau(steps);
     // The servers come from the best demand there is: the CPU's, else the
     // response time at one user.
     let d = cpu.as_ref().map_or_else(|| Estimate::of(&r1), Estimate::of);
@@ -430,7 +430,7 @@ fn choose_demand(
             // Both intervals count: the plateau's and the one c/D inherits.
             let slack = xmax
                 .half_width
-                .unwrap_or(super::staircase::PRECISION * xmax.value)
+                .unwrap_or(crate::staircase::PRECISION * xmax.value)
                 .hypot(implied * rel_d);
             if (implied - xmax.value).abs() <= slack {
                 (
@@ -583,8 +583,8 @@ fn buffer_of(steps: &[Step], cores: u32, notes: &mut Vec<String>) -> (u32, Optio
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::predict::staircase::Repeat;
-    use crate::protocol::{StopReason, Stopped};
+    use crate::staircase::Repeat;
+    use servelab_lab::protocol::{StopReason, Stopped};
 
     /// A step of `users` whose repeats saw throughputs `xs`, response time
     /// `r_ms` (CV 1) and `cpu_ms` per request.
@@ -741,7 +741,7 @@ mod tests {
         );
         assert_eq!(
             f.non_cpu_delay.map(|d| d.cause),
-            Some(super::super::delay::DelayCause::Wait)
+            Some(crate::delay::DelayCause::Wait)
         );
         let calm = [
             step(1, &[190.0, 191.0], 5.2, Some(4.9)),

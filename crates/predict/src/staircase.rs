@@ -28,12 +28,12 @@ use serde::Serialize;
 use servelab_dist::Dist;
 use servelab_load::{Arrival, LoadSpec, Target, Workload};
 
-use super::CpuSource;
-use super::progress::Progress;
-use crate::check::Check;
-use crate::error::{LabError, Result};
-use crate::protocol::{StopReason, Stopped, Window};
-use crate::stats::Sample;
+use crate::cpu_source::CpuSource;
+use crate::progress::Progress;
+use servelab_lab::check::Check;
+use servelab_lab::protocol::{StopReason, Stopped, Window};
+use servelab_lab::stats::Sample;
+use servelab_lab::{LabError, Result};
 
 /// Steps the staircase is sized for: 1, 2, 4, ... 32 users and the open
 /// steps.
@@ -265,7 +265,8 @@ impl Bench<'_> {
             windows.push(Window::of(&report, n, z));
             repeats.push(repeat_of(&report, cpu0.zip(cpu1)));
             let goodputs: Vec<Option<f64>> = repeats.iter().map(|r| Some(r.goodput)).collect();
-            if let Some(s) = crate::protocol::decide(&goodputs, MIN_REPEATS, MAX_REPEATS, PRECISION)
+            if let Some(s) =
+                servelab_lab::protocol::decide(&goodputs, MIN_REPEATS, MAX_REPEATS, PRECISION)
             {
                 break s;
             }
@@ -279,11 +280,11 @@ impl Bench<'_> {
                 };
             }
         };
-        let mut checks = crate::check::of_point(&windows, false);
+        let mut checks = servelab_lab::check::of_point(&windows, false);
         // Little's law for an open stream needs the number in the system,
         // which a client does not see; the check is for closed users.
         if load.rate.is_some() {
-            checks.retain(|c| c.kind != crate::check::CheckKind::LittlesLaw);
+            checks.retain(|c| c.kind != servelab_lab::check::CheckKind::LittlesLaw);
         }
         let step = Step {
             load: load.clone(),
