@@ -68,7 +68,10 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Workers {
     /// A kept-alive connection holds a worker until it closes: `workers` of
-    /// them are all there are.
+    /// them are all there are. A server that stops accepting at a limit of
+    /// connections (Apache's event MPM: ThreadsPerChild × (1 +
+    /// AsyncRequestWorkerFactor)) is found the same way, with W its limit: a
+    /// user past it waits for a connection to close just the same.
     Held {
         /// W.
         workers: u32,
@@ -583,7 +586,9 @@ fn held_scan(target: &Target, answer_wait: Duration, time: Duration, wait: Durat
         Answer::Kept { .. } | Answer::Closing { .. } => {
             how.push(format!(
                 "workers: the fresh connection was answered {:.0} ms after {freed_by} of a held \
-                 one: each of the {n} idle connections held a worker, W = {n}",
+                 one: each of the {n} idle connections held a worker, W = {n} (or a connection \
+                 slot: a server that stops accepting at a limit of {n} connections looks the \
+                 same from outside, and queues a user the same way)",
                 freed.elapsed().as_secs_f64() * 1e3
             ));
             Workers::Held { workers: n }

@@ -78,7 +78,8 @@ impl NonCpuDelay {
         match self.cause {
             DelayCause::DelayedAck => {
                 "the ~40 ms signature of Nagle's algorithm and the client's delayed ACK (a \
-                 response written in two small writes; TCP_NODELAY on the server removes it)"
+                 response written in two small writes; TCP_NODELAY on the server removes it), \
+                 or on a busy machine a CPU that other work holds"
             }
             DelayCause::Wait => {
                 "a wait that is not the server's CPU: a sleep, an upstream (a database, another \
