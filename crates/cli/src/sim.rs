@@ -12,8 +12,8 @@ use std::time::Instant;
 
 use anyhow::Context;
 use servelab_sim::{
-    Affinity, Dist, Length, Model, NoEffect, OnAbandon, OnFull, Policy, RunSpec, SimError, Sweep,
-    Warmup, report,
+    Affinity, Connections, Dist, HeldWorkers, Length, Model, NoEffect, OnAbandon, OnFull, Policy,
+    RunSpec, SimError, Sweep, Warmup, report,
 };
 
 fn dist(s: &str) -> Result<Dist, String> {
@@ -47,6 +47,26 @@ fn session(s: &str) -> Result<MaybeSession, String> {
             Ok(n) => Ok(MaybeSession(Some(n))),
         },
     }
+}
+
+/// A keep-alive timeout in seconds, or `none`.
+#[derive(Clone, Copy, Debug)]
+struct MaybeSecs(Option<f64>);
+
+fn keepalive(s: &str) -> Result<MaybeSecs, String> {
+    HeldWorkers::parse_keepalive(s)
+        .map(MaybeSecs)
+        .map_err(|e| e.to_string())
+}
+
+/// A request limit per connection (at least 1), or `none`.
+#[derive(Clone, Copy, Debug)]
+struct MaybeLimit(Option<u32>);
+
+fn request_limit(s: &str) -> Result<MaybeLimit, String> {
+    HeldWorkers::parse_request_limit(s)
+        .map(MaybeLimit)
+        .map_err(|e| e.to_string())
 }
 
 fn duration(s: &str) -> Result<f64, String> {
@@ -132,6 +152,26 @@ pub(crate) struct Args {
     /// adds to S in the bounds; the exact solution no longer applies.
     #[arg(long, value_name = "DIST", value_parser = dist, default_value = "0")]
     first_demand: Dist,
+    /// Workers held by connections (a thread or process per connection: serve's
+    /// pool and prefork, Apache prefork/worker, gunicorn gthread): the c x k threads
+    /// are the W workers, and a connection holds one from accept until it closes
+    /// (keep-alive timeout, request limit, --session, or a client timeout); more
+    /// connections wait in the --backlog. Without it requests queue for threads
+    /// (an event-driven server).
+    #[arg(long)]
+    hold_workers: bool,
+    /// With --hold-workers: idle time after an answer before the server closes a
+    /// kept-alive connection and frees its worker, or none [default: 5s].
+    #[arg(long, value_name = "DURATION|none", value_parser = keepalive, allow_hyphen_values = true)]
+    keepalive_timeout: Option<MaybeSecs>,
+    /// With --hold-workers: requests after which the server closes a connection,
+    /// or none [default: none].
+    #[arg(long, value_name = "N|none", value_parser = request_limit, allow_hyphen_values = true)]
+    max_requests_per_conn: Option<MaybeLimit>,
+    /// With --hold-workers: connections waiting for a worker (the listen backlog);
+    /// one more is refused, handled as --on-full says [default: 511].
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    backlog: Option<u32>,
     /// Independent replications per point.
     #[arg(long, default_value_t = 10)]
     reps: u32,
@@ -155,7 +195,7 @@ pub(crate) struct Args {
     /// Print only the exact solution and bounds (no simulation).
     #[arg(long)]
     analytic: bool,
-    /// Write every metric with its interval, per point, as JSON (schema servelab-sim/3).
+    /// Write every metric with its interval, per point, as JSON (schema servelab-sim/4).
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
     /// Write every metric with its interval, one row per point, as CSV.
@@ -196,6 +236,20 @@ fn simulation_flags_set(args: &Args, spec: &RunSpec) -> Vec<&'static str> {
     .collect()
 }
 
+/// The connection model of the flags: free, or held workers with the given settings
+/// (each defaulting to [`HeldWorkers::default`]).
+fn connections(args: &Args) -> Connections {
+    if !args.hold_workers {
+        return Connections::Free;
+    }
+    let d = HeldWorkers::default();
+    Connections::Held(HeldWorkers {
+        keepalive_timeout: args.keepalive_timeout.map_or(d.keepalive_timeout, |k| k.0),
+        max_requests: args.max_requests_per_conn.map_or(d.max_requests, |m| m.0),
+        backlog: args.backlog.unwrap_or(d.backlog),
+    })
+}
+
 /// Runs `servelab sim`.
 pub(crate) fn run(args: Args) -> anyhow::Result<()> {
     let users = servelab_sim::parse_users(&args.users)?;
@@ -217,6 +271,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
         affinity: args.affinity,
         session: args.session.0,
         first_demand: args.first_demand,
+        connections: connections(&args),
     };
     let sweep = Sweep { base, users };
     let spec = RunSpec {
@@ -237,6 +292,20 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
     let mut inert = servelab_sim::no_effect(&sweep.base, max_users);
     if args.quantum.is_some() && args.policy == Policy::Fcfs {
         inert.push(NoEffect::QuantumWithoutRoundRobin);
+    }
+    if !args.hold_workers {
+        for (flag, set) in [
+            ("--keepalive-timeout", args.keepalive_timeout.is_some()),
+            (
+                "--max-requests-per-conn",
+                args.max_requests_per_conn.is_some(),
+            ),
+            ("--backlog", args.backlog.is_some()),
+        ] {
+            if set {
+                inert.push(NoEffect::WithoutHeldWorkers(flag));
+            }
+        }
     }
     for w in inert {
         eprintln!("servelab: warning: {w}");
@@ -440,7 +509,7 @@ mod tests {
         );
         run(args(&line).unwrap()).unwrap();
         let json = std::fs::read_to_string(p("out.json")).unwrap();
-        assert!(json.contains("\"schema\": \"servelab-sim/3\""));
+        assert!(json.contains("\"schema\": \"servelab-sim/4\""));
         assert_eq!(
             std::fs::read_to_string(p("out.csv"))
                 .unwrap()

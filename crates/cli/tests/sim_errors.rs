@@ -130,3 +130,61 @@ fn simulation_flags_with_analytic_get_one_warning_line() {
     let (_, err) = sim(&["--analytic", "--users", "10"]);
     assert!(!err.contains("warning"), "{err}");
 }
+
+/// The held-worker flags (issue 27): a bad value is one line naming it, negative
+/// numbers included (not clap's advice to pass them after `--`).
+#[test]
+fn bad_held_worker_settings_say_their_cause_once() {
+    for (args, says) in [
+        (
+            &["--hold-workers", "--keepalive-timeout", "-1s"][..],
+            "keepalive",
+        ),
+        (
+            &["--hold-workers", "--keepalive-timeout", "soon"][..],
+            "keepalive",
+        ),
+        (
+            &["--hold-workers", "--max-requests-per-conn", "0"][..],
+            "request limit",
+        ),
+        (
+            &["--hold-workers", "--max-requests-per-conn", "-3"][..],
+            "request limit",
+        ),
+        (&["--hold-workers", "--backlog", "-5"][..], "backlog"),
+    ] {
+        let (code, err) = sim(args);
+        assert_ne!(code, Some(0), "{args:?}: {err}");
+        said_once(args, &err);
+        assert!(!err.contains("-- -"), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
+
+/// A held-worker setting without `--hold-workers` changes nothing: one warning line
+/// naming it, and the run goes on.
+#[test]
+fn held_worker_settings_without_held_workers_get_one_warning_line() {
+    let small = ["--users", "5", "--reps", "2", "--requests", "200"];
+    for flag in [
+        "--keepalive-timeout",
+        "--max-requests-per-conn",
+        "--backlog",
+    ] {
+        let value = if flag == "--keepalive-timeout" {
+            "2s"
+        } else {
+            "10"
+        };
+        let args: Vec<&str> = small.iter().copied().chain([flag, value]).collect();
+        let (code, err) = sim(&args);
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+        let warnings: Vec<&str> = err.lines().filter(|l| l.contains("warning")).collect();
+        assert_eq!(warnings.len(), 1, "{args:?}: {err}");
+        assert!(
+            warnings[0].contains(flag) && warnings[0].contains("without --hold-workers"),
+            "{args:?}: {err}"
+        );
+    }
+}

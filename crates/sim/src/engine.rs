@@ -9,6 +9,15 @@
 //! is skipped when popped); a core's single pending event is simply moved (see
 //! `queue`).
 //!
+//! Held workers ([`Connections::Held`]): a user's connection is the thread it holds
+//! (`User::held`); its requests go straight to that thread's run queue, and the
+//! thread goes back to the free list (and to the oldest connection in the backlog,
+//! which is the buffer) only when the connection closes: at the keep-alive timeout
+//! (an `Idle` event, cancelled lazily by its own token like a timeout), at the
+//! server's or the client's request limit, or when the client times out. Nothing of
+//! it runs, and no random number is drawn for it, in the default free model, so that
+//! model's runs are unchanged.
+//!
 //! Round robin without waste: a thread running alone on its core gets one slice to
 //! completion instead of one event per quantum; when another thread becomes ready on
 //! that run queue, the slice is cut at the next quantum boundary, counted from when
@@ -34,7 +43,7 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
 use crate::error::{Result, SimError};
-use crate::model::{Affinity, Model, OnAbandon, OnFull, Policy};
+use crate::model::{Affinity, Connections, Model, OnAbandon, OnFull, Policy};
 use crate::queue::{Event, EventQueue};
 use crate::spec::{Length, RunSpec, Warmup};
 use crate::trace::{NoTrace, TraceLine, Tracer};
@@ -85,6 +94,13 @@ struct User {
     /// Whether the current request is its connection's first, and so pays
     /// `first_demand` on every attempt.
     opens: bool,
+    /// Held workers: the thread the user's connection holds, `NONE` without one (or
+    /// while it waits in the backlog).
+    held: u32,
+    /// Held workers: requests answered on the current connection.
+    served: u32,
+    /// Held workers: token of the pending keep-alive close.
+    idle: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -203,9 +219,8 @@ impl<T: Tracer> Sim<'_, T> {
         u.waiting = false;
     }
 
-    /// Users still in a response period now, and the sum of their waits so far: each
-    /// a lower bound of its response time, as `servelab load` counts a request
-    /// unfinished at the end of its run.
+    /// Users still in a response period now, and the sum of their waits so far
+    /// (reported apart from R_user, which is over the answers: see `window`).
     fn censored(&self) -> (u64, f64) {
         self.users
             .iter()
@@ -226,15 +241,24 @@ impl<T: Tracer> Sim<'_, T> {
         u.token = u.token.wrapping_add(1);
         let token = u.token;
         let first = u.retries == 0;
+        let held = matches!(self.m.connections, Connections::Held(_));
         if first {
             u.since = self.now;
             u.waiting = true;
-            u.opens = u.on_conn == 0;
-            u.on_conn += 1;
-            if session == Some(u.on_conn) {
-                u.on_conn = 0;
+            if !held {
+                u.opens = u.on_conn == 0;
+                u.on_conn += 1;
+                if session == Some(u.on_conn) {
+                    u.on_conn = 0;
+                }
             }
         }
+        // A held worker's connection opens with the attempt that finds none (a retry
+        // after a timeout reconnects: the client closed it).
+        if held {
+            u.opens = u.held == NONE;
+        }
+        let kept = (held && u.held != NONE).then_some(u.held);
         // Drawn only when it can be paid, so a model without sessions draws
         // the same stream as before they existed.
         if u.opens && !self.m.first_demand.is_zero() {
@@ -243,6 +267,7 @@ impl<T: Tracer> Sim<'_, T> {
         self.trace(if first { "send" } else { "retry" }, user, NONE, NONE)?;
         // A free thread: on the least-loaded core when pinned (ties to the lowest index).
         let group = match self.m.affinity {
+            _ if kept.is_some() => None,
             Affinity::Shared => (!self.free_threads[0].is_empty()).then_some(0),
             Affinity::Pinned => {
                 let mut best = None;
@@ -256,7 +281,8 @@ impl<T: Tracer> Sim<'_, T> {
                 best
             }
         };
-        let full = group.is_none() && self.buffer.len() >= self.m.buffer as usize;
+        let full =
+            kept.is_none() && group.is_none() && self.buffer.len() >= self.m.queue_limit() as usize;
         if full && self.m.on_full == OnFull::Reject {
             // Answered at once: no timeout to wait for.
             self.cum.drops += 1;
@@ -300,20 +326,41 @@ impl<T: Tracer> Sim<'_, T> {
         };
         self.users[user as usize].live = id;
         self.in_system += 1;
-        match group {
-            Some(group) => self.give_thread(id, group),
-            None => {
+        match (kept, group) {
+            (Some(thread), _) => {
+                // The kept-alive connection's worker takes it; its close is off.
+                let u = &mut self.users[user as usize];
+                u.idle = u.idle.wrapping_add(1);
+                self.make_ready(id, thread)
+            }
+            (None, Some(group)) => self.give_thread(id, group),
+            (None, None) => {
                 self.buffer.push_back(id);
                 self.trace("buffer", user, NONE, NONE)
             }
         }
     }
 
-    /// Gives request `id` a free thread from `group` and makes it ready.
+    /// Gives request `id` a free thread from `group` and makes it ready; with held
+    /// workers, its connection now holds the thread (unless its user has gone).
     fn give_thread(&mut self, id: u32, group: usize) -> Result<()> {
         let thread = self.free_threads[group]
             .pop()
             .expect("caller checked for a free thread");
+        if matches!(self.m.connections, Connections::Held(_)) {
+            let r = self.reqs[id as usize];
+            if !r.abandoned {
+                let u = &mut self.users[r.user as usize];
+                u.held = thread;
+                u.served = 0;
+            }
+        }
+        self.make_ready(id, thread)
+    }
+
+    /// Makes request `id` ready on thread `thread` (its own now).
+    fn make_ready(&mut self, id: u32, thread: u32) -> Result<()> {
+        let group = self.group_of_thread(thread);
         self.reqs[id as usize].thread = thread;
         let was_empty = self.ready[group].is_empty();
         self.ready[group].push_back(id);
@@ -476,12 +523,53 @@ impl<T: Tracer> Sim<'_, T> {
             u.live = NONE;
             self.think(r.user);
             self.trace("done", r.user, core, r.thread)?;
+            if self.keep_alive(r.user) {
+                // The connection stays open and its worker with it: only the core
+                // moves on.
+                self.dispatch(core)?;
+                return Ok(Obs::new(rt, user_rt, good));
+            }
         } else {
             self.cum.bad += 1;
             self.trace("badput", r.user, core, r.thread)?;
         }
         self.release_thread(r.thread, Some(core))?;
         Ok(Obs::new(rt, user_rt, good))
+    }
+
+    /// Held workers, after an answer on `user`'s connection: true when it stays open
+    /// (its worker held, the keep-alive close set), false when the server's or the
+    /// client's request limit closes it (or workers are not held).
+    fn keep_alive(&mut self, user: u32) -> bool {
+        let Connections::Held(h) = self.m.connections else {
+            return false;
+        };
+        let session = self.m.session;
+        let u = &mut self.users[user as usize];
+        u.served += 1;
+        let limit = |max: Option<u32>| max.is_some_and(|m| u.served >= m);
+        if limit(h.max_requests) || limit(session) {
+            u.held = NONE;
+            return false;
+        }
+        u.idle = u.idle.wrapping_add(1);
+        if let Some(ka) = h.keepalive_timeout {
+            let token = u.idle;
+            self.q.push(self.now + ka, Event::Idle { user, token });
+        }
+        true
+    }
+
+    /// Held workers: the keep-alive timeout of `user`'s idle connection, unless a
+    /// request came since: the server closes it and frees its worker.
+    fn idle_close(&mut self, user: u32, token: u32) -> Result<()> {
+        let u = self.users[user as usize];
+        if u.idle != token || u.held == NONE {
+            return Ok(());
+        }
+        self.users[user as usize].held = NONE;
+        self.trace("close", user, NONE, u.held)?;
+        self.release_thread(u.held, None)
     }
 
     /// Returns a request's thread to its group: the oldest buffered request takes it,
@@ -568,6 +656,9 @@ impl<T: Tracer> Sim<'_, T> {
         }
         self.cum.timeouts += 1;
         self.users[user as usize].live = NONE;
+        // The client closes its connection: a held worker stays with the request
+        // until it is finished or cancelled, then is freed.
+        self.users[user as usize].held = NONE;
         self.trace("timeout", user, NONE, NONE)?;
         if u.live != NONE {
             match self.m.on_abandon {
@@ -654,6 +745,9 @@ fn simulate<T: Tracer>(
                 since: 0.0,
                 on_conn: 0,
                 opens: false,
+                held: NONE,
+                served: 0,
+                idle: 0,
             };
             n
         ],
@@ -715,6 +809,7 @@ fn simulate<T: Tracer>(
         let done = match event {
             Event::Send { user } => sim.send(user).map(|_| None)?,
             Event::Timeout { user, token } => sim.timeout(user, token).map(|_| None)?,
+            Event::Idle { user, token } => sim.idle_close(user, token).map(|_| None)?,
             Event::Core { core } => sim.core_event(core)?,
             Event::WarmupEnd => {
                 recording = true;
@@ -974,6 +1069,10 @@ mod tests {
         buffer: usize,
         /// Cancels in the buffer, in a run queue, on a core.
         cancels: [u64; 3],
+        /// Held workers: a thread may idle, held, while connections wait.
+        held: bool,
+        /// Keep-alive closes seen.
+        closes: u64,
     }
 
     impl Tracer for Invariants {
@@ -985,8 +1084,12 @@ mod tests {
             // Nobody waits in the buffer while a thread is free (checked after the
             // events that free a thread are done: they are traced before the
             // buffered request takes it).
-            let frees = matches!(l.event, "done" | "badput" | "cancel");
-            assert!(frees || l.buffer == 0 || holding == self.threads, "{l:?}");
+            let frees = matches!(l.event, "done" | "badput" | "cancel" | "close");
+            assert!(
+                self.held || frees || l.buffer == 0 || holding == self.threads,
+                "{l:?}"
+            );
+            self.closes += u64::from(l.event == "close");
             if l.event == "cancel" {
                 let at = match (l.thread, l.core) {
                     (None, _) => 0,
@@ -1023,6 +1126,8 @@ mod tests {
                 threads: m.threads() as usize,
                 buffer: m.buffer as usize,
                 cancels: [0; 3],
+                held: false,
+                closes: 0,
             };
             run_replication(&m, &spec(5000), 0, 0, &mut t).unwrap();
             assert!(
@@ -1030,6 +1135,53 @@ mod tests {
                 "{affinity}: cancels in buffer, run queue, on a core: {:?}",
                 t.cancels
             );
+        }
+    }
+
+    /// Held workers with everything that closes a connection at once (keep-alive
+    /// timeouts, a request limit, sessions, client timeouts with cancel, refusals at
+    /// a small backlog): the books stay straight (no more requests on threads than
+    /// threads, the backlog within its bound) and every kind of close happens.
+    #[test]
+    fn held_workers_keep_the_books_through_every_kind_of_close() {
+        use crate::model::{Connections, HeldWorkers};
+        for affinity in [Affinity::Pinned, Affinity::Shared] {
+            let m = Model {
+                users: 60,
+                cores: 2,
+                threads_per_core: 4,
+                affinity,
+                think: Dist::exp(0.3),
+                service: Dist::exp(0.05),
+                timeout: Some(Dist::exp(0.5).shifted(0.2)),
+                retry_wait: Dist::exp(0.1),
+                on_full: OnFull::Reject,
+                on_abandon: OnAbandon::Cancel,
+                session: Some(7),
+                connections: Connections::Held(HeldWorkers {
+                    keepalive_timeout: Some(0.25),
+                    max_requests: Some(5),
+                    backlog: 6,
+                }),
+                ..Model::default()
+            };
+            let mut t = Invariants {
+                cores: m.cores,
+                threads: m.threads() as usize,
+                buffer: 6,
+                cancels: [0; 3],
+                held: true,
+                closes: 0,
+            };
+            let out = run_replication(&m, &spec(5000), 0, 0, &mut t).unwrap();
+            let r = out.metrics;
+            assert!(t.closes > 0, "{affinity}: no keep-alive close");
+            assert!(t.cancels.iter().sum::<u64>() > 0, "{affinity}: no cancel");
+            assert!(
+                r.drop_rate > 0.0 && r.timeout_rate > 0.0,
+                "{affinity}: {r:?}"
+            );
+            assert!(r.mean_buffer <= 6.0, "{affinity}: {r:?}");
         }
     }
 

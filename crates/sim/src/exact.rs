@@ -79,6 +79,14 @@ pub struct Exact {
 
 /// Why the model has no exact solution here, or `None` when it has one.
 pub fn not_exact_because(m: &Model) -> Option<&'static str> {
+    if m.connections.held().is_some() {
+        // A held worker's time is its connection's, think times included: see
+        // `docs/sim-model.md` (a machine-repairman over connections, no product form).
+        return match m.per_request() {
+            Some(free) => not_exact_because(&free),
+            None => Some("workers are held by kept-alive connections across think times"),
+        };
+    }
     if !m.service.is_exponential() {
         Some("service is not exponential")
     } else if !m.first_demand.is_zero() {
@@ -102,10 +110,16 @@ pub fn not_exact_because(m: &Model) -> Option<&'static str> {
 
 /// Solves the machine-repairman chain of a product-form model; `None` otherwise (see
 /// [`not_exact_because`]).
+///
+/// With held workers the chain is the one of the per-request model it behaves as
+/// ([`Model::per_request`]: one request per connection, the backlog as the buffer; or
+/// nobody ever waiting for a worker), and there is none otherwise.
 pub fn solve(m: &Model) -> Option<Exact> {
     if not_exact_because(m).is_some() || m.validate().is_err() {
         return None;
     }
+    let free = m.per_request()?;
+    let m = &free;
     let n_users = u64::from(m.users);
     let top = n_users.min(m.capacity()) as usize;
     let (s, z, c) = (m.service.mean(), m.think.mean(), f64::from(m.cores));

@@ -9,14 +9,14 @@
 //! whose first request pays an extra demand (a TLS handshake's CPU,
 //! [`Model::first_demand`]). Its words mean what `servelab load` and `servelab
 //! serve` mean by them (see [`model`]): the user's response time R_user counts the
-//! timeouts and retries, as `load` does, beside the per-attempt R_attempt; users still
-//! waiting when a run ends count to its end, as lower bounds, and every point is
-//! checked against Little's law N = X (R + Z) ([`LittleCheck`]), so a run too short
+//! timeouts and retries, as `load` does, beside the per-attempt R_attempt (both over
+//! the answers of the kept window, so equal without retries); users still waiting
+//! when a run ends are counted apart, and every point is checked against Little's law N = X (R + Z) ([`LittleCheck`]), so a run too short
 //! for its response times says so. Each
 //! configuration is run as independent replications, with a warm-up cut chosen by
 //! MSER-5 on their average (see `warmup`) and Student-t intervals; the statistics are
-//! streamed (an HDR histogram for the percentiles), so memory does not grow with the
-//! length of a run beyond MSER-5's batch series;
+//! streamed (an HDR histogram for the percentiles, and MSER-5's batch series bounded
+//! by merging batches), so memory does not grow with the length of a run;
 //! product-form configurations are also solved exactly (a birth-death chain in log
 //! space), and the asymptotic bounds are always given. `servelab sim` is a thin front
 //! end; the lab calls this library directly.
@@ -25,7 +25,8 @@
 //! - [`Dist`]: distributions and their text syntax (`exp:0.2s`, `50s+exp:5s`, ...),
 //!   re-exported from `servelab-dist`, the one parser shared with `serve` and `load`
 //! - [`model`]: the model ([`Model`], [`Policy`], [`Affinity`], [`OnFull`],
-//!   [`OnAbandon`]) and what its words mean
+//!   [`OnAbandon`], and [`Connections`] with [`HeldWorkers`]: requests queueing for
+//!   threads, or connections holding them) and what its words mean
 //! - [`spec`]: how to run it ([`RunSpec`]: replications, length, warm-up, seed)
 //! - [`no_effect`](mod@no_effect): settings that cannot change a run (warned about before it)
 //! - `queue`, `engine`, `window`: the event list, one replication's event loop, and
@@ -83,7 +84,7 @@ mod window;
 pub use bounds::Bounds;
 pub use error::{Result, SimError};
 pub use exact::Exact;
-pub use model::{Affinity, Model, OnAbandon, OnFull, Policy};
+pub use model::{Affinity, Connections, HeldWorkers, Model, OnAbandon, OnFull, Policy};
 pub use no_effect::{NoEffect, no_effect};
 pub use result::{Diff, LittleCheck, Metrics, PointResult, WarmupUsed};
 pub use servelab_dist::Dist;

@@ -44,6 +44,23 @@
 //! engine modelled as one thread serves it in line and every request behind it
 //! waits. With an extra demand and sessions the exact solution no longer
 //! applies; the bounds use the mean demand per request, `S + E[first_demand] / session`.
+//!
+//! Workers held by connections ([`Connections::Held`], issue 27): the `c * k` threads
+//! are then the server's W workers (threads or processes: `pool`, `prefork`, Apache's
+//! prefork and worker MPMs, gunicorn's gthread), and a connection holds one from
+//! accept until it closes, its requests running on that worker (so on that worker's
+//! core when pinned). A connection closes when the server's keep-alive timeout
+//! passes with no request on it (`keepalive_timeout`, measured from the answer), after
+//! the server's `max_requests` on it, when the client closes it after `session`
+//! requests, or when its client times out (the retry reconnects). A user without a
+//! connection connects: it takes a free worker, or waits with its request in the
+//! listen backlog (`backlog`, FCFS, taking the place of the buffer, which has no
+//! effect here), or finds the backlog full and is refused: a failed attempt, handled
+//! as a full buffer's drop (`on_full`: `Reject` answers at once and the user retries
+//! after `retry_wait`; `Silent` is learnt at the timeout). A user keeps its connection
+//! across its think time unless the keep-alive timeout closes it during the think.
+//! The default, [`Connections::Free`], is the event-driven case above: any number of
+//! connections, and requests (not connections) queue for threads.
 
 use std::fmt;
 use std::str::FromStr;
@@ -192,6 +209,104 @@ impl fmt::Display for OnAbandon {
     }
 }
 
+/// How the server's threads meet connections.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Connections {
+    /// Any number of connections; each request queues for a thread in the buffer
+    /// (an event-driven server, or a pool fed by one: the default, seed 002's model).
+    #[default]
+    Free,
+    /// Each connection holds one of the `c * k` threads (the W workers) from accept
+    /// until it closes; connections beyond W wait in the listen backlog.
+    Held(HeldWorkers),
+}
+
+impl Connections {
+    /// The held-worker settings, when workers are held.
+    pub fn held(&self) -> Option<&HeldWorkers> {
+        match self {
+            Connections::Free => None,
+            Connections::Held(h) => Some(h),
+        }
+    }
+}
+
+/// When a server whose connections hold workers closes them, and how many wait.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct HeldWorkers {
+    /// Seconds a kept-alive connection may stay idle after an answer before the
+    /// server closes it and frees its worker (`serve --keepalive-timeout`, Apache's
+    /// `KeepAliveTimeout`); `None`: never.
+    pub keepalive_timeout: Option<f64>,
+    /// Requests after which the server closes a connection (`serve
+    /// --max-requests-per-conn`, Apache's `MaxKeepAliveRequests`); `None`: no limit.
+    pub max_requests: Option<u32>,
+    /// Connections accepted by the kernel and waiting for a worker (the listen
+    /// backlog); a connection that finds it full is refused.
+    pub backlog: u32,
+}
+
+impl Default for HeldWorkers {
+    /// `servelab serve`'s keep-alive: a 5 s idle timeout, no request limit; a backlog
+    /// of 511 (Apache's and nginx's `listen` default).
+    fn default() -> HeldWorkers {
+        HeldWorkers {
+            keepalive_timeout: Some(5.0),
+            max_requests: None,
+            backlog: 511,
+        }
+    }
+}
+
+impl HeldWorkers {
+    /// Checks the settings; one line that names the setting.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: &str| Err(SimError::InvalidModel(m.to_string()));
+        if let Some(t) = self.keepalive_timeout {
+            if !(t >= 0.0 && t.is_finite()) {
+                return bad("the keep-alive timeout must be finite and non-negative (or none)");
+            }
+        }
+        if self.max_requests == Some(0) {
+            return bad(
+                "a connection must carry at least one request (max requests per connection 0)",
+            );
+        }
+        Ok(())
+    }
+
+    /// Parses a keep-alive timeout as `sim --keepalive-timeout` and the lab take it: a
+    /// duration (`5s`, `500ms`), or `none` (never).
+    pub fn parse_keepalive(text: &str) -> Result<Option<f64>> {
+        match text.trim() {
+            "none" => Ok(None),
+            t => Ok(Some(servelab_dist::parse_secs_f64(t)?)),
+        }
+    }
+
+    /// Parses a request limit per connection: a number of requests (at least 1), or
+    /// `none` (no limit).
+    pub fn parse_request_limit(text: &str) -> Result<Option<u32>> {
+        match text.trim() {
+            "none" => Ok(None),
+            t => match t.parse::<u32>() {
+                Ok(n) if n > 0 => Ok(Some(n)),
+                _ => Err(SimError::InvalidModel(format!(
+                    "`{t}` is not a request limit: a number of requests (at least 1) or none"
+                ))),
+            },
+        }
+    }
+
+    /// Whether every connection carries one request (the server closes it after one,
+    /// or at once when idle): then holding a worker is per-request queueing with the
+    /// backlog as the buffer.
+    pub fn one_request_per_connection(&self) -> bool {
+        self.max_requests == Some(1) || self.keepalive_timeout == Some(0.0)
+    }
+}
+
 /// Most users one point may have.
 pub const MAX_USERS: u32 = 10_000_000;
 
@@ -237,6 +352,17 @@ pub struct Model {
     /// CPU, say), added to its `service` draw; every attempt of that request
     /// (retries included) pays it, as each retry's new connection would.
     pub first_demand: Dist,
+    /// Whether connections hold threads ([`Connections::Held`]: W = `cores *
+    /// threads_per_core` workers) or requests queue for them (the default). Left out
+    /// of the JSON when free, so earlier outputs are unchanged.
+    #[serde(skip_serializing_if = "Connections::is_free")]
+    pub connections: Connections,
+}
+
+impl Connections {
+    fn is_free(&self) -> bool {
+        *self == Connections::Free
+    }
 }
 
 impl Default for Model {
@@ -261,6 +387,7 @@ impl Default for Model {
             affinity: Affinity::Pinned,
             session: None,
             first_demand: Dist::ZERO,
+            connections: Connections::Free,
         }
     }
 }
@@ -271,9 +398,48 @@ impl Model {
         u64::from(self.cores) * u64::from(self.threads_per_core)
     }
 
-    /// Most requests the server can hold, K = c * k + B; more are dropped.
+    /// Most requests the server can hold, K = c * k + B (with held workers, the
+    /// backlog instead of the buffer: W + backlog connections); more are dropped.
     pub fn capacity(&self) -> u64 {
-        self.threads() + u64::from(self.buffer)
+        self.threads() + u64::from(self.queue_limit())
+    }
+
+    /// Most requests waiting for a thread: the buffer B, or with held workers the
+    /// listen backlog.
+    pub fn queue_limit(&self) -> u32 {
+        match self.connections {
+            Connections::Free => self.buffer,
+            Connections::Held(h) => h.backlog,
+        }
+    }
+
+    /// Workers W: the threads, c * k (with held workers, each a connection's).
+    pub fn workers(&self) -> u64 {
+        self.threads()
+    }
+
+    /// The per-request model this one behaves as, when there is one: itself when
+    /// workers are free; with held workers, the free model with the backlog as its
+    /// buffer when every connection carries one request
+    /// ([`HeldWorkers::one_request_per_connection`], or `session` 1), or when nobody
+    /// can ever wait for a worker (N <= W) and any core runs any thread
+    /// ([`Affinity::Shared`]), so which worker a user holds does not matter. `None`:
+    /// connections holding workers across think times change the model (see
+    /// `docs/sim-model.md`).
+    pub fn per_request(&self) -> Option<Model> {
+        let Connections::Held(h) = self.connections else {
+            return Some(self.clone());
+        };
+        let free = Model {
+            buffer: h.backlog,
+            connections: Connections::Free,
+            ..self.clone()
+        };
+        let one = h.one_request_per_connection() || self.session == Some(1);
+        let never_wait = u64::from(self.users) <= self.workers()
+            && self.affinity == Affinity::Shared
+            && self.first_demand.is_zero();
+        (one || never_wait).then_some(free)
     }
 
     /// Mean CPU demand of one request: the service's mean, plus the first
@@ -328,6 +494,9 @@ impl Model {
         }
         if !(self.context_switch >= 0.0 && self.context_switch.is_finite()) {
             return bad("the context-switch time must be finite and non-negative".into());
+        }
+        if let Connections::Held(h) = &self.connections {
+            h.validate()?;
         }
         if self.on_full == OnFull::Reject && self.retry_wait.is_zero() && self.retries.is_none() {
             return bad(
@@ -461,6 +630,41 @@ mod tests {
         assert!((one.mean_demand() - 0.010).abs() < 1e-12);
         let forever = Model { session: None, ..m };
         assert!((forever.mean_demand() - 0.001).abs() < 1e-12);
+    }
+
+    #[test]
+    fn held_worker_settings_parse_and_validate() {
+        assert_eq!(HeldWorkers::parse_keepalive("none").unwrap(), None);
+        assert_eq!(HeldWorkers::parse_keepalive("500ms").unwrap(), Some(0.5));
+        assert!(HeldWorkers::parse_keepalive("-1s").is_err());
+        assert_eq!(HeldWorkers::parse_request_limit("100").unwrap(), Some(100));
+        assert_eq!(HeldWorkers::parse_request_limit("none").unwrap(), None);
+        for bad in ["0", "-3", "many"] {
+            let e = HeldWorkers::parse_request_limit(bad)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("request limit") && e.contains(bad), "{e}");
+        }
+        let held = |h: HeldWorkers| Model {
+            connections: Connections::Held(h),
+            ..Model::default()
+        };
+        held(HeldWorkers::default()).validate().unwrap();
+        for bad in [
+            HeldWorkers {
+                max_requests: Some(0),
+                ..HeldWorkers::default()
+            },
+            HeldWorkers {
+                keepalive_timeout: Some(f64::NAN),
+                ..HeldWorkers::default()
+            },
+        ] {
+            assert!(held(bad).validate().is_err(), "{bad:?}");
+        }
+        // The default is the free model, and it has no held settings.
+        assert_eq!(Model::default().connections, Connections::Free);
+        assert_eq!(Model::default().per_request(), Some(Model::default()));
     }
 
     #[test]

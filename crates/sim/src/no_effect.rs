@@ -53,6 +53,9 @@ pub enum NoEffect {
     /// A session length with no first-request demand: opening a connection
     /// costs nothing in the model, so how often it happens changes nothing.
     SessionWithoutFirstDemand,
+    /// A held-worker setting (keep-alive timeout, request limit, backlog) given
+    /// without held workers: the front end reports it, naming its flag.
+    WithoutHeldWorkers(&'static str),
 }
 
 impl fmt::Display for NoEffect {
@@ -103,6 +106,11 @@ impl fmt::Display for NoEffect {
                 "--session has no effect without --first-demand: opening a connection costs \
                  nothing in the model; give the first request's extra demand"
             ),
+            NoEffect::WithoutHeldWorkers(flag) => write!(
+                f,
+                "{flag} has no effect without --hold-workers: connections hold no worker, \
+                 requests queue for threads"
+            ),
         }
     }
 }
@@ -143,7 +151,10 @@ pub fn no_effect(model: &Model, max_users: u32) -> Vec<NoEffect> {
             users: max_users,
         });
     }
-    if model.session.is_some() && model.first_demand.is_zero() {
+    // With held workers a session closes the client's connection, which frees its
+    // worker: it matters without any first-request demand.
+    if model.session.is_some() && model.first_demand.is_zero() && model.connections.held().is_none()
+    {
         out.push(NoEffect::SessionWithoutFirstDemand);
     }
     out

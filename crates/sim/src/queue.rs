@@ -26,6 +26,9 @@ pub(crate) enum Event {
     Send { user: u32 },
     /// A user's timeout fires, if its token still matches.
     Timeout { user: u32, token: u32 },
+    /// The keep-alive timeout of a user's idle connection (held workers), if its
+    /// token still matches (a request since cancels it).
+    Idle { user: u32, token: u32 },
     /// A core's pending event: its slice ends or its context switch ends (the core's
     /// state says which).
     Core { core: u32 },

@@ -3,7 +3,7 @@
 //! # JSON schema (`--json FILE`)
 //!
 //! ```text
-//! { "schema": "servelab-sim/3",
+//! { "schema": "servelab-sim/4",
 //!   "run": RunSpec | null,          // null for --analytic
 //!   "points": [PointResult, ...] }  // one per sweep point, in sweep order
 //! ```
@@ -13,6 +13,13 @@
 //! `little` (Little's-law check), `exact` (or null) and `not_exact_because`, `bounds`,
 //! `diff`. Non-finite numbers (an interval from one replication) are `null`. Every
 //! field, with its unit, is listed in `docs/sim-model.md`.
+//!
+//! Schema 4 (from 3, issue 27): `sim.user_response_time` and `sim.user_cycle_time`
+//! are over the periods that ended in the kept window (R_user equals R_attempt
+//! without retries); the users still waiting at the end are left out of them and
+//! reported apart, their number in `sim.users_waiting_at_end` and their mean wait so
+//! far in the new `sim.users_wait_at_end` (CSV `users_wait_at_end_mean`/`_hw`, after
+//! `users_waiting_at_end_hw`).
 //!
 //! Schema 3 (from 2): `sim.user_response_time` now counts the users still waiting at
 //! the end of the run with their wait so far (lower bounds), as `servelab load` counts
@@ -58,7 +65,7 @@ mod table;
 pub use table::{Columns, FIT_WIDTH, analytic_table, header, table};
 
 /// Identifies the JSON layout; bumped on incompatible change.
-pub const SCHEMA: &str = "servelab-sim/3";
+pub const SCHEMA: &str = "servelab-sim/4";
 
 #[derive(Serialize)]
 struct Document<'a> {
@@ -79,7 +86,7 @@ pub fn to_json(points: &[PointResult], spec: Option<&RunSpec>) -> String {
 
 type Getter = fn(&Metrics) -> Estimate;
 
-const SIM_COLUMNS: [(&str, Getter); 23] = [
+const SIM_COLUMNS: [(&str, Getter); 24] = [
     ("throughput", |m| m.throughput),
     ("goodput", |m| m.goodput),
     ("badput", |m| m.badput),
@@ -88,6 +95,7 @@ const SIM_COLUMNS: [(&str, Getter); 23] = [
     ("user_cycle_rate", |m| m.user_cycle_rate),
     ("user_cycle_time", |m| m.user_cycle_time),
     ("users_waiting_at_end", |m| m.users_waiting_at_end),
+    ("users_wait_at_end", |m| m.users_wait_at_end),
     ("attempt_p50", |m| m.attempt_p50),
     ("attempt_p90", |m| m.attempt_p90),
     ("attempt_p99", |m| m.attempt_p99),

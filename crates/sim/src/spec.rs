@@ -4,13 +4,14 @@ use serde::Serialize;
 
 use crate::error::{Result, SimError};
 
-/// Most completions of one point with an MSER-5 warm-up: their batch series, held
-/// at once to choose the cut, take about 3.2 bytes a completion (1 GB here).
-pub const MAX_POINT_KEPT: u64 = 300_000_000;
+/// Most MSER batches of one point, held at once to choose the warm-up cut: each
+/// replication's series holds at most 8,192 batches of 24 bytes (192 KiB), whatever
+/// its length, so this bounds replications x batches (about 1 GB here).
+pub const MAX_POINT_BATCHES: u64 = 40_000_000;
 
 /// Most requests one replication may be asked for: a bound on the run time (about
 /// a minute of one core per 100 M), not on memory, which no longer grows with the
-/// requests with a fixed warm-up.
+/// requests (the MSER-5 series is bounded too, since issue 27).
 pub const MAX_REQUESTS: u64 = 10_000_000_000;
 
 /// How long one replication runs (after its warm-up when the warm-up is fixed).
@@ -96,13 +97,6 @@ impl RunSpec {
                     "at most {MAX_REQUESTS} requests per replication; use more replications"
                 )));
             }
-            Length::Requests(r) if mser && r > crate::window::MAX_KEPT => {
-                return Err(SimError::InvalidRun(format!(
-                    "at most {} requests per replication with an MSER-5 warm-up (its batch \
-                     series grows with the run); use more replications or a fixed warm-up",
-                    crate::window::MAX_KEPT
-                )));
-            }
             Length::Horizon(h) if !(h > 0.0 && h.is_finite()) => {
                 return bad("the horizon must be positive");
             }
@@ -110,12 +104,13 @@ impl RunSpec {
         }
         if let (true, Length::Requests(r)) = (mser, self.length) {
             // Choosing the cut needs the batch series of every replication of a
-            // point at once (16 bytes per 5 completions); a fixed warm-up keeps none.
-            if u64::from(self.reps).saturating_mul(r) > MAX_POINT_KEPT {
+            // point at once; a fixed warm-up keeps none.
+            let batches = (r / 5).min(crate::window::SERIES_MAX as u64);
+            if u64::from(self.reps).saturating_mul(batches) > MAX_POINT_BATCHES {
                 return Err(SimError::InvalidRun(format!(
-                    "{} replications x {r} requests is more than {MAX_POINT_KEPT} completions \
-                     per point, whose MSER-5 batch series are held at once to choose the \
-                     warm-up cut (about 3.2 bytes a completion); use fewer, or a fixed warm-up",
+                    "{} replications of {r} requests hold more than {MAX_POINT_BATCHES} \
+                     MSER-5 batches per point (about 1 GB, held at once to choose the \
+                     warm-up cut); use fewer replications, or a fixed warm-up",
                     self.reps
                 )));
             }
@@ -152,6 +147,15 @@ mod tests {
         }
         .validate()
         .unwrap();
+        // The MSER-5 series no longer grows with the run (issue 27): 200 M requests
+        // per replication are allowed, as with a fixed warm-up.
+        RunSpec {
+            reps: 40,
+            length: Length::Requests(200_000_000),
+            ..RunSpec::default()
+        }
+        .validate()
+        .unwrap();
         let bad = [
             RunSpec {
                 reps: 0,
@@ -182,13 +186,8 @@ mod tests {
                 ..RunSpec::default()
             },
             RunSpec {
-                reps: 10,
+                reps: 100_000,
                 length: Length::Requests(40_000_000),
-                ..RunSpec::default()
-            },
-            RunSpec {
-                length: Length::Requests(200_000_000),
-                warmup: Warmup::Mser5Each,
                 ..RunSpec::default()
             },
         ];

@@ -16,7 +16,7 @@
 //! assert_eq!(points.len(), 2);
 //! assert!(points.iter().all(|p| p.exact.is_some() && p.sim.is_some()));
 //! let json = report::to_json(&points, Some(&spec)); // what `--json` writes
-//! assert!(json.contains("servelab-sim/3"));
+//! assert!(json.contains("servelab-sim/4"));
 //! print!("{}", report::table(&points, Some(&spec), report::Columns::Fit)); // what `servelab sim` prints
 //! # Ok::<(), servelab_sim::SimError>(())
 //! ```

@@ -11,7 +11,9 @@
 //! (waits for a thread), `ready` (has a thread, waits for its core), `run` (starts or
 //! resumes on a core), `preempt`, `switch_end`, `done` (goodput), `badput` (an
 //! abandoned request finished), `timeout`, `cancel` (an abandoned request stopped),
-//! `give_up`, `warmup_end`.
+//! `give_up`, `warmup_end`; with held workers, `close` (the keep-alive timeout closed
+//! an idle connection and freed its worker, in the `thread` field). With held workers
+//! `buffer` is the listen backlog.
 
 use std::io::{self, Write};
 

@@ -75,26 +75,32 @@ pub(crate) fn close_point(reps: Vec<Replication>, warmup: Warmup) -> Result<Vec<
         .collect()
 }
 
-/// The MSER cut of a series pair, in batches: the later of the two.
-fn cut(s: &Series) -> usize {
-    mser(&s.rt).max(mser(&s.occupancy))
+/// The MSER cut of a series pair, in completions: the later of the two, in whole
+/// batches of the series.
+fn cut(s: &Series) -> u64 {
+    mser(&s.rt).max(mser(&s.occupancy)) as u64 * s.batch
 }
 
-/// The MSER cut of the replication average, over the batches every replication has
-/// (with a horizon, replications end after different numbers of completions).
-fn pooled_cut(reps: &[Replication]) -> usize {
+/// The MSER cut of the replication average, in completions, over the batches every
+/// replication has (with a horizon, replications end after different numbers of
+/// completions, and a longer one may have coarsened its series further: all are
+/// brought to the coarsest batch first).
+fn pooled_cut(reps: &[Replication]) -> u64 {
     if let [one] = reps {
         return cut(one.series());
     }
-    let Some(m) = reps.iter().map(Replication::batches).min() else {
+    let Some(batch) = reps.iter().map(|r| r.series().batch).max() else {
         return 0;
     };
+    let coarse: Vec<Series> = reps.iter().map(|r| r.series().coarsened(batch)).collect();
+    let m = coarse.iter().map(Series::len).min().unwrap_or(0);
     let mut mean = Series {
         rt: vec![0.0; m],
         occupancy: vec![0.0; m],
+        batch,
+        ..Series::default()
     };
-    for r in reps {
-        let s = r.series();
+    for s in &coarse {
         for (a, v) in mean.rt.iter_mut().zip(&s.rt) {
             *a += v;
         }
@@ -132,8 +138,9 @@ mod tests {
         let s = Series {
             rt: vec![1.0; 8],
             occupancy,
+            ..Series::default()
         };
-        assert_eq!(cut(&s), 2);
+        assert_eq!(cut(&s), 10);
     }
 
     /// Closing at a cut runs the replication again to it: the kept part then is
@@ -152,7 +159,7 @@ mod tests {
         };
         let r = run_replication(&m, &spec, 0, 0, &mut NoTrace).unwrap();
         let all = r.close(0).unwrap();
-        let cut = r.close(40).unwrap();
+        let cut = r.close(200).unwrap();
         assert_eq!((cut.warmup_deleted, cut.kept), (200, 1_800));
         assert!(cut.warmup_time > all.warmup_time);
         assert!((cut.metrics.duration + cut.warmup_time - all.metrics.duration).abs() < 1e-9);
@@ -216,7 +223,7 @@ mod tests {
                     .into_par_iter()
                     .map(|r| run_replication(&m, &spec, 0, r, &mut NoTrace).unwrap())
                     .collect();
-                let each: Vec<usize> = runs.iter().map(|r| cut(r.series())).collect();
+                let each: Vec<u64> = runs.iter().map(|r| cut(r.series())).collect();
                 let largest = each.iter().copied().max().unwrap_or(0);
                 let pooled = pooled_cut(&runs);
                 for (i, outs) in [

@@ -1,6 +1,7 @@
 //! The kept window of one replication: recording completions, cutting the warm-up,
 //! and turning cumulative counters into metrics, in memory that does not grow with
-//! the number of completions (except the MSER-5 series, 16 bytes a batch of 5).
+//! the number of completions (the MSER-5 series included: at most [`SERIES_MAX`]
+//! batches, see [`Series`]).
 //!
 //! The event loop keeps cumulative counters and time integrals ([`Cum`]). The window
 //! streams every completion into:
@@ -10,9 +11,10 @@
 //!   retry waits and retries before the answer: the quantity `servelab load`
 //!   measures, and whose sum is `Cum::good_user_rt`);
 //! - with an MSER-5 warm-up, the two batch series the cut is chosen on (one value
-//!   each per batch of 5 completions), computed as the completions arrive.
+//!   each per batch of 5 completions, coarsened to batches of 10, 20, ... when a long
+//!   run fills [`SERIES_MAX`] of them), computed as the completions arrive.
 //!
-//! After the run, the cut `d` (in batches) is chosen over the replications of the
+//! After the run, the cut `d` (in batches, then in completions) is chosen over the replications of the
 //! point (see `warmup`). Every metric is then the difference of the counters at the
 //! end of the run and at the cut, and the percentiles come from each histogram of the
 //! whole window minus the same histogram of the first `5 d` completions. Both are known at once
@@ -23,6 +25,9 @@
 //!
 //! Before, the window stored every completion (4 bytes) and a snapshot of the
 //! counters every 5 (24 bytes a completion): 20 M simulated requests held 560 MB.
+//! Then the series alone grew with the run (16 bytes a batch of 5: 128 MB of peak RSS
+//! at 20 M requests, and 200 M were refused); bounded, 200 M run in the same memory
+//! as 2 M.
 
 use std::sync::Mutex;
 
@@ -32,10 +37,12 @@ use crate::error::{Result, SimError};
 use crate::model::Model;
 use crate::spec::RunSpec;
 
-/// Most completions one replication keeps with an MSER-5 warm-up (its batch series
-/// holds 16 bytes per 5 completions: 320 MB here). A fixed warm-up keeps no series
-/// and has no such limit.
-pub(crate) const MAX_KEPT: u64 = 100_000_000;
+/// Most batches a replication's MSER series holds (24 bytes each: 192 KiB). When a
+/// run fills it, adjacent batches are merged in pairs and the batch size doubles (see
+/// [`Series`]); a power of two, so that the merges land on batch boundaries. Runs of
+/// up to `5 * SERIES_MAX` completions (40,960: seed 002's 20,000 and the lab's
+/// defaults) keep batches of 5, so their cut is exactly MSER-5's as before.
+pub(crate) const SERIES_MAX: usize = 1 << 13;
 
 /// Significant decimal digits of the response-time histograms: a percentile is the
 /// middle of the histogram bucket that holds the nearest-rank value, within 0.05% of
@@ -84,10 +91,12 @@ pub(crate) struct RepMetrics {
     pub(crate) user_response_time: f64,
     /// User cycles (response periods ended) per second.
     pub(crate) cycle_rate: f64,
-    /// Mean response period of a user, censored periods included.
+    /// Mean response period of a user, over the periods that ended in the window.
     pub(crate) cycle_time: f64,
-    /// Users still waiting at the end of the run (counted to the end, lower bounds).
+    /// Users still waiting at the end of the run (left out of the means).
     pub(crate) waiting_at_end: f64,
+    /// Their mean wait so far at the end of the run (NaN when nobody waits).
+    pub(crate) wait_at_end: f64,
     /// Percentiles of R_attempt over the good completions.
     pub(crate) p50: f64,
     pub(crate) p90: f64,
@@ -252,9 +261,25 @@ fn recycle(h: Histogram<u64>) {
     }
 }
 
-/// The two series the warm-up cut is computed on, one value per batch of 5
-/// completions.
-#[derive(Debug, Default)]
+/// The two series the warm-up cut is computed on, one value per batch of `batch`
+/// completions: 5 (MSER-5) until the run fills [`SERIES_MAX`] batches, then doubled at
+/// each fill by merging adjacent pairs.
+///
+/// What coarsening does to the rule: MSER-5 on batches of 5 becomes MSER-b on
+/// batches of b = 5 * 2^j, the same criterion (the squared standard error of the
+/// truncated mean, bias included) on a coarser series whose batch means are exactly
+/// the averages of the finer ones. The truncation point can only land on a multiple
+/// of b completions, and MSER's usual overshoot (it also deletes a first kept batch
+/// that happens to be far from the mean) is then in coarse batches: on a constructed
+/// step transient the coarse cut is within two coarse batches of the exact series'
+/// (`coarse_series_cut_within_two_batches_of_the_exact_one`, which gives the figures).
+/// A transient shorter than one coarse batch is averaged into the first batch and
+/// MSER may keep it: with `SERIES_MAX` = 8,192 (at least 4,096 batches after a
+/// merge) and the cut searched over the first half, that is a transient shorter than
+/// 1/4,096 of the run, whose bias on the run's mean is below that fraction of its
+/// size. With only tens of batches the rule degrades (see the test), which is why
+/// the bound is thousands.
+#[derive(Debug)]
 pub(crate) struct Series {
     /// Batch means of the response times (good and bad completions).
     pub(crate) rt: Vec<f64>,
@@ -262,12 +287,80 @@ pub(crate) struct Series {
     /// transients of the state itself, drops and buffer, that response times hide
     /// behind a full buffer).
     pub(crate) occupancy: Vec<f64>,
+    /// Simulated time each batch lasted, to merge occupancies by time.
+    pub(crate) dt: Vec<f64>,
+    /// Completions per batch.
+    pub(crate) batch: u64,
+}
+
+impl Default for Series {
+    fn default() -> Series {
+        Series {
+            rt: Vec::new(),
+            occupancy: Vec::new(),
+            dt: Vec::new(),
+            batch: 5,
+        }
+    }
+}
+
+impl Series {
+    /// Merges adjacent batches in pairs (an odd last batch, half of a coarse one, is
+    /// dropped) and doubles the batch size.
+    fn halve(&mut self) {
+        let pairs = self.rt.len() / 2;
+        for i in 0..pairs {
+            let (a, b) = (2 * i, 2 * i + 1);
+            self.rt[i] = (self.rt[a] + self.rt[b]) / 2.0;
+            let dt = self.dt[a] + self.dt[b];
+            // A batch of zero length repeats its predecessor's occupancy: it weighs
+            // nothing here.
+            self.occupancy[i] = if dt > 0.0 {
+                (self.occupancy[a] * self.dt[a] + self.occupancy[b] * self.dt[b]) / dt
+            } else {
+                self.occupancy[b]
+            };
+            self.dt[i] = dt;
+        }
+        self.rt.truncate(pairs);
+        self.occupancy.truncate(pairs);
+        self.dt.truncate(pairs);
+        self.batch *= 2;
+    }
+
+    /// This series at batches of `batch` completions (a multiple of its own by a
+    /// power of two), to average it with coarser ones.
+    pub(crate) fn coarsened(&self, batch: u64) -> Series {
+        let mut s = Series {
+            rt: self.rt.clone(),
+            occupancy: self.occupancy.clone(),
+            dt: self.dt.clone(),
+            batch: self.batch,
+        };
+        while s.batch < batch {
+            s.halve();
+        }
+        s
+    }
+
+    /// Number of batches.
+    pub(crate) fn len(&self) -> usize {
+        self.rt.len()
+    }
+
+    /// Bytes held (the capacity, not the length).
+    #[cfg(test)]
+    fn bytes(&self) -> usize {
+        8 * (self.rt.capacity() + self.occupancy.capacity() + self.dt.capacity())
+    }
 }
 
 /// Builds the [`Series`] as completions arrive.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Batcher {
     series: Series,
+    /// Most batches before a merge (a power of two).
+    max: usize,
     /// Sum of the response times of the current batch so far.
     sum: f64,
     /// Time and occupancy integral at the end of the previous batch.
@@ -277,22 +370,27 @@ struct Batcher {
 }
 
 impl Batcher {
-    /// A batcher for a window of `target` completions (`u64::MAX`: unknown).
-    fn new(open: &Cum, target: u64) -> Batcher {
+    /// A batcher for a window of `target` completions (`u64::MAX`: unknown) that
+    /// holds at most `max` batches.
+    fn new(open: &Cum, target: u64, max: usize) -> Batcher {
         // Reserve the whole series when its length is known: growing by doubling
-        // left up to half of it unused, 20 MB of a 20 M-request run.
+        // left up to half of it unused.
         let batches = if target == u64::MAX {
             0
         } else {
-            (target.min(MAX_KEPT) / 5) as usize
+            (target / 5).min(max as u64) as usize
         };
         Batcher {
             series: Series {
                 rt: Vec::with_capacity(batches),
                 occupancy: Vec::with_capacity(batches),
+                dt: Vec::with_capacity(batches),
+                batch: 5,
             },
+            max,
+            sum: 0.0,
             last: (open.t, open.in_system),
-            ..Batcher::default()
+            occupancy: 0.0,
         }
     }
 
@@ -300,15 +398,21 @@ impl Batcher {
     #[inline]
     fn push(&mut self, o: Obs, n: u64, now: &Cum) {
         self.sum += o.rt();
-        if n % 5 == 0 {
-            self.series.rt.push(self.sum / 5.0);
+        let batch = self.series.batch;
+        if n % batch == 0 {
+            self.series.rt.push(self.sum / batch as f64);
             self.sum = 0.0;
             let dt = now.t - self.last.0;
             if dt > 0.0 {
                 self.occupancy = (now.in_system - self.last.1) / dt;
             }
             self.series.occupancy.push(self.occupancy);
+            self.series.dt.push(dt);
             self.last = (now.t, now.in_system);
+            if self.series.len() == self.max {
+                // At a boundary of the doubled batch too: `n` is `max * batch`.
+                self.series.halve();
+            }
         }
     }
 }
@@ -344,7 +448,7 @@ impl Window {
     pub(crate) fn open(&mut self, now: Cum) {
         self.open = Some(now);
         if self.batch {
-            self.batcher = Some(Batcher::new(&now, self.target));
+            self.batcher = Some(Batcher::new(&now, self.target, SERIES_MAX));
         }
     }
 
@@ -357,13 +461,6 @@ impl Window {
             record_ns(&mut self.hists.user, ns(o.user_rt()));
         }
         if let Some(b) = &mut self.batcher {
-            if self.count > MAX_KEPT {
-                return Err(SimError::InvalidRun(format!(
-                    "a replication of more than {MAX_KEPT} completions with an MSER-5 warm-up \
-                     would need gigabytes for its batch series; use more replications, a \
-                     shorter horizon or a fixed warm-up"
-                )));
-            }
             b.push(o, self.count, now);
         }
         Ok(self.count >= self.target)
@@ -437,10 +534,10 @@ impl Replication {
         self.hists.as_ref().expect("taken only on drop")
     }
 
-    /// Number of whole batches of 5 completions recorded (0 with a fixed warm-up,
-    /// which keeps no series).
+    /// Number of whole batches recorded (0 with a fixed warm-up, which keeps no
+    /// series), of `series().batch` completions each.
     pub(crate) fn batches(&self) -> usize {
-        self.series.rt.len()
+        self.series.len()
     }
 
     /// The batch series of this replication (see [`Series`]).
@@ -448,16 +545,15 @@ impl Replication {
         &self.series
     }
 
-    /// The counters and the histograms of the good response times at the end of the
-    /// first `d` batches: runs the replication again up to there when `d > 0`.
-    fn at_cut(&self, d: usize) -> Result<(Cum, Hists)> {
-        if d == 0 {
+    /// The counters and the histograms of the good response times after the first
+    /// `kept` completions: runs the replication again up to there when `kept > 0`.
+    fn at_cut(&self, kept: u64) -> Result<(Cum, Hists)> {
+        if kept == 0 {
             return Ok((self.open, Hists::new()));
         }
         let again = self.again.as_ref().ok_or_else(|| {
             SimError::InvalidRun("this replication cannot be run again to its cut".into())
         })?;
-        let kept = 5 * d as u64;
         let prefix =
             crate::engine::run_to(&again.model, &again.spec, again.point, again.rep, kept)?;
         if prefix.count != kept {
@@ -471,11 +567,12 @@ impl Replication {
         Ok((prefix.end, prefix.hists))
     }
 
-    /// Deletes the first `d` batches of 5 completions and computes the metrics of the
-    /// rest, up to the end of the run.
-    pub(crate) fn close(&self, d: usize) -> Result<RepOutput> {
+    /// Deletes the first `deleted` completions (a cut chosen on batches: at most the
+    /// whole batches recorded) and computes the metrics of the rest, up to the end of
+    /// the run.
+    pub(crate) fn close(&self, deleted: u64) -> Result<RepOutput> {
         let (end, cores, events) = (self.end, self.cores, self.events);
-        let d = d.min(self.batches());
+        let d = deleted.min(self.batches() as u64 * self.series.batch);
         let (start, prefix) = self.at_cut(d)?;
         let cut = !prefix.is_empty();
         let kept = |whole: &Histogram<u64>, before: &Histogram<u64>| -> Result<[f64; 3]> {
@@ -508,15 +605,19 @@ impl Replication {
             goodput: per_s(end.good, start.good),
             badput: per_s(end.bad, start.bad),
             attempt_response_time: (end.good_rt - start.good_rt) / (end.good - start.good) as f64,
-            // Users still waiting at the end count to the end of the run, as lower
-            // bounds: dropping them biased R_user low past the collapse, where the
-            // longest waits are the ones that have not ended.
-            user_response_time: (end.good_user_rt - start.good_user_rt + censored_rt)
-                / (end.good - start.good + censored_n) as f64,
+            // From the answers in the window only, as R_attempt: without retries the
+            // two sums are equal, answer for answer. Counting the users still waiting
+            // at the end with their wait so far (the estimator before issue 27) mixed
+            // N residual waits into the mean and read R_user 1.4% low at N = 348
+            // (14.600 s against R_attempt's 14.813 s, 500 s runs); they are reported
+            // apart, and the Little check on the completed cycles is what flags a run
+            // shorter than its response times (see `LittleCheck`).
+            user_response_time: (end.good_user_rt - start.good_user_rt)
+                / (end.good - start.good) as f64,
             cycle_rate: per_s(end.cycles, start.cycles),
-            cycle_time: (end.cycle_rt - start.cycle_rt + censored_rt)
-                / (end.cycles - start.cycles + censored_n) as f64,
+            cycle_time: (end.cycle_rt - start.cycle_rt) / (end.cycles - start.cycles) as f64,
             waiting_at_end: censored_n as f64,
+            wait_at_end: censored_rt / censored_n as f64,
             p50,
             p90,
             p99,
@@ -540,9 +641,9 @@ impl Replication {
         };
         Ok(RepOutput {
             metrics,
-            warmup_deleted: 5 * d as u64,
+            warmup_deleted: d,
             warmup_time: start.t,
-            kept: self.count - 5 * d as u64,
+            kept: self.count - d,
             events,
         })
     }
@@ -647,5 +748,89 @@ mod tests {
         assert_eq!(r.batches(), 2);
         assert_eq!(r.series().rt, [3.0, 8.0]);
         assert_eq!(r.series().occupancy, [2.0, 2.0]);
+    }
+
+    /// Feeds `n` completions whose response times carry a transient over the first
+    /// `transient` completions (`step`: 10 s then the steady 1 s; otherwise a ramp
+    /// from 10 s down to 1 s) and exponential noise of mean 1 s, one per simulated
+    /// second, into a batcher of at most `max` batches, with occupancy 2 throughout
+    /// (the response times decide).
+    fn transient_series(n: u64, transient: u64, step: bool, max: usize) -> Series {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(27);
+        let mut b = Batcher::new(&cum(0.0, 0, 0.0), n, max);
+        for i in 1..=n {
+            let left = (1.0 - i as f64 / transient as f64).max(0.0);
+            let extra = if step { 9.0 * left.ceil() } else { 9.0 * left };
+            let rt = extra - rng.random::<f64>().ln();
+            b.push(Obs::new(rt, rt, true), i, &cum(i as f64, i, 2.0 * i as f64));
+        }
+        b.series
+    }
+
+    /// MSER's cut in completions, as `warmup` computes it.
+    fn cut(s: &Series) -> u64 {
+        crate::stats::mser(&s.rt).max(crate::stats::mser(&s.occupancy)) as u64 * s.batch
+    }
+
+    /// The coarsened series (at most 1,024 batches here, so 625 batches of 320 at the
+    /// end of 200,000 completions) finds the exact MSER-5 series' truncation point
+    /// within two coarse batches, on a step transient of 32,000 completions (100
+    /// coarse batches). Not within one: the exact series cut at 32,000 and the coarse
+    /// one at 32,640. MSER deletes a kept batch whenever its squared deviation
+    /// exceeds about twice the variance of the rest (about 16% of batches at the
+    /// start of the steady state), so on any series it overshoots by a batch or two,
+    /// and a coarse batch is 64 of the exact ones. A step of 30,000, inside a coarse
+    /// batch: 30,000 against 30,400.
+    ///
+    /// On a ramp (the same 30,000 completions decaying linearly) the exact series cut
+    /// at 28,115 and the coarse one at 30,400, the ramp's end rounded up to a batch:
+    /// 7 coarse batches apart, 1.1% of the run, the faint end of the ramp drowning in
+    /// the noise of batches of 5. With at most 64 batches (39 of 5,120) the ramp cut
+    /// at 51,200: with tens of batches MSER's minimum wanders; `SERIES_MAX` keeps at
+    /// least 4,096.
+    #[test]
+    fn coarse_series_cut_within_two_batches_of_the_exact_one() {
+        let exact = transient_series(200_000, 32_000, true, usize::MAX);
+        assert_eq!((exact.batch, exact.len()), (5, 40_000));
+        let coarse = transient_series(200_000, 32_000, true, 1024);
+        assert!(
+            coarse.len() == 625 && coarse.batch == 320,
+            "{} x {}",
+            coarse.len(),
+            coarse.batch
+        );
+        let (e, c) = (cut(&exact), cut(&coarse));
+        assert!(e.abs_diff(32_000) <= 5, "the exact cut {e} misses the step");
+        assert!(
+            e.abs_diff(c) <= 2 * coarse.batch,
+            "exact cut {e}, coarse cut {c} (batch {})",
+            coarse.batch
+        );
+        // Merging is averaging: the coarse series' mean is the exact one's.
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        assert!((mean(&coarse.rt) - mean(&exact.rt)).abs() < 1e-9);
+        // The ramp: both cuts at its end, within 2% of the run.
+        let exact = cut(&transient_series(200_000, 30_000, false, usize::MAX));
+        let coarse = cut(&transient_series(200_000, 30_000, false, 1024));
+        assert!(
+            exact.abs_diff(coarse) <= 4_000 && exact > 25_000,
+            "ramp: exact {exact}, coarse {coarse}"
+        );
+    }
+
+    /// Regression (issue 27): the series grew with the run (128 MB of peak RSS at
+    /// 20 M requests, 200 M refused); it now holds at most `SERIES_MAX` batches.
+    #[test]
+    fn the_series_is_bounded_however_long_the_run() {
+        let s = transient_series(2_000_000, 1_000, true, SERIES_MAX);
+        assert!(
+            s.len() <= SERIES_MAX && s.len() >= SERIES_MAX / 2,
+            "{}",
+            s.len()
+        );
+        assert!(s.bytes() <= 24 * SERIES_MAX, "{} bytes", s.bytes());
+        // A run short of the bound keeps MSER-5's batches of 5.
+        assert_eq!(transient_series(40_000, 1_000, true, SERIES_MAX).batch, 5);
     }
 }

@@ -91,14 +91,21 @@ pub fn header(points: &[PointResult], spec: Option<&RunSpec>) -> String {
         return "no points\n".into();
     };
     let m = &first.model;
+    let queue = match m.connections.held() {
+        None => format!("buffer B={} (K=c*k+B={})", m.buffer, m.capacity()),
+        Some(h) => format!(
+            "W=c*k={} workers held by connections, backlog {} (K=W+backlog={})",
+            m.workers(),
+            h.backlog,
+            m.capacity()
+        ),
+    };
     let mut lines = vec![
         format!(
-            "model: c={} cores, k={} threads/core ({}), buffer B={} (K=c*k+B={}), policy {}{}",
+            "model: c={} cores, k={} threads/core ({}), {queue}, policy {}{}",
             m.cores,
             m.threads_per_core,
             m.affinity,
-            m.buffer,
-            m.capacity(),
             m.policy,
             if m.policy == Policy::RoundRobin {
                 format!(
@@ -123,7 +130,12 @@ pub fn header(points: &[PointResult], spec: Option<&RunSpec>) -> String {
             },
         ),
         format!(
-            "full buffer: {}; abandoned requests: {}{}",
+            "full {}: {}; abandoned requests: {}{}",
+            if m.connections.held().is_some() {
+                "backlog"
+            } else {
+                "buffer"
+            },
             match m.on_full {
                 OnFull::Reject => "reject at once (503)",
                 OnFull::Silent => "drop silently",
@@ -150,6 +162,21 @@ pub fn header(points: &[PointResult], spec: Option<&RunSpec>) -> String {
                 )),
             m.first_demand,
             m.mean_demand(),
+        ));
+    }
+    if let Some(h) = m.connections.held() {
+        lines.push(format!(
+            "held workers: a connection holds its worker from accept to close: after {} idle, \
+             {}, or when the client closes or times out; the buffer has no effect",
+            h.keepalive_timeout
+                .map_or("no keep-alive timeout (never)".to_string(), |t| format!(
+                    "{t}s"
+                )),
+            h.max_requests
+                .map_or("no request limit".to_string(), |n| format!(
+                    "after {n} request{}",
+                    if n == 1 { "" } else { "s" }
+                )),
         ));
     }
     if let Some(s) = spec {
@@ -185,15 +212,23 @@ pub fn header(points: &[PointResult], spec: Option<&RunSpec>) -> String {
     }
     lines.push(
         "R_att: from the send of the attempt that got the answer; R_user: from the end of \
-         thinking to the answer, timeouts and retries included, users still waiting at the end \
-         counted to the end (lower bounds); Little: X(R+Z)/N - 1 over the users' cycles, \
+         thinking to the answer, timeouts and retries included, over the answers (users still \
+         waiting at the end apart); Little: X(R+Z)/N - 1 over the users' cycles, \
          ! where the law fails"
             .into(),
     );
-    lines.push(format!(
-        "bounds: X <= min(N/(S+Z), c/S), R >= max(S, N*S/c - Z); saturation N* = c(S+Z)/S = {:.1}",
-        first.bounds.saturation_users
-    ));
+    if m.connections.held().is_some() && m.per_request().is_none() {
+        lines.push(format!(
+            "bounds: X <= min(N/(S+Z), c/S, W/(S+g)), g = min(least think, keep-alive) x \
+             (1 - 1/requests per connection), R >= N/X_max - Z; saturation N* = c(S+Z)/S = {:.1}",
+            first.bounds.saturation_users
+        ));
+    } else {
+        lines.push(format!(
+            "bounds: X <= min(N/(S+Z), c/S), R >= max(S, N*S/c - Z); saturation N* = c(S+Z)/S = {:.1}",
+            first.bounds.saturation_users
+        ));
+    }
     lines.push(match &first.not_exact_because {
         None => "exact: machine-repairman birth-death chain with cap K (product-form)".into(),
         Some(why) => format!("exact: none ({why}); bounds only"),
@@ -368,13 +403,16 @@ pub fn table(points: &[PointResult], spec: Option<&RunSpec>, which: Columns) -> 
         .iter()
         .filter_map(|p| {
             let l = p.little.filter(|l| !l.holds)?;
-            let waiting = p.sim.map_or(f64::NAN, |s| s.users_waiting_at_end.mean);
+            let (waiting, wait) = p.sim.map_or((f64::NAN, f64::NAN), |s| {
+                (s.users_waiting_at_end.mean, s.users_wait_at_end.mean)
+            });
             Some(format!(
-                "N = {} (X(R+Z) = {}, {}; {} users still waiting at the end)",
+                "N = {} (X(R+Z) = {}, {}; {} users still waiting at the end, for {} s so far)",
                 p.users,
                 num(l.predicted.mean),
                 pct(Some(l.rel_error)),
-                num(waiting)
+                num(waiting),
+                num(wait)
             ))
         })
         .collect();
@@ -382,10 +420,13 @@ pub fn table(points: &[PointResult], spec: Option<&RunSpec>, which: Columns) -> 
         wrap(
             &mut out,
             &format!(
-                "warning: Little's law N = X(R+Z) fails by more than {:.0}% at {}. Users still \
-                 waiting at the end count only to the end of the run, so when many are, the run \
-                 is shorter than their response time and R_user is a lower bound: lengthen the \
-                 run (--horizon, --requests); otherwise the warm-up cut left a transient.",
+                "warning: Little's law N = X(R+Z) fails by more than {:.0}% at {}. R_user is \
+                 over the answers only: when many users are still waiting at the end, longer \
+                 than R_user, the run is shorter than their response time and R_user is too \
+                 low (a collapse): lengthen the run (--horizon, --requests); with held \
+                 workers, users may be starved at the accept queue for good (more users than \
+                 workers and kept-alive connections); otherwise the warm-up cut left a \
+                 transient.",
                 100.0 * LittleCheck::TOLERANCE,
                 failed.join(", ")
             ),

@@ -14,6 +14,7 @@
 mod bounds_hold;
 mod determinism;
 mod exact_agreement;
+mod held_workers;
 mod little;
 mod retries;
 mod scheduling;
