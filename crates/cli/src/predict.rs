@@ -279,7 +279,10 @@ fn print(o: &predict::Outcome) {
     if let Some(w) = o.architecture.held_workers()
         && o.forecasts.iter().any(|p| p.past_held_workers)
     {
-        println!("  (past {w} users the model ignores the workers that connections hold)");
+        println!(
+            "  (past {w} users a user waits for a held connection to close: the model holds \
+             the {w} workers)"
+        );
     }
     if o.forecasts.iter().any(|p| p.load.rate.is_some()) {
         println!(

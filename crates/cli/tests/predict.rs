@@ -70,15 +70,6 @@ fn predict(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-/// `predict` with its progress on: stderr is a pipe here, so one line a step.
-fn predict_with_lines(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_servelab"))
-        .arg("predict")
-        .args(args)
-        .output()
-        .unwrap()
-}
-
 /// The rows of `results.json`'s error table whose target was missed.
 fn missed_targets(json: &serde_json::Value) -> Vec<String> {
     json["validation"]["table"]
@@ -210,40 +201,77 @@ fn the_fit_recovers_the_cpu_demand_and_writes_a_report_that_parses() {
     assert!(err.contains("never overwrites"), "{err}");
 }
 
-/// One pool worker held by each kept-alive connection: past one user the
-/// others wait for the connection to close, which never happens while its
-/// user keeps sending. A model without held workers predicts several times
-/// the measured throughput at the validation's loads, so the throughput
-/// target is missed: exit 4, a line saying so, the report still written.
-/// (Once the model holds workers too, this server is predicted well and the
-/// test needs another sure miss.) Its progress goes to a pipe: one line a step.
+/// A server that loses half its CPU once the fit is done: the test stops and
+/// continues it (SIGSTOP/SIGCONT, 10 ms each) from the moment `predict`
+/// prints its fit line until `predict` exits. The validation then measures
+/// about half the throughput the fit predicts past the knee, whatever the
+/// model: the throughput target is missed, so the exit is 4 with a line
+/// saying so, and the report is still written. Its progress goes to a pipe:
+/// one line a step.
 #[test]
 fn a_missed_target_is_exit_4_and_a_line_and_no_validate_is_exit_0() {
-    let srv = Server::with(&[
-        "--engine",
-        "pool",
-        "--workers",
-        "1",
-        "--keepalive-timeout",
-        "1s",
-    ]);
+    use std::io::{BufRead, BufReader};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let srv = Server::start();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let pid = srv.pid();
-    let o = predict_with_lines(&[
-        &srv.url,
-        "--pid",
-        &pid,
-        "--budget",
-        "5s",
-        "--validate-budget",
-        "4s",
-        "--users",
-        "2",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let err = String::from_utf8_lossy(&o.stderr);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_servelab"))
+        .arg("predict")
+        .args([
+            &srv.url,
+            "--pid",
+            &pid,
+            "--budget",
+            "6s",
+            "--validate-budget",
+            "4s",
+            "--users",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let throttle = Arc::new(AtomicBool::new(false));
+    let done = Arc::new(AtomicBool::new(false));
+    let server = rustix::process::Pid::from_raw(srv.child.id() as i32).unwrap();
+    let stopper = {
+        let (throttle, done) = (Arc::clone(&throttle), Arc::clone(&done));
+        std::thread::spawn(move || {
+            use rustix::process::{Signal, kill_process};
+            while !done.load(Ordering::Relaxed) {
+                if throttle.load(Ordering::Relaxed) {
+                    let _ = kill_process(server, Signal::STOP);
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                    let _ = kill_process(server, Signal::CONT);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            let _ = kill_process(server, Signal::CONT);
+        })
+    };
+    let mut err = String::new();
+    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        if line.contains("] fit: c = ") {
+            throttle.store(true, Ordering::Relaxed);
+        }
+        err.push_str(&line);
+        err.push('\n');
+    }
+    let status = child.wait().unwrap();
+    done.store(true, Ordering::Relaxed);
+    stopper.join().unwrap();
+    let o = std::process::Output {
+        status,
+        stdout: Vec::new(),
+        stderr: err.clone().into_bytes(),
+    };
     let json: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(out.join("results.json")).expect("results.json written"),
     )
@@ -258,12 +286,18 @@ fn a_missed_target_is_exit_4_and_a_line_and_no_validate_is_exit_0() {
         err.contains("target missed: throughput largest |error| "),
         "{err}"
     );
-    // One line per step: the calibration's steps, the fit, the validation's.
+    // One line per step: the probes, the calibration's steps, the fit, the
+    // validation's.
     let step_lines: Vec<&str> = err
         .lines()
         .filter(|l| l.starts_with("servelab: predict: ["))
         .collect();
-    for what in ["] calibration: 1 users: ", "] fit: ", "] validation: "] {
+    for what in [
+        "] probes: ",
+        "] calibration: 1 users: ",
+        "] fit: ",
+        "] validation: ",
+    ] {
         assert!(
             step_lines.iter().any(|l| l.contains(what)),
             "no `{what}` line in {err}"
@@ -275,7 +309,7 @@ fn a_missed_target_is_exit_4_and_a_line_and_no_validate_is_exit_0() {
     let no_validate = predict(&[
         &srv.url,
         "--budget",
-        "2s",
+        "3s",
         "--no-validate",
         "--users",
         "2",
@@ -325,8 +359,8 @@ fn architecture_of(srv: &Server) -> (serde_json::Value, String) {
 /// servelab's pool: a kept-alive connection holds one of its 4 workers until
 /// it has been idle for the keep-alive timeout. The probes must find W = 4
 /// and the timeout (2 s; the bound is generous for a busy machine and the
-/// probe's own 3 s wait at this budget), and the output must say, first,
-/// that the prediction ignores the limit.
+/// probe's own 3 s wait at this budget), and the model must hold them: W =
+/// c·k threads held by connections, closed after the keep-alive timeout.
 #[test]
 fn the_pool_engine_s_four_held_workers_and_its_keepalive_timeout_are_found() {
     let srv = Server::with(&[
@@ -346,18 +380,26 @@ fn the_pool_engine_s_four_held_workers_and_its_keepalive_timeout_are_found() {
     assert!((1.5..3.0).contains(&after), "keep-alive {after} s: {a:#}");
     assert!(!a["how"].as_array().unwrap().is_empty());
     assert!(
-        stdout.starts_with("warning: connections hold workers (W = 4"),
-        "{stdout}"
-    );
-    assert!(
         stdout.contains("architecture (") && stdout.contains("W = 4"),
         "{stdout}"
     );
+    let fit = &json["fit"];
+    assert_eq!(fit["connections"]["kind"], "held", "{fit:#}");
+    let threads = fit["cores"].as_u64().unwrap() * fit["threads_per_core"].as_u64().unwrap();
+    assert_eq!(threads, 4, "{fit:#}");
+    let ka = fit["connections"]["keepalive_timeout"].as_f64().unwrap();
+    assert!((ka - after).abs() < 1e-9, "{ka} against {after}");
+    let sim = json["sim_command"].as_str().unwrap();
+    assert!(
+        sim.contains(" --hold-workers --keepalive-timeout "),
+        "{sim}"
+    );
+    // The model holds the workers: nothing warns that it ignores them.
     let warnings = json["warnings"].as_array().unwrap();
     assert!(
-        warnings
+        !warnings
             .iter()
-            .any(|w| w.as_str().unwrap().contains("not to be trusted past N = 4")),
+            .any(|w| w.as_str().unwrap().contains("ignores that limit")),
         "{warnings:?}"
     );
 }
@@ -381,7 +423,7 @@ fn the_reactor_engine_s_connections_hold_no_worker() {
     let held = a["workers"]["held"].as_u64().unwrap();
     assert!(held >= 16, "{a:#}");
     assert_eq!(a["keepalive"]["kind"], "closes", "{a:#}");
-    assert!(json["warnings"].as_array().unwrap().is_empty());
+    assert_eq!(json["fit"]["connections"]["kind"], "free");
     assert!(stdout.contains("do not hold workers"), "{stdout}");
 }
 

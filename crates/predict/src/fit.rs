@@ -27,7 +27,7 @@
 
 use serde::Serialize;
 use servelab_dist::Dist;
-use servelab_sim::{Model, OnFull, Policy};
+use servelab_sim::{Connections, Model, OnFull, Policy};
 
 use crate::delay::NonCpuDelay;
 use crate::staircase::{Load, Repeat, Step};
@@ -144,6 +144,10 @@ pub struct Fit {
     pub service: Dist,
     /// The model's buffer.
     pub buffer: u32,
+    /// Whether connections hold the c·k threads (the W workers the probes
+    /// found), with the keep-alive timeout and request limit; `free` when
+    /// requests, not connections, queue for threads.
+    pub connections: Connections,
     /// The buffer's bounds when refusals identified it: (smallest, largest)
     /// buffer consistent with the staircase; the model uses the largest.
     pub buffer_bounds: Option<(u32, u32)>,
@@ -171,6 +175,7 @@ impl Fit {
             on_full: self.on_full(),
             policy: self.policy,
             quantum: self.quantum_s,
+            connections: self.connections,
             ..Model::default()
         }
     }
@@ -225,6 +230,16 @@ impl Fit {
                 " --policy rr --quantum {}ms",
                 (self.quantum_s * 1e6).round() / 1e3
             ));
+        }
+        if let Some(h) = self.connections.held() {
+            s.push_str(" --hold-workers");
+            match h.keepalive_timeout {
+                Some(t) => s.push_str(&format!(" --keepalive-timeout {}ms", (t * 1e3).round())),
+                None => s.push_str(" --keepalive-timeout none"),
+            }
+            if let Some(n) = h.max_requests {
+                s.push_str(&format!(" --max-requests-per-conn {n}"));
+            }
         }
         s
     }
@@ -404,6 +419,7 @@ pub(crate) fn fit(all_steps: &[Step], cpu_measured: bool) -> Result<Fit> {
         non_cpu_delay,
         service,
         buffer,
+        connections: Connections::Free,
         buffer_bounds,
         demand_slope_s_per_user,
         notes,

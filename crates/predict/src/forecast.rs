@@ -59,8 +59,8 @@ pub struct Forecast {
     /// The knee N* of this think time.
     pub knee_users: f64,
     /// Whether the load has more closed users than the W workers that the
-    /// probes found connections to hold, which the model does not have: the
-    /// prediction is not to be trusted there.
+    /// probes found connections to hold: users past W wait for a connection
+    /// to close (the model holds the workers: `fit.connections`).
     pub past_held_workers: bool,
 }
 
@@ -83,14 +83,9 @@ fn zero() -> Estimate {
     }
 }
 
-/// The model to simulate at a load: the fit's, with what the probes found.
-///
-/// The seam for held workers: the simulator (crate `servelab-sim`) has no
-/// workers held by connections yet (issue 27 builds it on its own branch),
-/// so `arch` changes nothing here; when it lands, W, the keep-alive timeout
-/// and the most requests per connection go into the model at this one place,
-/// and [`warnings`] stops saying the limit is ignored.
-fn model(fit: &Fit, _arch: &Architecture, load: &Load) -> servelab_sim::Model {
+/// The model to simulate at a load: the fit's, which holds the workers the
+/// probes found (`held::apply`).
+fn model(fit: &Fit, load: &Load) -> servelab_sim::Model {
     fit.model(load)
 }
 
@@ -99,10 +94,12 @@ fn model(fit: &Fit, _arch: &Architecture, load: &Load) -> servelab_sim::Model {
 /// CPU.
 pub(crate) fn warnings(fit: &Fit, arch: &Architecture, knee_users: f64) -> Vec<String> {
     let mut w = Vec::new();
-    if let Some(workers) = arch.held_workers() {
+    if let Some(workers) = arch.held_workers()
+        && fit.connections.held().is_none()
+    {
         w.push(format!(
             "connections hold workers (W = {workers}, found by the probes), and this prediction \
-             ignores that limit: the simulator has no held-worker model yet. It is not to be \
+             ignores that limit: the model does not hold them. It is not to be \
              trusted past N = {workers} users: there a user waits for a connection to close \
              (the keep-alive timeout), not for a CPU, and the measured throughput and response \
              times are worse than predicted."
@@ -116,7 +113,7 @@ pub(crate) fn warnings(fit: &Fit, arch: &Architecture, knee_users: f64) -> Vec<S
 
 /// Simulates the fit at each load.
 pub(crate) fn forecast(fit: &Fit, arch: &Architecture, loads: &[Load]) -> Result<Vec<Forecast>> {
-    let models: Vec<_> = loads.iter().map(|l| model(fit, arch, l)).collect();
+    let models: Vec<_> = loads.iter().map(|l| model(fit, l)).collect();
     let held = arch.held_workers();
     let results = servelab_sim::run_models(&models, &SPEC)
         .map_err(|e| LabError::Other(format!("simulation: {e}")))?;

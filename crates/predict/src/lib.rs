@@ -23,6 +23,7 @@
 //! - [`Fit`]: the model's parameters with their intervals, and `servelab sim`'s line
 //! - `threads`: the threads per core k, fitted by simulating each candidate
 //! - [`ThreadsFit`]: that fit's record, every candidate and its residuals
+//! - `held`: the W workers the probes found, made the model's c·k threads
 //! - [`Forecast`]: the simulator at the asked loads, the knee, the objective
 //! - `validate`: the loads the fit never saw, and the error table
 //! - `report`: `results.json` and `report.html`, in a new directory
@@ -35,6 +36,7 @@ mod cpu_source;
 mod delay;
 mod fit;
 mod forecast;
+mod held;
 mod kfit;
 mod listener;
 mod outcome;

@@ -12,6 +12,7 @@ use crate::architecture::{self, Architecture};
 use crate::cpu_source::CpuSource;
 use crate::fit::{self, Fit};
 use crate::forecast;
+use crate::held;
 use crate::listener;
 use crate::outcome::{Outcome, PredictOptions, Validation};
 use crate::probe;
@@ -77,6 +78,7 @@ pub fn run(opts: &PredictOptions) -> Result<Outcome> {
     let mut fit = fit::fit(&steps, opts.cpu.measured())?;
     progress.step("fit: fitting the threads per core by simulation");
     threads::fit(&mut fit, &steps)?;
+    held::apply(&mut fit, &architecture);
     progress.step(format!(
         "fit: c = {}, k = {}, D = {:.3} ms; simulating the predictions",
         fit.cores,
