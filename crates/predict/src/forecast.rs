@@ -92,8 +92,34 @@ fn model(fit: &Fit, load: &Load) -> servelab_sim::Model {
 /// What a reader must know before the figures: a worker limit found by the
 /// probes that the model does not have, and a wait at one user that is not
 /// CPU.
-pub(crate) fn warnings(fit: &Fit, arch: &Architecture, knee_users: f64) -> Vec<String> {
+pub(crate) fn warnings(
+    fit: &Fit,
+    arch: &Architecture,
+    knee_users: f64,
+    base: &Load,
+) -> Vec<String> {
     let mut w = Vec::new();
+    // Held workers whose users come back before the keep-alive timeout:
+    // the first W users keep their connections, the others wait for ever
+    // (or until the client reconnects), and no mean covers both.
+    if let (Some(workers), Some(h)) = (arch.held_workers(), fit.connections.held())
+        && h.keepalive_timeout
+            .is_none_or(|t| base.think.mean() + fit.delay_s < t)
+        && h.max_requests.is_none()
+    {
+        w.push(format!(
+            "past N = {workers} users the users beyond the {workers} held workers may never be \
+             served: a user who thinks {:.0} ms on average comes back well within the keep-alive \
+             timeout ({}), so a held connection is never closed for idleness and no request \
+             limit closes it. The predicted mean and percentiles of R there are those of the \
+             users that hold a worker; a measured mean depends on when the client reconnects \
+             (each validation repeat opens new connections), so the mean R past N = {workers} \
+             is not to be trusted, and its error is not the model's alone.",
+            base.think.mean() * 1e3,
+            h.keepalive_timeout
+                .map_or("never".into(), |t| format!("{t:.2} s"))
+        ));
+    }
     if let Some(workers) = arch.held_workers()
         && fit.connections.held().is_none()
     {

@@ -121,7 +121,7 @@ pub fn run(opts: &PredictOptions) -> Result<Outcome> {
         }
     };
     progress.finish();
-    let warnings = forecast::warnings(&fit, &architecture, knee_users);
+    let warnings = forecast::warnings(&fit, &architecture, knee_users, &opts.load);
     let outcome = Outcome {
         warnings,
         architecture,
