@@ -7,7 +7,7 @@
 # that this script keeps the directives below): its own ServerRoot, port, pid
 # file, mutex and error log in a temporary directory, never a system instance
 # or a system file; 4 request threads (event, worker) or 4 processes
-# (prefork); KeepAlive Off (issue 17 §4: the event MPM closes idle keep-alive
+# (prefork); KeepAlive Off unless KEEPALIVE=on (issue 17 §4: the event MPM closes idle keep-alive
 # connections when its workers are busy, which the model does not describe);
 # ListenBacklog 511, the model's buffer; and a mod_lua handler at /burn that
 # burns CPU for an exponential time of mean BURN_MS (or exactly BURN_MS with
@@ -25,6 +25,9 @@
 #      BURN_MS      mean CPU per request in the handler, ms (default 20)
 #      BURN         exp (default) or const
 #      PREDICT_ARGS extra flags for `servelab predict` (e.g. "--think exp:200ms --users 2,5,10,25")
+#      KEEPALIVE    off (default, the lab's experiment) or on (Apache's own default:
+#                   a kept-alive connection holds its worker, issue 27)
+#      KEEPALIVE_TIMEOUT  with KEEPALIVE=on, KeepAliveTimeout in seconds (default 5, Apache's)
 #      KEEP=1       keep the temporary directory (config, error log) for a look
 # Needs apache2 with mod_lua (.ci/run installs it), taskset, curl, python3 (to
 # find a free port). Prints the report's path at the end.
@@ -49,6 +52,14 @@ BURN=${BURN:-exp}
 case "$BURN" in exp | const) ;; *) echo "servelab: error: BURN must be exp or const, not \`$BURN\`" >&2; exit 2 ;; esac
 WORKERS=4
 BACKLOG=511
+# The experiment's KeepAlive Off, or Apache's default with KEEPALIVE=on.
+case "${KEEPALIVE:-off}" in
+    off) KEEPALIVE_CONF="KeepAlive Off" ;;
+    on) KEEPALIVE_CONF="KeepAlive On
+KeepAliveTimeout ${KEEPALIVE_TIMEOUT:-5}
+MaxKeepAliveRequests 100" ;;
+    *) echo "servelab: error: KEEPALIVE must be on or off, not \`$KEEPALIVE\`" >&2; exit 2 ;;
+esac
 
 WORK=$(mktemp -d)
 chmod 755 "$WORK" # as root, Apache's children run as www-data and read the handler
@@ -133,7 +144,7 @@ LoadModule mime_module $MODULES/mod_mime.so
 LoadModule lua_module $MODULES/mod_lua.so
 $MPM_CONF
 ListenBacklog $BACKLOG
-KeepAlive Off
+$KEEPALIVE_CONF
 Timeout 60
 TypesConfig /dev/null
 AddType text/plain .txt
@@ -155,7 +166,7 @@ for _ in $(seq 1 100); do
 done
 curl -fs -o /dev/null "http://127.0.0.1:$PORT/burn" || { echo "servelab: error: apache2 does not answer on 127.0.0.1:$PORT/burn" >&2; exit 1; }
 VERSION=$("$APACHE" -v | head -n 1)
-echo "$VERSION, mpm_$MPM, $WORKERS workers, $BURN $BURN_MS ms of CPU per request, pid $APID on CPU 0, port $PORT" >&2
+echo "$VERSION, mpm_$MPM, $WORKERS workers, ${KEEPALIVE_CONF%%$'\n'*}, $BURN $BURN_MS ms of CPU per request, pid $APID on CPU 0, port $PORT" >&2
 
 # shellcheck disable=SC2086 # PREDICT_ARGS is a list of flags on purpose.
 taskset -c 1 "$SERVELAB" predict "http://127.0.0.1:$PORT/burn" --pid "$APID" --out "$OUT" ${PREDICT_ARGS:-}

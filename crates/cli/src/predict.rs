@@ -1,17 +1,29 @@
 //! `servelab predict URL`: measure any HTTP server, fit seed 002's model, predict
 //! the loads asked about and check the prediction on loads the fit never saw
-//! (crate `servelab-lab`, module `predict`).
+//! (crate `servelab-predict`).
+//!
+//! Exit status: 0 when the prediction was made and, if validated, met every
+//! target (or `--no-validate`); 2 for bad input or a run that could not go on;
+//! [`EXIT_MISSED`] when the validation missed a target (the report is still
+//! printed and written, and each missed target is one line on stderr).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use servelab_dist::Dist;
-use servelab_lab::predict::{self, CpuSource, Load, PredictOptions, Slo};
+use servelab_predict::{self as predict, CpuSource, Load, PredictOptions, ProgressMode, Slo};
+
+/// Exit status when the validation missed a target: like `load --fail-if`'s
+/// crossed threshold, distinct from 2 (bad input, or the run could not go on).
+pub(crate) const EXIT_MISSED: u8 = 4;
 
 /// Flags of `servelab predict`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Example: servelab serve --engine event --workers 2 --work exp:5ms --port 8080 &\n         servelab predict http://127.0.0.1:8080/ --pid $! --users 4,16,64 --think exp:50ms --slo 'p99<200ms'"
+    after_help = "Example: servelab serve --engine event --workers 2 --work exp:5ms --port 8080 &\n         servelab predict http://127.0.0.1:8080/ --pid $! --users 4,16,64 --think exp:50ms --slo 'p99<200ms'\n\
+    Exit status: 0 the prediction was made and met every validation target (or --no-validate); \
+    2 bad input, or the run could not go on; 4 the validation missed a target (each one is a line \
+    on stderr, the report is written)."
 )]
 pub(crate) struct Args {
     /// The URL to measure: http://host[:port]/path (it must answer 2xx).
@@ -55,7 +67,7 @@ pub(crate) struct Args {
     /// Results directory, which must not exist [default: results/predict-<timestamp>].
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// No progress bar.
+    /// No progress: no bar on a terminal, no line per step elsewhere.
     #[arg(long)]
     no_progress: bool,
 }
@@ -107,14 +119,42 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
         slo: args.slo,
         out: args.out,
         command: std::env::args().collect::<Vec<_>>().join(" "),
-        progress: !args.no_progress,
+        progress: ProgressMode::for_stderr(!args.no_progress),
     };
     let o = predict::run(&opts)?;
     print(&o);
+    let missed = o.validation.as_ref().map_or_else(Vec::new, |v| v.missed());
+    if !missed.is_empty() {
+        for r in &missed {
+            eprintln!(
+                "servelab: predict: target missed: {} largest |error| {} > {}",
+                r.target.label(),
+                r.max_abs_pct.map_or("-".into(), |e| format!("{e:.1}%")),
+                r.limit_pct.map_or("-".into(), |l| format!("{l:.0}%")),
+            );
+        }
+        // The report is printed and written; only the status is left to give
+        // (`main` maps every error to 2).
+        use std::io::Write as _;
+        let _ = std::io::stdout().flush();
+        std::process::exit(i32::from(EXIT_MISSED));
+    }
     Ok(())
 }
 
 fn print(o: &predict::Outcome) {
+    for w in &o.warnings {
+        println!("warning: {w}");
+    }
+    let a = &o.architecture;
+    println!(
+        "architecture ({:.1} s of probes): {}",
+        a.probe_s,
+        a.summary()
+    );
+    for h in &a.how {
+        println!("  {h}");
+    }
     let f = &o.fit;
     let hw = |e: &predict::Estimate, s: f64| {
         e.half_width
@@ -234,6 +274,14 @@ fn print(o: &predict::Outcome) {
             p.mean_ms.map_or("-".into(), |m| format!("{:.2}", m.value)),
             p.p99_ms.map_or("-".into(), |m| format!("{:.2}", m.value)),
             p.utilisation_pct.value
+        );
+    }
+    if let Some(w) = o.architecture.held_workers()
+        && o.forecasts.iter().any(|p| p.past_held_workers)
+    {
+        println!(
+            "  (past {w} users a user waits for a held connection to close: the model holds \
+             the {w} workers)"
         );
     }
     if o.forecasts.iter().any(|p| p.load.rate.is_some()) {

@@ -154,7 +154,7 @@ fn unfinished_check(windows: &[Window]) -> Check {
 
 /// The checks of a point from its repeats' windows; `quick` says the run was
 /// `--quick` (its windows are short on purpose).
-pub(crate) fn of_point(windows: &[Window], quick: bool) -> Vec<Check> {
+pub fn of_point(windows: &[Window], quick: bool) -> Vec<Check> {
     if windows.is_empty() {
         return Vec::new();
     }

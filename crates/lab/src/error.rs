@@ -84,7 +84,7 @@ pub enum LabError {
 
 impl LabError {
     /// Wraps an I/O error with the path it concerns.
-    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> LabError {
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> LabError {
         LabError::Io {
             path: path.into(),
             source,

@@ -3,7 +3,7 @@
 //! lab, so any module may use it without an import circle.
 
 /// Escapes text for HTML (element content and quoted attribute values).
-pub(crate) fn esc(s: &str) -> String {
+pub fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -11,7 +11,7 @@ pub(crate) fn esc(s: &str) -> String {
 }
 
 /// The style sheet of every page, inline (a report fetches nothing).
-pub(crate) const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222}\
+pub const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222}\
 h1{margin-bottom:.2em}.q{font-size:1.15em;color:#444}.conclusion{background:#eef6ee;border-left:4px solid #4a4;padding:.6em 1em}\
 table{border-collapse:collapse;font-size:.85em;margin:1em 0}td,th{border:1px solid #ccc;padding:.25em .5em;text-align:right}\
 th{background:#f4f4f4}td.l,th.l{text-align:left}.failed{background:#fdecea}.unavailable{background:#f4f4f4;color:#777}\

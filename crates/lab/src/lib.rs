@@ -17,14 +17,17 @@
 //! - [`sched`]: the kernel scheduler's slice and switch cost, for round-robin models
 //! - [`protocol`], [`check`]: the measurement protocol (warm-up, windows of time,
 //!   repeats until a precision) and the validity checks of every point
-//! - `stats`: Student-t intervals and Welch's t-test
+//! - [`stats`]: Student-t intervals and Welch's t-test
 //! - [`results`], [`machine`], [`metric`]: what is recorded, and about what
 //! - [`rundir`], [`index`]: the results directory, and what the lab may overwrite
 //! - [`estimate`]: how long a run takes, from its plan (`lab list`)
 //! - [`plot`], [`report`], [`conclusion`], [`claim`], [`compare`]: the reports,
 //!   the seed's claims tested, two runs compared
 //! - [`accuracy`]: measured against simulated, error per point and per metric
-//! - [`predict`]: `servelab predict URL`: measure, fit, predict and validate any HTTP server
+//! - [`html`]: escaping and the style sheet of every page
+//!
+//! `servelab predict URL` lives in its own crate, `servelab-predict`, which
+//! uses this one (protocol, checks, CPU readings, statistics, plots, HTML).
 //!
 //! # Example
 //!
@@ -62,13 +65,12 @@ pub mod cpu;
 mod error;
 pub mod estimate;
 pub mod experiment;
-mod html;
+pub mod html;
 pub mod index;
 pub mod machine;
 pub mod metric;
 pub mod peer;
 pub mod plot;
-pub mod predict;
 pub mod protocol;
 pub mod report;
 pub mod results;
@@ -76,7 +78,7 @@ pub mod run;
 pub mod rundir;
 pub mod sched;
 pub mod server;
-mod stats;
+pub mod stats;
 
 pub use error::{LabError, Result};
 pub use experiment::Experiment;

@@ -104,12 +104,7 @@ impl Stopped {
 
 /// Whether a point with these headline values (one per repeat so far) needs
 /// another repeat; `Some(stop)` when it does not.
-pub(crate) fn decide(
-    values: &[Option<f64>],
-    min: u32,
-    max: u32,
-    precision: f64,
-) -> Option<Stopped> {
+pub fn decide(values: &[Option<f64>], min: u32, max: u32, precision: f64) -> Option<Stopped> {
     let n = values.len() as u32;
     if n < min {
         return None;
@@ -195,7 +190,7 @@ pub struct Window {
 
 impl Window {
     /// The facts of a load report.
-    pub(crate) fn of(report: &servelab_load::Report, users: u32, think_s: f64) -> Window {
+    pub fn of(report: &servelab_load::Report, users: u32, think_s: f64) -> Window {
         let c = &report.counts;
         Window {
             window_s: report.duration_s,

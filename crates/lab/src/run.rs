@@ -364,10 +364,12 @@ fn progress_bar(show: bool, plan: &Plan, simulated: bool) -> ProgressBar {
 
 /// SIGINT and SIGTERM set the stop flag while a run is in progress (instead of
 /// killing the lab and orphaning its servers); unregistered when dropped.
-pub(crate) struct Signals(Vec<signal_hook::SigId>);
+#[derive(Debug)]
+pub struct Signals(Vec<signal_hook::SigId>);
 
 impl Signals {
-    pub(crate) fn register(stop: &Arc<AtomicBool>) -> Result<Signals> {
+    /// Sets `stop` on SIGINT and SIGTERM until the value is dropped.
+    pub fn register(stop: &Arc<AtomicBool>) -> Result<Signals> {
         let mut ids = Vec::new();
         for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
             let id = signal_hook::flag::register(sig, Arc::clone(stop))

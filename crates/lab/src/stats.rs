@@ -16,7 +16,7 @@ pub(crate) const CONFIDENCE: f64 = 0.95;
 
 /// Mean, sample standard deviation and count of some values.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Sample {
+pub struct Sample {
     /// How many values.
     pub n: u32,
     /// Their mean.
@@ -27,7 +27,7 @@ pub(crate) struct Sample {
 
 impl Sample {
     /// The sample of the finite values among `values`; `None` when there are none.
-    pub(crate) fn of(values: &[f64]) -> Option<Sample> {
+    pub fn of(values: &[f64]) -> Option<Sample> {
         let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
         if v.is_empty() {
             return None;
@@ -47,7 +47,7 @@ impl Sample {
     }
 
     /// Half-width of the mean's 95% Student-t interval; `None` below 2 values.
-    pub(crate) fn half_width(&self) -> Option<f64> {
+    pub fn half_width(&self) -> Option<f64> {
         (self.n >= 2).then(|| {
             t_quantile(0.5 + CONFIDENCE / 2.0, f64::from(self.n - 1)) * self.sd
                 / f64::from(self.n).sqrt()
@@ -56,7 +56,7 @@ impl Sample {
 
     /// The half-width relative to the mean (0.02 is ±2%); `None` below 2 values
     /// or for a zero mean.
-    pub(crate) fn relative_half_width(&self) -> Option<f64> {
+    pub fn relative_half_width(&self) -> Option<f64> {
         let h = self.half_width()?;
         (self.mean != 0.0).then(|| h / self.mean.abs())
     }

@@ -9,10 +9,11 @@
 use serde::Serialize;
 use servelab_sim::{Length, RunSpec, Warmup};
 
-use super::fit::{Estimate, Fit};
-use super::slo::{Slo, SloStat};
-use super::staircase::Load;
-use crate::error::{LabError, Result};
+use crate::architecture::Architecture;
+use crate::fit::{Estimate, Fit};
+use crate::slo::{Slo, SloStat};
+use crate::staircase::Load;
+use servelab_lab::{LabError, Result};
 
 /// Replications and length of every prediction: seed 002's default sweep.
 const SPEC: RunSpec = RunSpec {
@@ -57,6 +58,10 @@ pub struct Forecast {
     pub exact_mean_ms: Option<f64>,
     /// The knee N* of this think time.
     pub knee_users: f64,
+    /// Whether the load has more closed users than the W workers that the
+    /// probes found connections to hold: users past W wait for a connection
+    /// to close (the model holds the workers: `fit.connections`).
+    pub past_held_workers: bool,
 }
 
 fn est(e: &servelab_sim::stats::Estimate, scale: f64) -> Option<Estimate> {
@@ -78,9 +83,64 @@ fn zero() -> Estimate {
     }
 }
 
+/// The model to simulate at a load: the fit's, which holds the workers the
+/// probes found (`held::apply`).
+fn model(fit: &Fit, load: &Load) -> servelab_sim::Model {
+    fit.model(load)
+}
+
+/// What a reader must know before the figures: a worker limit found by the
+/// probes that the model does not have, and a wait at one user that is not
+/// CPU.
+pub(crate) fn warnings(
+    fit: &Fit,
+    arch: &Architecture,
+    knee_users: f64,
+    base: &Load,
+) -> Vec<String> {
+    let mut w = Vec::new();
+    // Held workers whose users come back before the keep-alive timeout:
+    // the first W users keep their connections, the others wait for ever
+    // (or until the client reconnects), and no mean covers both.
+    if let (Some(workers), Some(h)) = (arch.held_workers(), fit.connections.held())
+        && h.keepalive_timeout
+            .is_none_or(|t| base.think.mean() + fit.delay_s < t)
+        && h.max_requests.is_none()
+    {
+        w.push(format!(
+            "past N = {workers} users the users beyond the {workers} held workers may never be \
+             served: a user who thinks {:.0} ms on average comes back well within the keep-alive \
+             timeout ({}), so a held connection is never closed for idleness and no request \
+             limit closes it. The predicted mean and percentiles of R there are those of the \
+             users that hold a worker; a measured mean depends on when the client reconnects \
+             (each validation repeat opens new connections), so the mean R past N = {workers} \
+             is not to be trusted, and its error is not the model's alone.",
+            base.think.mean() * 1e3,
+            h.keepalive_timeout
+                .map_or("never".into(), |t| format!("{t:.2} s"))
+        ));
+    }
+    if let Some(workers) = arch.held_workers()
+        && fit.connections.held().is_none()
+    {
+        w.push(format!(
+            "connections hold workers (W = {workers}, found by the probes), and this prediction \
+             ignores that limit: the model does not hold them. It is not to be \
+             trusted past N = {workers} users: there a user waits for a connection to close \
+             (the keep-alive timeout), not for a CPU, and the measured throughput and response \
+             times are worse than predicted."
+        ));
+    }
+    if let Some(d) = &fit.non_cpu_delay {
+        w.push(d.warning(knee_users));
+    }
+    w
+}
+
 /// Simulates the fit at each load.
-pub(crate) fn forecast(fit: &Fit, loads: &[Load]) -> Result<Vec<Forecast>> {
-    let models: Vec<_> = loads.iter().map(|l| fit.model(l)).collect();
+pub(crate) fn forecast(fit: &Fit, arch: &Architecture, loads: &[Load]) -> Result<Vec<Forecast>> {
+    let models: Vec<_> = loads.iter().map(|l| model(fit, l)).collect();
+    let held = arch.held_workers();
     let results = servelab_sim::run_models(&models, &SPEC)
         .map_err(|e| LabError::Other(format!("simulation: {e}")))?;
     loads
@@ -108,6 +168,7 @@ pub(crate) fn forecast(fit: &Fit, loads: &[Load]) -> Result<Vec<Forecast>> {
                     .as_ref()
                     .map(|x| (x.response_time + fit.delay_s) * 1e3),
                 knee_users: r.bounds.saturation_users,
+                past_held_workers: held.is_some_and(|w| load.rate.is_none() && load.users > w),
             })
         })
         .collect()

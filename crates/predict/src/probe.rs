@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use servelab_load::{LoadSpec, Target, Workload};
 
-use crate::error::{LabError, Result};
+use servelab_lab::{LabError, Result};
 
 /// Requests of the probe.
 const PROBE_REQUESTS: u64 = 5;

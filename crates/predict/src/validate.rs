@@ -8,10 +8,10 @@
 use serde::Serialize;
 use servelab_dist::Dist;
 
-use super::fit::{Estimate, Fit};
-use super::forecast::Forecast;
-use super::staircase::{Load, Step};
-use crate::check::Check;
+use crate::fit::{Estimate, Fit};
+use crate::forecast::Forecast;
+use crate::staircase::{Load, Step};
+use servelab_lab::check::Check;
 
 /// Multiples of the knee measured by default.
 pub const KNEE_FACTORS: [f64; 6] = [0.3, 0.7, 1.0, 1.5, 2.0, 3.0];
@@ -121,7 +121,7 @@ pub(crate) fn loads(fit: &Fit, base: &Load) -> Vec<Load> {
         think,
         ..base.clone()
     };
-    let knee = super::forecast::knee(fit, &at);
+    let knee = crate::forecast::knee(fit, &at);
     let mut users: Vec<u32> = KNEE_FACTORS
         .iter()
         .map(|f| ((f * knee).round() as u32).max(1))
@@ -134,6 +134,28 @@ pub(crate) fn loads(fit: &Fit, base: &Load) -> Vec<Load> {
             ..at.clone()
         })
         .collect()
+}
+
+/// Adds users at W and at 2W when the checked loads do not already
+/// straddle the W workers that connections hold: a check that stays on one
+/// side of W cannot see the limit.
+pub(crate) fn straddle(loads: &mut Vec<Load>, workers: u32) {
+    let Some(base) = loads.first().cloned() else {
+        return;
+    };
+    let w = workers.max(1);
+    let mut extra = Vec::new();
+    if !loads.iter().any(|l| l.users <= w) {
+        extra.push(w);
+    }
+    if !loads.iter().any(|l| l.users > w) {
+        extra.push(2 * w);
+    }
+    loads.extend(extra.into_iter().map(|users| Load {
+        users,
+        ..base.clone()
+    }));
+    loads.sort_by_key(|l| l.users);
 }
 
 /// The open loads the user asked about, with the base's timeouts and retries.
@@ -164,7 +186,7 @@ pub(crate) fn point(step: &Step, predicted: Forecast) -> Point {
             half_width: s.half_width(),
         },
     );
-    let e = |s: Option<crate::stats::Sample>| {
+    let e = |s: Option<servelab_lab::stats::Sample>| {
         s.map(|s| Estimate {
             value: s.mean,
             half_width: s.half_width(),
@@ -249,6 +271,30 @@ mod tests {
         assert!(rows.iter().all(|r| r.points == 0 && r.met.is_none()));
         assert_eq!(err(105.0, 100.0), Some(5.0));
         assert_eq!(err(1.0, 0.0), None);
+    }
+
+    #[test]
+    fn the_checked_loads_straddle_the_held_workers() {
+        let at = |users| Load {
+            users,
+            rate: None,
+            think: Dist::exp(0.05),
+            timeout: None,
+            retries: None,
+        };
+        let users = |v: &[Load]| v.iter().map(|l| l.users).collect::<Vec<_>>();
+        // All below W = 6 (prefork's six processes): 2W is added.
+        let mut below = vec![at(1), at(2), at(4)];
+        straddle(&mut below, 6);
+        assert_eq!(users(&below), [1, 2, 4, 12]);
+        // All above W = 4: W is added, in order.
+        let mut above = vec![at(8), at(16)];
+        straddle(&mut above, 4);
+        assert_eq!(users(&above), [4, 8, 16]);
+        // Already on both sides: unchanged.
+        let mut both = vec![at(3), at(9)];
+        straddle(&mut both, 4);
+        assert_eq!(users(&both), [3, 9]);
     }
 
     #[test]

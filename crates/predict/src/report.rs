@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::Outcome;
-use super::validate::Point;
-use crate::error::{LabError, Result};
-use crate::html::{STYLE, esc};
-use crate::plot::{Figure, Series};
+use crate::outcome::Outcome;
+use crate::validate::Point;
+use servelab_lab::html::{STYLE, esc};
+use servelab_lab::plot::{Figure, Series};
+use servelab_lab::{LabError, Result};
 
 /// The schema of `results.json`; a field never changes meaning under it.
 pub const SCHEMA: &str = "servelab-predict/1";
@@ -27,7 +27,7 @@ struct Document<'a> {
 pub(crate) fn make_dir(out: Option<&Path>, stamp: &str) -> Result<PathBuf> {
     let path = match out {
         Some(p) => p.to_path_buf(),
-        None => PathBuf::from(crate::rundir::DEFAULT_RUNS).join(format!("predict-{stamp}")),
+        None => PathBuf::from(servelab_lab::rundir::DEFAULT_RUNS).join(format!("predict-{stamp}")),
     };
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| LabError::io(parent, e))?;
@@ -74,6 +74,19 @@ fn html(o: &Outcome) -> Result<String> {
         esc(&o.url),
         esc(&o.command)
     );
+    for w in &o.warnings {
+        h.push_str(&format!("<p class=\"flag\">Warning: {}</p>", esc(w)));
+    }
+    let a = &o.architecture;
+    h.push_str(&format!(
+        "<h2>Architecture</h2><p>{} ({:.1} s of probes).</p><ul>",
+        esc(&a.summary()),
+        a.probe_s
+    ));
+    for line in &a.how {
+        h.push_str(&format!("<li>{}</li>", esc(line)));
+    }
+    h.push_str("</ul>");
     h.push_str(
         "<h2>Fit</h2><table><tr><th class=\"l\">parameter</th><th>value</th><th>±95%</th></tr>",
     );
@@ -167,7 +180,7 @@ fn html(o: &Outcome) -> Result<String> {
             x.map_or("–".into(), |x| format!("{:.1} ± {:.1}", x.mean, x.half_width().unwrap_or(f64::NAN))),
             rm.map_or("–".into(), |x| format!("{:.2}", x.mean)),
             cpu.map_or("not measured".into(), |x| format!("{:.3}", x.mean)),
-            esc(&s.stopped.describe(super::staircase::PRECISION)),
+            esc(&s.stopped.describe(crate::staircase::PRECISION)),
             if failed.is_empty() { "passed".into() } else { format!("<span class=\"flag\">{}</span>", esc(&failed.join("; "))) }
         ));
     }
@@ -204,9 +217,9 @@ fn html(o: &Outcome) -> Result<String> {
             "<p>An open rate λ is simulated as {} users thinking exp({}/λ) (the \
              simulator has closed users only): their arrivals are within 1% of Poisson at λ \
              while fewer than {} requests are in the server.</p>",
-            super::fit::OPEN_POPULATION,
-            super::fit::OPEN_POPULATION,
-            super::fit::OPEN_POPULATION / 100
+            crate::fit::OPEN_POPULATION,
+            crate::fit::OPEN_POPULATION,
+            crate::fit::OPEN_POPULATION / 100
         ));
     }
     match &o.validation {
@@ -307,7 +320,7 @@ fn point_table(points: &[Point]) -> String {
             .map(|c| c.detail.clone())
             .collect();
         let o =
-            |v: Option<super::fit::Estimate>| v.map_or("–".into(), |v| format!("{:.2}", v.value));
+            |v: Option<crate::fit::Estimate>| v.map_or("–".into(), |v| format!("{:.2}", v.value));
         h.push_str(&format!(
             "<tr><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
             esc(&p.load.describe()),
@@ -326,7 +339,7 @@ fn point_table(points: &[Point]) -> String {
 }
 
 /// The threads-per-core fit: every candidate's error at every step.
-fn threads_table(t: &super::ThreadsFit) -> String {
+fn threads_table(t: &crate::kfit::ThreadsFit) -> String {
     let mut h = String::from(
         "<h2>Threads per core k</h2><p>Mean response time at each step of the staircase, \
          simulated with each candidate; error = (predicted &minus; measured) / measured.</p>\

@@ -18,12 +18,12 @@
 //! simulations' intervals (or [`MIN_DISCERN`]) are not told apart; the model
 //! then takes the smallest k among them, and the note says so.
 
-use serde::Serialize;
 use servelab_sim::{Length, Policy, RunSpec, Warmup};
 
-use super::fit::Fit;
-use super::staircase::Step;
-use crate::error::{LabError, Result};
+use crate::fit::Fit;
+use crate::kfit::{Candidate, ThreadsFit};
+use crate::staircase::Step;
+use servelab_lab::{LabError, Result};
 
 /// Replications and length of each candidate's simulation: half the
 /// prediction's, since only mean response times are compared.
@@ -38,48 +38,7 @@ const SPEC: RunSpec = RunSpec {
 const MAX_K: u32 = 64;
 /// Relative difference below which two candidates' predictions count as the
 /// same even when every interval is narrower: the staircase's own precision.
-const MIN_DISCERN: f64 = super::staircase::PRECISION;
-
-/// One candidate (k, policy) and its residuals at the staircase's steps.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Candidate {
-    /// Threads per core.
-    pub threads_per_core: u32,
-    /// Scheduling on a core.
-    pub policy: Policy,
-    /// Predicted mean response time per step, ms (`None`: not simulated).
-    pub predicted_ms: Vec<Option<f64>>,
-    /// (predicted − measured) / measured per step, percent.
-    pub errors_pct: Vec<Option<f64>>,
-    /// Root mean square of the errors, percent.
-    pub rms_pct: f64,
-}
-
-/// The fit of k: every candidate, the one with the smallest error, and the
-/// ones the data cannot tell from it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ThreadsFit {
-    /// The steps compared, in words.
-    pub steps: Vec<String>,
-    /// The measured mean response time of each step, ms.
-    pub measured_ms: Vec<Option<f64>>,
-    /// Every candidate, by k.
-    pub candidates: Vec<Candidate>,
-    /// The k with the smallest RMS error.
-    pub best: u32,
-    /// The k whose predictions the data cannot tell from the best's (the best
-    /// included).
-    pub not_told_apart: Vec<u32>,
-    /// The k the model uses: the smallest of `not_told_apart`.
-    pub chosen: u32,
-}
-
-impl ThreadsFit {
-    /// Whether the data singled out one k.
-    pub fn identified(&self) -> bool {
-        self.not_told_apart.len() == 1
-    }
-}
+const MIN_DISCERN: f64 = crate::staircase::PRECISION;
 
 /// The candidate k values: 1, 2, 4, ... while c·k requests could have been in
 /// the server together at some step, at most [`MAX_K`].
@@ -307,9 +266,9 @@ fn apply(fit: &mut Fit, tf: &ThreadsFit) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::predict::staircase::{Load, Repeat};
-    use crate::protocol::{StopReason, Stopped};
+    use crate::staircase::{Load, Repeat};
     use servelab_dist::Dist;
+    use servelab_lab::protocol::{StopReason, Stopped};
 
     /// A step whose three repeats saw throughput `x`, mean response time
     /// `r_ms` (±1% across the repeats), CV `cv` and 10 ms of CPU per request.
@@ -376,7 +335,7 @@ mod tests {
             .into_iter()
             .map(|load| {
                 let (users, think) = match load.rate {
-                    Some(r) => (super::super::OPEN_POPULATION, Dist::exp(10_000.0 / r)),
+                    Some(r) => (crate::fit::OPEN_POPULATION, Dist::exp(10_000.0 / r)),
                     None => (load.users, Dist::ZERO),
                 };
                 let m = servelab_sim::Model {
@@ -387,7 +346,7 @@ mod tests {
                     threads_per_core: k,
                     buffer: 100_000,
                     policy,
-                    quantum: super::super::fit::RR_QUANTUM_S,
+                    quantum: crate::fit::RR_QUANTUM_S,
                     ..servelab_sim::Model::default()
                 };
                 let spec = RunSpec {
@@ -405,7 +364,7 @@ mod tests {
     }
 
     fn fitted(steps: &[Step]) -> Fit {
-        let mut f = super::super::fit::fit(steps, true).unwrap();
+        let mut f = crate::fit::fit(steps, true).unwrap();
         fit(&mut f, steps).unwrap();
         f
     }

@@ -24,16 +24,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use indicatif::ProgressBar;
 use serde::Serialize;
 use servelab_dist::Dist;
 use servelab_load::{Arrival, LoadSpec, Target, Workload};
 
-use super::CpuSource;
-use crate::check::Check;
-use crate::error::{LabError, Result};
-use crate::protocol::{StopReason, Stopped, Window};
-use crate::stats::Sample;
+use crate::cpu_source::CpuSource;
+use crate::progress::Progress;
+use servelab_lab::check::Check;
+use servelab_lab::protocol::{StopReason, Stopped, Window};
+use servelab_lab::stats::Sample;
+use servelab_lab::{LabError, Result};
 
 /// Steps the staircase is sized for: 1, 2, 4, ... 32 users and the open
 /// steps.
@@ -149,6 +149,25 @@ impl Step {
         self.load.rate.is_some()
     }
 
+    /// The step in one line: load, goodput, mean response time, repeats and
+    /// failed checks.
+    pub(crate) fn summary(&self) -> String {
+        let x = self.sample(|r| Some(r.goodput));
+        let r = self.sample(|r| r.mean_ms);
+        let failed = self.checks.iter().filter(|c| !c.passed).count();
+        format!(
+            "{}: {}/s, mean R {} ms, {} repeats{}",
+            self.load.describe(),
+            x.map_or("-".into(), |x| format!("{:.1}", x.mean)),
+            r.map_or("-".into(), |r| format!("{:.2}", r.mean)),
+            self.repeats.len(),
+            match failed {
+                0 => String::new(),
+                n => format!(", {n} check(s) failed"),
+            }
+        )
+    }
+
     /// Mean goodput over the repeats.
     pub(crate) fn goodput(&self) -> f64 {
         self.sample(|r| Some(r.goodput)).map_or(0.0, |s| s.mean)
@@ -185,7 +204,9 @@ pub(crate) struct Bench<'a> {
     pub url: &'a str,
     pub cpu: &'a CpuSource,
     pub stop: &'a Arc<AtomicBool>,
-    pub bar: &'a ProgressBar,
+    pub progress: &'a Progress,
+    /// What the steps are for, in the step lines: `calibration` or `validation`.
+    pub phase: &'static str,
 }
 
 impl Bench<'_> {
@@ -219,8 +240,8 @@ impl Bench<'_> {
     /// `deadline` would be passed by one more.
     pub(crate) fn step(&self, load: &Load, t: Timing, deadline: Instant) -> Result<Step> {
         let load_err = |e: servelab_load::LoadError| LabError::Other(format!("load: {e}"));
-        self.bar
-            .set_message(format!("{}: warm-up", load.describe()));
+        self.progress
+            .doing(format!("{}: {}: warm-up", self.phase, load.describe()));
         servelab_load::run(&self.spec(load, t.warmup, 999)).map_err(load_err)?;
         let mut repeats = Vec::new();
         let mut windows = Vec::new();
@@ -229,12 +250,12 @@ impl Bench<'_> {
                 return Err(LabError::Other("interrupted".into()));
             }
             let r = repeats.len() as u64 + 1;
-            self.bar
-                .set_message(format!("{}: repeat {r}", load.describe()));
+            self.progress
+                .doing(format!("{}: {}: repeat {r}", self.phase, load.describe()));
             let cpu0 = self.cpu.read_ns()?;
             let report = servelab_load::run(&self.spec(load, t.window, r)).map_err(load_err)?;
             let cpu1 = self.cpu.read_ns()?;
-            self.bar.inc(t.window.as_millis() as u64);
+            self.progress.advance(t.window);
             // An open step has no population: Window's users are 0, and
             // Little's check (which needs N) is dropped below.
             let (n, z) = match load.rate {
@@ -244,7 +265,8 @@ impl Bench<'_> {
             windows.push(Window::of(&report, n, z));
             repeats.push(repeat_of(&report, cpu0.zip(cpu1)));
             let goodputs: Vec<Option<f64>> = repeats.iter().map(|r| Some(r.goodput)).collect();
-            if let Some(s) = crate::protocol::decide(&goodputs, MIN_REPEATS, MAX_REPEATS, PRECISION)
+            if let Some(s) =
+                servelab_lab::protocol::decide(&goodputs, MIN_REPEATS, MAX_REPEATS, PRECISION)
             {
                 break s;
             }
@@ -258,19 +280,22 @@ impl Bench<'_> {
                 };
             }
         };
-        let mut checks = crate::check::of_point(&windows, false);
+        let mut checks = servelab_lab::check::of_point(&windows, false);
         // Little's law for an open stream needs the number in the system,
         // which a client does not see; the check is for closed users.
         if load.rate.is_some() {
-            checks.retain(|c| c.kind != crate::check::CheckKind::LittlesLaw);
+            checks.retain(|c| c.kind != servelab_lab::check::CheckKind::LittlesLaw);
         }
-        Ok(Step {
+        let step = Step {
             load: load.clone(),
             repeats,
             stopped,
             checks,
             windows,
-        })
+        };
+        self.progress
+            .step(format!("{}: {}", self.phase, step.summary()));
+        Ok(step)
     }
 
     /// The fit's staircase: 1, 2, 4, ... users with no think time, until the
@@ -369,12 +394,13 @@ mod tests {
     #[test]
     fn an_open_step_sends_a_poisson_stream_and_a_closed_one_users() {
         let stop = Arc::new(AtomicBool::new(false));
-        let bar = ProgressBar::hidden();
+        let progress = Progress::off();
         let b = Bench {
             url: "http://127.0.0.1:1/",
             cpu: &CpuSource::None,
             stop: &stop,
-            bar: &bar,
+            progress: &progress,
+            phase: "calibration",
         };
         let closed = Load {
             users: 3,

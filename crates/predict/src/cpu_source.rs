@@ -1,5 +1,5 @@
 //! Where the server's CPU time comes from: its processes (`--pid`, each with
-//! its whole tree, read in nanoseconds by the lab's [`cpu`](crate::cpu)), its
+//! its whole tree, read in nanoseconds by the lab's [`cpu`](servelab_lab::cpu)), its
 //! cgroup (`cpu.stat`'s `usage_usec`), or nowhere.
 //!
 //! Why both: a server started by hand has a pid; one in a container has a
@@ -11,8 +11,8 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::cpu::{CpuReading, TICK_SECONDS};
-use crate::error::{LabError, Result};
+use servelab_lab::cpu::{CpuReading, TICK_SECONDS};
+use servelab_lab::{LabError, Result};
 
 /// Largest `cpu.stat` file read: the kernel's is a few hundred bytes.
 const MAX_CPU_STAT: u64 = 64 * 1024;

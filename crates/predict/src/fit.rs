@@ -27,11 +27,12 @@
 
 use serde::Serialize;
 use servelab_dist::Dist;
-use servelab_sim::{Model, OnFull, Policy};
+use servelab_sim::{Connections, Model, OnFull, Policy};
 
-use super::staircase::{Load, Repeat, Step};
-use crate::error::{LabError, Result};
-use crate::stats::Sample;
+use crate::delay::NonCpuDelay;
+use crate::staircase::{Load, Repeat, Step};
+use servelab_lab::stats::Sample;
+use servelab_lab::{LabError, Result};
 
 /// Response-time CV within this distance of 1 is fitted as exponential.
 const EXP_CV_BAND: f64 = 0.2;
@@ -49,10 +50,6 @@ const UNBOUNDED_BUFFER: u32 = 100_000;
 /// base slice). With a demand of several quanta the mean response time
 /// hardly depends on it (round robin is then close to processor sharing).
 pub const RR_QUANTUM_S: f64 = 0.004;
-/// Below this share of the response time at one user, the server's CPU
-/// leaves most of that time to something the model does not have: waiting
-/// for a CPU that other work holds, or the network.
-const LOW_CPU_SHARE: f64 = 0.5;
 
 /// A fitted value and the half-width of its 95% interval (`None`: one value,
 /// or not known).
@@ -132,7 +129,7 @@ pub struct Fit {
     /// Round-robin quantum, seconds (unused with FCFS).
     pub quantum_s: f64,
     /// How k was fitted: every candidate's residuals (`None`: not fitted).
-    pub threads_fit: Option<super::threads::ThreadsFit>,
+    pub threads_fit: Option<crate::kfit::ThreadsFit>,
     /// The model's demand per request, seconds.
     pub demand_s: f64,
     /// Time of a request outside the server at one user (network, kernel,
@@ -140,10 +137,17 @@ pub struct Fit {
     /// The model adds it to every response time, and the user spends it
     /// outside the server as it spends a think (a delay station).
     pub delay_s: f64,
+    /// A response time at one user far above the CPU per request, and its
+    /// likely cause (`None`: not seen, or the CPU was not measured).
+    pub non_cpu_delay: Option<NonCpuDelay>,
     /// The model's service distribution.
     pub service: Dist,
     /// The model's buffer.
     pub buffer: u32,
+    /// Whether connections hold the c·k threads (the W workers the probes
+    /// found), with the keep-alive timeout and request limit; `free` when
+    /// requests, not connections, queue for threads.
+    pub connections: Connections,
     /// The buffer's bounds when refusals identified it: (smallest, largest)
     /// buffer consistent with the staircase; the model uses the largest.
     pub buffer_bounds: Option<(u32, u32)>,
@@ -171,6 +175,7 @@ impl Fit {
             on_full: self.on_full(),
             policy: self.policy,
             quantum: self.quantum_s,
+            connections: self.connections,
             ..Model::default()
         }
     }
@@ -225,6 +230,16 @@ impl Fit {
                 " --policy rr --quantum {}ms",
                 (self.quantum_s * 1e6).round() / 1e3
             ));
+        }
+        if let Some(h) = self.connections.held() {
+            s.push_str(" --hold-workers");
+            match h.keepalive_timeout {
+                Some(t) => s.push_str(&format!(" --keepalive-timeout {}ms", (t * 1e3).round())),
+                None => s.push_str(" --keepalive-timeout none"),
+            }
+            if let Some(n) = h.max_requests {
+                s.push_str(&format!(" --max-requests-per-conn {n}"));
+            }
         }
         s
     }
@@ -285,16 +300,16 @@ pub(crate) fn fit(all_steps: &[Step], cpu_measured: bool) -> Result<Fit> {
                 .into(),
         );
     }
-    if let Some(c) = &cpu
-        && c.mean < LOW_CPU_SHARE * r1.mean
-    {
+    let non_cpu_delay = cpu.as_ref().and_then(|c| NonCpuDelay::of(c.mean, r1.mean));
+    if let Some(d) = &non_cpu_delay {
         notes.push(format!(
-            "the server's CPU is {:.0}% of the response time at one user ({:.3} of {:.3} ms): it \
-             waits for a CPU that other work holds, or for the network; the model runs a request \
-             as soon as a server is free, so its response times will be too short",
-            c.mean / r1.mean * 100.0,
-            c.mean * 1e3,
-            r1.mean * 1e3
+            "the server's CPU is {:.0}% of the response time at one user ({:.3} of {:.3} ms): a \
+             request waits for something else, likely {}; the model adds the gap as a constant \
+             delay, so its response times below the knee are not to be trusted",
+            d.cpu_s / d.response_s * 100.0,
+            d.cpu_s * 1e3,
+            d.response_s * 1e3,
+            d.cause_in_words()
         ));
     }
     let demand_slope_s_per_user = cpu.as_ref().and_then(|_| demand_slope(steps));
@@ -322,7 +337,7 @@ pub(crate) fn fit(all_steps: &[Step], cpu_measured: bool) -> Result<Fit> {
         .ok_or_else(|| LabError::Other("no throughput was measured".into()))?;
     let xmax = Estimate::of(&xmax);
     let n = steps.len();
-    let plateau = super::staircase::on_plateau(steps);
+    let plateau = crate::staircase::on_plateau(steps);
     // The servers come from the best demand there is: the CPU's, else the
     // response time at one user.
     let d = cpu.as_ref().map_or_else(|| Estimate::of(&r1), Estimate::of);
@@ -401,8 +416,10 @@ pub(crate) fn fit(all_steps: &[Step], cpu_measured: bool) -> Result<Fit> {
         threads_fit: None,
         demand_s,
         delay_s,
+        non_cpu_delay,
         service,
         buffer,
+        connections: Connections::Free,
         buffer_bounds,
         demand_slope_s_per_user,
         notes,
@@ -429,7 +446,7 @@ fn choose_demand(
             // Both intervals count: the plateau's and the one c/D inherits.
             let slack = xmax
                 .half_width
-                .unwrap_or(super::staircase::PRECISION * xmax.value)
+                .unwrap_or(crate::staircase::PRECISION * xmax.value)
                 .hypot(implied * rel_d);
             if (implied - xmax.value).abs() <= slack {
                 (
@@ -582,8 +599,8 @@ fn buffer_of(steps: &[Step], cores: u32, notes: &mut Vec<String>) -> (u32, Optio
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::predict::staircase::Repeat;
-    use crate::protocol::{StopReason, Stopped};
+    use crate::staircase::Repeat;
+    use servelab_lab::protocol::{StopReason, Stopped};
 
     /// A step of `users` whose repeats saw throughputs `xs`, response time
     /// `r_ms` (CV 1) and `cpu_ms` per request.
@@ -732,16 +749,23 @@ mod tests {
         ];
         let f = fit(&steps, true).unwrap();
         assert!(
-            f.notes.iter().any(|n| n.contains("waits for a CPU")),
+            f.notes
+                .iter()
+                .any(|n| n.contains("a CPU that other work holds")),
             "{:?}",
             f.notes
+        );
+        assert_eq!(
+            f.non_cpu_delay.map(|d| d.cause),
+            Some(crate::delay::DelayCause::Wait)
         );
         let calm = [
             step(1, &[190.0, 191.0], 5.2, Some(4.9)),
             step(2, &[199.0, 198.0], 10.0, Some(4.9)),
         ];
         let f = fit(&calm, true).unwrap();
-        assert!(!f.notes.iter().any(|n| n.contains("waits for a CPU")));
+        assert!(!f.notes.iter().any(|n| n.contains("other work holds")));
+        assert_eq!(f.non_cpu_delay, None);
     }
 
     /// `step` with `failed` refused requests in each repeat.

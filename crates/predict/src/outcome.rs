@@ -1,0 +1,96 @@
+//! What a prediction is asked ([`PredictOptions`]) and what it found
+//! ([`Outcome`], as `results.json` holds it).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::architecture::Architecture;
+use crate::cpu_source::CpuSource;
+use crate::fit::Fit;
+use crate::forecast::Forecast;
+use crate::progress::ProgressMode;
+use crate::slo::Slo;
+use crate::staircase::{Load, Step};
+use crate::validate::{Point, Row};
+
+/// What `servelab predict` was asked.
+#[derive(Debug, Clone)]
+pub struct PredictOptions {
+    /// The URL to measure (`http://host:port/path`).
+    pub url: String,
+    /// Where the server's CPU comes from.
+    pub cpu: CpuSource,
+    /// Measurement time of the fit's staircase.
+    pub budget: Duration,
+    /// Measurement time of the validation; `None` skips it.
+    pub validate_budget: Option<Duration>,
+    /// The loads to predict: users, with `think`, `timeout` and `retries`.
+    pub users: Vec<u32>,
+    /// Open rates to predict (requests per second, Poisson), with `load`'s
+    /// timeouts and retries; the validation measures them too.
+    pub rates: Vec<f64>,
+    /// Their think time, timeouts and retries (`users` ignored).
+    pub load: Load,
+    /// The objective whose largest load is searched.
+    pub slo: Option<Slo>,
+    /// Results directory (default `results/predict-<timestamp>`); must not exist.
+    pub out: Option<PathBuf>,
+    /// The command line, recorded.
+    pub command: String,
+    /// How to report progress on stderr.
+    pub progress: ProgressMode,
+}
+
+/// The validation: each point, and the error table.
+#[derive(Debug, Clone, Serialize)]
+pub struct Validation {
+    /// Each checked load.
+    pub points: Vec<Point>,
+    /// Per metric: largest and mean error against its target.
+    pub table: Vec<Row>,
+}
+
+impl Validation {
+    /// The rows whose target was missed.
+    pub fn missed(&self) -> Vec<&Row> {
+        self.table.iter().filter(|r| r.met == Some(false)).collect()
+    }
+}
+
+/// Everything a prediction found, as `results.json` holds it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    /// The URL.
+    pub url: String,
+    /// The command line.
+    pub command: String,
+    /// When it started (UTC).
+    pub started_utc: String,
+    /// Where the server's CPU came from.
+    pub cpu: CpuSource,
+    /// What a reader must know first: where the prediction is not to be
+    /// trusted, and why.
+    pub warnings: Vec<String>,
+    /// What the probes found about connections and workers, and how.
+    pub architecture: Architecture,
+    /// The fit's staircase.
+    pub staircase: Vec<Step>,
+    /// The fitted model.
+    pub fit: Fit,
+    /// The fitted model as a `servelab sim` command at the asked loads.
+    pub sim_command: String,
+    /// The predictions at the asked loads.
+    pub forecasts: Vec<Forecast>,
+    /// The knee N* at the asked think time.
+    pub knee_users: f64,
+    /// The objective.
+    pub slo: Option<Slo>,
+    /// The largest load meeting it (`None` with an objective: not even one user).
+    pub slo_users: Option<u32>,
+    /// The validation, when run.
+    pub validation: Option<Validation>,
+    /// The directory written.
+    pub dir: PathBuf,
+}
