@@ -12,7 +12,7 @@
 //! this module has no `unsafe`.
 //!
 //! Layout (one [`ClientLoop`], its methods split by noun):
-//! - this file: the loop itself (wait, events, timers, the arrival timerfd),
+//! - this file: the loop itself (wait, events, timers, the wake-up timerfd),
 //!   and the count of the requests unfinished when it ends;
 //! - [`exchange`]: the life of one request on a connection (connect to each
 //!   address in turn, back off after a failed connect, send, read, complete,
@@ -184,12 +184,42 @@ struct ClientLoop {
     waiting_retries: usize,
     in_flight: usize,
     schedule: Schedule,
-    /// Open workload: a timerfd armed for the next arrival, in the epoll set.
-    arrival_timer: Option<OwnedFd>,
-    /// The arrival the timerfd is armed for, so it is armed once per arrival.
+    /// A timerfd armed for the loop's next timed event (a think's end, a
+    /// retry wait's, an arrival), in the epoll set: see [`wake_timer`].
+    wake_timer: OwnedFd,
+    /// The instant the timerfd is armed for, so it is armed once per deadline.
     armed_for: Option<Instant>,
     arrivals_done: bool,
     arrival_rng: Pcg64Mcg,
+}
+
+/// The loop's wake-up timer: a timerfd in the epoll set, edge-triggered.
+///
+/// `epoll_wait` sleeps in whole milliseconds, rounded up: a think of 10 ms
+/// drawn at a random instant ran 0.6 ms long on average (20 users with a
+/// 10 ms think lost 5–6% of their rate), and an open request would start up
+/// to 1 ms late, its corrected latency counting the client's oversleeping.
+/// `epoll_pwait2` takes nanoseconds but sleeps on a range widened by the
+/// thread's timer slack (50 us by default); a timerfd's expiry is an hrtimer
+/// with no slack, so the loop wakes at the deadline to the wake-up latency of
+/// the machine (measured: see `tests/load/think_precision.rs`). It is armed
+/// for the loop's next timed event only when that event changes, so a loop
+/// whose next deadline stays put makes no extra system call. Edge-triggered:
+/// each expiry wakes `epoll_wait` once, and re-arming resets the expiry
+/// count, so the expiry count is never read (one system call less per wake).
+fn wake_timer(epoll: &OwnedFd) -> std::io::Result<OwnedFd> {
+    use rustix::time::{TimerfdClockId, TimerfdFlags, timerfd_create};
+    let t = timerfd_create(
+        TimerfdClockId::Monotonic,
+        TimerfdFlags::NONBLOCK | TimerfdFlags::CLOEXEC,
+    )?;
+    epoll::add(
+        epoll,
+        &t,
+        epoll::EventData::new_u64(TIMER_TOKEN),
+        epoll::EventFlags::IN | epoll::EventFlags::ET,
+    )?;
+    Ok(t)
 }
 
 /// This thread's CPU time (user + system), to the nanosecond.
@@ -282,25 +312,7 @@ impl ClientLoop {
         }
         let rec = Recorder::new(cfg.start);
         let open = matches!(cfg.share, ThreadShare::Open { .. });
-        // epoll_wait sleeps in whole milliseconds, rounded up: an open request could
-        // start up to 1 ms late, and its corrected latency would count the client's
-        // oversleeping. A timerfd wakes the loop at the arrival, to the nanosecond.
-        let arrival_timer = if open {
-            use rustix::time::{TimerfdClockId, TimerfdFlags, timerfd_create};
-            let t = timerfd_create(
-                TimerfdClockId::Monotonic,
-                TimerfdFlags::NONBLOCK | TimerfdFlags::CLOEXEC,
-            )?;
-            epoll::add(
-                &epoll,
-                &t,
-                epoll::EventData::new_u64(TIMER_TOKEN),
-                epoll::EventFlags::IN,
-            )?;
-            Some(t)
-        } else {
-            None
-        };
+        let wake_timer = wake_timer(&epoll)?;
         let mut l = ClientLoop {
             epoll,
             conns,
@@ -345,7 +357,7 @@ impl ClientLoop {
                 }
                 (ThreadShare::Closed { .. }, _) => Schedule::new(cfg.start, 1.0, Arrival::Uniform),
             },
-            arrival_timer,
+            wake_timer,
             armed_for: None,
             arrivals_done: !open,
             arrival_rng,
@@ -354,6 +366,31 @@ impl ClientLoop {
         };
         l.stagger_closed_users(now);
         Ok(l)
+    }
+
+    /// Arms the wake-up timer to expire `wait` from now (not for a zero
+    /// wait: the loop does not sleep then).
+    fn arm_wake_timer(&self, wait: Duration) -> std::io::Result<()> {
+        if wait.is_zero() {
+            return Ok(());
+        }
+        let zero = rustix::time::Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        let spec = rustix::time::Itimerspec {
+            it_interval: zero,
+            it_value: rustix::time::Timespec {
+                tv_sec: wait.as_secs() as i64,
+                tv_nsec: i64::from(wait.subsec_nanos()),
+            },
+        };
+        rustix::time::timerfd_settime(
+            &self.wake_timer,
+            rustix::time::TimerfdTimerFlags::empty(),
+            &spec,
+        )?;
+        Ok(())
     }
 
     fn open(&self) -> bool {
@@ -427,8 +464,17 @@ impl ClientLoop {
                 break;
             }
             let wait = if self.ready.is_empty() {
+                // The next timed event: a connection's deadline, or the next
+                // arrival. The arrival matters only when a connection could
+                // take it; otherwise (all busy) it waits in the schedule until
+                // one frees, and waking for it would spin.
+                let mut timed = self.timers.next_deadline();
+                if self.arrival_can_start() {
+                    let next = self.schedule.next();
+                    timed = Some(timed.map_or(next, |t| t.min(next)));
+                }
                 let mut until = now + MAX_WAIT;
-                if let Some(t) = self.timers.next_deadline() {
+                if let Some(t) = timed {
                     until = until.min(t);
                 }
                 if let Some(d) = self.cfg.deadline {
@@ -437,16 +483,9 @@ impl ClientLoop {
                 if !self.parked.is_empty() {
                     until = until.min(now + STAGE_TICK);
                 }
-                // The next arrival matters only when a connection could take
-                // it; otherwise (all busy) it waits in the schedule until one
-                // frees, and waking for it would spin.
-                let arrivals = self.arrival_can_start();
-                if arrivals {
-                    until = until.min(self.schedule.next());
-                }
                 let wait = until.saturating_duration_since(now);
-                if arrivals && self.schedule.next() == until && self.armed_for != Some(until) {
-                    self.arm_arrival_timer(wait)?;
+                if timed == Some(until) && self.armed_for != Some(until) {
+                    self.arm_wake_timer(wait)?;
                     self.armed_for = Some(until);
                 }
                 wait
@@ -464,8 +503,7 @@ impl ClientLoop {
             };
             for ev in &events[..n] {
                 if ev.data.u64() == TIMER_TOKEN {
-                    self.clear_arrival_timer();
-                    continue;
+                    continue; // edge-triggered: nothing to read (see `wake_timer`)
                 }
                 let (i, generation) = ClientConn::untoken(ev.data.u64());
                 if self.conns[i].generation != generation || self.conns[i].sock.is_none() {

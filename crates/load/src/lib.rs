@@ -30,6 +30,8 @@
 //! - [`metric`]: [`Metric`], the catalogue of the report's figures that checks
 //!   name (`p99`, `errors`, `rps`...), with their units
 //! - [`threshold`]: [`Threshold`], k6-like pass/fail checks (`p99>200ms`, `errors>1%`)
+//! - [`think`]: [`ThinkTimes`], the think times closed users took, measured
+//!   beside the ones they drew
 //! - `progress`: the terminal progress bar
 //! - `tls`: the TLS settings and rustls configuration of `https://` targets;
 //!   `session_store`: the tickets that let connections resume
@@ -298,6 +300,7 @@ pub mod spec;
 pub mod stages;
 pub mod start_at;
 pub mod target;
+pub mod think;
 pub mod threshold;
 
 mod arrival;
@@ -329,6 +332,7 @@ pub use spec::{Arrival, LoadSpec, Segment, Workload};
 pub use stages::{Stage, Stages};
 pub use start_at::StartAt;
 pub use target::{Method, Target, read_url_file};
+pub use think::ThinkTimes;
 pub use threshold::{Threshold, Verdict};
 pub use tls::TlsOptions;
 pub use tls::client_config as tls_client_config;

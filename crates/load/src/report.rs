@@ -20,6 +20,7 @@ use crate::metric::Metric;
 use crate::metrics::{Counts, Errors, Recorder, STATUS_SLOTS, Second, add_series};
 use crate::spec::{LoadSpec, Workload};
 use crate::stages::Stages;
+use crate::think::ThinkTimes;
 
 /// The schema version written in every report.
 pub const SCHEMA: &str = "servelab-load/4";
@@ -224,6 +225,11 @@ pub struct Report {
     pub tls_cpu_s: f64,
     /// One entry per second of the run.
     pub series: Vec<Second>,
+    /// Closed users with a think time: the asked, drawn and measured mean
+    /// think ([`ThinkTimes`]); `null` otherwise. Little's law for closed
+    /// users holds with `think.measured_mean_us` as Z.
+    #[serde(default)]
+    pub think: Option<ThinkTimes>,
 }
 
 impl Report {
@@ -271,6 +277,12 @@ impl Report {
             tls_failures: rec.tls_failures,
             tls_cpu_s: rec.tls_cpu.as_secs_f64(),
             series: rec.series.clone(),
+            think: match spec.workload {
+                Workload::Closed { think, .. } if !think.is_zero() => {
+                    Some(ThinkTimes::of(think.mean(), &rec.thinks))
+                }
+                _ => None,
+            },
         };
         r.throughput = r.rates();
         r.finish_series();
@@ -459,6 +471,10 @@ impl Report {
                 out.connect_failure = None;
             }
             out.client_cpu_s += r.client_cpu_s;
+            out.think = match (out.think, r.think) {
+                (Some(a), Some(b)) => Some(a.merged(&b)),
+                (a, b) => a.or(b),
+            };
         }
         out.segments.sort_by_key(|s| {
             s.split_once('/')
@@ -619,8 +635,35 @@ impl Report {
         hist_line(&mut s, "first byte", &self.ttfb);
         hist_line(&mut s, "connect", &self.connect);
         hist_line(&mut s, "handshake", &self.tls_handshake);
+        self.think_line(&mut s);
         self.stage_lines(&mut s);
         self.summary_tail(s)
+    }
+
+    /// The think times: asked and measured means (the drawn one when the
+    /// draws' sampling error makes it worth telling apart).
+    fn think_line(&self, s: &mut String) {
+        let Some(t) = &self.think else {
+            return;
+        };
+        if t.count == 0 {
+            let _ = writeln!(
+                s,
+                "  think        asked mean {}; none ended in a request",
+                fmt_us(t.asked_mean_us)
+            );
+            return;
+        }
+        let _ = writeln!(
+            s,
+            "  think        asked mean {}, measured mean {} ({} thinks; {:+.1}us against \
+             their draws' mean {})",
+            fmt_us_precise(t.asked_mean_us),
+            fmt_us_precise(t.measured_mean_us),
+            t.count,
+            t.overshoot_us(),
+            fmt_us_precise(t.drawn_mean_us),
+        );
     }
 
     /// One line per stage: the ramp, and what the seconds that began in it
@@ -774,6 +817,17 @@ fn fmt_us(us: f64) -> String {
         format!("{:.2}ms", us / 1e3)
     } else {
         format!("{us:.0}us")
+    }
+}
+
+/// A duration to the microsecond, for figures compared at that grain.
+fn fmt_us_precise(us: f64) -> String {
+    if us >= 1e6 {
+        format!("{:.6}s", us / 1e6)
+    } else if us >= 1e3 {
+        format!("{:.3}ms", us / 1e3)
+    } else {
+        format!("{us:.1}us")
     }
 }
 
