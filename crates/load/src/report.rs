@@ -16,7 +16,7 @@ use crate::connect_failure::{ConnectFailure, NEVER_CONNECTED};
 use crate::error::LoadError;
 use crate::handshake_failure::HandshakeFailures;
 use crate::histogram::Histogram;
-use crate::metric::Metric;
+use crate::metric::{Metric, Percentiles};
 use crate::metrics::{Counts, Errors, Recorder, STATUS_SLOTS, Second, add_series};
 use crate::spec::{LoadSpec, Workload};
 use crate::stages::Stages;
@@ -74,6 +74,10 @@ pub struct RunInfo {
     pub stages: Option<String>,
     /// `--start-at`, RFC 3339 UTC, or `null`.
     pub start_at: Option<String>,
+    /// The latency percentiles of the summary (`--percentiles`), e.g.
+    /// `[50.0, 90.0, 99.0, 99.9]`; each is in every histogram's spectrum.
+    #[serde(default)]
+    pub percentiles: Percentiles,
 }
 
 impl RunInfo {
@@ -113,6 +117,7 @@ impl RunInfo {
             retry_on_close: spec.retry_on_close,
             stages: spec.stages.as_ref().map(|s| s.to_string()),
             start_at: spec.start_at.map(|t| t.to_string()),
+            percentiles: spec.percentiles.clone(),
         };
         match spec.workload {
             Workload::Closed {
@@ -269,11 +274,14 @@ impl Report {
             errors: rec.errors,
             status,
             throughput: Throughput::default(),
-            latency: Histogram::from_hdr(&rec.latency),
-            latency_uncorrected: Histogram::from_hdr(&rec.latency_uncorrected),
-            ttfb: Histogram::from_hdr(&rec.ttfb),
-            connect: Histogram::from_hdr(&rec.connect),
-            tls_handshake: Histogram::from_hdr(&rec.tls_handshake),
+            latency: Histogram::from_hdr_with(&rec.latency, &spec.percentiles),
+            latency_uncorrected: Histogram::from_hdr_with(
+                &rec.latency_uncorrected,
+                &spec.percentiles,
+            ),
+            ttfb: Histogram::from_hdr_with(&rec.ttfb, &spec.percentiles),
+            connect: Histogram::from_hdr_with(&rec.connect, &spec.percentiles),
+            tls_handshake: Histogram::from_hdr_with(&rec.tls_handshake, &spec.percentiles),
             tls_failures: rec.tls_failures,
             tls_cpu_s: rec.tls_cpu.as_secs_f64(),
             series: rec.series.clone(),
@@ -334,10 +342,7 @@ impl Report {
             }
         };
         match m {
-            Metric::P50 => latency(h.p50 as f64),
-            Metric::P90 => latency(h.p90 as f64),
-            Metric::P99 => latency(h.p99 as f64),
-            Metric::P999 => latency(h.p999 as f64),
+            Metric::Percentile(p) => latency(h.percentile(p) as f64),
             Metric::Max => latency(h.max as f64),
             Metric::Mean => latency(h.mean),
             Metric::Errors => self
@@ -482,11 +487,11 @@ impl Report {
                 .unwrap_or(0)
         });
         let [l, lu, t, c, h] = hists;
-        out.latency = Histogram::from_hdr(&l);
-        out.latency_uncorrected = Histogram::from_hdr(&lu);
-        out.ttfb = Histogram::from_hdr(&t);
-        out.connect = Histogram::from_hdr(&c);
-        out.tls_handshake = Histogram::from_hdr(&h);
+        out.latency = Histogram::from_hdr_with(&l, &first.run.percentiles);
+        out.latency_uncorrected = Histogram::from_hdr_with(&lu, &first.run.percentiles);
+        out.ttfb = Histogram::from_hdr_with(&t, &first.run.percentiles);
+        out.connect = Histogram::from_hdr_with(&c, &first.run.percentiles);
+        out.tls_handshake = Histogram::from_hdr_with(&h, &first.run.percentiles);
         out.throughput = out.rates();
         out.finish_series();
         Ok(out)
@@ -619,7 +624,8 @@ impl Report {
                 crate::event_loop::UNREACHABLE.as_secs()
             );
         }
-        hist_line(&mut s, "latency", &self.latency);
+        let ps = &r.percentiles;
+        hist_line(&mut s, "latency", &self.latency, ps);
         let unfinished = c.in_flight + c.never_sent;
         if unfinished > 0 {
             let _ = writeln!(
@@ -630,11 +636,11 @@ impl Report {
             );
         }
         if r.workload == "open" || self.latency.p99 != self.latency_uncorrected.p99 {
-            hist_line(&mut s, "uncorrected", &self.latency_uncorrected);
+            hist_line(&mut s, "uncorrected", &self.latency_uncorrected, ps);
         }
-        hist_line(&mut s, "first byte", &self.ttfb);
-        hist_line(&mut s, "connect", &self.connect);
-        hist_line(&mut s, "handshake", &self.tls_handshake);
+        hist_line(&mut s, "first byte", &self.ttfb, ps);
+        hist_line(&mut s, "connect", &self.connect, ps);
+        hist_line(&mut s, "handshake", &self.tls_handshake, ps);
         self.think_line(&mut s);
         self.stage_lines(&mut s);
         self.summary_tail(s)
@@ -793,19 +799,15 @@ impl Report {
 
 /// One summary line for a histogram, or none when it is empty. The figures
 /// carry the names of the metric catalogue, which `--fail-if` reads.
-fn hist_line(s: &mut String, name: &str, h: &Histogram) {
+fn hist_line(s: &mut String, name: &str, h: &Histogram, percentiles: &Percentiles) {
     if h.count > 0 {
         let _ = write!(s, "  {name:<12} min {}", fmt_us(h.min as f64));
-        for (m, v) in [
-            (Metric::Mean, h.mean),
-            (Metric::P50, h.p50 as f64),
-            (Metric::P90, h.p90 as f64),
-            (Metric::P99, h.p99 as f64),
-            (Metric::P999, h.p999 as f64),
-            (Metric::Max, h.max as f64),
-        ] {
-            let _ = write!(s, "  {m} {}", fmt_us(v));
+        let _ = write!(s, "  {} {}", Metric::Mean, fmt_us(h.mean));
+        for p in percentiles.iter() {
+            let m = Metric::Percentile(p);
+            let _ = write!(s, "  {m} {}", fmt_us(h.percentile(p) as f64));
         }
+        let _ = write!(s, "  {} {}", Metric::Max, fmt_us(h.max as f64));
         s.push('\n');
     }
 }

@@ -212,6 +212,9 @@ pub struct LoadSpec {
     /// TLS settings of `https://` targets (verification, client certificate,
     /// resumption).
     pub tls: crate::tls::TlsOptions,
+    /// The latency percentiles of the summary, added to the JSON spectrum
+    /// (default p50, p90, p99, p99.9).
+    pub percentiles: crate::metric::Percentiles,
     /// Draw a progress bar on stderr when it is a terminal.
     pub progress: bool,
     /// When set (by another thread, or by [`stop_on_signals`](crate::stop_on_signals)),
@@ -245,6 +248,7 @@ impl LoadSpec {
             expect_status: ExpectStatus::default(),
             retry_on_close: true,
             tls: crate::tls::TlsOptions::default(),
+            percentiles: crate::metric::Percentiles::standard(),
             progress: false,
             stop: None,
         }
