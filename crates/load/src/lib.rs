@@ -11,7 +11,8 @@
 //! - [`Dist`] (from `servelab-dist`): the DIST syntax for think times, timeouts
 //!   and waits, the same one that `servelab serve --delay` and `servelab sim` read
 //! - [`target`]: [`Target`] URLs, weights, URL files, methods, request bodies,
-//!   prebuilt request bytes
+//!   prebuilt request bytes; `login`: a login in a URL, sent as Basic auth
+//!   and never shown
 //! - [`stages`]: [`Stages`], a load that ramps; [`start_at`]: [`StartAt`], a
 //!   common start for segments on several machines
 //! - [`expect_status`]: [`ExpectStatus`], the statuses that count as ok
@@ -309,6 +310,7 @@ pub mod coarse_histogram;
 mod control;
 mod error;
 mod event_loop;
+mod login;
 mod metrics;
 mod progress;
 mod response;
@@ -323,6 +325,7 @@ pub use error::LoadError;
 pub use expect_status::ExpectStatus;
 pub use handshake_failure::{HandshakeFailureKind, HandshakeFailures};
 pub use histogram::Histogram;
+pub use login::redact as redact_login;
 pub use metric::Metric;
 pub use metrics::{Counts, Errors, Second};
 pub use report::{Report, RunInfo, SCHEMA, Throughput};

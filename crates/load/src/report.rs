@@ -45,7 +45,7 @@ pub struct RunInfo {
     pub session: Option<u32>,
     /// Closed: think time DIST.
     pub think: Option<String>,
-    /// Targets as `[url, weight]`.
+    /// Targets as `[url, weight]`, a login's password shown as `***`.
     pub targets: Vec<(String, f64)>,
     /// `GET`, `HEAD`, `POST`, `PUT`, `PATCH` or `DELETE`.
     pub method: String,
@@ -93,7 +93,7 @@ impl RunInfo {
             targets: spec
                 .targets
                 .iter()
-                .map(|t| (t.url.clone(), t.weight))
+                .map(|t| (crate::login::redact(&t.url), t.weight))
                 .collect(),
             method: spec.method.as_str().to_string(),
             body_bytes: spec

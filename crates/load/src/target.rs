@@ -264,8 +264,10 @@ pub(crate) struct ParsedUrl {
     pub port: u16,
     /// `https://`: the connection speaks TLS.
     pub tls: bool,
-    /// The `Host` header value (`host` or `host:port`).
+    /// The `Host` header value (`host` or `host:port`), without a login.
     pub authority: String,
+    /// A login written in the URL (`user:password@`), sent as Basic auth.
+    pub login: Option<crate::login::Login>,
     /// Path and query, starting with `/`.
     pub path: String,
 }
@@ -273,7 +275,7 @@ pub(crate) struct ParsedUrl {
 /// Splits `http[s]://host[:port][/path]`.
 pub(crate) fn parse_url(url: &str) -> Result<ParsedUrl, LoadError> {
     let bad = |why: &str| LoadError::Url {
-        url: url.to_string(),
+        url: crate::login::redact(url),
         why: why.to_string(),
     };
     let (rest, tls) = if let Some(r) = url.strip_prefix("http://") {
@@ -288,6 +290,7 @@ pub(crate) fn parse_url(url: &str) -> Result<ParsedUrl, LoadError> {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
     };
+    let (login, authority) = crate::login::split(authority).map_err(|why| bad(&why))?;
     if authority.is_empty() {
         return Err(bad("no host"));
     }
@@ -316,6 +319,7 @@ pub(crate) fn parse_url(url: &str) -> Result<ParsedUrl, LoadError> {
         port,
         tls,
         authority: authority.to_string(),
+        login,
         path: path.to_string(),
     })
 }
@@ -352,6 +356,7 @@ pub(crate) fn prepare(
 ) -> Result<Vec<Prepared>, LoadError> {
     let mut extra = String::new();
     let mut has_host = false;
+    let mut has_authorization = false;
     for h in headers {
         let (name, value) = h
             .split_once(':')
@@ -373,6 +378,7 @@ pub(crate) fn prepare(
             return Err(LoadError::FramingHeader(h.clone()));
         }
         has_host |= name.eq_ignore_ascii_case("host");
+        has_authorization |= name.eq_ignore_ascii_case("authorization");
         extra.push_str(name);
         extra.push_str(": ");
         extra.push_str(value.trim());
@@ -411,6 +417,11 @@ pub(crate) fn prepare(
         } else {
             format!("Host: {}\r\n", u.authority)
         };
+        // A login in the URL, unless -H gave the Authorization header itself.
+        let login_line = match &u.login {
+            Some(l) if !has_authorization => l.header(),
+            _ => String::new(),
+        };
         let body: Arc<[u8]> = t.body.as_ref().or(body).cloned().unwrap_or_default();
         let length = if !body.is_empty() || method.expects_body() {
             format!("Content-Length: {}\r\n", body.len())
@@ -418,7 +429,7 @@ pub(crate) fn prepare(
             String::new()
         };
         let head = format!(
-            "{} {} HTTP/1.1\r\n{host_line}{extra}{length}",
+            "{} {} HTTP/1.1\r\n{host_line}{login_line}{extra}{length}",
             method.as_str(),
             u.path
         );
@@ -536,6 +547,34 @@ mod tests {
         for bad in ["ftp://x/", "http:///", "http://x:port/", "http://x/a b"] {
             assert!(parse_url(bad).is_err(), "{bad}");
         }
+        // A login leaves the host and the Host header (issue 30).
+        let u = parse_url("http://alice:s3cret@127.0.0.1:9/x").unwrap();
+        assert_eq!(
+            (u.host.as_str(), u.authority.as_str()),
+            ("127.0.0.1", "127.0.0.1:9")
+        );
+        assert!(u.login.is_some());
+        let e = parse_url("http://alice:s3cret@/x").unwrap_err().to_string();
+        assert!(!e.contains("s3cret") && e.contains("alice:***@"), "{e}");
+    }
+
+    #[test]
+    fn a_login_in_the_url_is_sent_as_basic_auth() {
+        let t = [Target::new("http://alice:s3cret@127.0.0.1:1/x")];
+        let p = prepare(&t, Method::Get, &[], None, &TlsOptions::default()).unwrap();
+        let head = String::from_utf8(p[0].keep_alive.clone()).unwrap();
+        assert_eq!(
+            head,
+            "GET /x HTTP/1.1\r\nHost: 127.0.0.1:1\r\nAuthorization: Basic YWxpY2U6czNjcmV0\r\n\r\n"
+        );
+        // -H Authorization wins over the URL's login.
+        let h = ["Authorization: Bearer t".to_string()];
+        let p = prepare(&t, Method::Get, &h, None, &TlsOptions::default()).unwrap();
+        let head = String::from_utf8(p[0].keep_alive.clone()).unwrap();
+        assert!(
+            !head.contains("Basic") && head.contains("Bearer t"),
+            "{head}"
+        );
     }
 
     #[test]
