@@ -189,6 +189,11 @@ pub struct Report {
     /// run limited only by `requests`) none succeeded for 10 s. In a merge: any
     /// segment.
     pub unreachable: bool,
+    /// The run was cut short (Ctrl-C, SIGTERM, or [`LoadSpec::stop`]) before
+    /// its requests or its time were done; its figures cover the part that
+    /// ran. In a merge: any segment.
+    #[serde(default)]
+    pub interrupted: bool,
     /// When no connect succeeded in the whole run and some failed: the last
     /// failure, which the CLI prints as its error (`connection refused to
     /// ADDR: is a server listening?`). `null` otherwise.
@@ -267,6 +272,7 @@ impl Report {
             started_unix_ms,
             duration_s: elapsed.as_secs_f64(),
             unreachable: false,
+            interrupted: false,
             connect_failure: None,
             start_lag_ms: None,
             client_cpu_s: cpu.as_secs_f64(),
@@ -467,6 +473,7 @@ impl Report {
             out.started_unix_ms = out.started_unix_ms.min(r.started_unix_ms);
             out.duration_s = out.duration_s.max(r.duration_s);
             out.unreachable |= r.unreachable;
+            out.interrupted |= r.interrupted;
             out.start_lag_ms = match (out.start_lag_ms, r.start_lag_ms) {
                 (Some(a), Some(b)) => Some(a.max(b)),
                 (a, b) => a.or(b),
@@ -616,6 +623,19 @@ impl Report {
                 "  latency      none measured: no request reached a server"
             );
             return self.summary_tail(s);
+        }
+        if self.interrupted {
+            let asked = match (r.requests, r.duration_s) {
+                (Some(n), _) => format!("{n} requests"),
+                (None, Some(d)) => format!("{d} s"),
+                (None, None) => "the run".to_string(),
+            };
+            let _ = writeln!(
+                s,
+                "  stopped      early: cut short (Ctrl-C or a signal) after {:.2} s of {asked}; \
+                 the figures cover the part that ran",
+                self.duration_s
+            );
         }
         if self.unreachable {
             let _ = writeln!(
