@@ -36,6 +36,7 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
         &seg.headers,
         seg.body.as_ref(),
         &seg.tls,
+        seg.tls_pin,
     )?);
     let picker = Picker::new(&seg.targets);
     let units = match seg.workload {

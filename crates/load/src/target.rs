@@ -22,7 +22,7 @@ use std::sync::Arc;
 use rand::Rng;
 
 use crate::error::LoadError;
-use crate::tls::{TlsOptions, TlsTarget, client_config, server_name};
+use crate::tls::{Pin, TlsOptions, TlsTarget, client_config_pinned, server_name};
 
 /// The largest request body, in bytes: far above what a load test posts, and
 /// low enough that a mistaken `--body /dev/zero` stops at once.
@@ -353,6 +353,7 @@ pub(crate) fn prepare(
     headers: &[String],
     body: Option<&Arc<[u8]>>,
     tls: &TlsOptions,
+    pin: Option<Pin>,
 ) -> Result<Vec<Prepared>, LoadError> {
     let mut extra = String::new();
     let mut has_host = false;
@@ -394,7 +395,7 @@ pub(crate) fn prepare(
         let tls = if u.tls {
             let config = match &config {
                 Some(c) => Arc::clone(c),
-                None => Arc::clone(config.insert(client_config(tls)?)),
+                None => Arc::clone(config.insert(client_config_pinned(tls, pin)?)),
             };
             let name = server_name(&u.host)?;
             Some(TlsTarget { config, name })
@@ -561,7 +562,7 @@ mod tests {
     #[test]
     fn a_login_in_the_url_is_sent_as_basic_auth() {
         let t = [Target::new("http://alice:s3cret@127.0.0.1:1/x")];
-        let p = prepare(&t, Method::Get, &[], None, &TlsOptions::default()).unwrap();
+        let p = prepare(&t, Method::Get, &[], None, &TlsOptions::default(), None).unwrap();
         let head = String::from_utf8(p[0].keep_alive.clone()).unwrap();
         assert_eq!(
             head,
@@ -569,7 +570,7 @@ mod tests {
         );
         // -H Authorization wins over the URL's login.
         let h = ["Authorization: Bearer t".to_string()];
-        let p = prepare(&t, Method::Get, &h, None, &TlsOptions::default()).unwrap();
+        let p = prepare(&t, Method::Get, &h, None, &TlsOptions::default(), None).unwrap();
         let head = String::from_utf8(p[0].keep_alive.clone()).unwrap();
         assert!(
             !head.contains("Basic") && head.contains("Bearer t"),
@@ -605,6 +606,7 @@ mod tests {
             &["X-A: 1".to_string()],
             None,
             &TlsOptions::default(),
+            None,
         )
         .unwrap();
         assert_eq!(
@@ -618,6 +620,7 @@ mod tests {
             &["Host: h".to_string()],
             None,
             &TlsOptions::default(),
+            None,
         )
         .unwrap();
         assert_eq!(p[0].keep_alive, b"HEAD /x HTTP/1.1\r\nHost: h\r\n\r\n");
@@ -627,7 +630,8 @@ mod tests {
                 Method::Get,
                 &["nocolon".to_string()],
                 None,
-                &TlsOptions::default()
+                &TlsOptions::default(),
+                None
             )
             .is_err()
         );
@@ -637,27 +641,44 @@ mod tests {
                 Method::Get,
                 &["A: b\r\nC: d".to_string()],
                 None,
-                &TlsOptions::default()
+                &TlsOptions::default(),
+                None
             )
             .is_err()
         );
         // A body is framed by its length; a framing header of the user's is refused.
         let body: Arc<[u8]> = Arc::from(&b"{\"a\":1}"[..]);
-        let p = prepare(&t, Method::Post, &[], Some(&body), &TlsOptions::default()).unwrap();
+        let p = prepare(
+            &t,
+            Method::Post,
+            &[],
+            Some(&body),
+            &TlsOptions::default(),
+            None,
+        )
+        .unwrap();
         assert_eq!(
             p[0].keep_alive,
             b"POST /x HTTP/1.1\r\nHost: 127.0.0.1:1\r\nContent-Length: 7\r\n\r\n"
         );
         assert_eq!(&p[0].body[..], b"{\"a\":1}");
-        let p = prepare(&t, Method::Put, &[], None, &TlsOptions::default()).unwrap();
+        let p = prepare(&t, Method::Put, &[], None, &TlsOptions::default(), None).unwrap();
         assert!(p[0].keep_alive.ends_with(b"Content-Length: 0\r\n\r\n"));
-        let p = prepare(&t, Method::Delete, &[], None, &TlsOptions::default()).unwrap();
+        let p = prepare(&t, Method::Delete, &[], None, &TlsOptions::default(), None).unwrap();
         assert!(!p[0].keep_alive.windows(7).any(|w| w == b"Content"));
         let own = [Target {
             body: Some(Arc::from(&b"xy"[..])),
             ..Target::new("http://127.0.0.1:1/x")
         }];
-        let p = prepare(&own, Method::Post, &[], Some(&body), &TlsOptions::default()).unwrap();
+        let p = prepare(
+            &own,
+            Method::Post,
+            &[],
+            Some(&body),
+            &TlsOptions::default(),
+            None,
+        )
+        .unwrap();
         assert_eq!(&p[0].body[..], b"xy", "a URL's own body wins");
         let e = prepare(
             &t,
@@ -665,6 +686,7 @@ mod tests {
             &["Content-Length: 3".into()],
             Some(&body),
             &TlsOptions::default(),
+            None,
         );
         assert!(matches!(e, Err(LoadError::FramingHeader(_))));
     }
@@ -724,7 +746,7 @@ mod tests {
             Target::new("http://127.0.0.1:2/b"),
             Target::new("http://127.0.0.1:1/c"),
         ];
-        let p = prepare(&t, Method::Get, &[], None, &TlsOptions::default()).unwrap();
+        let p = prepare(&t, Method::Get, &[], None, &TlsOptions::default(), None).unwrap();
         let servers: Vec<usize> = p.iter().map(|p| p.server).collect();
         assert_eq!(servers, vec![0, 1, 0]);
     }

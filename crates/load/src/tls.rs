@@ -56,10 +56,6 @@ pub struct TlsOptions {
     /// Resume sessions on reconnect (`--tls-resume on`); `false`: a full
     /// handshake on every new connection.
     pub resume: bool,
-    /// Accept exactly the leaf certificate of this SHA-256 fingerprint
-    /// (`--pin`), instead of a chain to a trusted CA: for a self-signed
-    /// certificate, as `serve --tls-self-signed` prints it at start.
-    pub pin: Option<Pin>,
 }
 
 /// The SHA-256 fingerprint of a certificate (of its DER bytes), as
@@ -130,7 +126,6 @@ impl Default for TlsOptions {
             cacert: None,
             client_cert: None,
             resume: true,
-            pin: None,
         }
     }
 }
@@ -176,6 +171,16 @@ fn certs(path: &Path, flag: &str) -> Result<Vec<CertificateDer<'static>>, LoadEr
 /// Builds the run's client configuration from its options: the one TLS
 /// client of the workspace (the lab's status reader and drain use it too).
 pub fn client_config(o: &TlsOptions) -> Result<Arc<ClientConfig>, LoadError> {
+    client_config_pinned(o, None)
+}
+
+/// [`client_config`], verifying the server by a pinned certificate
+/// fingerprint (`--pin`, [`LoadSpec::tls_pin`](crate::LoadSpec::tls_pin))
+/// when one is given, instead of a chain to a trusted CA.
+pub(crate) fn client_config_pinned(
+    o: &TlsOptions,
+    pin: Option<Pin>,
+) -> Result<Arc<ClientConfig>, LoadError> {
     let builder = ClientConfig::builder_with_provider(provider())
         .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
         .map_err(|e| LoadError::Tls(format!("TLS setup: {e}")))?;
@@ -183,7 +188,7 @@ pub fn client_config(o: &TlsOptions) -> Result<Arc<ClientConfig>, LoadError> {
         builder
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(NoVerification(provider())))
-    } else if let Some(pin) = o.pin {
+    } else if let Some(pin) = pin {
         builder
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(Pinned {
