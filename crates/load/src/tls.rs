@@ -311,11 +311,17 @@ struct Pinned {
     provider: Arc<CryptoProvider>,
 }
 
-/// The error of a certificate that is not the pinned one.
-#[derive(Debug)]
+/// The error of a certificate that is not the pinned one. rustls shows it
+/// with `Debug`, so `Debug` says it in words as `Display` does.
 struct PinMismatch {
     pinned: Pin,
     found: Option<Pin>,
+}
+
+impl std::fmt::Debug for PinMismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }
 
 impl std::fmt::Display for PinMismatch {
