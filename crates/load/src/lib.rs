@@ -119,6 +119,9 @@
 //!   a lower bound; a failed request enters it with the time to its error. So
 //!   the percentiles cover every request the run was asked to make; the summary
 //!   says how many were unfinished.
+//! - Logins: `http://user:password@host/` sends `Authorization: Basic …`
+//!   (percent-decoded), never the login in `Host`; the report shows the
+//!   password as `***`. A `-H Authorization` header takes precedence.
 //! - Methods and bodies: GET, HEAD, POST, PUT, PATCH, DELETE; a body (the
 //!   run's, [`LoadSpec::body`], or a URL's own, [`Target::body`], from
 //!   `URL [WEIGHT] [@FILE]` in a URL file) is read once, at most 64 MiB, and
@@ -205,6 +208,13 @@
 //! completed (the clock reads themselves, two per step, are included). A plain-HTTP run has an empty
 //! `tls_handshake` and a `null` `cpu_us_per_handshake`.
 //!
+//! Added within version 4 (readers of older reports get the defaults):
+//! `think` (closed users with a think time: the asked, drawn and measured mean
+//! think, `null` otherwise), `interrupted` (the run was cut short by a signal
+//! or [`LoadSpec::stop`]; `false`), `run.percentiles` (the summary's chosen
+//! percentiles, each also in every histogram's `percentiles` spectrum;
+//! `[50, 90, 99, 99.9]`); a target's login is written `user:***@`.
+//!
 //! Version 3 (from 2): `errors.non_2xx` became `errors.unexpected_status`,
 //! since a 3xx is ok by default (`run.expect_status`, new, says which statuses
 //! are); `never_sent` also counts requests held for a connection that never
@@ -229,8 +239,12 @@
 //!            "requests", "duration_s", "timeout", "retries": "N"|"inf",
 //!            "retry_wait", "seed", "expect_status", "retry_on_close",
 //!            "stages": null|"30s:100,120s:100,30s:0",
-//!            "start_at": null|"2026-11-25T18:00:00.000Z" },
+//!            "start_at": null|"2026-11-25T18:00:00.000Z",
+//!            "percentiles": [50.0, 90.0, 99.0, 99.9] },
 //!                                         // the command, before segment split
+//!   "interrupted": false,                     // cut short by a signal (Ctrl-C)
+//!   "think": null | { "asked_mean_us", "count", "drawn_mean_us",
+//!                     "measured_mean_us", "drawn_total_s", "measured_total_s" },
 //!   "segments": ["1/2", "2/2"],               // segments this report covers
 //!   "threads": 4, "started_unix_ms": 0, "duration_s": 10.0,
 //!   "unreachable": false,                     // gave up: never connected, or no connect for 10 s
