@@ -92,5 +92,7 @@ fn twenty_users_think_what_they_drew() {
 
 #[test]
 fn two_hundred_users_think_what_they_drew() {
-    mean_think_at(200, "const:100ms", 3_000);
+    // 1,000 requests/s: a debug build's loop and the in-process server must
+    // not be what delays the thinks.
+    mean_think_at(200, "const:200ms", 2_400);
 }
