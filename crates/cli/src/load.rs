@@ -9,9 +9,11 @@
 //! or a run that could not start (before anything runs, or no connect ever
 //! succeeded: `connection refused to ADDR: is a server listening?`); 3 when more than
 //! `--max-error-rate` of the outcomes were errors, or nothing finished at all; 4
-//! when a `--fail-if` threshold was crossed or could not be measured. When both
-//! 3 and 4 apply the status is 3 (the latencies of a failing run mean little),
-//! and every reason is printed, one line each, on stderr.
+//! when a `--fail-if` or `--threshold` threshold failed or could not be
+//! measured. When both 3 and 4 apply the status is 3 (the latencies of a
+//! failing run mean little), and every reason is printed, one line each, on
+//! stderr. A run cut short by Ctrl-C (SIGINT) prints and writes its report,
+//! says it was cut short, and exits 130 (143 for SIGTERM), as shells do.
 
 use std::path::PathBuf;
 
@@ -20,7 +22,7 @@ use clap::{Parser, Subcommand};
 use servelab_dist::parse_duration;
 use servelab_load::threshold::parse_share;
 use servelab_load::{
-    Arrival, Dist, LoadSpec, Report, Segment, Target, Threshold, Verdict, Workload, read_url_file,
+    Arrival, Dist, LoadSpec, Report, Segment, Target, Threshold, Workload, read_url_file,
 };
 
 /// Flags of `servelab load`.
@@ -30,12 +32,21 @@ use servelab_load::{
     subcommand_negates_reqs = true,
     after_help = "DIST: 40ms, 1s, const:1s, exp:6s, uniform:4s..10s, lognormal:MEAN,CV, A+DIST \
     (e.g. 50s+exp:5s); plain numbers are seconds (the same syntax as servelab sim and serve --delay).\n\
-    THRESHOLD: METRIC OP VALUE with OP one of > >= < <=; METRIC: p50 p90 p99 p99.9 max mean \
+    TIME: 30s, 1.5s, 250us, 2m, or parts that add up: 1h30m, 1m30s.\n\
+    THRESHOLD (--fail-if, when the run fails): METRIC OP VALUE with OP one of > >= < <=; \
+    METRIC: p50 p90 p99 p99.9 (or any pNN, pNN.N: p95, p99.99) max mean \
     (corrected latency, VALUE a duration with its unit: 200ms, 1.5s, 250us), errors unfinished \
     (VALUE a share: 1% or 0.01), rps goodput (per second).\n\
+    CONDITION (--threshold, k6's spelling of what must hold): p(95)<200ms, p(99.9)<1s, \
+    avg<50ms, med<10ms, max<1s, or METRIC OP VALUE as above; k6 metric names may lead: \
+    http_req_duration:p(99)<300ms, http_req_failed:rate<1% (servelab's errors: errors over ok \
+    plus errors, failed connects included), http_reqs:rate>100 (rps). A latency needs its \
+    unit (k6 reads 200 as ms, servelab as s: both are refused). Each threshold is reported \
+    as `p99 was 431 µs, limit < 1 ms: failed`.\n\
     Exit status: 0 ok; 2 bad input or the run could not start (also: no connection could \
     be made, said within about a second); 3 error rate above \
-    --max-error-rate, or no request finished; 4 a --fail-if threshold crossed or not measured."
+    --max-error-rate, or no request finished; 4 a --fail-if or --threshold threshold failed \
+    or not measured; 130 cut short by Ctrl-C (143 by SIGTERM), the report still printed."
 )]
 pub(crate) struct Args {
     #[command(subcommand)]
@@ -114,8 +125,8 @@ struct RunArgs {
     /// Stop after this many requests have finished (whole run, all segments).
     #[arg(long, short = 'n', value_name = "N")]
     requests: Option<u64>,
-    /// Stop after this long (e.g. 30s, 2m); requests not finished then are counted as
-    /// unfinished [default: 10s unless --requests].
+    /// Stop after this long (e.g. 30s, 2m, 1h30m); requests not finished then are
+    /// counted as unfinished [default: 10s unless --requests].
     #[arg(long, short = 'd', value_name = "TIME")]
     duration: Option<String>,
 
@@ -159,6 +170,12 @@ struct RunArgs {
     /// the system's trust store].
     #[arg(long, value_name = "FILE")]
     cacert: Option<PathBuf>,
+    /// https://: accept only the server certificate of this SHA-256
+    /// fingerprint (AB:CD:…, 32 bytes, with or without colons, either case),
+    /// as `servelab serve --tls-self-signed` prints it at start, instead of
+    /// a chain to a trusted CA.
+    #[arg(long, value_name = "SHA256", conflicts_with_all = ["insecure", "cacert"])]
+    pin: Option<String>,
     /// https://: a client certificate chain (PEM) for servers that require
     /// mutual TLS; needs --key.
     #[arg(long, value_name = "FILE", requires = "key")]
@@ -197,10 +214,18 @@ struct RunArgs {
     /// 100% turns the check off.
     #[arg(long, value_name = "SHARE", default_value = "1%")]
     max_error_rate: String,
-    /// Fail (exit 4) when the report crosses THRESHOLD, e.g. 'p99>200ms' or
-    /// 'errors>0.5%', quoted for the shell (repeatable; see below).
+    /// Fail (exit 4) when the report crosses THRESHOLD, e.g. 'p99>200ms',
+    /// 'p95>10ms' or 'errors>0.5%', quoted for the shell (repeatable; see below).
     #[arg(long = "fail-if", value_name = "THRESHOLD")]
     fail_if: Vec<String>,
+    /// Pass only when CONDITION holds, in k6's spelling, e.g. 'p(95)<200ms'
+    /// or 'http_req_failed:rate<1%' (exit 4 otherwise; repeatable; see below).
+    #[arg(long, value_name = "CONDITION")]
+    threshold: Vec<String>,
+    /// The latency percentiles of the summary, also added to the JSON's
+    /// spectrum, e.g. 50,90,95,99,99.9.
+    #[arg(long, value_name = "LIST", default_value = "50,90,99,99.9")]
+    percentiles: String,
 
     /// Write the report as JSON (schema servelab-load/4) to this file.
     #[arg(long, value_name = "FILE")]
@@ -299,6 +324,16 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<LoadSpec> {
         client_cert: a.cert.clone().zip(a.key.clone()),
         resume: a.tls_resume == OnOff::On,
     };
+    spec.tls_pin = a
+        .pin
+        .as_deref()
+        .map(str::parse)
+        .transpose()
+        .map_err(|why: String| anyhow::anyhow!("--pin: {why}"))?;
+    spec.percentiles = a
+        .percentiles
+        .parse()
+        .map_err(|why: String| anyhow::anyhow!("--percentiles: {why}"))?;
     if let Some(t) = a.threads {
         spec.threads = t;
     }
@@ -338,20 +373,32 @@ fn checks_of(a: &RunArgs) -> anyhow::Result<Checks> {
             a.max_error_rate
         );
     }
-    let thresholds = a
+    let mut thresholds: Vec<Threshold> = a
         .fail_if
         .iter()
         .map(|t| t.parse::<Threshold>().context("--fail-if"))
         .collect::<anyhow::Result<_>>()?;
+    for t in &a.threshold {
+        thresholds.push(Threshold::pass_condition(t).context("--threshold")?);
+    }
     Ok(Checks {
         max_error_rate,
         thresholds,
     })
 }
 
+/// What the checks found: the exit status, one line for each reason the run
+/// failed, and one line per threshold for the summary.
+struct Outcome {
+    status: u8,
+    failures: Vec<String>,
+    thresholds: Vec<String>,
+}
+
 /// The exit status of a finished run, and one line for each reason it failed.
-fn verdict(report: &Report, checks: &Checks) -> (u8, Vec<String>) {
+fn verdict(report: &Report, checks: &Checks) -> Outcome {
     let mut lines = Vec::new();
+    let mut summary = Vec::new();
     let mut status = EXIT_OK;
     match report.error_rate() {
         Some(rate) if rate > checks.max_error_rate => {
@@ -374,17 +421,28 @@ fn verdict(report: &Report, checks: &Checks) -> (u8, Vec<String>) {
         }
     }
     for t in &checks.thresholds {
-        let line = match t.check(report) {
-            Verdict::Held => continue,
-            Verdict::Crossed(measured) => format!("threshold {t} crossed: {measured}"),
-            Verdict::Unmeasured(why) => format!("threshold {t} not measured: {why}"),
-        };
+        let v = t.check(report);
+        let line = t.describe(&v);
+        summary.push(line.clone());
+        if !v.failed() {
+            continue;
+        }
         lines.push(line);
         if status == EXIT_OK {
             status = EXIT_THRESHOLD;
         }
     }
-    (status, lines)
+    Outcome {
+        status,
+        failures: lines,
+        thresholds: summary,
+    }
+}
+
+/// The exit status of a run cut short by `signal`: 128 + its number, as
+/// shells give (130 for Ctrl-C's SIGINT).
+fn interrupted_status(signal: Option<i32>) -> i32 {
+    128 + signal.unwrap_or(2)
 }
 
 fn load(a: RunArgs) -> anyhow::Result<()> {
@@ -400,8 +458,24 @@ fn load(a: RunArgs) -> anyhow::Result<()> {
     if let Some(path) = &a.json {
         report.write(path)?;
     }
+    let outcome = verdict(&report, &checks);
     if !a.quiet {
         print!("{}", report.summary());
+        for line in &outcome.thresholds {
+            println!("  threshold    {line}");
+        }
+    }
+    if report.interrupted {
+        // Cut short: the figures are printed and written, and the status
+        // says so, whatever the checks found in the part that ran.
+        use std::io::Write as _;
+        let _ = std::io::stdout().flush();
+        eprintln!(
+            "servelab: load stopped early by a signal after {:.2} s; the report covers \
+             the part that ran",
+            report.duration_s
+        );
+        std::process::exit(interrupted_status(servelab_load::stop_signal()));
     }
     if let Some(failure) = &report.connect_failure {
         // Nothing was ever connected: one error line that says what to check
@@ -410,8 +484,10 @@ fn load(a: RunArgs) -> anyhow::Result<()> {
         let _ = std::io::stdout().flush();
         anyhow::bail!("{failure}");
     }
-    let (status, lines) = verdict(&report, &checks);
-    for line in &lines {
+    let Outcome {
+        status, failures, ..
+    } = outcome;
+    for line in &failures {
         eprintln!("servelab: load failed: {line}");
     }
     if status != EXIT_OK {

@@ -105,12 +105,78 @@ fn flag_error(err: &clap::Error, command: &str) -> ExitCode {
             ExitCode::from(2)
         }
         _ => {
-            let message = one_line(&err.render().to_string(), command);
+            let words: Vec<String> = std::env::args().skip(1).collect();
+            let message = plain_words(err, &words, command)
+                .unwrap_or_else(|| one_line(&err.render().to_string(), command));
             eprintln!("servelab: error: {message}");
             servelab_server::StartFailure::of_flag_error(err, message).report_if_asked();
             ExitCode::from(2)
         }
     }
+}
+
+/// Flags of other load generators that users type from habit, with what
+/// `servelab load` calls them: (flag, whose it is, ours).
+const FOREIGN_LOAD_FLAGS: [(&str, &str, &str); 4] = [
+    (
+        "-z",
+        "hey's and oha's run length",
+        "-d/--duration, e.g. -d 30s",
+    ),
+    ("-R", "wrk2's rate", "--rate, e.g. --rate 1000"),
+    ("-m", "hey's method", "--method"),
+    ("-D", "wrk2's distribution", "--arrival poisson or uniform"),
+];
+
+/// Some flag errors said in plain words, where clap's own words mislead:
+/// - a negative number after a flag (`--rate -5`, `--keepalive-timeout -5s`)
+///   is read by clap as an unknown flag `-5`, with the advice "to pass '-5'
+///   as a value, use '-- -5'", which is wrong; the value is the mistake;
+/// - a flag of another load generator (`load -z 1s`, hey's and oha's
+///   duration) gets clap's usage of the subcommand; it is not ours, and ours
+///   is named.
+///
+/// `words` are the arguments after the program's name. `None`: clap's
+/// message, made one line by [`one_line`].
+fn plain_words(err: &clap::Error, words: &[String], command: &str) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if err.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(ContextValue::String(arg)) = err.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    let help = format!("(see `{command} --help`)");
+    let negative = arg
+        .strip_prefix('-')
+        .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit() || c == '.'));
+    if negative {
+        // The word as the user typed it (`-5s`, where clap names `-5`).
+        let at = words.iter().position(|w| w.starts_with(arg.as_str()))?;
+        let value = &words[at];
+        let flag = at.checked_sub(1).map(|i| words[i].as_str())?;
+        if !flag.starts_with('-') {
+            return None;
+        }
+        let give = if flag == "--rate" {
+            "give a rate above 0"
+        } else if value
+            .trim_start_matches(['-', '.', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9'])
+            .is_empty()
+        {
+            "give a number of 0 or more"
+        } else {
+            "give a duration of 0 or more"
+        };
+        return Some(format!("{flag}: {value} is negative: {give} {help}"));
+    }
+    if command == "servelab load" {
+        let (_, whose, ours) = FOREIGN_LOAD_FLAGS.iter().find(|(f, _, _)| f == arg)?;
+        return Some(format!(
+            "{arg} is not a flag of `servelab load` ({whose}): use {ours} {help}"
+        ));
+    }
+    None
 }
 
 /// The (sub)command that the words name, `servelab lab report` for
@@ -135,10 +201,18 @@ fn command_path(words: impl IntoIterator<Item = std::ffi::OsString>) -> String {
 fn one_line(rendered: &str, command: &str) -> String {
     let mut message: Vec<&str> = Vec::new();
     let mut tips: Vec<&str> = Vec::new();
+    // The usage block: `Usage: …` and its indented alternatives
+    // (`servelab load <COMMAND>`), up to the next blank line.
+    let mut in_usage = false;
     for line in rendered.lines().map(str::trim) {
         if line.starts_with("Usage: ") {
+            in_usage = true;
             continue;
-        } else if let Some(tip) = line.strip_prefix("tip: ") {
+        } else if in_usage && !line.is_empty() {
+            continue;
+        }
+        in_usage = false;
+        if let Some(tip) = line.strip_prefix("tip: ") {
             tips.push(tip);
         } else if line.is_empty() || line.starts_with("For more information") {
             continue;
@@ -198,5 +272,37 @@ mod tests {
         assert!(e.ends_with("(see `servelab lab report --help`)"), "{e}");
         let e = error_of("servelab serve --engine nginx");
         assert!(e.ends_with("(see `servelab serve --help`)"), "{e}");
+        // The usage's second line is not part of the message (issue 30).
+        let e = error_of("servelab load --bogus x");
+        assert!(!e.contains("<COMMAND>"), "{e}");
+    }
+
+    fn plain(words: &str) -> Option<String> {
+        let err = Cli::try_parse_from(words.split_whitespace()).unwrap_err();
+        let words: Vec<String> = words.split_whitespace().skip(1).map(Into::into).collect();
+        let command = command_path(words.iter().map(Into::into));
+        plain_words(&err, &words, &command)
+    }
+
+    #[test]
+    fn negative_values_and_foreign_flags_are_said_in_plain_words() {
+        assert_eq!(
+            plain("servelab load --rate -5 http://x/").as_deref(),
+            Some("--rate: -5 is negative: give a rate above 0 (see `servelab load --help`)")
+        );
+        assert_eq!(
+            plain("servelab serve --keepalive-timeout -5s").as_deref(),
+            Some(
+                "--keepalive-timeout: -5s is negative: give a duration of 0 or more \
+                 (see `servelab serve --help`)"
+            )
+        );
+        let e = plain("servelab load -c -3 http://x/").unwrap();
+        assert!(e.starts_with("-c: -3 is negative: give a number"), "{e}");
+        let e = plain("servelab load -z 1s http://x/").unwrap();
+        assert!(e.starts_with("-z is not a flag of `servelab load`"), "{e}");
+        assert!(e.contains("-d/--duration"), "{e}");
+        // Anything else stays clap's.
+        assert_eq!(plain("servelab load --bogus x"), None);
     }
 }

@@ -119,6 +119,9 @@ pub(crate) struct ClientConn {
     pub conn_target: usize,
     /// Requests this closed user may still start (`u64::MAX`: no limit).
     pub quota: u64,
+    /// Closed user thinking: when the answer ended and the think drawn, so
+    /// that the think's real length is measured when the next request starts.
+    pub think_from: Option<(Instant, Duration)>,
 }
 
 impl ClientConn {
@@ -144,6 +147,7 @@ impl ClientConn {
             reused: false,
             conn_target: 0,
             quota: u64::MAX,
+            think_from: None,
         }
     }
 

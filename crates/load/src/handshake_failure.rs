@@ -76,8 +76,8 @@ impl HandshakeFailureKind {
                  verification"
             }
             HandshakeFailureKind::BadCertificate => {
-                "the certificate does not verify: check it, or pass --insecure to skip \
-                 verification"
+                "the certificate does not verify: check it (and --pin, if given), or pass \
+                 --insecure to skip verification"
             }
             HandshakeFailureKind::Alert => {
                 "the server refused the handshake: does it require a client certificate \

@@ -49,7 +49,8 @@ pub struct Histogram {
     pub p999: u64,
     /// Largest value.
     pub max: u64,
-    /// `[percentile, value]` for each percentile in [`SPECTRUM`].
+    /// `[percentile, value]` for each percentile in [`SPECTRUM`] and each
+    /// one the run chose (`--percentiles`), ascending.
     pub percentiles: Vec<(f64, u64)>,
     /// Every non-empty bucket as `[highest value of the bucket, count]`, ascending:
     /// enough to rebuild the histogram exactly.
@@ -57,8 +58,14 @@ pub struct Histogram {
 }
 
 impl Histogram {
-    /// Summarises a recording histogram.
+    /// Summarises a recording histogram, with the standard spectrum.
+    #[cfg(test)]
     pub(crate) fn from_hdr(h: &Hdr<u64>) -> Histogram {
+        Histogram::from_hdr_with(h, &crate::metric::Percentiles::standard())
+    }
+
+    /// Summarises a recording histogram; `chosen` joins the spectrum.
+    pub(crate) fn from_hdr_with(h: &Hdr<u64>, chosen: &crate::metric::Percentiles) -> Histogram {
         let count = h.len();
         let q = |p: f64| {
             if count == 0 {
@@ -77,11 +84,30 @@ impl Histogram {
             p99: q(99.0),
             p999: q(99.9),
             max: if count == 0 { 0 } else { h.max() },
-            percentiles: SPECTRUM.iter().map(|&p| (p, q(p))).collect(),
+            percentiles: {
+                let mut ps: Vec<f64> = SPECTRUM.to_vec();
+                ps.extend(chosen.iter().map(|p| p.value()));
+                ps.sort_by(f64::total_cmp);
+                ps.dedup();
+                ps.into_iter().map(|p| (p, q(p))).collect()
+            },
             buckets: h
                 .iter_recorded()
                 .map(|v| (v.value_iterated_to(), v.count_at_value()))
                 .collect(),
+        }
+    }
+
+    /// The value at percentile `p` (0 when empty): from the spectrum when it
+    /// holds it, or else from the buckets.
+    pub fn percentile(&self, p: crate::metric::Percentile) -> u64 {
+        let v = p.value();
+        if let Some(&(_, x)) = self.percentiles.iter().find(|(q, _)| *q == v) {
+            return x;
+        }
+        match self.to_hdr() {
+            Ok(h) if self.count > 0 => h.value_at_quantile(v / 100.0),
+            _ => 0,
         }
     }
 

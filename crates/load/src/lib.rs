@@ -11,7 +11,8 @@
 //! - [`Dist`] (from `servelab-dist`): the DIST syntax for think times, timeouts
 //!   and waits, the same one that `servelab serve --delay` and `servelab sim` read
 //! - [`target`]: [`Target`] URLs, weights, URL files, methods, request bodies,
-//!   prebuilt request bytes
+//!   prebuilt request bytes; `login`: a login in a URL, sent as Basic auth
+//!   and never shown
 //! - [`stages`]: [`Stages`], a load that ramps; [`start_at`]: [`StartAt`], a
 //!   common start for segments on several machines
 //! - [`expect_status`]: [`ExpectStatus`], the statuses that count as ok
@@ -30,6 +31,8 @@
 //! - [`metric`]: [`Metric`], the catalogue of the report's figures that checks
 //!   name (`p99`, `errors`, `rps`...), with their units
 //! - [`threshold`]: [`Threshold`], k6-like pass/fail checks (`p99>200ms`, `errors>1%`)
+//! - [`think`]: [`ThinkTimes`], the think times closed users took, measured
+//!   beside the ones they drew
 //! - `progress`: the terminal progress bar
 //! - `tls`: the TLS settings and rustls configuration of `https://` targets;
 //!   `session_store`: the tickets that let connections resume
@@ -116,6 +119,9 @@
 //!   a lower bound; a failed request enters it with the time to its error. So
 //!   the percentiles cover every request the run was asked to make; the summary
 //!   says how many were unfinished.
+//! - Logins: `http://user:password@host/` sends `Authorization: Basic …`
+//!   (percent-decoded), never the login in `Host`; the report shows the
+//!   password as `***`. A `-H Authorization` header takes precedence.
 //! - Methods and bodies: GET, HEAD, POST, PUT, PATCH, DELETE; a body (the
 //!   run's, [`LoadSpec::body`], or a URL's own, [`Target::body`], from
 //!   `URL [WEIGHT] [@FILE]` in a URL file) is read once, at most 64 MiB, and
@@ -202,6 +208,13 @@
 //! completed (the clock reads themselves, two per step, are included). A plain-HTTP run has an empty
 //! `tls_handshake` and a `null` `cpu_us_per_handshake`.
 //!
+//! Added within version 4 (readers of older reports get the defaults):
+//! `think` (closed users with a think time: the asked, drawn and measured mean
+//! think, `null` otherwise), `interrupted` (the run was cut short by a signal
+//! or [`LoadSpec::stop`]; `false`), `run.percentiles` (the summary's chosen
+//! percentiles, each also in every histogram's `percentiles` spectrum;
+//! `[50, 90, 99, 99.9]`); a target's login is written `user:***@`.
+//!
 //! Version 3 (from 2): `errors.non_2xx` became `errors.unexpected_status`,
 //! since a 3xx is ok by default (`run.expect_status`, new, says which statuses
 //! are); `never_sent` also counts requests held for a connection that never
@@ -226,8 +239,12 @@
 //!            "requests", "duration_s", "timeout", "retries": "N"|"inf",
 //!            "retry_wait", "seed", "expect_status", "retry_on_close",
 //!            "stages": null|"30s:100,120s:100,30s:0",
-//!            "start_at": null|"2026-11-25T18:00:00.000Z" },
+//!            "start_at": null|"2026-11-25T18:00:00.000Z",
+//!            "percentiles": [50.0, 90.0, 99.0, 99.9] },
 //!                                         // the command, before segment split
+//!   "interrupted": false,                     // cut short by a signal (Ctrl-C)
+//!   "think": null | { "asked_mean_us", "count", "drawn_mean_us",
+//!                     "measured_mean_us", "drawn_total_s", "measured_total_s" },
 //!   "segments": ["1/2", "2/2"],               // segments this report covers
 //!   "threads": 4, "started_unix_ms": 0, "duration_s": 10.0,
 //!   "unreachable": false,                     // gave up: never connected, or no connect for 10 s
@@ -298,6 +315,7 @@ pub mod spec;
 pub mod stages;
 pub mod start_at;
 pub mod target;
+pub mod think;
 pub mod threshold;
 
 mod arrival;
@@ -306,6 +324,7 @@ pub mod coarse_histogram;
 mod control;
 mod error;
 mod event_loop;
+mod login;
 mod metrics;
 mod progress;
 mod response;
@@ -320,15 +339,17 @@ pub use error::LoadError;
 pub use expect_status::ExpectStatus;
 pub use handshake_failure::{HandshakeFailureKind, HandshakeFailures};
 pub use histogram::Histogram;
+pub use login::redact as redact_login;
 pub use metric::Metric;
 pub use metrics::{Counts, Errors, Second};
 pub use report::{Report, RunInfo, SCHEMA, Throughput};
-pub use run::{run, stop_on_signals};
+pub use run::{run, stop_on_signals, stop_signal};
 pub use servelab_dist::Dist;
 pub use spec::{Arrival, LoadSpec, Segment, Workload};
 pub use stages::{Stage, Stages};
 pub use start_at::StartAt;
 pub use target::{Method, Target, read_url_file};
+pub use think::ThinkTimes;
 pub use threshold::{Threshold, Verdict};
-pub use tls::TlsOptions;
 pub use tls::client_config as tls_client_config;
+pub use tls::{Pin, TlsOptions};

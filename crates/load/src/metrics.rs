@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use crate::coarse_histogram::CoarseHistogram;
 use crate::handshake_failure::{HandshakeFailureKind, HandshakeFailures};
 use crate::histogram::new_hdr;
+use crate::think::ThinkTotals;
 
 /// Request and connection counters of a run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -279,6 +280,8 @@ pub(crate) struct Recorder {
     pub errors: Errors,
     pub status: Vec<u64>,
     pub series: Vec<Second>,
+    /// Closed users' thinks that ended in a request, drawn and measured.
+    pub thinks: ThinkTotals,
     start: Instant,
 }
 
@@ -300,6 +303,7 @@ impl Recorder {
             errors: Errors::default(),
             status: vec![0; STATUS_SLOTS],
             series: Vec::with_capacity(64),
+            thinks: ThinkTotals::default(),
             start,
         }
     }
@@ -449,6 +453,7 @@ impl Recorder {
             *a += b;
         }
         add_series(&mut self.series, &o.series);
+        self.thinks.add(&o.thinks);
     }
 }
 

@@ -16,10 +16,11 @@ use crate::connect_failure::{ConnectFailure, NEVER_CONNECTED};
 use crate::error::LoadError;
 use crate::handshake_failure::HandshakeFailures;
 use crate::histogram::Histogram;
-use crate::metric::Metric;
+use crate::metric::{Metric, Percentiles};
 use crate::metrics::{Counts, Errors, Recorder, STATUS_SLOTS, Second, add_series};
 use crate::spec::{LoadSpec, Workload};
 use crate::stages::Stages;
+use crate::think::ThinkTimes;
 
 /// The schema version written in every report.
 pub const SCHEMA: &str = "servelab-load/4";
@@ -44,7 +45,7 @@ pub struct RunInfo {
     pub session: Option<u32>,
     /// Closed: think time DIST.
     pub think: Option<String>,
-    /// Targets as `[url, weight]`.
+    /// Targets as `[url, weight]`, a login's password shown as `***`.
     pub targets: Vec<(String, f64)>,
     /// `GET`, `HEAD`, `POST`, `PUT`, `PATCH` or `DELETE`.
     pub method: String,
@@ -73,6 +74,10 @@ pub struct RunInfo {
     pub stages: Option<String>,
     /// `--start-at`, RFC 3339 UTC, or `null`.
     pub start_at: Option<String>,
+    /// The latency percentiles of the summary (`--percentiles`), e.g.
+    /// `[50.0, 90.0, 99.0, 99.9]`; each is in every histogram's spectrum.
+    #[serde(default)]
+    pub percentiles: Percentiles,
 }
 
 impl RunInfo {
@@ -88,7 +93,7 @@ impl RunInfo {
             targets: spec
                 .targets
                 .iter()
-                .map(|t| (t.url.clone(), t.weight))
+                .map(|t| (crate::login::redact(&t.url), t.weight))
                 .collect(),
             method: spec.method.as_str().to_string(),
             body_bytes: spec
@@ -112,6 +117,7 @@ impl RunInfo {
             retry_on_close: spec.retry_on_close,
             stages: spec.stages.as_ref().map(|s| s.to_string()),
             start_at: spec.start_at.map(|t| t.to_string()),
+            percentiles: spec.percentiles.clone(),
         };
         match spec.workload {
             Workload::Closed {
@@ -183,6 +189,11 @@ pub struct Report {
     /// run limited only by `requests`) none succeeded for 10 s. In a merge: any
     /// segment.
     pub unreachable: bool,
+    /// The run was cut short (Ctrl-C, SIGTERM, or [`LoadSpec::stop`]) before
+    /// its requests or its time were done; its figures cover the part that
+    /// ran. In a merge: any segment.
+    #[serde(default)]
+    pub interrupted: bool,
     /// When no connect succeeded in the whole run and some failed: the last
     /// failure, which the CLI prints as its error (`connection refused to
     /// ADDR: is a server listening?`). `null` otherwise.
@@ -224,6 +235,11 @@ pub struct Report {
     pub tls_cpu_s: f64,
     /// One entry per second of the run.
     pub series: Vec<Second>,
+    /// Closed users with a think time: the asked, drawn and measured mean
+    /// think ([`ThinkTimes`]); `null` otherwise. Little's law for closed
+    /// users holds with `think.measured_mean_us` as Z.
+    #[serde(default)]
+    pub think: Option<ThinkTimes>,
 }
 
 impl Report {
@@ -256,6 +272,7 @@ impl Report {
             started_unix_ms,
             duration_s: elapsed.as_secs_f64(),
             unreachable: false,
+            interrupted: false,
             connect_failure: None,
             start_lag_ms: None,
             client_cpu_s: cpu.as_secs_f64(),
@@ -263,14 +280,23 @@ impl Report {
             errors: rec.errors,
             status,
             throughput: Throughput::default(),
-            latency: Histogram::from_hdr(&rec.latency),
-            latency_uncorrected: Histogram::from_hdr(&rec.latency_uncorrected),
-            ttfb: Histogram::from_hdr(&rec.ttfb),
-            connect: Histogram::from_hdr(&rec.connect),
-            tls_handshake: Histogram::from_hdr(&rec.tls_handshake),
+            latency: Histogram::from_hdr_with(&rec.latency, &spec.percentiles),
+            latency_uncorrected: Histogram::from_hdr_with(
+                &rec.latency_uncorrected,
+                &spec.percentiles,
+            ),
+            ttfb: Histogram::from_hdr_with(&rec.ttfb, &spec.percentiles),
+            connect: Histogram::from_hdr_with(&rec.connect, &spec.percentiles),
+            tls_handshake: Histogram::from_hdr_with(&rec.tls_handshake, &spec.percentiles),
             tls_failures: rec.tls_failures,
             tls_cpu_s: rec.tls_cpu.as_secs_f64(),
             series: rec.series.clone(),
+            think: match spec.workload {
+                Workload::Closed { think, .. } if !think.is_zero() => {
+                    Some(ThinkTimes::of(think.mean(), &rec.thinks))
+                }
+                _ => None,
+            },
         };
         r.throughput = r.rates();
         r.finish_series();
@@ -322,10 +348,7 @@ impl Report {
             }
         };
         match m {
-            Metric::P50 => latency(h.p50 as f64),
-            Metric::P90 => latency(h.p90 as f64),
-            Metric::P99 => latency(h.p99 as f64),
-            Metric::P999 => latency(h.p999 as f64),
+            Metric::Percentile(p) => latency(h.percentile(p) as f64),
             Metric::Max => latency(h.max as f64),
             Metric::Mean => latency(h.mean),
             Metric::Errors => self
@@ -450,6 +473,7 @@ impl Report {
             out.started_unix_ms = out.started_unix_ms.min(r.started_unix_ms);
             out.duration_s = out.duration_s.max(r.duration_s);
             out.unreachable |= r.unreachable;
+            out.interrupted |= r.interrupted;
             out.start_lag_ms = match (out.start_lag_ms, r.start_lag_ms) {
                 (Some(a), Some(b)) => Some(a.max(b)),
                 (a, b) => a.or(b),
@@ -459,6 +483,10 @@ impl Report {
                 out.connect_failure = None;
             }
             out.client_cpu_s += r.client_cpu_s;
+            out.think = match (out.think, r.think) {
+                (Some(a), Some(b)) => Some(a.merged(&b)),
+                (a, b) => a.or(b),
+            };
         }
         out.segments.sort_by_key(|s| {
             s.split_once('/')
@@ -466,11 +494,11 @@ impl Report {
                 .unwrap_or(0)
         });
         let [l, lu, t, c, h] = hists;
-        out.latency = Histogram::from_hdr(&l);
-        out.latency_uncorrected = Histogram::from_hdr(&lu);
-        out.ttfb = Histogram::from_hdr(&t);
-        out.connect = Histogram::from_hdr(&c);
-        out.tls_handshake = Histogram::from_hdr(&h);
+        out.latency = Histogram::from_hdr_with(&l, &first.run.percentiles);
+        out.latency_uncorrected = Histogram::from_hdr_with(&lu, &first.run.percentiles);
+        out.ttfb = Histogram::from_hdr_with(&t, &first.run.percentiles);
+        out.connect = Histogram::from_hdr_with(&c, &first.run.percentiles);
+        out.tls_handshake = Histogram::from_hdr_with(&h, &first.run.percentiles);
         out.throughput = out.rates();
         out.finish_series();
         Ok(out)
@@ -596,6 +624,19 @@ impl Report {
             );
             return self.summary_tail(s);
         }
+        if self.interrupted {
+            let asked = match (r.requests, r.duration_s) {
+                (Some(n), _) => format!("{n} requests"),
+                (None, Some(d)) => format!("{d} s"),
+                (None, None) => "the run".to_string(),
+            };
+            let _ = writeln!(
+                s,
+                "  stopped      early: cut short (Ctrl-C or a signal) after {:.2} s of {asked}; \
+                 the figures cover the part that ran",
+                self.duration_s
+            );
+        }
         if self.unreachable {
             let _ = writeln!(
                 s,
@@ -603,7 +644,8 @@ impl Report {
                 crate::event_loop::UNREACHABLE.as_secs()
             );
         }
-        hist_line(&mut s, "latency", &self.latency);
+        let ps = &r.percentiles;
+        hist_line(&mut s, "latency", &self.latency, ps);
         let unfinished = c.in_flight + c.never_sent;
         if unfinished > 0 {
             let _ = writeln!(
@@ -614,13 +656,40 @@ impl Report {
             );
         }
         if r.workload == "open" || self.latency.p99 != self.latency_uncorrected.p99 {
-            hist_line(&mut s, "uncorrected", &self.latency_uncorrected);
+            hist_line(&mut s, "uncorrected", &self.latency_uncorrected, ps);
         }
-        hist_line(&mut s, "first byte", &self.ttfb);
-        hist_line(&mut s, "connect", &self.connect);
-        hist_line(&mut s, "handshake", &self.tls_handshake);
+        hist_line(&mut s, "first byte", &self.ttfb, ps);
+        hist_line(&mut s, "connect", &self.connect, ps);
+        hist_line(&mut s, "handshake", &self.tls_handshake, ps);
+        self.think_line(&mut s);
         self.stage_lines(&mut s);
         self.summary_tail(s)
+    }
+
+    /// The think times: asked and measured means (the drawn one when the
+    /// draws' sampling error makes it worth telling apart).
+    fn think_line(&self, s: &mut String) {
+        let Some(t) = &self.think else {
+            return;
+        };
+        if t.count == 0 {
+            let _ = writeln!(
+                s,
+                "  think        asked mean {}; none ended in a request",
+                fmt_us(t.asked_mean_us)
+            );
+            return;
+        }
+        let _ = writeln!(
+            s,
+            "  think        asked mean {}, measured mean {} ({} thinks; {:+.1}us against \
+             their draws' mean {})",
+            fmt_us_precise(t.asked_mean_us),
+            fmt_us_precise(t.measured_mean_us),
+            t.count,
+            t.overshoot_us(),
+            fmt_us_precise(t.drawn_mean_us),
+        );
     }
 
     /// One line per stage: the ramp, and what the seconds that began in it
@@ -750,19 +819,15 @@ impl Report {
 
 /// One summary line for a histogram, or none when it is empty. The figures
 /// carry the names of the metric catalogue, which `--fail-if` reads.
-fn hist_line(s: &mut String, name: &str, h: &Histogram) {
+fn hist_line(s: &mut String, name: &str, h: &Histogram, percentiles: &Percentiles) {
     if h.count > 0 {
         let _ = write!(s, "  {name:<12} min {}", fmt_us(h.min as f64));
-        for (m, v) in [
-            (Metric::Mean, h.mean),
-            (Metric::P50, h.p50 as f64),
-            (Metric::P90, h.p90 as f64),
-            (Metric::P99, h.p99 as f64),
-            (Metric::P999, h.p999 as f64),
-            (Metric::Max, h.max as f64),
-        ] {
-            let _ = write!(s, "  {m} {}", fmt_us(v));
+        let _ = write!(s, "  {} {}", Metric::Mean, fmt_us(h.mean));
+        for p in percentiles.iter() {
+            let m = Metric::Percentile(p);
+            let _ = write!(s, "  {m} {}", fmt_us(h.percentile(p) as f64));
         }
+        let _ = write!(s, "  {} {}", Metric::Max, fmt_us(h.max as f64));
         s.push('\n');
     }
 }
@@ -774,6 +839,17 @@ fn fmt_us(us: f64) -> String {
         format!("{:.2}ms", us / 1e3)
     } else {
         format!("{us:.0}us")
+    }
+}
+
+/// A duration to the microsecond, for figures compared at that grain.
+fn fmt_us_precise(us: f64) -> String {
+    if us >= 1e6 {
+        format!("{:.6}s", us / 1e6)
+    } else if us >= 1e3 {
+        format!("{:.3}ms", us / 1e3)
+    } else {
+        format!("{us:.1}us")
     }
 }
 

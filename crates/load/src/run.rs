@@ -9,7 +9,7 @@
 //! counter shared by the threads.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::control::RunControl;
@@ -36,6 +36,7 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
         &seg.headers,
         seg.body.as_ref(),
         &seg.tls,
+        seg.tls_pin,
     )?);
     let picker = Picker::new(&seg.targets);
     let units = match seg.workload {
@@ -178,6 +179,7 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
     let elapsed = ended.saturating_duration_since(start);
     let mut report = Report::build(spec, &total, threads, started_unix_ms, elapsed, cpu);
     report.unreachable = unreachable;
+    report.interrupted = control.stop.load(Ordering::Relaxed);
     report.start_lag_ms = start_lag.map(|d| d.as_secs_f64() * 1e3);
     // No connection was ever made (for https, no handshake completed).
     if !connected {
@@ -186,20 +188,34 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
     Ok(report)
 }
 
+/// The signal that stopped the run, once one did (see [`stop_signal`]).
+static STOP_SIGNAL: std::sync::OnceLock<Arc<AtomicUsize>> = std::sync::OnceLock::new();
+
 /// A flag that the first SIGINT or SIGTERM sets, for [`LoadSpec::stop`]: the run
-/// ends at once and still reports. A second signal exits the process (status 130).
+/// ends at once and still reports (the report says it was cut short:
+/// [`Report::interrupted`]). A second signal exits the process (status 130).
 ///
 /// For binaries only (a library should not take over the process's signals), and
 /// once per process: every call registers the handlers again.
 pub fn stop_on_signals() -> Result<Arc<AtomicBool>, LoadError> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let flag = Arc::new(AtomicBool::new(false));
+    let which = STOP_SIGNAL.get_or_init(|| Arc::new(AtomicUsize::new(0)));
     for sig in [SIGINT, SIGTERM] {
         // Registered first, so it sees the flag as it was before this signal.
         signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&flag))?;
         signal_hook::flag::register(sig, Arc::clone(&flag))?;
+        signal_hook::flag::register_usize(sig, Arc::clone(which), sig as usize)?;
     }
     Ok(flag)
+}
+
+/// The signal (SIGINT 2, SIGTERM 15) that set the flag of
+/// [`stop_on_signals`], if one did: a binary exits with `128 + signal`, as
+/// shells and other tools do (130 for Ctrl-C).
+pub fn stop_signal() -> Option<i32> {
+    let n = STOP_SIGNAL.get()?.load(Ordering::Relaxed);
+    (n != 0).then_some(n as i32)
 }
 
 /// Sleeps until `at` (or until `stop` is set); returns how late the run

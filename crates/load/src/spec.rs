@@ -212,6 +212,12 @@ pub struct LoadSpec {
     /// TLS settings of `https://` targets (verification, client certificate,
     /// resumption).
     pub tls: crate::tls::TlsOptions,
+    /// `https://`: accept only the server certificate of this SHA-256
+    /// fingerprint (`--pin`), instead of a chain to a trusted CA.
+    pub tls_pin: Option<crate::tls::Pin>,
+    /// The latency percentiles of the summary, added to the JSON spectrum
+    /// (default p50, p90, p99, p99.9).
+    pub percentiles: crate::metric::Percentiles,
     /// Draw a progress bar on stderr when it is a terminal.
     pub progress: bool,
     /// When set (by another thread, or by [`stop_on_signals`](crate::stop_on_signals)),
@@ -245,6 +251,8 @@ impl LoadSpec {
             expect_status: ExpectStatus::default(),
             retry_on_close: true,
             tls: crate::tls::TlsOptions::default(),
+            tls_pin: None,
+            percentiles: crate::metric::Percentiles::standard(),
             progress: false,
             stop: None,
         }

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use rand::Rng;
 
 use crate::error::LoadError;
-use crate::tls::{TlsOptions, TlsTarget, client_config, server_name};
+use crate::tls::{Pin, TlsOptions, TlsTarget, client_config_pinned, server_name};
 
 /// The largest request body, in bytes: far above what a load test posts, and
 /// low enough that a mistaken `--body /dev/zero` stops at once.
@@ -264,8 +264,10 @@ pub(crate) struct ParsedUrl {
     pub port: u16,
     /// `https://`: the connection speaks TLS.
     pub tls: bool,
-    /// The `Host` header value (`host` or `host:port`).
+    /// The `Host` header value (`host` or `host:port`), without a login.
     pub authority: String,
+    /// A login written in the URL (`user:password@`), sent as Basic auth.
+    pub login: Option<crate::login::Login>,
     /// Path and query, starting with `/`.
     pub path: String,
 }
@@ -273,7 +275,7 @@ pub(crate) struct ParsedUrl {
 /// Splits `http[s]://host[:port][/path]`.
 pub(crate) fn parse_url(url: &str) -> Result<ParsedUrl, LoadError> {
     let bad = |why: &str| LoadError::Url {
-        url: url.to_string(),
+        url: crate::login::redact(url),
         why: why.to_string(),
     };
     let (rest, tls) = if let Some(r) = url.strip_prefix("http://") {
@@ -288,6 +290,7 @@ pub(crate) fn parse_url(url: &str) -> Result<ParsedUrl, LoadError> {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
     };
+    let (login, authority) = crate::login::split(authority).map_err(|why| bad(&why))?;
     if authority.is_empty() {
         return Err(bad("no host"));
     }
@@ -316,6 +319,7 @@ pub(crate) fn parse_url(url: &str) -> Result<ParsedUrl, LoadError> {
         port,
         tls,
         authority: authority.to_string(),
+        login,
         path: path.to_string(),
     })
 }
@@ -349,9 +353,11 @@ pub(crate) fn prepare(
     headers: &[String],
     body: Option<&Arc<[u8]>>,
     tls: &TlsOptions,
+    pin: Option<Pin>,
 ) -> Result<Vec<Prepared>, LoadError> {
     let mut extra = String::new();
     let mut has_host = false;
+    let mut has_authorization = false;
     for h in headers {
         let (name, value) = h
             .split_once(':')
@@ -373,6 +379,7 @@ pub(crate) fn prepare(
             return Err(LoadError::FramingHeader(h.clone()));
         }
         has_host |= name.eq_ignore_ascii_case("host");
+        has_authorization |= name.eq_ignore_ascii_case("authorization");
         extra.push_str(name);
         extra.push_str(": ");
         extra.push_str(value.trim());
@@ -388,7 +395,7 @@ pub(crate) fn prepare(
         let tls = if u.tls {
             let config = match &config {
                 Some(c) => Arc::clone(c),
-                None => Arc::clone(config.insert(client_config(tls)?)),
+                None => Arc::clone(config.insert(client_config_pinned(tls, pin)?)),
             };
             let name = server_name(&u.host)?;
             Some(TlsTarget { config, name })
@@ -411,6 +418,11 @@ pub(crate) fn prepare(
         } else {
             format!("Host: {}\r\n", u.authority)
         };
+        // A login in the URL, unless -H gave the Authorization header itself.
+        let login_line = match &u.login {
+            Some(l) if !has_authorization => l.header(),
+            _ => String::new(),
+        };
         let body: Arc<[u8]> = t.body.as_ref().or(body).cloned().unwrap_or_default();
         let length = if !body.is_empty() || method.expects_body() {
             format!("Content-Length: {}\r\n", body.len())
@@ -418,7 +430,7 @@ pub(crate) fn prepare(
             String::new()
         };
         let head = format!(
-            "{} {} HTTP/1.1\r\n{host_line}{extra}{length}",
+            "{} {} HTTP/1.1\r\n{host_line}{login_line}{extra}{length}",
             method.as_str(),
             u.path
         );
@@ -536,6 +548,34 @@ mod tests {
         for bad in ["ftp://x/", "http:///", "http://x:port/", "http://x/a b"] {
             assert!(parse_url(bad).is_err(), "{bad}");
         }
+        // A login leaves the host and the Host header (issue 30).
+        let u = parse_url("http://alice:s3cret@127.0.0.1:9/x").unwrap();
+        assert_eq!(
+            (u.host.as_str(), u.authority.as_str()),
+            ("127.0.0.1", "127.0.0.1:9")
+        );
+        assert!(u.login.is_some());
+        let e = parse_url("http://alice:s3cret@/x").unwrap_err().to_string();
+        assert!(!e.contains("s3cret") && e.contains("alice:***@"), "{e}");
+    }
+
+    #[test]
+    fn a_login_in_the_url_is_sent_as_basic_auth() {
+        let t = [Target::new("http://alice:s3cret@127.0.0.1:1/x")];
+        let p = prepare(&t, Method::Get, &[], None, &TlsOptions::default(), None).unwrap();
+        let head = String::from_utf8(p[0].keep_alive.clone()).unwrap();
+        assert_eq!(
+            head,
+            "GET /x HTTP/1.1\r\nHost: 127.0.0.1:1\r\nAuthorization: Basic YWxpY2U6czNjcmV0\r\n\r\n"
+        );
+        // -H Authorization wins over the URL's login.
+        let h = ["Authorization: Bearer t".to_string()];
+        let p = prepare(&t, Method::Get, &h, None, &TlsOptions::default(), None).unwrap();
+        let head = String::from_utf8(p[0].keep_alive.clone()).unwrap();
+        assert!(
+            !head.contains("Basic") && head.contains("Bearer t"),
+            "{head}"
+        );
     }
 
     #[test]
@@ -566,6 +606,7 @@ mod tests {
             &["X-A: 1".to_string()],
             None,
             &TlsOptions::default(),
+            None,
         )
         .unwrap();
         assert_eq!(
@@ -579,6 +620,7 @@ mod tests {
             &["Host: h".to_string()],
             None,
             &TlsOptions::default(),
+            None,
         )
         .unwrap();
         assert_eq!(p[0].keep_alive, b"HEAD /x HTTP/1.1\r\nHost: h\r\n\r\n");
@@ -588,7 +630,8 @@ mod tests {
                 Method::Get,
                 &["nocolon".to_string()],
                 None,
-                &TlsOptions::default()
+                &TlsOptions::default(),
+                None
             )
             .is_err()
         );
@@ -598,27 +641,44 @@ mod tests {
                 Method::Get,
                 &["A: b\r\nC: d".to_string()],
                 None,
-                &TlsOptions::default()
+                &TlsOptions::default(),
+                None
             )
             .is_err()
         );
         // A body is framed by its length; a framing header of the user's is refused.
         let body: Arc<[u8]> = Arc::from(&b"{\"a\":1}"[..]);
-        let p = prepare(&t, Method::Post, &[], Some(&body), &TlsOptions::default()).unwrap();
+        let p = prepare(
+            &t,
+            Method::Post,
+            &[],
+            Some(&body),
+            &TlsOptions::default(),
+            None,
+        )
+        .unwrap();
         assert_eq!(
             p[0].keep_alive,
             b"POST /x HTTP/1.1\r\nHost: 127.0.0.1:1\r\nContent-Length: 7\r\n\r\n"
         );
         assert_eq!(&p[0].body[..], b"{\"a\":1}");
-        let p = prepare(&t, Method::Put, &[], None, &TlsOptions::default()).unwrap();
+        let p = prepare(&t, Method::Put, &[], None, &TlsOptions::default(), None).unwrap();
         assert!(p[0].keep_alive.ends_with(b"Content-Length: 0\r\n\r\n"));
-        let p = prepare(&t, Method::Delete, &[], None, &TlsOptions::default()).unwrap();
+        let p = prepare(&t, Method::Delete, &[], None, &TlsOptions::default(), None).unwrap();
         assert!(!p[0].keep_alive.windows(7).any(|w| w == b"Content"));
         let own = [Target {
             body: Some(Arc::from(&b"xy"[..])),
             ..Target::new("http://127.0.0.1:1/x")
         }];
-        let p = prepare(&own, Method::Post, &[], Some(&body), &TlsOptions::default()).unwrap();
+        let p = prepare(
+            &own,
+            Method::Post,
+            &[],
+            Some(&body),
+            &TlsOptions::default(),
+            None,
+        )
+        .unwrap();
         assert_eq!(&p[0].body[..], b"xy", "a URL's own body wins");
         let e = prepare(
             &t,
@@ -626,6 +686,7 @@ mod tests {
             &["Content-Length: 3".into()],
             Some(&body),
             &TlsOptions::default(),
+            None,
         );
         assert!(matches!(e, Err(LoadError::FramingHeader(_))));
     }
@@ -685,7 +746,7 @@ mod tests {
             Target::new("http://127.0.0.1:2/b"),
             Target::new("http://127.0.0.1:1/c"),
         ];
-        let p = prepare(&t, Method::Get, &[], None, &TlsOptions::default()).unwrap();
+        let p = prepare(&t, Method::Get, &[], None, &TlsOptions::default(), None).unwrap();
         let servers: Vec<usize> = p.iter().map(|p| p.server).collect();
         assert_eq!(servers, vec![0, 1, 0]);
     }

@@ -20,7 +20,8 @@
 //! the run starts (see [`client_config`]).
 //!
 //! Verification: the system's trust store (`rustls-native-certs`), or only
-//! `--cacert FILE`, or none (`--insecure`). SNI is the URL's host, and none
+//! `--cacert FILE`, or one certificate by its SHA-256 fingerprint (`--pin`,
+//! for `serve --tls-self-signed`), or none (`--insecure`). SNI is the URL's host, and none
 //! for an IP literal (RFC 6066, 3). ALPN offers `http/1.1`; TLS 1.3 and 1.2.
 //! Resumption (`--tls-resume on`, the default) keeps session tickets and IDs in
 //! a [`SessionStore`] shared by every connection of the run.
@@ -55,6 +56,67 @@ pub struct TlsOptions {
     /// Resume sessions on reconnect (`--tls-resume on`); `false`: a full
     /// handshake on every new connection.
     pub resume: bool,
+}
+
+/// The SHA-256 fingerprint of a certificate (of its DER bytes), as
+/// `serve --tls-self-signed` and `openssl x509 -fingerprint -sha256` print it:
+/// `AB:CD:…`, 32 bytes. Parsed with or without the colons, in either case.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Pin([u8; 32]);
+
+impl std::fmt::Debug for Pin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Pin({self})")
+    }
+}
+
+impl std::fmt::Display for Pin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let hex: Vec<String> = self.0.iter().map(|b| format!("{b:02X}")).collect();
+        f.write_str(&hex.join(":"))
+    }
+}
+
+impl std::str::FromStr for Pin {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Pin, String> {
+        let s = s.trim();
+        let s = s
+            .strip_prefix("sha256:")
+            .or_else(|| s.strip_prefix("SHA256:"))
+            .unwrap_or(s);
+        let hex: String = s.chars().filter(|&c| c != ':').collect();
+        if !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+            return Err(format!(
+                "`{s}` is not a SHA-256 fingerprint: expected 64 hex digits, with or without \
+                 colons (AB:CD:…, as serve --tls-self-signed prints it)"
+            ));
+        }
+        if hex.len() != 64 {
+            return Err(format!(
+                "`{s}` has {} hex digits; a SHA-256 fingerprint has 64 (32 bytes)",
+                hex.len()
+            ));
+        }
+        let mut out = [0u8; 32];
+        for (i, b) in out.iter_mut().enumerate() {
+            *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).map_err(|e| e.to_string())?;
+        }
+        Ok(Pin(out))
+    }
+}
+
+impl Pin {
+    /// The fingerprint of a certificate, with the provider's SHA-256.
+    fn of(provider: &CryptoProvider, cert: &CertificateDer<'_>) -> Option<Pin> {
+        let h = provider
+            .cipher_suites
+            .iter()
+            .filter_map(|s| s.tls13())
+            .map(|s| s.common.hash_provider)
+            .find(|h| h.output_len() == 32)?;
+        h.hash(cert.as_ref()).as_ref().try_into().ok().map(Pin)
+    }
 }
 
 impl Default for TlsOptions {
@@ -109,6 +171,16 @@ fn certs(path: &Path, flag: &str) -> Result<Vec<CertificateDer<'static>>, LoadEr
 /// Builds the run's client configuration from its options: the one TLS
 /// client of the workspace (the lab's status reader and drain use it too).
 pub fn client_config(o: &TlsOptions) -> Result<Arc<ClientConfig>, LoadError> {
+    client_config_pinned(o, None)
+}
+
+/// [`client_config`], verifying the server by a pinned certificate
+/// fingerprint (`--pin`, [`LoadSpec::tls_pin`](crate::LoadSpec::tls_pin))
+/// when one is given, instead of a chain to a trusted CA.
+pub(crate) fn client_config_pinned(
+    o: &TlsOptions,
+    pin: Option<Pin>,
+) -> Result<Arc<ClientConfig>, LoadError> {
     let builder = ClientConfig::builder_with_provider(provider())
         .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
         .map_err(|e| LoadError::Tls(format!("TLS setup: {e}")))?;
@@ -116,6 +188,13 @@ pub fn client_config(o: &TlsOptions) -> Result<Arc<ClientConfig>, LoadError> {
         builder
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(NoVerification(provider())))
+    } else if let Some(pin) = pin {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(Pinned {
+                pin,
+                provider: provider(),
+            }))
     } else {
         let mut roots = RootCertStore::empty();
         match &o.cacert {
@@ -221,6 +300,91 @@ impl io::Write for Wire<'_> {
     }
 }
 
+/// `--pin`: the server's leaf certificate must have the pinned SHA-256
+/// fingerprint; its name, dates and issuer are not checked (a pin names one
+/// certificate, as curl's `--pinnedpubkey` names one key). The handshake's
+/// signatures are still verified against that certificate's key, so the
+/// server must hold its private key.
+#[derive(Debug)]
+struct Pinned {
+    pin: Pin,
+    provider: Arc<CryptoProvider>,
+}
+
+/// The error of a certificate that is not the pinned one. rustls shows it
+/// with `Debug`, so `Debug` says it in words as `Display` does.
+struct PinMismatch {
+    pinned: Pin,
+    found: Option<Pin>,
+}
+
+impl std::fmt::Debug for PinMismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+impl std::fmt::Display for PinMismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.found {
+            Some(found) => write!(
+                f,
+                "the server's certificate has SHA-256 fingerprint {found}, not the --pin {}",
+                self.pinned
+            ),
+            None => write!(f, "cannot compute the certificate's SHA-256 fingerprint"),
+        }
+    }
+}
+
+impl std::error::Error for PinMismatch {}
+
+impl ServerCertVerifier for Pinned {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        let found = Pin::of(&self.provider, end_entity);
+        if found == Some(self.pin) {
+            return Ok(ServerCertVerified::assertion());
+        }
+        Err(rustls::Error::InvalidCertificate(
+            rustls::CertificateError::Other(rustls::OtherError(Arc::new(PinMismatch {
+                pinned: self.pin,
+                found,
+            }))),
+        ))
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        NoVerification(Arc::clone(&self.provider)).verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        NoVerification(Arc::clone(&self.provider)).verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
+    }
+}
+
 /// `--insecure`: accepts any certificate, but still checks that the server
 /// holds its key (the handshake signature), so that the handshake's cost is
 /// the one a verifying client pays, less the chain check.
@@ -269,5 +433,30 @@ impl ServerCertVerifier for NoVerification {
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pins_parse_with_or_without_colons_in_either_case() {
+        let upper = "AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89";
+        let pin: Pin = upper.parse().unwrap();
+        assert_eq!(pin.to_string(), upper);
+        assert_eq!(upper.to_lowercase().parse::<Pin>().unwrap(), pin);
+        assert_eq!(upper.replace(':', "").parse::<Pin>().unwrap(), pin);
+        assert!(
+            upper[3..]
+                .parse::<Pin>()
+                .unwrap_err()
+                .contains("62 hex digits")
+        );
+        assert!(
+            "zz".parse::<Pin>()
+                .unwrap_err()
+                .contains("not a SHA-256 fingerprint")
+        );
     }
 }

@@ -14,6 +14,8 @@ use crate::client_conn::{ConnState, Request};
 impl ClientLoop {
     /// Closed user: begins its next request, if the run allows one more.
     pub(super) fn start_request(&mut self, i: usize, now: Instant) {
+        // A think ends here, in a request or (quota done, ramp) not.
+        let think = self.conns[i].think_from.take();
         if self.conns[i].quota == 0 {
             self.close_sock(i);
             self.conns[i].state = ConnState::Stopped;
@@ -23,6 +25,11 @@ impl ClientLoop {
         }
         if i >= self.users_at(now) {
             return self.park(i);
+        }
+        if let Some((from, drawn)) = think {
+            self.rec
+                .thinks
+                .record(drawn, now.saturating_duration_since(from));
         }
         self.rec.counts.sent += 1;
         let s = &mut self.conns[i];
@@ -83,6 +90,7 @@ impl ClientLoop {
             }
         } else {
             let d = think.sample_duration(&mut s.rng);
+            s.think_from = Some((now, d));
             s.timer.arm(now + d, i, &mut self.timers);
         }
     }

@@ -6,7 +6,7 @@
 //! memory. Only requests that were sent and timed out wait in memory (the retry
 //! table, then `pending`), at most one per connection per timeout.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::ClientLoop;
 use crate::client_conn::{ConnState, Request};
@@ -97,36 +97,6 @@ impl ClientLoop {
         self.retrying[id] = Some(p);
         self.waiting_retries += 1;
         self.timers.push(at, Kind::Retry { id });
-    }
-
-    /// Arms the arrival timerfd to fire after `wait` (a zero wait needs no timer).
-    pub(super) fn arm_arrival_timer(&self, wait: Duration) -> std::io::Result<()> {
-        let Some(t) = &self.arrival_timer else {
-            return Ok(());
-        };
-        if wait.is_zero() {
-            return Ok(());
-        }
-        let spec = rustix::time::Itimerspec {
-            it_interval: rustix::time::Timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            },
-            it_value: rustix::time::Timespec {
-                tv_sec: wait.as_secs() as i64,
-                tv_nsec: i64::from(wait.subsec_nanos()),
-            },
-        };
-        rustix::time::timerfd_settime(t, rustix::time::TimerfdTimerFlags::empty(), &spec)?;
-        Ok(())
-    }
-
-    /// Reads the expiry count so that the level-triggered timerfd stops reporting.
-    pub(super) fn clear_arrival_timer(&self) {
-        if let Some(t) = &self.arrival_timer {
-            let mut buf = [0u8; 8];
-            let _ = rustix::io::read(t, &mut buf);
-        }
     }
 
     /// Open workload: the arrivals due before the end that no connection took.

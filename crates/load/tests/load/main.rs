@@ -17,6 +17,7 @@ mod merge;
 mod open_backlog;
 mod open_rate;
 mod series;
+mod think_precision;
 mod think_time;
 mod timeouts;
 mod tls;
