@@ -312,3 +312,30 @@ fn without_the_flag_nothing_is_compressed_or_varies() {
         assert_eq!(r.header("vary"), None, "{engine}");
     });
 }
+
+/// Over HTTPS a large compressed body (kept in a memfd) is read and encrypted
+/// like a file, on every engine.
+#[test]
+fn compressed_bodies_go_out_over_tls() {
+    use std::io::Write;
+    for &engine in Engine::ALL {
+        let dir = fixture();
+        plant(dir.path());
+        let (source, client) = crate::tls::pki(dir.path());
+        let server = start(dir.path(), engine, |c| {
+            c.compress = true;
+            c.tls = Some(source);
+        });
+        let mut s = crate::tls::tls_connect(server.local_addr(), &client);
+        s.write_all(req("GET", "/app.js", "Accept-Encoding: zstd\r\n").as_bytes())
+            .unwrap();
+        let mut raw = Vec::new();
+        s.read_to_end(&mut raw).unwrap();
+        let (r, _) = parse_one(&raw, false);
+        assert_eq!(r.header("content-encoding"), Some("zstd"), "{engine}");
+        assert!(r.body.len() > 16 * 1024, "{engine}: {}", r.body.len());
+        let plain = std::fs::read(dir.path().join("app.js")).unwrap();
+        assert_eq!(decode(Some("zstd"), &r.body), plain, "{engine}");
+        server.shutdown().unwrap();
+    }
+}
