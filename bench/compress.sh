@@ -20,7 +20,11 @@
 # load completed in it. Bytes per response come from curl (head + body).
 # The summary gives mean ± 95% Student-t half-width over the rounds.
 #
-# Usage: bench/compress.sh [ROUNDS]          (default 5)
+# Before the rounds, the cost of a miss (compress-cold.csv): 20 distinct copies
+# of the page, each fetched cold then warm; the difference in server CPU is the
+# compression itself (nginx has no cache: its two passes cost the same).
+#
+# Usage: bench/compress.sh [ROUNDS]          (default 5; 0: the miss costs only)
 # Env:   SERVELAB (default target/release/servelab: cargo build --release -p servelab)
 #        OUT (default bench/results/<today>), SECS (10), WARM (2), USERS (10)
 # Needs root for apt-get when nginx is missing; taskset; python3; curl.
@@ -147,6 +151,32 @@ for c in "${CONFIGS[@]}"; do
             $(curl -s -D - -o /dev/null -H "Accept-Encoding: ${AE[$c]}" "$url" | tr -d '\r' | awk -F': ' 'tolower($1)=="content-encoding"{print $2}')" >>"$BYTES"
     done
 done
+
+# The cost of a miss: 20 distinct copies of the page (a comment appended), each
+# asked for once (compressed now) and once more (from the cache), one request
+# at a time from curl on CPU 1; server CPU per request from schedstat. The
+# difference is the compression; curl's own connection costs both the same.
+COLD="$OUT/compress-cold.csv"
+echo "config,coding,files,cold_cpu_us_per_request,warm_cpu_us_per_request,compress_cpu_us" >"$COLD"
+for c in servelab-gzip servelab-br servelab-zstd nginx-gzip5 nginx-gzip1; do
+    for i in $(seq 1 20); do
+        { cat "$WORK/www/page.html"; echo "<!-- $c $i -->"; } >"$WORK/www/cold-$c-$i.html"
+    done
+    for pass in cold warm; do
+        before=$(schedstat_ns "${PID[$c]}")
+        for i in $(seq 1 20); do
+            taskset -c 1 curl -s -o /dev/null -H "Accept-Encoding: ${AE[$c]}" \
+                "http://127.0.0.1:${PORT[$c]}/cold-$c-$i.html"
+        done
+        after=$(schedstat_ns "${PID[$c]}")
+        eval "${pass}_ns=$((after - before))"
+    done
+    # shellcheck disable=SC2154 # set by the eval above
+    python3 -c "import sys; c, w = int(sys.argv[3]) / 20e3, int(sys.argv[4]) / 20e3; print(f'{sys.argv[1]},{sys.argv[2]},20,{c:.1f},{w:.1f},{c - w:.1f}')" \
+        "$c" "${AE[$c]}" "$cold_ns" "$warm_ns" >>"$COLD"
+done
+cat "$COLD" >&2
+[ "$ROUNDS" -gt 0 ] || exit 0
 
 echo "page.html: $PAGE_BYTES bytes, sha256 $PAGE_SHA; $ROUNDS rounds of ${WARM}s + ${SECS}s, $USERS users" >&2
 for round in $(seq 1 "$ROUNDS"); do
