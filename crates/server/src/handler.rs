@@ -747,4 +747,66 @@ mod tests {
         }
         assert_eq!(checked, 2 * 4 * 2 * 2 * 2);
     }
+
+    /// A compressed body's head (encoded from `Encoded::fields`, then
+    /// `Content-Encoding` and `Vary`) is what the general encoder writes for
+    /// the same fields, without `Accept-Ranges`.
+    #[test]
+    fn a_compressed_head_is_what_the_general_encoder_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("a.html"),
+            "<p>compress me</p>\n".repeat(200),
+        )
+        .unwrap();
+        for headers in [&[][..], &["Cache-Control: no-cache"]] {
+            let mut config = Config::new(dir.path());
+            config.compress = true;
+            config.headers = headers.iter().map(|h| h.parse().unwrap()).collect();
+            let site = Shared::new(config).unwrap();
+            let mut w = site.local();
+            w.clock.tick();
+            for coding in Coding::ENCODED {
+                for keep_alive in [true, false] {
+                    let token = coding.token().unwrap();
+                    let text = format!(
+                        "GET /a.html HTTP/1.1\r\nHost: t\r\nAccept-Encoding: {token}\r\n\r\n"
+                    );
+                    let Ok(Parse::Complete(req)) =
+                        parse_request(text.as_bytes(), &site.config.limits)
+                    else {
+                        panic!("{text:?} parses");
+                    };
+                    let persist = Persist {
+                        keep_alive,
+                        http10: false,
+                    };
+                    let mut out = Vec::new();
+                    let resp = respond(&req, text.as_bytes(), &site, &mut w, persist, &mut out);
+                    assert_eq!(resp.status, Status::OK);
+                    let date = *w.clock.http();
+                    let Ok(Entry::File(file)) = w.files.open(&site.root, "a.html", w.clock.now())
+                    else {
+                        panic!("a.html is cached");
+                    };
+                    let encoded = site.root.compressed.get(file, coding).unwrap();
+                    let mut head = ResponseHead::new(Status::OK, &date);
+                    head.etag = Some(encoded.etag.as_str());
+                    head.last_modified = Some(&file.last_modified);
+                    persist.apply(&mut head);
+                    head.content_type = Some(file.content_type);
+                    head.content_length = Some(encoded.len);
+                    let mut want = Vec::new();
+                    head.encode(&mut want);
+                    add_fields(&mut want, &site, Some(token), true);
+                    assert_eq!(
+                        String::from_utf8_lossy(&out[..want.len()]),
+                        String::from_utf8_lossy(&want),
+                        "{coding:?}"
+                    );
+                    assert_eq!(resp.body_len, encoded.len);
+                }
+            }
+        }
+    }
 }
