@@ -190,6 +190,13 @@ fn a_range_gets_the_plain_file_and_its_validators() {
         assert_eq!(r.body, &plain[100..200], "{engine}");
         assert_eq!(r.header("etag"), identity.header("etag"), "{engine}");
         assert_eq!(r.header("vary"), Some("Accept-Encoding"), "{engine}");
+        let r = get_ae(
+            addr,
+            "/page.html",
+            "Accept-Encoding: gzip\r\nRange: bytes=999999-\r\n",
+        );
+        assert_eq!(r.status, 416, "{engine}");
+        assert_eq!(r.header("vary"), Some("Accept-Encoding"), "{engine}");
         // If-Range with the compressed tag does not name the plain file: 200,
         // the whole plain file.
         let gz = get_ae(addr, "/page.html", "Accept-Encoding: gzip\r\n");
