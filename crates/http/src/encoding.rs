@@ -265,6 +265,7 @@ pub fn negotiate(accept_encoding: Option<&str>, available: Available) -> Negotia
 /// assert_eq!(n("br;q=0, gzip", Available::NONE), Negotiated::Compress(Coding::Gzip));
 /// assert_eq!(negotiate_compress(None, Available::NONE, all), Negotiated::Send(Coding::Identity));
 /// ```
+#[inline(never)]
 pub fn negotiate_compress(
     accept_encoding: Option<&str>,
     stored: Available,

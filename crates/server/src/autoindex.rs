@@ -65,7 +65,10 @@ pub(crate) const NOT_LISTED_PAGE: &str = concat!(
 /// `--autoindex` is off: a newcomer who serves a folder of files (as with
 /// `python -m http.server`) learns from the page how to see them. A path that
 /// does not exist keeps the plain 404, so the page tells only what a listing
-/// would show anyway: that the directory exists.
+/// would show anyway: that the directory exists. Cold and out of line: it must
+/// not grow the request path that inlines `handler::respond`.
+#[cold]
+#[inline(never)]
 pub(crate) fn not_listed(
     date: &[u8; 29],
     persist: Persist,
