@@ -1,6 +1,7 @@
 //! Content codings and `Accept-Encoding` negotiation (RFC 9110 8.4 and 12.5.3), for serving
 //! precompressed files (`X.br`, `X.zst`, `X.gz` beside `X`) as nginx's `gzip_static` and
-//! Caddy's `precompressed` do. The server never compresses: it chooses among files that exist.
+//! Caddy's `precompressed` do, and, with `serve --compress`, bodies the server compresses
+//! itself ([`negotiate_compress`]; which types are worth it is [`compressible`]'s one list).
 //!
 //! # The rules, and the choices RFC 9110 leaves to us
 //! - Each element is a coding with an optional weight, `br;q=0.8`. A weight is `0` to `1` with
@@ -17,6 +18,11 @@
 //!   when it is not, it is the fallback, chosen only when no encoded file is acceptable.
 //! - Equal weights are broken by server preference: `br`, then `zstd`, then `gzip` (smallest
 //!   output first for text), then `identity`.
+//! - With on-the-fly compression the candidates are the files on disk, then the codings the
+//!   server can produce. The client's weights decide first; on equal weights a file on disk
+//!   wins over compressing (it was made offline, usually at a higher level, and costs no CPU),
+//!   then server preference as above. So a browser's `gzip, deflate, br, zstd` gets `X.gz`
+//!   when only that exists, but `br;q=1, gzip;q=0.5` gets brotli made on the fly.
 //! - When the plain file is excluded and no acceptable encoded file exists, RFC 9110 12.5.3
 //!   lets the server either ignore the field or refuse; we refuse with 406 Not Acceptable
 //!   ([`Negotiated::NotAcceptable`]), since the client said in so many words that it cannot
@@ -98,13 +104,17 @@ impl Coding {
     }
 }
 
-/// The set of precompressed siblings that exist for one file (identity is always there).
+/// A set of encoded codings: the precompressed siblings that exist for one file, or the codings
+/// the server may compress it to (identity is always there).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Available(u8);
 
 impl Available {
     /// No precompressed sibling: negotiation always gives identity (or 406).
     pub const NONE: Available = Available(0);
+    /// Every encoded coding: what the server can compress to.
+    pub const ALL: Available =
+        Available(Coding::Br.bit() | Coding::Zstd.bit() | Coding::Gzip.bit());
 
     /// This set plus `coding` (adding identity changes nothing).
     #[must_use]
@@ -129,8 +139,11 @@ impl Available {
 /// The outcome of negotiation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Negotiated {
-    /// Send this representation.
+    /// Send this representation: the plain file or a precompressed sibling on disk.
     Send(Coding),
+    /// Compress the plain file with this coding (never identity); only from
+    /// [`negotiate_compress`].
+    Compress(Coding),
     /// The client excluded the plain file and accepts none of the encoded ones that exist:
     /// answer 406 Not Acceptable.
     NotAcceptable,
@@ -237,37 +250,127 @@ pub fn negotiate(accept_encoding: Option<&str>, available: Available) -> Negotia
     }
 }
 
+/// [`negotiate`] when the server may also compress on the fly to any coding in `compress`
+/// (empty when the response is not a candidate: `--compress` off, a type not
+/// [`compressible`], a size out of bounds, a `Range` request). Files on disk keep priority on
+/// equal weights; see the module docs.
+///
+/// ```
+/// use servelab_http::encoding::{Available, Coding, Negotiated, negotiate_compress};
+/// let all = Available::ALL;
+/// let gz_on_disk = Available::NONE.with(Coding::Gzip);
+/// let n = |ae, disk| negotiate_compress(Some(ae), disk, all);
+/// assert_eq!(n("gzip, deflate, br, zstd", gz_on_disk), Negotiated::Send(Coding::Gzip));
+/// assert_eq!(n("gzip, deflate, br, zstd", Available::NONE), Negotiated::Compress(Coding::Br));
+/// assert_eq!(n("br;q=0, gzip", Available::NONE), Negotiated::Compress(Coding::Gzip));
+/// assert_eq!(negotiate_compress(None, Available::NONE, all), Negotiated::Send(Coding::Identity));
+/// ```
+#[inline(never)]
+pub fn negotiate_compress(
+    accept_encoding: Option<&str>,
+    stored: Available,
+    compress: Available,
+) -> Negotiated {
+    match accept_encoding {
+        None => Negotiated::Send(Coding::Identity),
+        Some(_) if compress.is_empty() => negotiate(accept_encoding, stored),
+        Some(header) => choose(&Prefs::parse(header), stored, compress),
+    }
+}
+
+/// Whether a response of this `Content-Type` is worth compressing: text and the structured
+/// text formats (JSON, XML, JavaScript, SVG and every `+json`/`+xml` type, YAML), and the
+/// uncompressed binary formats that shrink 2-4x like text (WebAssembly, TrueType and OpenType
+/// fonts). Everything else is already compressed (PNG, JPEG, WebP, AVIF, WOFF2, video, audio,
+/// archives, PDF streams) or unknown (`application/octet-stream`), and compressing it again
+/// spends CPU to save nothing. Parameters (`; charset=utf-8`) are ignored, case too.
+///
+/// ```
+/// use servelab_http::encoding::compressible;
+/// assert!(compressible("text/html; charset=utf-8"));
+/// assert!(compressible("image/svg+xml; charset=utf-8"));
+/// assert!(!compressible("image/png"));
+/// ```
+pub fn compressible(content_type: &str) -> bool {
+    /// Full types (lower case) that are not `text/*` and have no `+json`/`+xml` suffix.
+    const TYPES: &[&str] = &[
+        "application/json",
+        "application/javascript",
+        "application/ecmascript",
+        "application/x-javascript",
+        "application/xml",
+        "application/yaml",
+        "application/wasm",
+        "application/x-sh",
+        "application/toml",
+        "application/graphql",
+        "font/ttf",
+        "font/otf",
+        "image/bmp",
+        "image/x-icon",
+        "image/vnd.microsoft.icon",
+    ];
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim_matches([' ', '\t']);
+    let starts = |prefix: &str| {
+        essence.len() >= prefix.len() && essence[..prefix.len()].eq_ignore_ascii_case(prefix)
+    };
+    let ends = |suffix: &str| {
+        essence.len() >= suffix.len()
+            && essence[essence.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
+    };
+    (starts("text/") && essence.len() > 5)
+        || ends("+json")
+        || ends("+xml")
+        || TYPES.iter().any(|t| essence.eq_ignore_ascii_case(t))
+}
+
 /// [`negotiate`] when the field has to be read. Never inlined: inlined into `negotiate`, it
 /// made that too large to inline into its caller, and the case without a field paid for a
 /// large stack frame (17 instructions of a keep-alive request under callgrind, 2026-11-26).
 #[inline(never)]
 fn negotiate_field(header: &str, available: Available) -> Negotiated {
-    let prefs = Prefs::parse(header);
-    // The best acceptable encoded file: highest weight, then server preference.
-    let mut best: Option<(Weight, Coding)> = None;
-    for c in Coding::ENCODED {
-        if !available.has(c) {
-            continue;
-        }
+    choose(&Prefs::parse(header), available, Available::NONE)
+}
+
+/// The choice among the files on disk (`stored`) and the codings the server may compress to
+/// (`compress`), by the client's weights, then files before compressing, then server
+/// preference.
+fn choose(prefs: &Prefs, stored: Available, compress: Available) -> Negotiated {
+    // The best acceptable encoded representation: the first of the highest weight in the
+    // order files on disk, then compressed, each in server preference order.
+    let mut best: Option<(Weight, Negotiated)> = None;
+    let on_disk = Coding::ENCODED
+        .into_iter()
+        .filter(|&c| stored.has(c))
+        .map(|c| (c, Negotiated::Send(c)));
+    let made = Coding::ENCODED
+        .into_iter()
+        .filter(|&c| compress.has(c))
+        .map(|c| (c, Negotiated::Compress(c)));
+    for (c, n) in on_disk.chain(made) {
         match prefs.weight(c) {
-            Some(w) if w > 0 && best.is_none_or(|(bw, _)| w > bw) => best = Some((w, c)),
+            Some(w) if w > 0 && best.is_none_or(|(bw, _)| w > bw) => best = Some((w, n)),
             _ => {}
         }
     }
     match (prefs.weight(Coding::Identity), best) {
         // Excluded by `identity;q=0`, or by `*;q=0` with identity not named.
         (Some(0), None) => Negotiated::NotAcceptable,
-        (Some(0), Some((_, c))) => Negotiated::Send(c),
-        // Named (or covered by `*`): its weight competes; on a tie an encoded file wins.
-        (Some(iw), Some((bw, c))) => {
+        (Some(0), Some((_, n))) => n,
+        // Named (or covered by `*`): its weight competes; on a tie an encoded one wins.
+        (Some(iw), Some((bw, n))) => {
             if iw > bw {
                 Negotiated::Send(Coding::Identity)
             } else {
-                Negotiated::Send(c)
+                n
             }
         }
         // Not mentioned at all: identity is the fallback.
-        (None, Some((_, c))) => Negotiated::Send(c),
+        (None, Some((_, n))) => n,
         (_, None) => Negotiated::Send(Coding::Identity),
     }
 }
@@ -469,6 +572,79 @@ mod tests {
             }
         }
         assert!(fast > 5_000 && slow > 5_000, "{fast} {slow}");
+    }
+
+    #[test]
+    fn on_the_fly_follows_weights_and_yields_to_files_on_equal_ones() {
+        let all = Available::ALL;
+        let none = Available::NONE;
+        let gz = Available::NONE.with(Coding::Gzip);
+        let n = |ae: &str, disk| negotiate_compress(Some(ae), disk, all);
+        let compress = Negotiated::Compress;
+        assert_eq!(n("gzip, deflate, br, zstd", none), compress(Coding::Br));
+        assert_eq!(n("gzip, zstd", none), compress(Coding::Zstd));
+        assert_eq!(n("gzip", none), compress(Coding::Gzip));
+        // Equal weights: the file on disk, even of a coding the server ranks lower.
+        assert_eq!(n("gzip, br", gz), send(Coding::Gzip));
+        // The client's weights first: brotli made on the fly over the stored gzip.
+        assert_eq!(n("br;q=1, gzip;q=0.5", gz), compress(Coding::Br));
+        // q=0 refuses a coding, made or stored.
+        assert_eq!(n("br;q=0, zstd;q=0, gzip", none), compress(Coding::Gzip));
+        assert_eq!(n("gzip;q=0, br;q=0, zstd;q=0", gz), send(Coding::Identity));
+        assert_eq!(n("*;q=0, identity", none), send(Coding::Identity));
+        // Identity named above the codings, or none asked for.
+        assert_eq!(n("identity, gzip;q=0.5", none), send(Coding::Identity));
+        assert_eq!(n("", none), send(Coding::Identity));
+        assert_eq!(n("deflate, compress", none), send(Coding::Identity));
+        assert_eq!(negotiate_compress(None, gz, all), send(Coding::Identity));
+        // Identity excluded: a made coding saves the request from 406.
+        assert_eq!(n("identity;q=0, zstd", none), compress(Coding::Zstd));
+        assert_eq!(n("identity;q=0", none), Negotiated::NotAcceptable);
+        // Nothing to compress to: exactly `negotiate`.
+        for ae in ["gzip, br", "identity;q=0", "br;q=0.5, gzip", ""] {
+            for disk in [none, gz, ALL] {
+                assert_eq!(
+                    negotiate_compress(Some(ae), disk, Available::NONE),
+                    negotiate(Some(ae), disk),
+                    "{ae:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn compressible_types_are_text_and_uncompressed_formats() {
+        for t in [
+            "text/html; charset=utf-8",
+            "TEXT/CSS",
+            "text/javascript; charset=utf-8",
+            "application/json",
+            "application/manifest+json; charset=utf-8",
+            "image/svg+xml; charset=utf-8",
+            "application/rss+xml",
+            "application/xml",
+            "application/wasm",
+            "application/yaml; charset=utf-8",
+            "font/ttf",
+        ] {
+            assert!(compressible(t), "{t}");
+        }
+        for t in [
+            "image/png",
+            "image/jpeg",
+            "image/webp",
+            "font/woff2",
+            "application/octet-stream",
+            "application/gzip",
+            "application/zip",
+            "video/mp4",
+            "application/pdf",
+            "text/",
+            "",
+            "application/jsonx",
+        ] {
+            assert!(!compressible(t), "{t}");
+        }
     }
 
     #[test]

@@ -234,6 +234,29 @@ impl FileFields {
         etag: &str,
         content_length: u64,
     ) -> FileFields {
+        FileFields::build(content_type, last_modified, etag, content_length, true)
+    }
+
+    /// The same without `Accept-Ranges: bytes`, for a representation that is never served in
+    /// ranges: a body compressed on the fly (a `Range` request gets the plain file instead,
+    /// and a client that saw `Accept-Ranges` on the compressed body could resume it with
+    /// ranges of the other one; nginx's gzip filter drops the field for the same reason).
+    pub fn new_unranged(
+        content_type: &str,
+        last_modified: &[u8],
+        etag: &str,
+        content_length: u64,
+    ) -> FileFields {
+        FileFields::build(content_type, last_modified, etag, content_length, false)
+    }
+
+    fn build(
+        content_type: &str,
+        last_modified: &[u8],
+        etag: &str,
+        content_length: u64,
+        accept_ranges: bool,
+    ) -> FileFields {
         let mut rest =
             Vec::with_capacity(content_type.len() + last_modified.len() + etag.len() + 100);
         put_file_fields(
@@ -241,7 +264,7 @@ impl FileFields {
             Some(content_type),
             Some(last_modified),
             Some(etag),
-            true,
+            accept_ranges,
         );
         let length_at = rest.len();
         put_content_length(&mut rest, content_length);
@@ -515,8 +538,12 @@ mod tests {
         for ct in types {
             for lm in times {
                 for etag in etags {
-                    for len in lengths {
-                        let fields = FileFields::new(ct, lm, etag, len);
+                    for (len, ranged) in lengths.into_iter().flat_map(|l| [(l, true), (l, false)]) {
+                        let fields = if ranged {
+                            FileFields::new(ct, lm, etag, len)
+                        } else {
+                            FileFields::new_unranged(ct, lm, etag, len)
+                        };
                         for date in dates {
                             for connection in connections {
                                 for http10 in [false, true] {
@@ -524,7 +551,7 @@ mod tests {
                                     head.content_type = Some(ct);
                                     head.last_modified = Some(lm);
                                     head.etag = Some(etag);
-                                    head.accept_ranges = true;
+                                    head.accept_ranges = ranged;
                                     head.content_length = Some(len);
                                     head.connection = connection;
                                     head.http10 = http10;
@@ -544,7 +571,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(cases, 3 * 2 * 3 * 2 * 3 * 3 * 7);
+        assert_eq!(cases, 3 * 2 * 3 * 2 * 3 * 3 * 7 * 2);
     }
 
     /// `OkStart` is how `encode` starts a `200`, for dates across the whole range of

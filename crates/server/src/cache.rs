@@ -92,7 +92,12 @@ pub(crate) struct CachedFile {
     pub(crate) encoded: [Option<Box<CachedFile>>; 3],
     /// Which of `encoded` are present, for `servelab_http::negotiate`.
     pub(crate) available: Available,
-    ino: (u64, u64),
+    /// Whether `--compress` would compress its type
+    /// (`servelab_http::encoding::compressible`), decided once per entry.
+    pub(crate) compressible: bool,
+    /// Device and inode: with size and mtime, the version of the file that
+    /// `compress.rs` keys its bodies by.
+    pub(crate) ino: (u64, u64),
     /// Trusted until then, see [`fresh_until`].
     fresh_until: Instant,
 }
@@ -125,6 +130,8 @@ impl CachedFile {
             bytes,
             encoded: Default::default(),
             available: Available::NONE,
+            compressible: coding == Coding::Identity
+                && servelab_http::encoding::compressible(content_type),
             ino: f.ino,
             fresh_until: fresh_until(now),
         }

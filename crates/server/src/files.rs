@@ -32,6 +32,11 @@ use crate::ServerError;
 pub(crate) struct Root {
     dir: OwnedFd,
     path: PathBuf,
+    /// `--compress`'s bodies made from this tree's files (see `compress.rs`):
+    /// one per server, made with it before any engine starts or forks, and
+    /// reached by every worker through `Shared::root`. Empty, and never locked,
+    /// without the flag.
+    pub(crate) compressed: crate::compress::Compressor,
 }
 
 /// What a path names.
@@ -95,7 +100,11 @@ impl Root {
             source: e.into(),
         })?;
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
-        Ok(Root { dir, path })
+        Ok(Root {
+            dir,
+            path,
+            compressed: Default::default(),
+        })
     }
 
     /// The root as an absolute path, for messages.

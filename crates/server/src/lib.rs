@@ -60,6 +60,7 @@ mod autoindex;
 mod cache;
 mod child;
 mod clock;
+mod compress;
 mod config;
 mod conn;
 mod driver;
