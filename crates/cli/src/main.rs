@@ -9,7 +9,7 @@
 //! - `load`: `servelab load` (crate `servelab-load`)
 //! - `sim`: `servelab sim` (crate `servelab-sim`)
 //! - `lab`: `servelab lab` (crate `servelab-lab`)
-//! - `predict`: `servelab predict` (crate `servelab-lab`)
+//! - `predict`: `servelab predict` (crate `servelab-predict`)
 //!
 //! Errors: every subcommand returns `anyhow::Result`; `main` prints one line
 //! (`servelab: error: ...`, with the cause chain joined by `: `) and exits with

@@ -154,7 +154,9 @@ pub struct Window {
     pub window_s: f64,
     /// Closed users.
     pub users: u32,
-    /// Mean think time, seconds.
+    /// Mean think time, seconds: the load generator's measured mean (end of
+    /// an answer to the next send) when it measured thinks, else the asked
+    /// mean. Little's law is checked with the think the users really took.
     pub think_s: f64,
     /// Requests that started (finished or not).
     pub scheduled: u64,
@@ -195,7 +197,11 @@ impl Window {
         Window {
             window_s: report.duration_s,
             users,
-            think_s,
+            think_s: report
+                .think
+                .as_ref()
+                .filter(|t| t.count > 0)
+                .map_or(think_s, |t| t.measured_mean_us / 1e6),
             scheduled: c.scheduled,
             completed: c.completed,
             ok: c.ok,

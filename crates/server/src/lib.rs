@@ -26,7 +26,8 @@
 //!   (`--auth`, HTTP Basic against bcrypt hashes), `status.rs` (`/-/status`,
 //!   `/-/metrics`), all producing `response.rs`; `files.rs` opens beneath the root with
 //!   `openat2(RESOLVE_BENEATH)`, `cache.rs` keeps open files and their
-//!   precompressed siblings
+//!   precompressed siblings, `compress.rs` (`--compress`: on-the-fly gzip,
+//!   brotli and zstd, with its bounded store of compressed bodies)
 //! - the access log: `log.rs` (writers, sync and buffered), `log/line.rs` and
 //!   `log/json.rs` (what a line says, combined or JSON)
 //! - the flags: [`ServeArgs`] (`args.rs`), with [`ListenAddr`] (`addr.rs`) for
