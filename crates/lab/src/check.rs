@@ -13,7 +13,7 @@
 //! - Errors, and requests unfinished when the window ended beyond what
 //!   Little's law expects in flight (X·(R + C), at most N closed users).
 //! - The window is the protocol's (a `--quick` point is shorter, and says so).
-//! - Server CPU per request is what it claims to be ([`cpu_per_request`]): it
+//! - Server CPU per request is what it claims to be (`cpu_per_request`): it
 //!   agrees with the utilisation law over the repeats (U/X, the ratio of the
 //!   means, inside the interval of the per-repeat figure), it is not below the
 //!   CPU the server was told to burn (`--work`), and it is spread over answers

@@ -94,7 +94,7 @@ impl Figure {
     /// between them (this series skipped ground the figure tested: handlers
     /// drew 4 workers from 24.6 at 1 user to 99.2 at 32, reading about 60 at 8
     /// users where the value was about 99), or when they are more than
-    /// [`WIDEST_JOIN`] of the axis apart (overload drew a straight line from
+    /// `WIDEST_JOIN` of the axis apart (overload drew a straight line from
     /// 177 at 130 users to 0 at 360). A series of fewer than 3 points is not
     /// joined at all.
     pub fn joined_runs(&self, i: usize) -> Vec<Vec<(f64, f64)>> {
