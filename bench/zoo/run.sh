@@ -61,7 +61,10 @@ PREDICT_ARGS=${PREDICT_ARGS:---users 2,6,16 --think exp:20ms}
 ZOO_VENV=${ZOO_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/servelab-zoo/venv}
 for tool in taskset curl python3; do command -v "$tool" > /dev/null || die "$tool is missing"; done
 
-# What this run started: the current server's pid and its directory.
+# What this run started: the current server's pid and its directory. Each
+# server runs in its own session (setsid, which does not fork here, so the pid
+# is the server's): Apache's prefork parent ends by signalling its whole
+# process group, which would otherwise be this script's.
 SPID=""
 PRED=""
 WORK=""
@@ -117,7 +120,7 @@ start_serve() {
     esac
     echo "servelab serve ${args[*]} $WORK" > "$WORK/config.txt"
     CONFIG=$WORK/config.txt
-    (exec taskset -c 0 "$SERVELAB" serve "${args[@]}" "$WORK" > "$WORK/server.log" 2>&1) &
+    (exec setsid taskset -c 0 "$SERVELAB" serve "${args[@]}" "$WORK" > "$WORK/server.log" 2>&1) &
     SPID=$!
     URL=http://127.0.0.1:$port/
     VERSION="servelab $("$SERVELAB" --version 2> /dev/null | awk '{print $NF}')"
@@ -132,7 +135,7 @@ start_apache() {
     chmod 755 "$WORK" # as root, Apache's children run as www-data and read the handler
     zoo_apache_conf "$WORK" "$port" "$mpm" "$ka" 4 "$WORK_MS"
     CONFIG=$WORK/apache2.conf
-    (exec taskset -c 0 /usr/sbin/apache2 -d "$WORK" -f "$WORK/apache2.conf" -DFOREGROUND) &
+    (exec setsid taskset -c 0 /usr/sbin/apache2 -d "$WORK" -f "$WORK/apache2.conf" -DFOREGROUND) &
     SPID=$!
     URL=http://127.0.0.1:$port/burn
     VERSION=$(/usr/sbin/apache2 -v | head -n 1 | sed 's/^Server version: //')
@@ -172,7 +175,7 @@ chdir = "$WORK"
 raw_env = ["BURN_MS=$WORK_MS"]
 CONF
     CONFIG=$WORK/gunicorn.conf.py
-    (cd "$WORK" && exec taskset -c 0 "$ZOO_VENV/bin/gunicorn" -c "$WORK/gunicorn.conf.py" app:app) &
+    (cd "$WORK" && exec setsid taskset -c 0 "$ZOO_VENV/bin/gunicorn" -c "$WORK/gunicorn.conf.py" app:app) &
     SPID=$!
     URL=http://127.0.0.1:$port/
     VERSION=$("$ZOO_VENV/bin/gunicorn" --version)
@@ -185,7 +188,7 @@ start_waitress() {
     local args=(--listen="127.0.0.1:$port" --threads=4 --channel-timeout=5 --cleanup-interval=1 --connection-limit=100 --backlog=1024 app:app)
     echo "BURN_MS=$WORK_MS waitress-serve ${args[*]}" > "$WORK/config.txt"
     CONFIG=$WORK/config.txt
-    (cd "$WORK" && BURN_MS=$WORK_MS exec taskset -c 0 "$ZOO_VENV/bin/waitress-serve" "${args[@]}" > "$WORK/server.log" 2>&1) &
+    (cd "$WORK" && BURN_MS=$WORK_MS exec setsid taskset -c 0 "$ZOO_VENV/bin/waitress-serve" "${args[@]}" > "$WORK/server.log" 2>&1) &
     SPID=$!
     URL=http://127.0.0.1:$port/
     VERSION="waitress $("$ZOO_VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("waitress"))')"
