@@ -61,6 +61,18 @@ def keepalive_found(results):
     return f"unknown: {k.get('why', '?')}"
 
 
+def max_requests_found(results):
+    arch = results.get("architecture")
+    if arch is None:
+        return NO_PROBES
+    m = arch.get("max_requests")
+    if m is None:
+        return "–"
+    if m.get("kind") == "closes":
+        return f"{m['after']}"
+    return f"≥ {m['answered']}"
+
+
 def summary(results):
     t = rows(results)
     if not t:
@@ -97,8 +109,9 @@ def main(out):
         "against predict's targets (throughput 5%, mean R up to N* 10%, past N* 15%, goodput 10%).",
         "",
         "| server | exit | " + " | ".join(label for _, label in TARGETS)
-        + " | W configured | W found | keep-alive configured | keep-alive found | max requests/conn | time |",
-        "|---" * (len(TARGETS) + 8) + "|",
+        + " | W configured | W found | keep-alive configured | keep-alive found"
+        + " | requests/conn configured | requests/conn found | time |",
+        "|---" * (len(TARGETS) + 9) + "|",
     ]
     for r in runs:
         results = {}
@@ -110,17 +123,18 @@ def main(out):
         entry["architecture"] = results.get("architecture")
         entry["workers_found"] = workers_found(results) if results else None
         entry["keepalive_found"] = keepalive_found(results) if results else None
+        entry["max_requests_found"] = max_requests_found(results) if results else None
         entry["knee_users"] = results.get("knee_users")
         entry["warnings"] = results.get("warnings", [])
         servers.append(entry)
         ex = "–" if r.get("exit") is None else str(r["exit"])
         if not results:
             md.append(f"| {r['server']} | {ex} | " + " | ".join("–" for _ in TARGETS)
-                      + f" | {conf_workers(r)} | – | {conf_keepalive(r)} | – | {r.get('conf_max_requests') or '–'} | {r['seconds']:.0f} s |")
+                      + f" | {conf_workers(r)} | – | {conf_keepalive(r)} | – | {r.get('conf_max_requests') or '–'} | – | {r['seconds']:.0f} s |")
             continue
         md.append(f"| {r['server']} | {ex} | " + " | ".join(cell(t.get(key)) for key, _ in TARGETS)
                   + f" | {conf_workers(r)} | {entry['workers_found']} | {conf_keepalive(r)} | {entry['keepalive_found']}"
-                  + f" | {r.get('conf_max_requests') or '–'} | {r['seconds']:.0f} s |")
+                  + f" | {r.get('conf_max_requests') or '–'} | {entry['max_requests_found']} | {r['seconds']:.0f} s |")
     md += ["", "## Servers", ""]
     for r in servers:
         md.append(f"- **{r['server']}**: {r.get('version') or '?'}; {r.get('desc') or ''}; "
