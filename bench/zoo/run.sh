@@ -243,7 +243,7 @@ for s in "${SERVERS[@]}"; do
     say "$s: $VERSION, $DESC, pid $SPID on CPU 0, $URL"
     rc=0
     taskset -c 1 "$SERVELAB" predict "$URL" --pid "$SPID" --budget "$BUDGET" --validate-budget "$VALIDATE_BUDGET" \
-        --no-progress --out "$dir" "${PARGS[@]}" > "$OUT/$s.out" 2> "$OUT/$s.err" &
+        --out "$dir" "${PARGS[@]}" > "$OUT/$s.out" 2> "$OUT/$s.err" &
     PRED=$!
     wait "$PRED" || rc=$?
     PRED=""
