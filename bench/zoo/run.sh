@@ -248,12 +248,11 @@ for s in "${SERVERS[@]}"; do
     wait "$PRED" || rc=$?
     PRED=""
     secs=$(python3 -c 'import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))' "$t0" "$(date +%s.%N)")
-    if [ -d "$dir" ]; then
-        { echo "server: $VERSION, $DESC, taskset -c 0"; echo "config:"; sed 's/^/  /' "$CONFIG"; } > "$dir/server.txt"
+    [ -d "$dir" ] && { echo "server: $VERSION, $DESC, taskset -c 0"; echo "config:"; sed 's/^/  /' "$CONFIG"; } > "$dir/server.txt"
+    if [ -f "$dir/results.json" ]; then
         summary=$(python3 "$ZOO/table.py" --summary "$dir/results.json" 2>&1 || true)
     else
-        summary="predict exit $rc: $(tail -n 1 "$OUT/$s.err")"
-        dir=""
+        summary="no results: $(tail -n 1 "$OUT/$s.err")"
     fi
     say "$s: exit $rc, ${secs} s: $summary"
     record "$s" "$VERSION" "$DESC" "$URL" "$CONF_W" "$CONF_HELD" "$CONF_KA_S" "$CONF_MAXREQ" "$rc" "$dir" "$secs" "$summary"
