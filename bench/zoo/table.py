@@ -1,0 +1,152 @@
+"""The zoo's table: reads OUT/runs.jsonl (one record per server, written by
+bench/zoo/run.sh) and each server's predict results.json, writes OUT/zoo.md
+and OUT/zoo.json. `--summary RESULTS_JSON` prints one server's line.
+
+results.json's schema is read as `servelab predict` writes it:
+validation.table (one row per target: max_abs_pct, limit_pct, met) and,
+where predict has the architecture probes, architecture.workers
+({kind: held, workers} | not_held | not_kept_alive | unknown) and
+architecture.keepalive ({kind: closes, after_s} | longer_than | ...)."""
+import json
+import sys
+from pathlib import Path
+
+TARGETS = [
+    ("throughput", "throughput"),
+    ("mean_below_knee", "mean R ≤ N*"),
+    ("mean_beyond_knee", "mean R > N*"),
+    ("goodput", "goodput"),
+]
+NO_PROBES = "not found (predict has no probes)"
+
+
+def rows(results):
+    return {r["target"]: r for r in (results.get("validation") or {}).get("table", [])}
+
+
+def cell(row):
+    if row is None or row.get("max_abs_pct") is None:
+        return "–"
+    met = {True: "met", False: "MISSED", None: ""}[row.get("met")]
+    return f"{row['max_abs_pct']:.1f}% {met}".strip()
+
+
+def workers_found(results):
+    arch = results.get("architecture")
+    if arch is None:
+        return NO_PROBES
+    w = arch.get("workers", {})
+    kind = w.get("kind")
+    if kind == "held":
+        return f"held, W = {w['workers']}"
+    if kind == "not_held":
+        return f"not held ({w['held']} idle answered)"
+    if kind == "not_kept_alive":
+        return "not kept alive"
+    return f"unknown: {w.get('why', '?')}"
+
+
+def keepalive_found(results):
+    arch = results.get("architecture")
+    if arch is None:
+        return NO_PROBES
+    k = arch.get("keepalive", {})
+    kind = k.get("kind")
+    if kind == "closes":
+        return f"{k['after_s']:.2f} s"
+    if kind == "longer_than":
+        return f"> {k['wait_s']:.0f} s"
+    if kind == "not_kept_alive":
+        return "not kept alive"
+    return f"unknown: {k.get('why', '?')}"
+
+
+def max_requests_found(results):
+    arch = results.get("architecture")
+    if arch is None:
+        return NO_PROBES
+    m = arch.get("max_requests")
+    if m is None:
+        return "–"
+    if m.get("kind") == "closes":
+        return f"{m['after']}"
+    return f"≥ {m['answered']}"
+
+
+def summary(results):
+    t = rows(results)
+    if not t:
+        return f"no validation; W {workers_found(results)}; keep-alive {keepalive_found(results)}"
+    missed = [label for key, label in TARGETS if t.get(key, {}).get("met") is False]
+    parts = [f"{label} {t[key]['max_abs_pct']:.1f}%" for key, label in TARGETS
+             if key in t and t[key].get("max_abs_pct") is not None]
+    verdict = "all met" if not missed else "missed: " + ", ".join(missed)
+    return f"{verdict} (largest |error|: {', '.join(parts)}); W {workers_found(results)}; keep-alive {keepalive_found(results)}"
+
+
+def conf_workers(r):
+    if r.get("conf_workers") is None:
+        return "–"
+    held = {True: " held", False: " not held", None: ""}[r.get("conf_held")]
+    return f"{r['conf_workers']}{held}"
+
+
+def conf_keepalive(r):
+    if r.get("conf_max_requests") == "none":
+        return "off"
+    ka = r.get("conf_keepalive_s")
+    return "–" if ka is None else f"{ka:g} s"
+
+
+def main(out):
+    out = Path(out)
+    runs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines() if line.strip()]
+    servers = []
+    md = [
+        "# predict zoo",
+        "",
+        "Largest |error| over the validation loads, (predicted − measured) / measured, "
+        "against predict's targets (throughput 5%, mean R up to N* 10%, past N* 15%, goodput 10%).",
+        "",
+        "| server | exit | " + " | ".join(label for _, label in TARGETS)
+        + " | W configured | W found | keep-alive configured | keep-alive found"
+        + " | requests/conn configured | requests/conn found | time |",
+        "|---" * (len(TARGETS) + 9) + "|",
+    ]
+    for r in runs:
+        results = {}
+        if r.get("dir") and (Path(r["dir"]) / "results.json").is_file():
+            results = json.loads((Path(r["dir"]) / "results.json").read_text())
+        t = rows(results)
+        entry = dict(r)
+        entry["targets"] = {key: t.get(key) for key, _ in TARGETS}
+        entry["architecture"] = results.get("architecture")
+        entry["workers_found"] = workers_found(results) if results else None
+        entry["keepalive_found"] = keepalive_found(results) if results else None
+        entry["max_requests_found"] = max_requests_found(results) if results else None
+        entry["knee_users"] = results.get("knee_users")
+        entry["warnings"] = results.get("warnings", [])
+        servers.append(entry)
+        ex = "–" if r.get("exit") is None else str(r["exit"])
+        if not results:
+            md.append(f"| {r['server']} | {ex} | " + " | ".join("–" for _ in TARGETS)
+                      + f" | {conf_workers(r)} | – | {conf_keepalive(r)} | – | {r.get('conf_max_requests') or '–'} | – | {r['seconds']:.0f} s |")
+            continue
+        md.append(f"| {r['server']} | {ex} | " + " | ".join(cell(t.get(key)) for key, _ in TARGETS)
+                  + f" | {conf_workers(r)} | {entry['workers_found']} | {conf_keepalive(r)} | {entry['keepalive_found']}"
+                  + f" | {r.get('conf_max_requests') or '–'} | {entry['max_requests_found']} | {r['seconds']:.0f} s |")
+    md += ["", "## Servers", ""]
+    for r in servers:
+        md.append(f"- **{r['server']}**: {r.get('version') or '?'}; {r.get('desc') or ''}; "
+                  f"exit {r.get('exit')}; {r.get('summary')}" + (f"; results `{r['dir']}`" if r.get("dir") else ""))
+    (out / "zoo.md").write_text("\n".join(md) + "\n")
+    (out / "zoo.json").write_text(json.dumps({"schema": "servelab-zoo/1", "servers": servers}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--summary":
+        print(summary(json.loads(Path(sys.argv[2]).read_text())))
+    elif len(sys.argv) == 2:
+        main(sys.argv[1])
+    else:
+        sys.exit("usage: table.py OUT_DIR | --summary RESULTS_JSON")
