@@ -728,3 +728,69 @@ fn serve_without_a_dir_serves_the_current_directory() {
     assert!(got.starts_with("HTTP/1.1 200"), "{got}");
     assert!(got.ends_with("\r\n\r\nthe current directory\n"), "{got}");
 }
+
+/// Sends one request with `Connection: close` and returns the whole answer.
+fn exchange(addr: SocketAddr, head: &str) -> Vec<u8> {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(head.as_bytes()).unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    out
+}
+
+/// Issue 30, as a user tries it: `serve --compress` answers a browser's
+/// Accept-Encoding with a compressed text body and `Vary`, a client that asks
+/// for nothing gets the file as it is, and a directory with no index.html says
+/// that `--autoindex` would list it.
+#[test]
+fn serve_compress_and_the_directory_hint_as_a_user_sees_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = "<p>servelab compresses text on the fly.</p>\n".repeat(200);
+    std::fs::write(dir.path().join("index.html"), &page).unwrap();
+    std::fs::create_dir(dir.path().join("empty")).unwrap();
+    let root = dir.path().to_str().unwrap();
+    let (mut child, addr) = serve(&["--log", "off", "--compress", root]);
+    let head =
+        |extra: &str| format!("GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n{extra}\r\n");
+    for coding in ["gzip", "br", "zstd"] {
+        let out = exchange(addr, &head(&format!("Accept-Encoding: {coding}\r\n")));
+        let text = String::from_utf8_lossy(&out);
+        // The head is ASCII, so its length in the lossy text is its length in bytes.
+        let fields = text.split_once("\r\n\r\n").unwrap().0;
+        let lines = format!("{fields}\r\n");
+        assert!(fields.starts_with("HTTP/1.1 200"), "{fields}");
+        assert!(
+            lines.contains(&format!("\r\nContent-Encoding: {coding}\r\n")),
+            "{fields}"
+        );
+        assert!(lines.contains("\r\nVary: Accept-Encoding\r\n"), "{fields}");
+        let body_len = out.len() - fields.len() - 4;
+        assert!(
+            body_len * 4 < page.len(),
+            "{coding}: {body_len} of {}",
+            page.len()
+        );
+    }
+    let out = exchange(addr, &head(""));
+    let text = String::from_utf8_lossy(&out);
+    assert!(!text.contains("Content-Encoding"), "{text}");
+    assert!(text.contains("\r\nVary: Accept-Encoding\r\n"));
+    assert!(text.ends_with(&page), "the plain file, whole");
+
+    let out = exchange(
+        addr,
+        "GET /empty/ HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+    );
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.starts_with("HTTP/1.1 404"), "{text}");
+    assert!(text.contains("--autoindex"), "{text}");
+    assert!(!text.contains(root), "the page names no path: {text}");
+    let out = exchange(
+        addr,
+        "GET /missing/ HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+    );
+    assert!(!String::from_utf8_lossy(&out).contains("--autoindex"));
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
