@@ -32,4 +32,4 @@ pub(crate) mod wire;
 
 pub(crate) use config::Tls;
 pub use config::TlsSource;
-pub(crate) use wire::Wire;
+pub(crate) use wire::{Ending, Wire};

@@ -103,7 +103,7 @@ pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Shared, w: &
                 conn.on(event, site, w)
             }
             Interest::Close { linger } => {
-                wire.end(&stream, site);
+                policy::end_waiting(&stream, &mut wire, site);
                 if linger {
                     linger_close(&mut stream);
                 }

@@ -72,8 +72,12 @@ pub(crate) struct Connection {
     pub(super) writable: bool,
     /// The earliest timer entry in the heap for this slot.
     pub(super) armed: Option<Instant>,
-    /// Set once the write side is shut in a lingering close.
+    /// Set once the close has to wait: for room for the TLS `close_notify`,
+    /// or for the client in a lingering close (see [`Linger`]).
     pub(super) linger: Option<Linger>,
+    /// The wire's end is done ([`Wire::end`]): in a lingering close, the
+    /// write side is shut.
+    pub(super) ended: bool,
     /// In the epoll set yet (see [`super::evloop::EventLoop`]).
     pub(super) registered: bool,
     /// The client's close (`RDHUP`, `HUP` or `ERR`) has been signalled: what is
@@ -97,6 +101,7 @@ impl Connection {
             writable: true,
             armed: None,
             linger: None,
+            ended: false,
             // Registered only once it has to wait: a request that arrived with
             // the handshake is answered and, with `Connection: close`, closed
             // without ever touching the epoll set (two syscalls and an epitem

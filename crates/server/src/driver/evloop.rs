@@ -107,7 +107,7 @@ use super::policy::{self, Linger, log_connection};
 use crate::ServerError;
 use crate::conn::{Buffers, Conn, Event, Interest};
 use crate::shared::{Local, Shared};
-use crate::tls::Wire;
+use crate::tls::{Ending, Wire};
 
 /// Unsent bytes a connection's socket may hold before a write stops
 /// (`TCP_NOTSENT_LOWAT`; see "Large files" above). Between 8 KiB and 64 KiB
@@ -604,16 +604,23 @@ impl<'s> EventLoop<'s> {
                 }
                 // Until the timer fires (Event::Deadline) or the client closes.
                 Interest::Hold => break,
-                Interest::Close { linger: false } => {
-                    slot.wire.end(&slot.sock, site);
-                    self.close(index);
-                    return;
-                }
-                Interest::Close { linger: true } => {
-                    if slot.linger.is_none() {
-                        slot.wire.end(&slot.sock, site);
+                // The close: the wire's end (a TLS close_notify, which may
+                // wait for room), then for a lingering close the drain; the
+                // two within one `LINGER`, timed from the first wait.
+                Interest::Close { linger } => {
+                    if !slot.ended {
+                        let over = slot.linger.is_some_and(|l| l.is_over());
+                        if slot.wire.end(&slot.sock, site) == Ending::Pending && !over {
+                            slot.linger.get_or_insert_with(Linger::start);
+                            break; // until the socket is writable or time is up
+                        }
+                        slot.ended = true;
+                        if !linger {
+                            self.close(index);
+                            return;
+                        }
                         let _ = rustix::net::shutdown(&slot.sock, rustix::net::Shutdown::Write);
-                        slot.linger = Some(Linger::start());
+                        slot.linger.get_or_insert_with(Linger::start);
                     }
                     if drain(slot) {
                         self.close(index);

@@ -21,6 +21,7 @@ use crate::OnAbandon;
 use crate::conn::{Chunk, Conn, Event, Interest};
 use crate::service;
 use crate::shared::{Local, Shared};
+use crate::tls::{Ending, Wire};
 
 /// How long a lingering close waits for the client to stop sending.
 pub(crate) const LINGER: Duration = Duration::from_secs(1);
@@ -177,6 +178,26 @@ pub(crate) fn work(sock: impl AsFd, conn: &mut Conn, site: &Shared, w: &mut Loca
 pub(crate) fn peer_gone(sock: impl AsFd) -> Event {
     Event::PeerGone {
         unread: unread_before_close(sock),
+    }
+}
+
+/// Ends a connection's [`Wire`] on a thread that may wait (blocking drivers):
+/// when its TLS `close_notify` finds the socket full, waits for room with
+/// `poll(POLLOUT)` and tries again, for at most [`LINGER`] in all (a client
+/// that stops reading gets a close without the alert, as after any timeout).
+pub(crate) fn end_waiting(sock: impl AsFd, wire: &mut Wire, site: &Shared) {
+    let until = Instant::now() + LINGER;
+    while wire.end(&sock, site) == Ending::Pending {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        let mut fds = [PollFd::new(&sock, PollFlags::OUT)];
+        if let Err(e) = rustix::event::poll(&mut fds, Some(&timespec(left)))
+            && e != Errno::INTR
+        {
+            return;
+        }
     }
 }
 

@@ -47,7 +47,7 @@ use super::policy::{self, LINGER, Linger, log_connection};
 use crate::conn::{Buffers, Conn, Event, Interest};
 use crate::log::LogWriter;
 use crate::shared::{Local, Shared};
-use crate::tls::Wire;
+use crate::tls::{Ending, Wire};
 
 thread_local! {
     /// This runtime thread's [`Local`]; made on first use. A runtime belongs to one
@@ -213,7 +213,7 @@ pub(crate) async fn serve(
                 interest = with_local(&site, |w| conn.on(event, &site, w));
             }
             Interest::Close { linger } => {
-                wire.end(&stream, &site);
+                end_waiting(&stream, &mut wire, &site).await;
                 if linger {
                     linger_close(&mut stream).await;
                 }
@@ -283,6 +283,27 @@ async fn hold(stream: &TcpStream, until: Instant) -> Event {
             }
         }
     }
+}
+
+/// Ends the [`Wire`] (a TLS `close_notify`): when the socket has no room for
+/// it, waits until it is writable and tries again, within [`LINGER`] in all
+/// (as [`policy::end_waiting`] does on a thread).
+async fn end_waiting(stream: &TcpStream, wire: &mut Wire, site: &Shared) {
+    if wire.end(stream, site) == Ending::Done {
+        return;
+    }
+    // `async_io` clears tokio's readiness on `EAGAIN`, so the next try waits
+    // for a real edge rather than spinning.
+    let _ = tokio::time::timeout(
+        LINGER,
+        stream.async_io(tokio::io::Interest::WRITABLE, || {
+            match wire.end(stream, site) {
+                Ending::Done => Ok(()),
+                Ending::Pending => Err(io::ErrorKind::WouldBlock.into()),
+            }
+        }),
+    )
+    .await;
 }
 
 /// Shuts our side, then reads and drops what the client still sends (see

@@ -2,6 +2,11 @@
 //! rustls session over it ([`Wire::Tls`]). Every driver calls [`Wire::recv`]
 //! and [`Wire::send`] where it would call `recv` and `send`/`sendfile`, and
 //! [`Wire::end`] before it closes, so that the TLS layer is written once.
+//! `end` sends the TLS `close_notify`; when the socket has no room for it
+//! (the last records filled it and the client is still reading) it answers
+//! [`Ending::Pending`], and the driver calls it again once the socket is
+//! writable, within [`policy::LINGER`]: a client that reads to the end then
+//! sees a clean end, never a truncation alarm.
 //!
 //! The contract the drivers rely on, kept for TLS:
 //! - `recv` returns fewer bytes than asked only when the socket had nothing
@@ -57,6 +62,16 @@ pub(crate) enum Wire {
     Tls(Box<Session>),
 }
 
+/// What [`Wire::end`] left to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ending {
+    /// Nothing: the socket may close.
+    Done,
+    /// The `close_notify` waits for room in the socket: call `end` again when
+    /// it is writable.
+    Pending,
+}
+
 /// Where a TLS connection's handshake is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Handshake {
@@ -85,6 +100,8 @@ pub(crate) struct Session {
     owed: Option<usize>,
     /// A file chunk on its way to rustls; made at the first file body.
     file_buf: Vec<u8>,
+    /// The `close_notify` is queued in rustls ([`Wire::end`] began).
+    ending: bool,
 }
 
 impl Wire {
@@ -138,13 +155,16 @@ impl Wire {
         }
     }
 
-    /// Before the socket closes: a TLS `close_notify`, best effort and
-    /// without waiting, so a client reading to the end sees a clean end. A
-    /// handshake that began and never finished (it ran out of
-    /// `--read-timeout`, or shutdown came) is counted as failed.
-    pub(crate) fn end(&mut self, sock: impl AsFd, site: &Shared) {
-        if let Wire::Tls(s) = self {
-            s.end(sock.as_fd(), site);
+    /// Before the socket closes: a TLS `close_notify`, so a client reading to
+    /// the end sees a clean end. It never waits: [`Ending::Pending`] says the
+    /// socket had no room, and the driver calls again once it is writable (or
+    /// gives up at its bound and closes). A handshake that began and never
+    /// finished (it ran out of `--read-timeout`, or shutdown came) is counted
+    /// as failed.
+    pub(crate) fn end(&mut self, sock: impl AsFd, site: &Shared) -> Ending {
+        match self {
+            Wire::Plain => Ending::Done,
+            Wire::Tls(s) => s.end(sock.as_fd(), site),
         }
     }
 
@@ -171,6 +191,7 @@ impl Session {
             eof: false,
             owed: None,
             file_buf: Vec::new(),
+            ending: false,
         }
     }
 
@@ -312,14 +333,25 @@ impl Session {
         }
     }
 
-    fn end(&mut self, sock: BorrowedFd<'_>, site: &Shared) {
+    fn end(&mut self, sock: BorrowedFd<'_>, site: &Shared) -> Ending {
         match (self.tls.as_mut(), self.handshake) {
             (Some(tls), Handshake::Done { .. }) => {
-                tls.send_close_notify();
-                let _ = flush(tls, sock, SendFlags::NOSIGNAL | SendFlags::DONTWAIT);
+                if !self.ending {
+                    tls.send_close_notify();
+                    self.ending = true;
+                }
+                // Ciphertext still owed goes first, then the alert. Any error
+                // but a full socket ends the connection: nothing more can go.
+                match flush(tls, sock, SendFlags::NOSIGNAL | SendFlags::DONTWAIT) {
+                    Err(Errno::AGAIN) => Ending::Pending,
+                    _ => Ending::Done,
+                }
             }
-            (_, Handshake::Pending) if self.first.is_some() => self.fail(site),
-            _ => {}
+            (_, Handshake::Pending) if self.first.is_some() => {
+                self.fail(site);
+                Ending::Done
+            }
+            _ => Ending::Done,
         }
     }
 
@@ -385,5 +417,100 @@ impl Write for Io<'_, '_> {
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::{TcpListener, TcpStream};
+    use std::sync::mpsc;
+
+    use rustix::event::{PollFd, PollFlags};
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, ServerName};
+    use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
+
+    use super::*;
+    use std::time::Duration;
+
+    use crate::{Config, TlsSource};
+
+    /// The last records fill the socket and the client has not read them
+    /// yet: `end` says [`Ending::Pending`] instead of dropping the
+    /// `close_notify` (and the ciphertext still owed), and once the client
+    /// reads, a later `end` finishes, so the client's read to the end is
+    /// clean and whole. Before, the alert was tried once and lost, and the
+    /// client saw a truncation (`UnexpectedEof`).
+    #[test]
+    fn a_close_notify_that_meets_a_full_socket_waits_for_room() {
+        let dir = tempfile::tempdir().unwrap();
+        let cert = dir.path().join("cert.pem");
+        let mut config = Config::new(dir.path());
+        config.tls = Some(TlsSource::SelfSignedSaved { cert: cert.clone() });
+        let site = Shared::new(config).unwrap();
+        let mut roots = RootCertStore::empty();
+        roots
+            .add(CertificateDer::from_pem_file(&cert).unwrap())
+            .unwrap();
+        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let client = ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (go_tx, go_rx) = mpsc::channel::<()>();
+        let reader = std::thread::spawn(move || {
+            let name = ServerName::try_from("127.0.0.1").unwrap();
+            let conn = ClientConnection::new(Arc::new(client), name).unwrap();
+            let mut s = StreamOwned::new(conn, TcpStream::connect(addr).unwrap());
+            s.write_all(b"x").unwrap();
+            s.flush().unwrap();
+            go_rx.recv().unwrap(); // not one byte read until the server is full
+            let mut out = Vec::new();
+            s.read_to_end(&mut out).map(|_| out.len())
+        });
+        let (sock, _) = listener.accept().unwrap();
+        sock.set_nonblocking(true).unwrap();
+        socket2::SockRef::from(&sock)
+            .set_send_buffer_size(4096)
+            .unwrap();
+        let mut wire = Wire::new(&site);
+        let mut one = [0u8; 1];
+        loop {
+            match wire.recv(&sock, &mut one, &site) {
+                Ok(1) => break,
+                Err(Errno::AGAIN) | Ok(_) => std::thread::sleep(Duration::from_millis(1)),
+                Err(e) => panic!("handshake: {e}"),
+            }
+        }
+        // Records until the socket is full; the last one is owed.
+        let record = vec![7u8; RECORD];
+        let mut sent = 0;
+        while let Ok(n) = wire.send(&sock, Chunk::Bytes(&record), false) {
+            sent += n;
+        }
+        let owed = RECORD;
+        assert_eq!(
+            wire.end(&sock, &site),
+            Ending::Pending,
+            "after {sent} bytes"
+        );
+        go_tx.send(()).unwrap();
+        let mut tries = 0;
+        while wire.end(&sock, &site) == Ending::Pending {
+            tries += 1;
+            assert!(tries < 10_000, "the close_notify never went out");
+            let mut fds = [PollFd::new(&sock, PollFlags::OUT)];
+            let _ = rustix::event::poll(&mut fds, Some(&policy::timespec(Duration::from_secs(1))));
+        }
+        drop(sock);
+        let got = reader
+            .join()
+            .unwrap()
+            .expect("a clean end, the close_notify");
+        assert_eq!(got, sent + owed);
     }
 }
