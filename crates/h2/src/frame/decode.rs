@@ -84,7 +84,9 @@ pub fn decode_payload(h: FrameHeader, p: &[u8]) -> Result<Frame<'_>, H2Error> {
                     ));
                 };
                 rest = block;
-                Some(priority(s, fields)?)
+                // A self-dependency is a stream error, but the block must still reach HPACK
+                // (it may change the table): the connection checks it after decoding.
+                Some(priority_fields(fields))
             } else {
                 None
             };
@@ -226,20 +228,20 @@ fn unpad(p: &[u8], padded: bool) -> Result<&[u8], H2Error> {
 /// The five priority octets; a stream that depends on itself is a stream PROTOCOL_ERROR
 /// (§5.3.1).
 fn priority(s: StreamId, f: &[u8; 5]) -> Result<Priority, H2Error> {
-    let dep = u32::from_be_bytes([f[0], f[1], f[2], f[3]]);
-    let dependency = StreamId(dep & MAX_WINDOW);
-    if dependency == s {
-        return Err(H2Error::stream(
-            s,
-            ProtocolError,
-            "stream depends on itself",
-        ));
+    let p = priority_fields(f);
+    if p.dependency == s {
+        return Err(H2Error::stream(s, ProtocolError, "stream depends on itself"));
     }
-    Ok(Priority {
-        dependency,
+    Ok(p)
+}
+
+fn priority_fields(f: &[u8; 5]) -> Priority {
+    let dep = u32::from_be_bytes([f[0], f[1], f[2], f[3]]);
+    Priority {
+        dependency: StreamId(dep & MAX_WINDOW),
         exclusive: dep & !MAX_WINDOW != 0,
         weight: f[4],
-    })
+    }
 }
 
 /// The value rules of §6.5.2; unknown identifiers pass (they are ignored).
@@ -486,7 +488,11 @@ mod tests {
                 })
             })
         );
+        // Self-dependency in HEADERS is left to the connection (the block must be decoded);
+        // in PRIORITY it is the decoder's.
         let f = frame(kind::HEADERS, flag::PRIORITY, 3, &p);
+        assert!(matches!(one(&f), Ok(Frame::Headers { .. })));
+        let f = frame(kind::PRIORITY, 0, 3, &p[..5]);
         assert!(matches!(
             one(&f),
             Err(H2Error::Stream {

@@ -1,0 +1,49 @@
+//! What a server connection tells its driver, one event at a time
+//! ([`crate::ServerConn::poll_event`]).
+
+use crate::error::ErrorCode;
+use crate::frame::StreamId;
+use crate::request::Request;
+
+/// Something the driver acts on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// A request's head: answer it with [`crate::ServerConn::send_headers`] (and
+    /// [`crate::ServerConn::send_data`]) on `request.stream`.
+    Request(Request),
+    /// Request body octets (their flow-control credit is given back by the connection, so the
+    /// driver must not buffer without bound: a static server drops them). `end_stream` marks
+    /// the last (trailers end the body and are not reported).
+    Data {
+        /// The stream.
+        stream: StreamId,
+        /// The octets, padding removed.
+        data: Vec<u8>,
+        /// The body is complete.
+        end_stream: bool,
+    },
+    /// The stream is gone: stop sending on it and free what it holds. `remote` is true when
+    /// the peer reset it, false when we did (a stream error, or [`crate::ServerConn::reset`]
+    /// not being the cause: this event is for resets the driver did not ask for).
+    Reset {
+        /// The stream.
+        stream: StreamId,
+        /// The code in the RST_STREAM.
+        code: ErrorCode,
+        /// Who reset it.
+        remote: bool,
+    },
+    /// A stream whose last [`crate::ServerConn::send_data`] was cut short by flow control
+    /// has window again: send more.
+    WindowOpened {
+        /// The stream.
+        stream: StreamId,
+    },
+    /// The peer sent GOAWAY: it opens no new stream; streams up to `last_stream` go on.
+    GoAway {
+        /// The last stream the peer says it processed (ours: a server opens none).
+        last_stream: StreamId,
+        /// Why.
+        code: ErrorCode,
+    },
+}
