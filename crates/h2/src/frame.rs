@@ -121,6 +121,13 @@ pub struct FrameHeader {
 pub struct SettingsPayload<'a>(pub(crate) &'a [u8]);
 
 impl<'a> SettingsPayload<'a> {
+    /// Parameters to encode: whole 6-octet (identifier, value) pairs, as
+    /// [`crate::settings::Settings::to_payload`] builds them. Values are not checked here
+    /// (the receiver's decoder does); a trailing partial pair is dropped.
+    pub fn new(params: &'a [u8]) -> Self {
+        SettingsPayload(&params[..params.len() / 6 * 6])
+    }
+
     /// Each (identifier, value) in order: a later value for the same identifier wins.
     pub fn iter(&self) -> impl Iterator<Item = (u16, u32)> + 'a {
         self.0.chunks_exact(6).map(|c| {

@@ -98,10 +98,7 @@ impl RequestBuilder {
     }
 
     fn check(&mut self, name: &[u8], value: &[u8]) -> Result<(), &'static str> {
-        if value
-            .iter()
-            .any(|&b| b == 0 || b == b'\r' || b == b'\n')
-        {
+        if value.iter().any(|&b| b == 0 || b == b'\r' || b == b'\n') {
             return Err("NUL, CR or LF in a field value");
         }
         if value
@@ -190,8 +187,7 @@ impl RequestBuilder {
 
 /// tchar (RFC 9110 §5.6.2) without uppercase letters.
 fn is_lower_token(b: u8) -> bool {
-    matches!(b, b'a'..=b'z' | b'0'..=b'9')
-        || b"!#$%&'*+-.^_`|~".contains(&b)
+    matches!(b, b'a'..=b'z' | b'0'..=b'9') || b"!#$%&'*+-.^_`|~".contains(&b)
 }
 
 #[cfg(test)]
@@ -240,10 +236,19 @@ mod tests {
         assert!(with((":status", "200")).is_err());
         assert!(with((":path", "/again")).is_err(), "duplicate");
         assert!(with(("content-length", "x")).is_err());
-        assert!(build(&[(":method", "GET"), (":scheme", "https")]).is_err(), "no :path");
-        assert!(build(&[(":scheme", "https"), (":path", "/")]).is_err(), "no :method");
+        assert!(
+            build(&[(":method", "GET"), (":scheme", "https")]).is_err(),
+            "no :path"
+        );
+        assert!(
+            build(&[(":scheme", "https"), (":path", "/")]).is_err(),
+            "no :method"
+        );
         assert!(build(&[(":method", "GET"), (":scheme", "h"), (":path", "x")]).is_err());
-        assert!(build(&[(":method", "GET"), ("a", "b"), (":path", "/")]).is_err(), "order");
+        assert!(
+            build(&[(":method", "GET"), ("a", "b"), (":path", "/")]).is_err(),
+            "order"
+        );
         assert!(build(&[(":method", "OPTIONS"), (":scheme", "h"), (":path", "*")]).is_ok());
         assert!(build(&[(":method", "CONNECT"), (":authority", "h:443")]).is_ok());
         assert!(build(&[(":method", "CONNECT"), (":authority", "h"), (":path", "/")]).is_err());

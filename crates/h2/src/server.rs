@@ -214,12 +214,13 @@ impl ServerConn {
                     }
                 }
                 Err(e) => {
-                    // A stream error from the decoder leaves the frame's length known:
-                    // skip it and go on.
-                    let skip = crate::frame::decode::decode_header(&data[at..])
-                        .map(|h| 9 + h.len as usize)
-                        .unwrap_or(0);
-                    at += skip;
+                    // A stream error from the decoder comes with the whole frame in: skip
+                    // it and go on. A connection error ends everything anyway.
+                    if matches!(e, H2Error::Stream { .. })
+                        && let Some(h) = crate::frame::decode::decode_header(&data[at..])
+                    {
+                        at = (at + crate::frame::HEADER_LEN + h.len as usize).min(data.len());
+                    }
                     if let Err(e) = self.error(e) {
                         return (at, Err(e));
                     }
@@ -233,6 +234,14 @@ impl ServerConn {
     /// connection error when they come too often); a connection error ends the connection.
     fn error(&mut self, e: H2Error) -> Result<(), H2Error> {
         match e {
+            // RST_STREAM is never sent for an idle stream (§6.4): a stream error there
+            // (a bad PRIORITY or WINDOW_UPDATE on a stream never opened) ends the
+            // connection instead.
+            H2Error::Stream {
+                stream,
+                code,
+                reason,
+            } if stream > self.last_peer_stream => Err(self.fail(H2Error::conn(code, reason))),
             H2Error::Stream { stream, code, .. } => {
                 if let Err(e) = self.local_reset(stream, code) {
                     return Err(self.fail(e));

@@ -63,7 +63,10 @@ impl Stream {
 
     /// True while we may still send.
     pub fn local_open(&self) -> bool {
-        matches!(self.state, StreamState::Open | StreamState::HalfClosedRemote)
+        matches!(
+            self.state,
+            StreamState::Open | StreamState::HalfClosedRemote
+        )
     }
 
     /// The peer ended its side. Returns true when the stream is now closed.

@@ -230,7 +230,11 @@ fn unpad(p: &[u8], padded: bool) -> Result<&[u8], H2Error> {
 fn priority(s: StreamId, f: &[u8; 5]) -> Result<Priority, H2Error> {
     let p = priority_fields(f);
     if p.dependency == s {
-        return Err(H2Error::stream(s, ProtocolError, "stream depends on itself"));
+        return Err(H2Error::stream(
+            s,
+            ProtocolError,
+            "stream depends on itself",
+        ));
     }
     Ok(p)
 }

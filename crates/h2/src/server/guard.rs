@@ -35,11 +35,23 @@ impl Guard {
     /// Counts one `what`; past its limit, the connection error to end with.
     pub(crate) fn count(&mut self, what: Abuse, limits: &Limits) -> Result<(), H2Error> {
         let (n, max, reason) = match what {
-            Abuse::PeerReset => (&mut self.peer_resets, limits.max_peer_resets, "too many stream resets (rapid reset)"),
-            Abuse::LocalReset => (&mut self.local_resets, limits.max_local_resets, "too many stream errors"),
+            Abuse::PeerReset => (
+                &mut self.peer_resets,
+                limits.max_peer_resets,
+                "too many stream resets (rapid reset)",
+            ),
+            Abuse::LocalReset => (
+                &mut self.local_resets,
+                limits.max_local_resets,
+                "too many stream errors",
+            ),
             Abuse::Settings => (&mut self.settings, limits.max_settings, "SETTINGS flood"),
             Abuse::Ping => (&mut self.pings, limits.max_pings, "PING flood"),
-            Abuse::Empty => (&mut self.empty, limits.max_empty_frames, "empty frame flood"),
+            Abuse::Empty => (
+                &mut self.empty,
+                limits.max_empty_frames,
+                "empty frame flood",
+            ),
         };
         *n = n.saturating_add(1);
         if *n > max {
@@ -68,7 +80,10 @@ mod tests {
         let mut g = Guard::default();
         assert!(g.count(Abuse::Ping, &limits).is_ok());
         assert!(g.count(Abuse::Ping, &limits).is_ok());
-        assert_eq!(g.count(Abuse::Ping, &limits).unwrap_err().code(), ErrorCode::EnhanceYourCalm);
+        assert_eq!(
+            g.count(Abuse::Ping, &limits).unwrap_err().code(),
+            ErrorCode::EnhanceYourCalm
+        );
         g.tick();
         assert!(g.count(Abuse::Ping, &limits).is_ok());
         assert!(g.count(Abuse::Settings, &limits).is_ok());

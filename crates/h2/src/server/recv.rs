@@ -43,7 +43,10 @@ impl ServerConn {
                 priority,
             } => {
                 if !stream.is_client_initiated() {
-                    return Err(H2Error::conn(ProtocolError, "HEADERS on a server stream id"));
+                    return Err(H2Error::conn(
+                        ProtocolError,
+                        "HEADERS on a server stream id",
+                    ));
                 }
                 let self_dependent = priority.is_some_and(|p| p.dependency == stream);
                 if block.len() > self.limits.max_header_block {
@@ -68,7 +71,7 @@ impl ServerConn {
                 let Some(b) = &mut self.block else {
                     return Err(H2Error::conn(ProtocolError, "CONTINUATION without HEADERS"));
                 };
-                b.continuations += 1;
+                b.continuations = b.continuations.saturating_add(1);
                 if b.continuations > self.limits.max_continuations {
                     return Err(calm("too many CONTINUATION frames"));
                 }
@@ -141,7 +144,10 @@ impl ServerConn {
         }
         let flow = i64::from(flow_len);
         if flow > self.conn_recv_window {
-            return Err(H2Error::conn(FlowControlError, "DATA beyond the connection window"));
+            return Err(H2Error::conn(
+                FlowControlError,
+                "DATA beyond the connection window",
+            ));
         }
         self.conn_recv_window -= flow;
         // The connection's credit comes back whatever happens to the stream: a reset stream's
@@ -155,18 +161,36 @@ impl ServerConn {
             if self.recently_reset.contains(&stream) {
                 return Ok(());
             }
-            return Err(H2Error::stream(stream, StreamClosed, "DATA on a closed stream"));
+            return Err(H2Error::stream(
+                stream,
+                StreamClosed,
+                "DATA on a closed stream",
+            ));
         };
         if !s.remote_open() {
-            return Err(H2Error::stream(stream, StreamClosed, "DATA after END_STREAM"));
+            return Err(H2Error::stream(
+                stream,
+                StreamClosed,
+                "DATA after END_STREAM",
+            ));
         }
         if flow > s.recv_window {
-            return Err(H2Error::stream(stream, FlowControlError, "DATA beyond the stream window"));
+            return Err(H2Error::stream(
+                stream,
+                FlowControlError,
+                "DATA beyond the stream window",
+            ));
         }
         s.recv_window -= flow;
         s.received += data.len() as u64;
-        if s.expect_len.is_some_and(|n| s.received > n || (end_stream && s.received != n)) {
-            return Err(H2Error::stream(stream, ProtocolError, "DATA does not match content-length"));
+        if s.expect_len
+            .is_some_and(|n| s.received > n || (end_stream && s.received != n))
+        {
+            return Err(H2Error::stream(
+                stream,
+                ProtocolError,
+                "DATA does not match content-length",
+            ));
         }
         self.events.push_back(Event::Data {
             stream,
@@ -232,10 +256,18 @@ impl ServerConn {
             return Ok(());
         }
         if self_dependent {
-            return Err(H2Error::stream(stream, ProtocolError, "stream depends on itself"));
+            return Err(H2Error::stream(
+                stream,
+                ProtocolError,
+                "stream depends on itself",
+            ));
         }
         if self.streams.len() >= self.limits.max_concurrent_streams as usize {
-            return Err(H2Error::stream(stream, ErrorCode::RefusedStream, "too many streams"));
+            return Err(H2Error::stream(
+                stream,
+                ErrorCode::RefusedStream,
+                "too many streams",
+            ));
         }
         let mut s = Stream::new(
             self.peer.initial_window_size,
@@ -253,7 +285,11 @@ impl ServerConn {
             .content_length()
             .map_err(|why| H2Error::stream(stream, ProtocolError, why))?;
         if end_stream && s.expect_len.is_some_and(|n| n != 0) {
-            return Err(H2Error::stream(stream, ProtocolError, "content-length without a body"));
+            return Err(H2Error::stream(
+                stream,
+                ProtocolError,
+                "content-length without a body",
+            ));
         }
         self.streams.insert(stream.0, s);
         self.events.push_back(Event::Request(req));
@@ -273,7 +309,12 @@ impl ServerConn {
 
     /// A header block on a stream the peer opened before: trailers if the stream is open,
     /// otherwise a frame on a closed stream.
-    fn on_trailers(&mut self, stream: StreamId, block: &[u8], end_stream: bool) -> Result<(), H2Error> {
+    fn on_trailers(
+        &mut self,
+        stream: StreamId,
+        block: &[u8],
+        end_stream: bool,
+    ) -> Result<(), H2Error> {
         // Decoded whatever follows, so that the table stays in step.
         match self.decoder.decode(block, |_, _| {}) {
             Ok(()) | Err(HpackError::ListTooLarge) => {}
@@ -288,13 +329,25 @@ impl ServerConn {
             return Err(H2Error::conn(StreamClosed, "HEADERS on a closed stream"));
         };
         if !s.remote_open() {
-            return Err(H2Error::stream(stream, StreamClosed, "HEADERS after END_STREAM"));
+            return Err(H2Error::stream(
+                stream,
+                StreamClosed,
+                "HEADERS after END_STREAM",
+            ));
         }
         if !end_stream {
-            return Err(H2Error::stream(stream, ProtocolError, "trailers without END_STREAM"));
+            return Err(H2Error::stream(
+                stream,
+                ProtocolError,
+                "trailers without END_STREAM",
+            ));
         }
         if s.expect_len.is_some_and(|n| n != s.received) {
-            return Err(H2Error::stream(stream, ProtocolError, "DATA does not match content-length"));
+            return Err(H2Error::stream(
+                stream,
+                ProtocolError,
+                "DATA does not match content-length",
+            ));
         }
         self.events.push_back(Event::Data {
             stream,
@@ -320,7 +373,10 @@ impl ServerConn {
         self.guard.count(Abuse::Settings, &self.limits)?;
         let before = self.peer;
         self.peer.apply(params);
-        if params.iter().any(|(id, _)| id == crate::settings::id::HEADER_TABLE_SIZE) {
+        if params
+            .iter()
+            .any(|(id, _)| id == crate::settings::id::HEADER_TABLE_SIZE)
+        {
             self.encoder.peer_table_size_changed();
         }
         let delta =
@@ -350,7 +406,10 @@ impl ServerConn {
         if stream.is_connection() {
             self.conn_send_window += inc;
             if self.conn_send_window > i64::from(MAX_WINDOW) {
-                return Err(H2Error::conn(FlowControlError, "connection window beyond 2^31-1"));
+                return Err(H2Error::conn(
+                    FlowControlError,
+                    "connection window beyond 2^31-1",
+                ));
             }
             if self.conn_send_window > 0 {
                 for (&id, s) in &mut self.streams {
@@ -365,7 +424,10 @@ impl ServerConn {
             return Ok(());
         }
         if stream > self.last_peer_stream {
-            return Err(H2Error::conn(ProtocolError, "WINDOW_UPDATE on an idle stream"));
+            return Err(H2Error::conn(
+                ProtocolError,
+                "WINDOW_UPDATE on an idle stream",
+            ));
         }
         let Some(s) = self.streams.get_mut(&stream.0) else {
             // Closed streams: a WINDOW_UPDATE may cross our END_STREAM (§5.1).
@@ -373,7 +435,11 @@ impl ServerConn {
         };
         s.send_window += inc;
         if s.send_window > i64::from(MAX_WINDOW) {
-            return Err(H2Error::stream(stream, FlowControlError, "stream window beyond 2^31-1"));
+            return Err(H2Error::stream(
+                stream,
+                FlowControlError,
+                "stream window beyond 2^31-1",
+            ));
         }
         if s.blocked && s.send_window > 0 && self.conn_send_window > 0 {
             s.blocked = false;

@@ -48,9 +48,15 @@ impl ServerConn {
         end_stream: bool,
     ) -> Result<usize, SendError> {
         self.sendable(stream)?;
+        if data.is_empty() && !end_stream {
+            return Ok(0);
+        }
         let conn_window = self.conn_send_window;
         let max_frame = self.peer.max_frame_size as usize;
-        let s = self.streams.get_mut(&stream.0).expect("checked by sendable");
+        let s = self
+            .streams
+            .get_mut(&stream.0)
+            .expect("checked by sendable");
         let window = conn_window.min(s.send_window).max(0) as usize;
         let n = data.len().min(window);
         let done = n == data.len();
@@ -157,7 +163,13 @@ impl ServerConn {
             std::iter::once(status_field).chain(fields.iter().map(|(n, v)| (n.as_bytes(), *v))),
             &mut block,
         );
-        encode_header_block(&mut self.out, stream, &block, end_stream, self.peer.max_frame_size);
+        encode_header_block(
+            &mut self.out,
+            stream,
+            &block,
+            end_stream,
+            self.peer.max_frame_size,
+        );
         if end_stream {
             self.end_local(stream);
         }
@@ -214,7 +226,11 @@ impl ServerConn {
 /// A status code's three digits (100..=999; anything else is a bug in the driver, sent as
 /// 500 rather than as a malformed response).
 fn itoa_status(status: u16) -> [u8; 3] {
-    let s = if (100..1000).contains(&status) { status } else { 500 };
+    let s = if (100..1000).contains(&status) {
+        status
+    } else {
+        500
+    };
     [
         b'0' + (s / 100) as u8,
         b'0' + (s / 10 % 10) as u8,
