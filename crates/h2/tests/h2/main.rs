@@ -6,5 +6,6 @@ mod peer;
 
 mod defences;
 mod flow_control;
+mod interop;
 mod requests;
 mod shutdown;
