@@ -69,6 +69,13 @@ impl Stream {
         )
     }
 
+    /// False when the DATA received breaks the request's `content-length` (§8.1.1): more than
+    /// announced, or, once the body has ended, a different amount.
+    pub fn length_ok(&self, ended: bool) -> bool {
+        self.expect_len
+            .is_none_or(|n| self.received <= n && (!ended || self.received == n))
+    }
+
     /// The peer ended its side. Returns true when the stream is now closed.
     pub fn close_remote(&mut self) -> bool {
         match self.state {

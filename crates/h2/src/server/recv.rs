@@ -183,9 +183,7 @@ impl ServerConn {
         }
         s.recv_window -= flow;
         s.received += data.len() as u64;
-        if s.expect_len
-            .is_some_and(|n| s.received > n || (end_stream && s.received != n))
-        {
+        if !s.length_ok(end_stream) {
             return Err(H2Error::stream(
                 stream,
                 ProtocolError,
@@ -284,7 +282,7 @@ impl ServerConn {
         s.expect_len = req
             .content_length()
             .map_err(|why| H2Error::stream(stream, ProtocolError, why))?;
-        if end_stream && s.expect_len.is_some_and(|n| n != 0) {
+        if !s.length_ok(end_stream) {
             return Err(H2Error::stream(
                 stream,
                 ProtocolError,
@@ -342,7 +340,7 @@ impl ServerConn {
                 "trailers without END_STREAM",
             ));
         }
-        if s.expect_len.is_some_and(|n| n != s.received) {
+        if !s.length_ok(true) {
             return Err(H2Error::stream(
                 stream,
                 ProtocolError,

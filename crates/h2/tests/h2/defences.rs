@@ -108,14 +108,7 @@ fn continuation_flood_is_bounded_in_count() {
     // The 2024 CONTINUATION flood: a header block that never ends, in tiny frames.
     let limits = Limits::default();
     let mut p = Peer::new(limits);
-    let h = encode(Frame::Headers {
-        stream: StreamId(1),
-        block: &[0x82],
-        end_stream: true,
-        end_headers: false,
-        priority: None,
-    });
-    p.send(&h).unwrap();
+    p.open_block(1, &[0x82]).unwrap();
     let cont = encode(Frame::Continuation {
         stream: StreamId(1),
         block: &[0x86],
@@ -141,14 +134,7 @@ fn continuation_flood_is_bounded_in_size() {
         ..Limits::default()
     };
     let mut p = Peer::new(limits);
-    let h = encode(Frame::Headers {
-        stream: StreamId(1),
-        block: &[],
-        end_stream: true,
-        end_headers: false,
-        priority: None,
-    });
-    p.send(&h).unwrap();
+    p.open_block(1, &[]).unwrap();
     let big = vec![0x82; 16_384];
     let cont = encode(Frame::Continuation {
         stream: StreamId(1),
@@ -174,14 +160,7 @@ fn empty_continuations_count_as_empty_frames() {
         ..Limits::default()
     };
     let mut p = Peer::new(limits);
-    let h = encode(Frame::Headers {
-        stream: StreamId(1),
-        block: &[],
-        end_stream: true,
-        end_headers: false,
-        priority: None,
-    });
-    p.send(&h).unwrap();
+    p.open_block(1, &[]).unwrap();
     let cont = encode(Frame::Continuation {
         stream: StreamId(1),
         block: &[],
@@ -198,18 +177,11 @@ fn empty_continuations_count_as_empty_frames() {
 #[test]
 fn a_frame_inside_a_header_block_is_a_protocol_error() {
     let mut p = Peer::new(Limits::default());
-    let h = encode(Frame::Headers {
-        stream: StreamId(1),
-        block: &[0x82],
-        end_stream: true,
-        end_headers: false,
-        priority: None,
-    });
-    p.send(&h).unwrap();
+    p.open_block(1, &[0x82]).unwrap();
     assert_eq!(conn_error(p.send(&ping([0; 8]))), ErrorCode::ProtocolError);
     // CONTINUATION of another stream, and CONTINUATION with no HEADERS before it.
     let mut p = Peer::new(Limits::default());
-    p.send(&h).unwrap();
+    p.open_block(1, &[0x82]).unwrap();
     let other = encode(Frame::Continuation {
         stream: StreamId(3),
         block: &[],

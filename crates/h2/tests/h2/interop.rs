@@ -4,9 +4,8 @@
 //! pieces a client uses). Its encoder indexes repeated fields in its dynamic table and
 //! Huffman-codes strings, which our own encoder never does.
 
-use crate::peer::Seen;
-use servelab_h2::frame::{self, Frame, Parse, decode_frame};
-use servelab_h2::hpack::Decoder;
+use crate::peer::{Reader, Seen};
+use servelab_h2::frame;
 use servelab_h2::{ErrorCode, Event, Limits, ServerConn, StreamId};
 
 const CLIENT: &[u8] = include_bytes!("../fixtures/client.bin");
@@ -84,65 +83,8 @@ fn python_h2_client_is_served() {
 
 #[test]
 fn python_h2_server_output_reads_with_the_client_pieces() {
-    let mut hpack = Decoder::new(4096, 1 << 20);
-    let mut seen = Vec::new();
-    let mut at = 0;
-    while at < SERVER.len() {
-        let Ok(Parse::Complete((f, n))) = decode_frame(&SERVER[at..], frame::MIN_MAX_FRAME_SIZE)
-        else {
-            panic!("bad frame at {at}");
-        };
-        at += n;
-        seen.push(match f {
-            Frame::Settings { ack, params } => Seen::Settings {
-                ack,
-                params: params.iter().collect(),
-            },
-            Frame::Headers {
-                stream,
-                block,
-                end_stream,
-                end_headers: true,
-                ..
-            } => {
-                let mut fields = Vec::new();
-                hpack
-                    .decode(block, |n, v| {
-                        fields.push((
-                            String::from_utf8_lossy(n).into(),
-                            String::from_utf8_lossy(v).into(),
-                        ))
-                    })
-                    .unwrap();
-                Seen::Headers {
-                    stream: stream.0,
-                    fields,
-                    end_stream,
-                }
-            }
-            Frame::Data {
-                stream,
-                data,
-                end_stream,
-                ..
-            } => Seen::Data {
-                stream: stream.0,
-                len: data.len(),
-                end_stream,
-            },
-            Frame::GoAway {
-                last_stream, code, ..
-            } => Seen::GoAway {
-                last: last_stream.0,
-                code,
-            },
-            Frame::WindowUpdate { stream, increment } => Seen::WindowUpdate {
-                stream: stream.0,
-                increment,
-            },
-            other => panic!("unexpected {other:?}"),
-        });
-    }
+    let mut reader = Reader::new();
+    let seen = reader.read(SERVER);
     let head = |s: u32, len: &str| Seen::Headers {
         stream: s,
         fields: [
@@ -188,5 +130,5 @@ fn python_h2_server_output_reads_with_the_client_pieces() {
         ]
     );
     // The second response reused the first one's fields from the dynamic table.
-    assert!(hpack.table_size() > 0);
+    assert!(reader.table_size() > 0);
 }

@@ -40,60 +40,30 @@ pub enum Seen {
     },
 }
 
-pub struct Peer {
-    pub conn: ServerConn,
-    pub enc: Encoder,
+/// Reads a server's output into [`Seen`] frames, joining header blocks and decoding them
+/// with its own HPACK decoder, as a client does.
+pub struct Reader {
     dec: Decoder,
-    /// A header block split over HEADERS + CONTINUATION frames in the output.
+    /// A header block split over HEADERS + CONTINUATION frames.
     pending: Option<(u32, Vec<u8>, bool)>,
 }
 
-pub const GET: [(&str, &str); 3] = [(":method", "GET"), (":scheme", "https"), (":path", "/")];
-
-impl Peer {
-    /// A connection after the client's preface and an empty SETTINGS, with the server's
-    /// handshake output read and dropped.
-    pub fn new(limits: Limits) -> Peer {
-        Peer::with_settings(limits, &[])
-    }
-
-    pub fn with_settings(limits: Limits, settings: &[(u16, u32)]) -> Peer {
-        let mut p = Peer {
-            conn: ServerConn::new(limits),
-            enc: Encoder::new(),
+impl Reader {
+    pub fn new() -> Reader {
+        Reader {
             dec: Decoder::new(4096, 1 << 20),
             pending: None,
-        };
-        let mut hello = frame::PREFACE.to_vec();
-        hello.extend(settings_frame(settings));
-        hello.extend(settings_ack());
-        p.conn.feed(&hello).expect("handshake");
-        let seen = p.read();
-        assert!(
-            matches!(seen[0], Seen::Settings { ack: false, .. }),
-            "{seen:?}"
-        );
-        assert!(seen.contains(&Seen::Settings {
-            ack: true,
-            params: vec![]
-        }));
-        assert!(!p.conn.settings_ack_pending());
-        p
+        }
     }
 
-    pub fn send(&mut self, bytes: &[u8]) -> Result<(), H2Error> {
-        self.conn.feed(bytes)
-    }
-
-    /// Everything the server has written since the last read.
-    pub fn read(&mut self) -> Vec<Seen> {
-        let out = self.conn.take_output();
+    /// The frames in `out`, which must hold whole frames.
+    pub fn read(&mut self, out: &[u8]) -> Vec<Seen> {
         let mut seen = Vec::new();
         let mut at = 0;
         while at < out.len() {
             let Ok(Parse::Complete((f, n))) = decode_frame(&out[at..], frame::MAX_MAX_FRAME_SIZE)
             else {
-                panic!("server wrote a bad frame at {at}: {:02x?}", &out[at..]);
+                panic!("bad frame at {at}: {:02x?}", &out[at..]);
             };
             at += n;
             if let Some(s) = self.own(f) {
@@ -101,6 +71,11 @@ impl Peer {
             }
         }
         seen
+    }
+
+    /// The HPACK table the writer filled.
+    pub fn table_size(&self) -> usize {
+        self.dec.table_size()
     }
 
     fn own(&mut self, f: Frame<'_>) -> Option<Seen> {
@@ -160,7 +135,7 @@ impl Peer {
                 stream: stream.0,
                 increment,
             },
-            other => panic!("server sent {other:?}"),
+            other => panic!("unexpected {other:?}"),
         })
     }
 
@@ -174,12 +149,74 @@ impl Peer {
                     String::from_utf8(v.to_vec()).unwrap(),
                 ))
             })
-            .expect("server's HPACK");
+            .expect("writer's HPACK");
         Seen::Headers {
             stream,
             fields,
             end_stream,
         }
+    }
+}
+
+pub struct Peer {
+    pub conn: ServerConn,
+    pub enc: Encoder,
+    reader: Reader,
+}
+
+pub const GET: [(&str, &str); 3] = [(":method", "GET"), (":scheme", "https"), (":path", "/")];
+
+impl Peer {
+    /// A connection after the client's preface and an empty SETTINGS, with the server's
+    /// handshake output read and dropped.
+    pub fn new(limits: Limits) -> Peer {
+        Peer::with_settings(limits, &[])
+    }
+
+    pub fn with_settings(limits: Limits, settings: &[(u16, u32)]) -> Peer {
+        let mut p = Peer {
+            conn: ServerConn::new(limits),
+            enc: Encoder::new(),
+            reader: Reader::new(),
+        };
+        let mut hello = frame::PREFACE.to_vec();
+        hello.extend(settings_frame(settings));
+        hello.extend(settings_ack());
+        p.conn.feed(&hello).expect("handshake");
+        let seen = p.read();
+        assert!(
+            matches!(seen[0], Seen::Settings { ack: false, .. }),
+            "{seen:?}"
+        );
+        assert!(seen.contains(&Seen::Settings {
+            ack: true,
+            params: vec![]
+        }));
+        assert!(!p.conn.settings_ack_pending());
+        p
+    }
+
+    pub fn send(&mut self, bytes: &[u8]) -> Result<(), H2Error> {
+        self.conn.feed(bytes)
+    }
+
+    /// Everything the server has written since the last read.
+    pub fn read(&mut self) -> Vec<Seen> {
+        let out = self.conn.take_output();
+        self.reader.read(&out)
+    }
+
+    /// Feeds a HEADERS frame that opens a header block on `stream` and does not end it
+    /// (END_STREAM set): the start of every CONTINUATION attack.
+    pub fn open_block(&mut self, stream: u32, block: &[u8]) -> Result<(), H2Error> {
+        let h = encode(Frame::Headers {
+            stream: StreamId(stream),
+            block,
+            end_stream: true,
+            end_headers: false,
+            priority: None,
+        });
+        self.send(&h)
     }
 
     pub fn events(&mut self) -> Vec<Event> {
