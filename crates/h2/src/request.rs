@@ -62,7 +62,7 @@ pub(crate) struct RequestBuilder {
 }
 
 /// Fields that only HTTP/1.1 connections carry (§8.2.2).
-const CONNECTION_SPECIFIC: [&[u8]; 5] = [
+pub(crate) const CONNECTION_SPECIFIC: [&[u8]; 5] = [
     b"connection",
     b"keep-alive",
     b"proxy-connection",

@@ -41,11 +41,18 @@ impl Encoder {
         fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
         out: &mut Vec<u8>,
     ) {
-        if std::mem::take(&mut self.size_update) {
-            out.push(0x20);
-        }
+        self.begin_block(out);
         for (name, value) in fields {
             self.field(name, value, out);
+        }
+    }
+
+    /// Starts a block: the pending table size update, if any, which must come before the
+    /// first field. [`Encoder::encode`] calls it; a caller that adds fields one by one with
+    /// [`Encoder::field`] calls it first.
+    pub fn begin_block(&mut self, out: &mut Vec<u8>) {
+        if std::mem::take(&mut self.size_update) {
+            out.push(0x20);
         }
     }
 

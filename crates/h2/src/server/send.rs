@@ -4,6 +4,7 @@
 use crate::error::{ErrorCode, H2Error};
 use crate::event::Event;
 use crate::frame::{Frame, StreamId, encode_frame, encode_header_block};
+use crate::request::CONNECTION_SPECIFIC;
 use crate::server::guard::Abuse;
 use crate::server::{Phase, ServerConn};
 
@@ -20,10 +21,11 @@ pub enum SendError {
 }
 
 impl ServerConn {
-    /// Sends a response head on `stream`: `:status` and `fields` (lowercase names, no
-    /// connection-specific fields: the driver's HTTP/1.1 `Connection` and
-    /// `Transfer-Encoding` do not belong here). With `end_stream`, the response has no body
-    /// (HEAD, 304, an error without a body).
+    /// Sends a response head on `stream`: `:status` and `fields`. The fields an HTTP/1.1
+    /// head would carry can be passed as they are: names are lowercased (HTTP/2 requires it,
+    /// §8.2.1) and the connection-specific ones (`Connection`, `Keep-Alive`,
+    /// `Transfer-Encoding`, ...) are left out (§8.2.2). With `end_stream`, the response has
+    /// no body (HEAD, 304, an error without a body).
     pub fn send_headers(
         &mut self,
         stream: StreamId,
@@ -158,11 +160,21 @@ impl ServerConn {
     ) {
         let digits = itoa_status(status);
         let mut block = Vec::with_capacity(64);
-        let status_field = (&b":status"[..], &digits[..]);
-        self.encoder.encode(
-            std::iter::once(status_field).chain(fields.iter().map(|(n, v)| (n.as_bytes(), *v))),
-            &mut block,
-        );
+        self.encoder.begin_block(&mut block);
+        self.encoder.field(b":status", &digits, &mut block);
+        let mut lower = Vec::new();
+        for (name, value) in fields {
+            let mut name = name.as_bytes();
+            if name.iter().any(u8::is_ascii_uppercase) {
+                lower.clear();
+                lower.extend(name.iter().map(u8::to_ascii_lowercase));
+                name = &lower;
+            }
+            if CONNECTION_SPECIFIC.contains(&name) {
+                continue;
+            }
+            self.encoder.field(name, value, &mut block);
+        }
         encode_header_block(
             &mut self.out,
             stream,

@@ -348,3 +348,26 @@ fn priority_is_parsed_and_ignored_but_self_dependency_is_refused() {
     p.send(&g).unwrap();
     assert_eq!(request_streams(&p.events()), [3]);
 }
+
+#[test]
+fn an_http1_style_head_is_lowercased_and_loses_its_connection_fields() {
+    let mut p = Peer::new(Limits::default());
+    let g = p.get(1);
+    p.send(&g).unwrap();
+    p.events();
+    let fields: [(&str, &[u8]); 4] = [
+        ("Content-Type", b"text/html"),
+        ("Connection", b"keep-alive"),
+        ("Transfer-Encoding", b"chunked"),
+        ("ETag", b"\"x\""),
+    ];
+    p.conn
+        .send_headers(StreamId(1), 200, &fields, true)
+        .unwrap();
+    let seen = p.read();
+    let [Seen::Headers { fields, .. }] = &seen[..] else {
+        panic!("{seen:?}")
+    };
+    let names: Vec<&str> = fields.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, [":status", "content-type", "etag"]);
+}
