@@ -1,13 +1,15 @@
 //! HPACK (RFC 7541), written for this crate: a decoder with hard limits, and an encoder that
 //! keeps no dynamic state.
 //!
-//! Why by hand rather than a crate: the crates that expose HPACK on its own (`hpack`,
-//! `fluke-hpack`/`loona-hpack`, `httlib-hpack`) bound the dynamic table size a peer may
-//! select, but none stops a decoded header list at a size limit (an HPACK bomb of one-octet
-//! references to a 4 KiB table entry decodes 4 KiB per octet), and `loona-hpack` panics on a
-//! table size above its bound instead of returning an error; `h2`'s HPACK is private.
-//! docs/h2.md has the full comparison. The Huffman table is RFC 7541 Appendix B; the tests
-//! run the Appendix C examples.
+//! Why by hand rather than a crate: of the crates that expose HPACK on its own, `hpack`
+//! (0.3) has no setting for either limit; `loona-hpack` 0.4 (formerly `fluke-hpack`) bounds
+//! the table a peer may select and streams fields to a callback (so a caller could count the
+//! list), but accepts a table size update after a field, which RFC 7541 §4.2 forbids, has no
+//! way to require the update a lowered SETTINGS_HEADER_TABLE_SIZE calls for, and brings
+//! `tracing` and a second `thiserror`; `httlib-hpack` bounds the table but decodes every
+//! field into owned vectors, so a bomb's memory is its decoded size; `h2`'s HPACK is private.
+//! The codec here is 1,160 lines, tests and the RFC 7541 Appendix B Huffman table included;
+//! the tests run the Appendix C examples. docs/h2.md has the comparison.
 //!
 //! # Limits
 //! - The dynamic table never grows past the SETTINGS_HEADER_TABLE_SIZE we advertised
