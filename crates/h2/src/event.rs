@@ -1,17 +1,21 @@
 //! What a server connection tells its driver, one event at a time
-//! ([`crate::ServerConn::poll_event`]).
+//! ([`crate::Connection::poll_event`]).
 
 use crate::error::ErrorCode;
 use crate::frame::StreamId;
 use crate::request::Request;
+use crate::response::Response;
 
 /// Something the driver acts on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
-    /// A request's head: answer it with [`crate::ServerConn::send_headers`] (and
-    /// [`crate::ServerConn::send_data`]) on `request.stream`.
+    /// Server only: a request's head. Answer it with [`crate::ServerConn::send_headers`]
+    /// (and [`crate::Connection::send_data`]) on `request.stream`.
     Request(Request),
-    /// Request body octets (their flow-control credit is given back by the connection, so the
+    /// Client only: the final response head on a stream opened by
+    /// [`crate::ClientConn::send_request`] (interim 1xx heads are skipped).
+    Response(Response),
+    /// Body octets of the request (server) or response (client) (their flow-control credit is given back by the connection, so the
     /// driver must not buffer without bound: a static server drops them). `end_stream` marks
     /// the last (trailers end the body and are not reported).
     Data {
@@ -23,7 +27,7 @@ pub enum Event {
         end_stream: bool,
     },
     /// The stream is gone: stop sending on it and free what it holds. `remote` is true when
-    /// the peer reset it, false when we did (a stream error, or [`crate::ServerConn::reset`]
+    /// the peer reset it, false when we did (a stream error, or [`crate::Connection::reset`]
     /// not being the cause: this event is for resets the driver did not ask for).
     Reset {
         /// The stream.
@@ -33,15 +37,17 @@ pub enum Event {
         /// Who reset it.
         remote: bool,
     },
-    /// A stream whose last [`crate::ServerConn::send_data`] was cut short by flow control
+    /// A stream whose last [`crate::Connection::send_data`] was cut short by flow control
     /// has window again: send more.
     WindowOpened {
         /// The stream.
         stream: StreamId,
     },
-    /// The peer sent GOAWAY: it opens no new stream; streams up to `last_stream` go on.
+    /// The peer sent GOAWAY: no new stream will be taken; streams up to `last_stream` go on.
+    /// On a client, streams above it were not processed: each gets an [`Event::Reset`] with
+    /// REFUSED_STREAM (safe to retry elsewhere) before this event.
     GoAway {
-        /// The last stream the peer says it processed (ours: a server opens none).
+        /// The last stream the peer says it may have processed.
         last_stream: StreamId,
         /// Why.
         code: ErrorCode,

@@ -34,35 +34,42 @@
 //! assert_eq!(conn.state(), State::Open);
 //! ```
 //!
-//! A client (`load --h2`) uses the shared pieces: [`frame`] to encode and decode frames,
-//! [`hpack::Encoder`] and [`hpack::Decoder`] for header blocks, and [`settings::Settings`];
-//! docs/h2.md says what a client connection still needs.
+//! A client (`load --h2`) is the same state machine in the other role: [`ClientConn::new`],
+//! [`ClientConn::send_request`] with a [`RequestHead`], then the same `feed`, `poll_event`
+//! ([`Event::Response`], [`Event::Data`]) and output calls. The codec pieces ([`frame`],
+//! [`hpack`], [`settings`]) are public for anything else.
 //!
 //! # Layout
 //! - [`frame`]: frame types, decoder and encoder; the connection preface.
 //! - [`hpack`]: header compression, with limits.
 //! - [`settings`]: SETTINGS parameters.
 //! - [`limits`]: every bound a server connection enforces, and why.
-//! - [`server`]: the server connection state machine; [`event`]: what it reports.
-//! - [`request`]: a request head from decoded fields (pseudo-headers, §8.3).
+//! - [`conn`]: the connection state machine, server ([`ServerConn`]) or client
+//!   ([`ClientConn`]); [`event`]: what it reports.
+//! - [`request`], [`response`]: heads from decoded fields (pseudo-headers, §8.3).
 //! - [`stream`]: stream states and windows.
 //! - [`error`]: error codes, stream and connection errors.
 
 #![deny(missing_docs)]
 
+pub mod conn;
 pub mod error;
 pub mod event;
+mod field;
 pub mod frame;
 pub mod hpack;
 pub mod limits;
 pub mod request;
-pub mod server;
+pub mod response;
 pub mod settings;
 pub mod stream;
 
+pub use conn::{
+    Client, ClientConn, Connection, RequestHead, Role, SendError, Server, ServerConn, State,
+};
 pub use error::{ErrorCode, H2Error};
 pub use event::Event;
 pub use frame::StreamId;
 pub use limits::Limits;
 pub use request::Request;
-pub use server::{SendError, ServerConn, State};
+pub use response::Response;

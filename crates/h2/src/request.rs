@@ -5,6 +5,7 @@
 //! connection goes on. The checks run as HPACK emits each field, so a refused list is never
 //! stored whole.
 
+use crate::field::{check_value, regular_name};
 use crate::frame::StreamId;
 
 /// A request head, owned (it outlives the input buffer the fields were decoded from).
@@ -61,15 +62,6 @@ pub(crate) struct RequestBuilder {
     error: Option<&'static str>,
 }
 
-/// Fields that only HTTP/1.1 connections carry (§8.2.2).
-pub(crate) const CONNECTION_SPECIFIC: [&[u8]; 5] = [
-    b"connection",
-    b"keep-alive",
-    b"proxy-connection",
-    b"transfer-encoding",
-    b"upgrade",
-];
-
 impl RequestBuilder {
     pub(crate) fn new(stream: StreamId, end_stream: bool) -> Self {
         RequestBuilder {
@@ -98,17 +90,7 @@ impl RequestBuilder {
     }
 
     fn check(&mut self, name: &[u8], value: &[u8]) -> Result<(), &'static str> {
-        if value.iter().any(|&b| b == 0 || b == b'\r' || b == b'\n') {
-            return Err("NUL, CR or LF in a field value");
-        }
-        if value
-            .first()
-            .into_iter()
-            .chain(value.last())
-            .any(|&b| b == b' ' || b == b'\t')
-        {
-            return Err("whitespace around a field value");
-        }
+        check_value(value)?;
         if let Some(pseudo) = name.strip_prefix(b":") {
             if self.regular_seen {
                 return Err("pseudo-header after a regular field");
@@ -144,17 +126,7 @@ impl RequestBuilder {
             return Ok(());
         }
         self.regular_seen = true;
-        if name.is_empty() || !name.iter().all(|&b| is_lower_token(b)) {
-            return Err("field name not a lowercase token");
-        }
-        if CONNECTION_SPECIFIC.contains(&name) {
-            return Err("connection-specific field");
-        }
-        if name == b"te" && value != b"trailers" {
-            return Err("te other than trailers");
-        }
-        // The name is ASCII (checked above), so this cannot fail.
-        let name = String::from_utf8_lossy(name).into_owned();
+        let name = regular_name(name, value)?;
         self.req.headers.push((name, value.to_vec()));
         Ok(())
     }
@@ -183,11 +155,6 @@ impl RequestBuilder {
         r.content_length()?;
         Ok(r)
     }
-}
-
-/// tchar (RFC 9110 §5.6.2) without uppercase letters.
-fn is_lower_token(b: u8) -> bool {
-    matches!(b, b'a'..=b'z' | b'0'..=b'9') || b"!#$%&'*+-.^_`|~".contains(&b)
 }
 
 #[cfg(test)]

@@ -36,6 +36,9 @@ pub struct Stream {
     pub expect_len: Option<u64>,
     /// DATA octets received.
     pub received: u64,
+    /// The head was received (a server's streams start with it; a client's wait for the
+    /// response): DATA before it is malformed.
+    pub got_head: bool,
 }
 
 impl Stream {
@@ -53,6 +56,7 @@ impl Stream {
             blocked: false,
             expect_len: None,
             received: 0,
+            got_head: true,
         }
     }
 

@@ -4,6 +4,7 @@
 
 mod peer;
 
+mod client;
 mod defences;
 mod flow_control;
 mod interop;

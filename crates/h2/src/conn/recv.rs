@@ -1,18 +1,16 @@
 //! Frames from the peer, by type: the stream-state rules of RFC 9113 §5.1, flow control on
 //! what we receive (§6.9), header blocks (§4.3, §6.10) and settings (§6.5).
 
+use crate::conn::guard::Abuse;
+use crate::conn::{Connection, HeaderBlock, Phase, Role};
 use crate::error::{ErrorCode, H2Error};
 use crate::event::Event;
 use crate::frame::{Frame, MAX_WINDOW, SettingsPayload, StreamId};
 use crate::hpack::HpackError;
-use crate::request::RequestBuilder;
-use crate::server::guard::Abuse;
-use crate::server::{HeaderBlock, Phase, ServerConn};
-use crate::stream::Stream;
 
 use ErrorCode::{FlowControlError, ProtocolError, StreamClosed};
 
-impl ServerConn {
+impl<R: Role> Connection<R> {
     /// Handles one decoded frame.
     pub(super) fn on_frame(&mut self, frame: Frame<'_>) -> Result<(), H2Error> {
         if self.phase == Phase::FirstSettings {
@@ -42,10 +40,16 @@ impl ServerConn {
                 end_headers,
                 priority,
             } => {
-                if !stream.is_client_initiated() {
+                // A server takes new streams on odd ids; a client only answers on its own.
+                let refused = if R::CLIENT {
+                    self.is_idle(stream)
+                } else {
+                    !stream.is_client_initiated()
+                };
+                if refused {
                     return Err(H2Error::conn(
                         ProtocolError,
-                        "HEADERS on a server stream id",
+                        "HEADERS on a stream the peer may not open",
                     ));
                 }
                 let self_dependent = priority.is_some_and(|p| p.dependency == stream);
@@ -91,7 +95,7 @@ impl ServerConn {
             }
             Frame::Priority { .. } => self.guard.count(Abuse::Empty, &self.limits),
             Frame::RstStream { stream, code } => {
-                if stream > self.last_peer_stream {
+                if self.is_idle(stream) {
                     return Err(H2Error::conn(ProtocolError, "RST_STREAM on an idle stream"));
                 }
                 if self.streams.remove(&stream.0).is_some() {
@@ -120,6 +124,9 @@ impl ServerConn {
             Frame::GoAway {
                 last_stream, code, ..
             } => {
+                if R::CLIENT {
+                    self.refused_by_goaway(last_stream);
+                }
                 self.events.push_back(Event::GoAway { last_stream, code });
                 if self.phase == Phase::Open {
                     self.phase = Phase::Draining;
@@ -139,7 +146,7 @@ impl ServerConn {
         end_stream: bool,
         flow_len: u32,
     ) -> Result<(), H2Error> {
-        if stream > self.last_peer_stream {
+        if self.is_idle(stream) {
             return Err(H2Error::conn(ProtocolError, "DATA on an idle stream"));
         }
         let flow = i64::from(flow_len);
@@ -172,6 +179,13 @@ impl ServerConn {
                 stream,
                 StreamClosed,
                 "DATA after END_STREAM",
+            ));
+        }
+        if !s.got_head {
+            return Err(H2Error::stream(
+                stream,
+                ProtocolError,
+                "DATA before the head",
             ));
         }
         if flow > s.recv_window {
@@ -228,7 +242,8 @@ impl ServerConn {
         }
     }
 
-    /// A complete header block: a new request, trailers, or a block to decode and drop.
+    /// A complete header block: a head (request or response, by role), trailers, or a block
+    /// to decode and drop.
     fn on_header_block(
         &mut self,
         stream: StreamId,
@@ -236,78 +251,18 @@ impl ServerConn {
         end_stream: bool,
         self_dependent: bool,
     ) -> Result<(), H2Error> {
-        if stream <= self.last_peer_stream {
-            return self.on_trailers(stream, block, end_stream);
+        if R::CLIENT {
+            self.on_response_block(stream, block, end_stream, self_dependent)
+        } else if stream <= self.last_peer_stream {
+            self.on_trailers(stream, block, end_stream)
+        } else {
+            self.on_request_block(stream, block, end_stream, self_dependent)
         }
-        self.last_peer_stream = stream;
-        let mut req = RequestBuilder::new(stream, end_stream);
-        let decoded = self.decoder.decode(block, |n, v| req.field(n, v));
-        let too_large = match decoded {
-            Ok(()) => false,
-            Err(HpackError::ListTooLarge) => true,
-            Err(HpackError::Compression(why)) => {
-                return Err(H2Error::conn(ErrorCode::CompressionError, why));
-            }
-        };
-        if self.goaway_last.is_some_and(|last| stream > last) {
-            // After our GOAWAY: decoded for the table's sake, not served (§6.8).
-            return Ok(());
-        }
-        if self_dependent {
-            return Err(H2Error::stream(
-                stream,
-                ProtocolError,
-                "stream depends on itself",
-            ));
-        }
-        if self.streams.len() >= self.limits.max_concurrent_streams as usize {
-            return Err(H2Error::stream(
-                stream,
-                ErrorCode::RefusedStream,
-                "too many streams",
-            ));
-        }
-        let mut s = Stream::new(
-            self.peer.initial_window_size,
-            self.ours.initial_window_size,
-            end_stream,
-        );
-        if too_large {
-            self.streams.insert(stream.0, s);
-            return self.refuse_too_large(stream, end_stream);
-        }
-        let req = req
-            .finish()
-            .map_err(|why| H2Error::stream(stream, ProtocolError, why))?;
-        s.expect_len = req
-            .content_length()
-            .map_err(|why| H2Error::stream(stream, ProtocolError, why))?;
-        if !s.length_ok(end_stream) {
-            return Err(H2Error::stream(
-                stream,
-                ProtocolError,
-                "content-length without a body",
-            ));
-        }
-        self.streams.insert(stream.0, s);
-        self.events.push_back(Event::Request(req));
-        Ok(())
-    }
-
-    /// A header list past SETTINGS_MAX_HEADER_LIST_SIZE: 431 on the stream (RFC 9113
-    /// §10.5.1), and if the request body is still coming, RST_STREAM NO_ERROR so that it
-    /// stops (§8.1).
-    fn refuse_too_large(&mut self, stream: StreamId, end_stream: bool) -> Result<(), H2Error> {
-        self.write_response_head(stream, 431, &[], true);
-        if !end_stream {
-            self.local_reset(stream, ErrorCode::NoError)?;
-        }
-        Ok(())
     }
 
     /// A header block on a stream the peer opened before: trailers if the stream is open,
     /// otherwise a frame on a closed stream.
-    fn on_trailers(
+    pub(super) fn on_trailers(
         &mut self,
         stream: StreamId,
         block: &[u8],
@@ -421,7 +376,7 @@ impl ServerConn {
             }
             return Ok(());
         }
-        if stream > self.last_peer_stream {
+        if self.is_idle(stream) {
             return Err(H2Error::conn(
                 ProtocolError,
                 "WINDOW_UPDATE on an idle stream",

@@ -1,12 +1,12 @@
 //! What the driver sends: response heads, data within both flow-control windows, resets and
 //! GOAWAY (RFC 9113 §5.2, §6.8, §8.3.2).
 
+use crate::conn::guard::Abuse;
+use crate::conn::{Connection, Phase, Role};
 use crate::error::{ErrorCode, H2Error};
 use crate::event::Event;
+use crate::field::CONNECTION_SPECIFIC;
 use crate::frame::{Frame, StreamId, encode_frame, encode_header_block};
-use crate::request::CONNECTION_SPECIFIC;
-use crate::server::guard::Abuse;
-use crate::server::{Phase, ServerConn};
 
 /// Why the driver's answer was not sent. Neither is a failure of the driver: the peer went
 /// away first (an [`Event::Reset`] or the connection's end says so too).
@@ -18,31 +18,22 @@ pub enum SendError {
     /// The connection is closed: flush the output and close.
     #[error("connection closed")]
     ConnectionClosed,
+    /// Client: GOAWAY was sent or received (or the stream ids ran out), so no new stream
+    /// may open: open a new connection.
+    #[error("the connection takes no new stream")]
+    Draining,
+    /// Client: the server's SETTINGS_MAX_CONCURRENT_STREAMS is reached: wait for a stream to
+    /// end.
+    #[error("the server's concurrency limit is reached")]
+    TooManyStreams,
 }
 
-impl ServerConn {
-    /// Sends a response head on `stream`: `:status` and `fields`. The fields an HTTP/1.1
-    /// head would carry can be passed as they are: names are lowercased (HTTP/2 requires it,
-    /// §8.2.1) and the connection-specific ones (`Connection`, `Keep-Alive`,
-    /// `Transfer-Encoding`, ...) are left out (§8.2.2). With `end_stream`, the response has
-    /// no body (HEAD, 304, an error without a body).
-    pub fn send_headers(
-        &mut self,
-        stream: StreamId,
-        status: u16,
-        fields: &[(&str, &[u8])],
-        end_stream: bool,
-    ) -> Result<(), SendError> {
-        self.sendable(stream)?;
-        self.write_response_head(stream, status, fields, end_stream);
-        Ok(())
-    }
-
+impl<R: Role> Connection<R> {
     /// Sends as much of `data` on `stream` as both flow-control windows and the peer's frame
     /// size allow, and returns how much was taken. `end_stream` is set on the last frame only
     /// if all of `data` was taken (empty `data` with `end_stream` ends the stream). Taking
     /// less than offered marks the stream blocked: an [`Event::WindowOpened`] says when to
-    /// offer the rest, and [`ServerConn::stalled`] tells the driver it is waiting.
+    /// offer the rest, and [`Connection::stalled`] tells the driver it is waiting.
     pub fn send_data(
         &mut self,
         stream: StreamId,
@@ -98,7 +89,7 @@ impl ServerConn {
         Ok(n)
     }
 
-    /// How many octets [`ServerConn::send_data`] would take now on `stream` (0 if it is not
+    /// How many octets [`Connection::send_data`] would take now on `stream` (0 if it is not
     /// open for sending): for a driver that reads the file only as far as it can send.
     pub fn send_capacity(&self, stream: StreamId) -> usize {
         match self.streams.get(&stream.0) {
@@ -140,7 +131,7 @@ impl ServerConn {
         }
     }
 
-    fn sendable(&self, stream: StreamId) -> Result<(), SendError> {
+    pub(super) fn sendable(&self, stream: StreamId) -> Result<(), SendError> {
         if self.phase == Phase::Closed {
             return Err(SendError::ConnectionClosed);
         }
@@ -150,18 +141,20 @@ impl ServerConn {
         }
     }
 
-    /// Encodes and queues a response head; the stream must be open for sending.
-    pub(super) fn write_response_head(
+    /// Encodes and queues a head: the pseudo-fields, then `fields` (lowercased, without the
+    /// connection-specific ones, §8.2). The stream must be open for sending.
+    pub(super) fn write_head(
         &mut self,
         stream: StreamId,
-        status: u16,
+        pseudo: &[(&[u8], &[u8])],
         fields: &[(&str, &[u8])],
         end_stream: bool,
     ) {
-        let digits = itoa_status(status);
         let mut block = Vec::with_capacity(64);
         self.encoder.begin_block(&mut block);
-        self.encoder.field(b":status", &digits, &mut block);
+        for (name, value) in pseudo {
+            self.encoder.field(name, value, &mut block);
+        }
         let mut lower = Vec::new();
         for (name, value) in fields {
             let mut name = name.as_bytes();
@@ -188,7 +181,7 @@ impl ServerConn {
     }
 
     /// We ended our side of `stream`.
-    fn end_local(&mut self, stream: StreamId) {
+    pub(super) fn end_local(&mut self, stream: StreamId) {
         if let Some(s) = self.streams.get_mut(&stream.0)
             && s.close_local()
         {
@@ -233,19 +226,4 @@ impl ServerConn {
             },
         );
     }
-}
-
-/// A status code's three digits (100..=999; anything else is a bug in the driver, sent as
-/// 500 rather than as a malformed response).
-fn itoa_status(status: u16) -> [u8; 3] {
-    let s = if (100..1000).contains(&status) {
-        status
-    } else {
-        500
-    };
-    [
-        b'0' + (s / 100) as u8,
-        b'0' + (s / 10 % 10) as u8,
-        b'0' + (s % 10) as u8,
-    ]
 }

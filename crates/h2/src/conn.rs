@@ -1,29 +1,38 @@
-//! The server side of an HTTP/2 connection: bytes in ([`ServerConn::feed`]), events out
-//! ([`ServerConn::poll_event`]), answers in ([`ServerConn::send_headers`],
-//! [`ServerConn::send_data`]), bytes out ([`ServerConn::pending_output`]).
+//! An HTTP/2 connection, server or client: bytes in ([`Connection::feed`]), events out
+//! ([`Connection::poll_event`]), answers or requests in ([`ServerConn::send_headers`],
+//! [`ClientConn::send_request`], [`Connection::send_data`]), bytes out
+//! ([`Connection::pending_output`]).
 //!
 //! It owns no socket and no clock. The driver reads whatever arrived and feeds it, handles
-//! each event, answers when it can, writes the output, and closes when [`ServerConn::state`]
-//! says [`State::Closed`] and the output is flushed. Every decision about the protocol
-//! (which error, which frame in answer, when a stream ends, when the connection is done) is
-//! made here, so every engine serves byte-identical HTTP/2.
+//! each event, answers when it can, writes the output, and closes when
+//! [`Connection::state`] says [`State::Closed`] and the output is flushed. Every decision
+//! about the protocol (which error, which frame in answer, when a stream ends, when the
+//! connection is done) is made here, so every engine serves byte-identical HTTP/2.
+//!
+//! The two roles share everything but a few rules, chosen by the type parameter: who sends
+//! the preface, which stream ids the peer may open, and whether a header block is a request
+//! or a response. [`ServerConn`] and [`ClientConn`] name the two.
 //!
 //! What the driver times, because the connection has no clock: the window of the flood
-//! counts ([`ServerConn::tick`]), a peer that never acknowledges our SETTINGS
-//! ([`ServerConn::settings_ack_pending`]), a response stalled on a flow-control window the
-//! peer keeps at zero ([`ServerConn::stalled`]), and idleness. For each it calls
-//! [`ServerConn::goaway`] with the code the RFC names.
+//! counts ([`Connection::tick`]), a peer that never acknowledges our SETTINGS
+//! ([`Connection::settings_ack_pending`]), a response stalled on a flow-control window the
+//! peer keeps at zero ([`Connection::stalled`]), and idleness. For each it calls
+//! [`Connection::goaway`] with the code the RFC names.
 //!
 //! # Layout
 //! - `recv`: frames from the peer, by type, with the stream-state rules (§5.1).
-//! - `send`: responses, resets and GOAWAY, with flow control (§5.2).
+//! - `send`: data, resets and GOAWAY, with flow control (§5.2); header blocks.
+//! - `server`: request heads in, response heads out; `client`: the reverse.
 //! - `guard`: the flood counts.
 
+mod client;
 mod guard;
 mod recv;
 mod send;
+mod server;
 
 use std::collections::{HashMap, VecDeque};
+use std::marker::PhantomData;
 
 use crate::error::{ErrorCode, H2Error};
 use crate::event::Event;
@@ -33,19 +42,54 @@ use crate::limits::Limits;
 use crate::settings::{DEFAULT_HEADER_TABLE_SIZE, DEFAULT_WINDOW, Settings};
 use crate::stream::Stream;
 
+pub use client::RequestHead;
 use guard::Guard;
 pub use send::SendError;
+
+/// Which side of the connection this is: [`Server`] or [`Client`].
+pub trait Role: private::Sealed + std::fmt::Debug {
+    /// True for the client.
+    const CLIENT: bool;
+}
+
+/// The server role: takes requests on the streams the client opens.
+#[derive(Debug)]
+pub struct Server;
+
+/// The client role: opens streams (odd ids) with requests, takes responses.
+#[derive(Debug)]
+pub struct Client;
+
+impl Role for Server {
+    const CLIENT: bool = false;
+}
+
+impl Role for Client {
+    const CLIENT: bool = true;
+}
+
+mod private {
+    pub trait Sealed {}
+    impl Sealed for super::Server {}
+    impl Sealed for super::Client {}
+}
+
+/// A server connection.
+pub type ServerConn = Connection<Server>;
+
+/// A client connection.
+pub type ClientConn = Connection<Client>;
 
 /// Where the connection is, as the driver needs to know it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum State {
-    /// Waiting for the client's preface and first SETTINGS.
+    /// Waiting for the peer's preface (server) or first SETTINGS.
     Handshake,
     /// Serving.
     Open,
     /// GOAWAY sent or received: no new streams; the open ones finish.
     Draining,
-    /// Done: flush [`ServerConn::pending_output`] (it may hold a GOAWAY), then close.
+    /// Done: flush [`Connection::pending_output`] (it may hold a GOAWAY), then close.
     Closed,
 }
 
@@ -73,9 +117,9 @@ struct HeaderBlock {
     self_dependent: bool,
 }
 
-/// One server connection. See the module docs.
+/// One connection in role `R`. See the module docs.
 #[derive(Debug)]
-pub struct ServerConn {
+pub struct Connection<R: Role> {
     limits: Limits,
     phase: Phase,
     /// Our settings, as advertised.
@@ -87,9 +131,11 @@ pub struct ServerConn {
     decoder: Decoder,
     encoder: Encoder,
     streams: HashMap<u32, Stream>,
-    /// The highest stream id the peer opened: ids above are idle, ids at or below without an
-    /// entry are closed.
+    /// The highest stream id the peer opened (server): ids above are idle, ids at or below
+    /// without an entry are closed. Stays 0 for a client (servers open none).
     last_peer_stream: StreamId,
+    /// The next stream id we open (client: odd, from 1). Ids from it on are idle.
+    next_stream: u32,
     /// Streams we reset recently: frames the peer sent before it saw the reset are ignored
     /// (§5.1, closed). Bounded by the concurrency limit.
     recently_reset: VecDeque<StreamId>,
@@ -106,13 +152,29 @@ pub struct ServerConn {
     inbuf: Vec<u8>,
     out: Vec<u8>,
     events: VecDeque<Event>,
+    role: PhantomData<R>,
 }
 
-impl ServerConn {
+impl Connection<Server> {
     /// A connection that has just been accepted (after ALPN chose `h2`, or for prior
     /// knowledge). Our SETTINGS are already in the output: the server preface may be sent
     /// before the client's arrives (RFC 9113 §3.4).
     pub fn new(limits: Limits) -> Self {
+        Connection::start(limits, Phase::Preface(0), &[])
+    }
+}
+
+impl Connection<Client> {
+    /// A connection that has just been opened (after ALPN chose `h2`, or for prior
+    /// knowledge). The preface and our SETTINGS are already in the output; requests may
+    /// follow at once, before the server's SETTINGS arrive (RFC 9113 §3.4).
+    pub fn new(limits: Limits) -> Self {
+        Connection::start(limits, Phase::FirstSettings, PREFACE)
+    }
+}
+
+impl<R: Role> Connection<R> {
+    fn start(limits: Limits, phase: Phase, preface: &[u8]) -> Self {
         let limits = limits.normalized();
         let ours = Settings {
             header_table_size: limits.header_table_size,
@@ -122,9 +184,9 @@ impl ServerConn {
             max_frame_size: limits.max_frame_size,
             max_header_list_size: Some(limits.max_header_list_size),
         };
-        let mut c = ServerConn {
+        let mut c = Connection {
             limits,
-            phase: Phase::Preface(0),
+            phase,
             ours,
             peer: Settings::default(),
             unacked_settings: 1,
@@ -138,6 +200,7 @@ impl ServerConn {
             encoder: Encoder::new(),
             streams: HashMap::new(),
             last_peer_stream: StreamId(0),
+            next_stream: 1,
             recently_reset: VecDeque::new(),
             goaway_last: None,
             block: None,
@@ -149,7 +212,9 @@ impl ServerConn {
             inbuf: Vec::new(),
             out: Vec::new(),
             events: VecDeque::new(),
+            role: PhantomData,
         };
+        c.out.extend_from_slice(preface);
         let payload = c.ours.to_payload();
         encode_frame(
             &mut c.out,
@@ -241,7 +306,7 @@ impl ServerConn {
                 stream,
                 code,
                 reason,
-            } if stream > self.last_peer_stream => Err(self.fail(H2Error::conn(code, reason))),
+            } if self.is_idle(stream) => Err(self.fail(H2Error::conn(code, reason))),
             H2Error::Stream { stream, code, .. } => {
                 if let Err(e) = self.local_reset(stream, code) {
                     return Err(self.fail(e));
@@ -263,7 +328,7 @@ impl ServerConn {
         e
     }
 
-    /// The next event, oldest first. Poll until `None` after each [`ServerConn::feed`].
+    /// The next event, oldest first. Poll until `None` after each [`Connection::feed`].
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()
     }
@@ -278,12 +343,12 @@ impl ServerConn {
         }
     }
 
-    /// Bytes to write to the peer. After writing some, call [`ServerConn::consume_output`].
+    /// Bytes to write to the peer. After writing some, call [`Connection::consume_output`].
     pub fn pending_output(&self) -> &[u8] {
         &self.out
     }
 
-    /// `n` octets of [`ServerConn::pending_output`] were written.
+    /// `n` octets of [`Connection::pending_output`] were written.
     pub fn consume_output(&mut self, n: usize) {
         self.out.drain(..n.min(self.out.len()));
         if self.out.is_empty() {
@@ -339,6 +404,17 @@ impl ServerConn {
         }
         encode_frame(&mut self.out, f);
         Ok(())
+    }
+
+    /// True for a stream id that names no stream yet: one the peer could still open
+    /// (server), or one we have not opened (client). Frames other than HEADERS and PRIORITY
+    /// on it are a PROTOCOL_ERROR (§5.1).
+    fn is_idle(&self, s: StreamId) -> bool {
+        if R::CLIENT {
+            s.0 >= self.next_stream || !s.is_client_initiated()
+        } else {
+            s > self.last_peer_stream || !s.is_client_initiated()
+        }
     }
 
     /// Draining ends in Closed when the last stream is gone.
