@@ -1,5 +1,6 @@
-//! Fuzzes the HTTP/2 frame decoder and the server connection on arbitrary bytes after a
-//! client preface: everything a client can make the server do.
+//! Fuzzes the HTTP/2 frame decoder and the connection on arbitrary bytes: the server role
+//! after a client preface (everything a client can make the server do), and the client role
+//! with three requests in flight (everything a server can make `load --h2` do).
 //!
 //! Beyond "no panic":
 //! - frame decoding: a complete frame takes 9 to 9 + max octets, and every shorter prefix
@@ -11,18 +12,19 @@
 //! - open streams never pass the concurrency limit;
 //! - a closed connection writes nothing more, and one closed by an error wrote GOAWAY last.
 //!
-//! The driver answers every request (a head, then a body as far as the windows allow), so
-//! the send side and flow control are fuzzed too.
+//! The server's driver answers every request (a head, then a body as far as the windows
+//! allow), so the send side and flow control are fuzzed too.
 //!
-//! Input layout: byte 0 picks the limits (default or tiny) and whether to send the preface
-//! and SETTINGS for the fuzzer (bit 1), bytes 1..=4 two split points, the rest the frames.
+//! Input layout: byte 0 picks the limits (bit 0: default or tiny), whether to send the
+//! preface and SETTINGS for the fuzzer (bit 1) and the role (bit 2: client), bytes 1..=4 two
+//! split points, the rest the frames.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use servelab_h2::frame::{self, Frame, Parse, decode_frame};
 use servelab_h2::hpack::Decoder;
-use servelab_h2::{Event, Limits, ServerConn, State};
+use servelab_h2::{ClientConn, Event, Limits, RequestHead, ServerConn, State};
 
 fn limits(sel: u8) -> Limits {
     if sel & 1 == 0 {
@@ -77,6 +79,39 @@ fn run(
         }
     }
     (events, out, failed)
+}
+
+/// The client role: three requests (one with a body) before any input; the input is the
+/// server's bytes.
+fn run_client(input: &[u8], limits: Limits, cuts: &[usize]) -> (Vec<Event>, Vec<u8>, bool) {
+    let mut c = ClientConn::new(limits);
+    let head = RequestHead {
+        method: "GET",
+        scheme: "https",
+        authority: "a",
+        path: "/",
+    };
+    for end in [true, true, false] {
+        let s = c
+            .send_request(head, &[("accept", b"*/*")], end)
+            .expect("room for 3 streams");
+        if !end {
+            let _ = c.send_data(s, &[b'y'; 70_000], true);
+        }
+    }
+    let mut events = Vec::new();
+    let mut failed = false;
+    let mut pos = 0;
+    let mut bounds: Vec<usize> = cuts.iter().map(|&k| k.min(input.len())).collect();
+    bounds.sort_unstable();
+    bounds.push(input.len());
+    for end in bounds {
+        failed |= c.feed(&input[pos..end]).is_err();
+        pos = end;
+    }
+    events.extend(std::iter::from_fn(|| c.poll_event()));
+    assert!(c.open_streams() <= 3);
+    (events, c.take_output(), failed)
 }
 
 /// Answers every request with a head and as much of a 70,000-octet body as fits.
@@ -169,9 +204,12 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let limits = limits(data[0]);
+    let client = data[0] & 4 != 0;
     let mut input = Vec::new();
     if data[0] & 2 == 0 {
-        input.extend_from_slice(frame::PREFACE);
+        if !client {
+            input.extend_from_slice(frame::PREFACE);
+        }
         input.extend_from_slice(&[0, 0, 0, 4, 0, 0, 0, 0, 0]);
     }
     input.extend_from_slice(&data[5..]);
@@ -180,6 +218,17 @@ fuzz_target!(|data: &[u8]| {
         usize::from(u16::from_le_bytes([data[1], data[2]])),
         usize::from(u16::from_le_bytes([data[3], data[4]])),
     ];
+    if client {
+        let whole = run_client(&input, limits, &[]);
+        assert!(whole.1.starts_with(frame::PREFACE));
+        check_output(&whole.1[frame::PREFACE.len()..], whole.2);
+        assert_eq!(
+            whole,
+            run_client(&input, limits, &cuts),
+            "the answer depends on the split"
+        );
+        return;
+    }
     let whole = run(&input, limits, &[], false);
     check_output(&whole.1, whole.2);
     let split = run(&input, limits, &cuts, false);
