@@ -3,7 +3,8 @@
 //! The code is canonical (codes of one length are consecutive, in symbol order, and each
 //! length continues from the last code of the shorter one, shifted), which a test below
 //! checks. So decoding needs no tree: per bit length, the first code and where its symbols
-//! start in the symbol list, built at compile time. Decoding is bit by bit, O(input bits),
+//! start in the symbol list, built at compile time; and a 256-entry table for the codes of
+//! 8 bits or fewer, which most octets of a header have. Decoding is O(input bits) at worst,
 //! with its output capped by the caller, so a hostile string costs at most its own length in
 //! CPU and the cap in memory.
 
@@ -158,42 +159,160 @@ pub enum HuffmanError {
     TooLong,
 }
 
-/// Appends the decoding of `src` to `out`, refusing to let `out` grow past `max` octets.
-pub fn decode(src: &[u8], out: &mut Vec<u8>, max: usize) -> Result<(), HuffmanError> {
-    let mut code: u32 = 0;
-    let mut len = 0usize;
-    for &byte in src {
-        for i in (0..8).rev() {
-            code = (code << 1) | u32::from((byte >> i) & 1);
-            len += 1;
-            let d = code.wrapping_sub(CANON.first[len]);
-            if d < u32::from(CANON.count[len]) {
-                let sym = CANON.symbols[usize::from(CANON.offset[len]) + d as usize];
-                if sym == EOS {
-                    return Err(HuffmanError::Eos);
-                }
-                if out.len() >= max {
-                    return Err(HuffmanError::TooLong);
-                }
-                out.push(sym as u8);
-                code = 0;
-                len = 0;
-            } else if len >= MAX_BITS {
-                // Unreachable with a complete code, kept so that `len` can never index
-                // past the tables whatever the input.
-                return Err(HuffmanError::Eos);
+/// For each value of the next 8 input bits: the symbol and length of the code of 8 bits or
+/// fewer that starts there, or length 0 when the code there is longer. The common octets
+/// (letters, digits, `/`, `.`, `-`) have codes of 5 to 8 bits, so most symbols take one
+/// lookup; the rest fall back to the per-length search.
+static SHORT: [(u8, u8); 256] = short_table();
+
+const fn short_table() -> [(u8, u8); 256] {
+    let mut t = [(0u8, 0u8); 256];
+    let mut s = 0;
+    while s < 256 {
+        let (code, len) = CODES[s];
+        if len <= 8 {
+            let base = (code << (8 - len)) as usize;
+            let mut i = 0;
+            while i < 1 << (8 - len) {
+                t[base + i] = (s as u8, len);
+                i += 1;
             }
         }
+        s += 1;
     }
-    if len > 7 || code != (1 << len) - 1 {
+    t
+}
+
+/// Appends the decoding of `src` to `out`, refusing to let `out` grow past `max` octets.
+pub fn decode(src: &[u8], out: &mut Vec<u8>, max: usize) -> Result<(), HuffmanError> {
+    // The next input bits, left-aligned in `acc`; `bits` of them are real.
+    let mut acc: u64 = 0;
+    let mut bits: u32 = 0;
+    let mut next = 0;
+    loop {
+        while bits <= 56 && next < src.len() {
+            acc |= u64::from(src[next]) << (56 - bits);
+            next += 1;
+            bits += 8;
+        }
+        if bits == 0 {
+            return Ok(());
+        }
+        let (sym, len) = SHORT[(acc >> 56) as usize];
+        let (sym, len) = if len != 0 && u32::from(len) <= bits {
+            (u16::from(sym), u32::from(len))
+        } else {
+            match long_code(acc, bits) {
+                Some(found) => found,
+                None => break,
+            }
+        };
+        if sym == EOS {
+            return Err(HuffmanError::Eos);
+        }
+        if out.len() >= max {
+            return Err(HuffmanError::TooLong);
+        }
+        out.push(sym as u8);
+        acc <<= len;
+        bits -= len;
+    }
+    // No whole code in what is left: it must be padding, fewer than 8 one-bits.
+    let ones = !0u64 << (64 - bits);
+    if bits > 7 || acc & ones != ones {
         return Err(HuffmanError::BadPadding);
     }
     Ok(())
 }
 
+/// The code of 9 to 30 bits at the top of `acc`, if all its bits are among the `bits` real
+/// ones: the canonical search, one length at a time.
+fn long_code(acc: u64, bits: u32) -> Option<(u16, u32)> {
+    for len in 5..=bits.min(MAX_BITS as u32) {
+        let code = (acc >> (64 - len)) as u32;
+        let l = len as usize;
+        let d = code.wrapping_sub(CANON.first[l]);
+        if d < u32::from(CANON.count[l]) {
+            return Some((
+                CANON.symbols[usize::from(CANON.offset[l]) + d as usize],
+                len,
+            ));
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The first decoder: one bit at a time. The table-driven one must agree with it.
+    fn decode_bitwise(src: &[u8], out: &mut Vec<u8>, max: usize) -> Result<(), HuffmanError> {
+        let mut code: u32 = 0;
+        let mut len = 0usize;
+        for &byte in src {
+            for i in (0..8).rev() {
+                code = (code << 1) | u32::from((byte >> i) & 1);
+                len += 1;
+                let d = code.wrapping_sub(CANON.first[len]);
+                if d < u32::from(CANON.count[len]) {
+                    let sym = CANON.symbols[usize::from(CANON.offset[len]) + d as usize];
+                    if sym == EOS {
+                        return Err(HuffmanError::Eos);
+                    }
+                    if out.len() >= max {
+                        return Err(HuffmanError::TooLong);
+                    }
+                    out.push(sym as u8);
+                    code = 0;
+                    len = 0;
+                } else if len >= MAX_BITS {
+                    // Unreachable with a complete code, kept so that `len` can never index
+                    // past the tables whatever the input.
+                    return Err(HuffmanError::Eos);
+                }
+            }
+        }
+        if len > 7 || code != (1 << len) - 1 {
+            return Err(HuffmanError::BadPadding);
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn the_table_decoder_agrees_with_the_bitwise_one() {
+        // xorshift64: fixed inputs, a failure names a reproducible case.
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rng = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for case in 0..20_000 {
+            let len = (rng() % 24) as usize;
+            let mut input: Vec<u8> = (0..len).map(|_| rng() as u8).collect();
+            if case % 2 == 0 {
+                // Half the cases are valid encodings, perhaps cut short.
+                let text: Vec<u8> = input
+                    .iter()
+                    .map(|b| b"abc/.-0123XYZ~\x00\xff"[usize::from(*b) % 16])
+                    .collect();
+                input.clear();
+                encode(&text, &mut input);
+                let cut = (rng() as usize) % (input.len() + 1);
+                input.truncate(if case % 4 == 0 { cut } else { input.len() });
+            }
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            let max = (rng() % 40) as usize;
+            assert_eq!(
+                decode(&input, &mut a, max),
+                decode_bitwise(&input, &mut b, max),
+                "{input:02x?}"
+            );
+            assert_eq!(a, b, "{input:02x?}");
+        }
+    }
 
     #[test]
     fn the_code_is_canonical() {
