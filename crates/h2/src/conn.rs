@@ -150,6 +150,9 @@ pub struct Connection<R: Role> {
     control_backlog: u32,
     /// A partial frame carried to the next `feed`.
     inbuf: Vec<u8>,
+    /// The header block being encoded, kept between heads so that a response does not
+    /// allocate one.
+    head_buf: Vec<u8>,
     out: Vec<u8>,
     events: VecDeque<Event>,
     role: PhantomData<R>,
@@ -210,6 +213,7 @@ impl<R: Role> Connection<R> {
             guard: Guard::default(),
             control_backlog: 0,
             inbuf: Vec::new(),
+            head_buf: Vec::new(),
             out: Vec::new(),
             events: VecDeque::new(),
             role: PhantomData,

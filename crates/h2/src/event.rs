@@ -27,8 +27,9 @@ pub enum Event {
         end_stream: bool,
     },
     /// The stream is gone: stop sending on it and free what it holds. `remote` is true when
-    /// the peer reset it, false when we did (a stream error, or [`crate::Connection::reset`]
-    /// not being the cause: this event is for resets the driver did not ask for).
+    /// the peer reset it (or, on a client, a GOAWAY refused it), false when the connection
+    /// did for a stream error. A reset the driver asked for with
+    /// [`crate::Connection::reset`] gives no event.
     Reset {
         /// The stream.
         stream: StreamId,

@@ -54,8 +54,9 @@ pub struct Limits {
     /// PING frames (not ACKs) per window, each answered with an ACK (CVE-2019-9512).
     pub max_pings: u32,
     /// Frames that carry nothing and end nothing (empty DATA without END_STREAM, empty
-    /// CONTINUATION without END_HEADERS, WINDOW_UPDATE and PRIORITY count too), per window:
-    /// each costs a wake-up and no progress (CVE-2019-9518).
+    /// CONTINUATION without END_HEADERS; PRIORITY and unknown frame types count too, since
+    /// both are ignored), per window: each costs a wake-up and no progress (CVE-2019-9518).
+    /// WINDOW_UPDATE does not count: clients send one per read of a large body.
     pub max_empty_frames: u32,
     /// Control frames (ACKs, RST_STREAM) we may have queued while the peer does not read our
     /// output: the floods above aim at this queue. Past it: ENHANCE_YOUR_CALM.

@@ -150,7 +150,8 @@ impl<R: Role> Connection<R> {
         fields: &[(&str, &[u8])],
         end_stream: bool,
     ) {
-        let mut block = Vec::with_capacity(64);
+        let mut block = std::mem::take(&mut self.head_buf);
+        block.clear();
         self.encoder.begin_block(&mut block);
         for (name, value) in pseudo {
             self.encoder.field(name, value, &mut block);
@@ -175,6 +176,7 @@ impl<R: Role> Connection<R> {
             end_stream,
             self.peer.max_frame_size,
         );
+        self.head_buf = block;
         if end_stream {
             self.end_local(stream);
         }
