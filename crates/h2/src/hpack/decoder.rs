@@ -4,6 +4,9 @@ use crate::hpack::huffman::{self, HuffmanError};
 use crate::hpack::integer;
 use crate::hpack::table::{DynamicTable, ENTRY_OVERHEAD};
 
+/// The dynamic table's size before any size update (RFC 7541 §4.2, RFC 9113 §6.5.2).
+const INITIAL_TABLE_SIZE: usize = 4_096;
+
 /// Why a header block is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum HpackError {
@@ -46,7 +49,11 @@ impl Decoder {
     /// with 4096 for the table; then [`Decoder::set_max_allowed`] with ours.
     pub fn new(max_table: usize, max_list: usize) -> Self {
         Decoder {
-            table: DynamicTable::new(max_table),
+            // The table starts at the protocol's initial 4,096 octets (or less, if that is
+            // all we allow): the peer's encoder assumes it until it sends a size update, so a
+            // larger start here would evict later than the peer does, and the two tables
+            // would drift apart.
+            table: DynamicTable::new(max_table.min(INITIAL_TABLE_SIZE)),
             max_allowed: max_table,
             update_required: false,
             max_list,
@@ -352,6 +359,30 @@ mod tests {
         let mut d = Decoder::new(4096, 1 << 20);
         assert_eq!(d.decode(&[0x3f, 0xe1, 0x1f, 0x82], |_, _| {}), Ok(()));
         assert!(d.decode(&[0x82, 0x20], |_, _| {}).is_err());
+    }
+
+    #[test]
+    fn a_larger_setting_starts_the_table_at_4096_until_the_peer_grows_it() {
+        // Regression: the table started at our setting (8,192), so it evicted later than
+        // the peer's encoder, which starts at 4,096 until it sends a size update.
+        let mut d = Decoder::new(8_192, 1 << 20);
+        let mut block = Vec::new();
+        for i in 0..3u8 {
+            block.extend([0x40, 0x01, b'a' + i]);
+            integer::encode(2_000, 7, 0, &mut block);
+            block.extend(std::iter::repeat_n(b'v', 2_000));
+        }
+        d.decode(&block, |_, _| {}).unwrap();
+        assert!(d.table_size() <= 4_096, "{}", d.table_size());
+        // Index 64 (the oldest of three) was evicted at 4,096.
+        assert!(d.decode(&[0xc0], |_, _| {}).is_err());
+        // After a size update to 8,192, three entries fit.
+        let mut d = Decoder::new(8_192, 1 << 20);
+        let mut grown = Vec::new();
+        integer::encode(8_192, 5, 0x20, &mut grown);
+        grown.extend(&block);
+        d.decode(&grown, |_, _| {}).unwrap();
+        assert_eq!(d.decode(&[0xc0], |_, _| {}), Ok(()));
     }
 
     #[test]
