@@ -132,3 +132,54 @@ fn python_h2_server_output_reads_with_the_client_pieces() {
     // The second response reused the first one's fields from the dynamic table.
     assert!(reader.table_size() > 0);
 }
+
+/// Our server's answer to `client.bin`: GET gets 200 with a body, HEAD 200 without one, POST
+/// 201 after its body. Compared with `fixtures/server_reply.bin`, which
+/// `fixtures/python_h2.py` feeds back to the Python client that sent `client.bin`: h2 must
+/// accept every frame and see the three responses (the script asserts it). Regenerate the
+/// file with `H2_BLESS=1 cargo test -p servelab-h2 --test h2 golden`.
+#[test]
+fn our_answer_to_python_h2_client_matches_the_golden_file() {
+    let mut c = ServerConn::new(Limits::default());
+    c.feed(CLIENT).unwrap();
+    while let Some(e) = c.poll_event() {
+        match e {
+            Event::Request(r) if r.method == "GET" => {
+                let _ = c.send_headers(
+                    r.stream,
+                    200,
+                    &[("content-type", b"text/plain"), ("content-length", b"5")],
+                    false,
+                );
+                let _ = c.send_data(r.stream, b"hello", true);
+            }
+            Event::Request(r) if r.method == "HEAD" => {
+                c.send_headers(r.stream, 200, &[("content-length", b"5")], true)
+                    .unwrap();
+            }
+            Event::Data {
+                stream,
+                end_stream: true,
+                ..
+            } => {
+                c.send_headers(stream, 201, &[("content-length", b"0")], true)
+                    .unwrap();
+            }
+            _ => {}
+        }
+    }
+    c.shutdown();
+    let out = c.take_output();
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/server_reply.bin"
+    );
+    if std::env::var_os("H2_BLESS").is_some() {
+        std::fs::write(path, &out).unwrap();
+    }
+    let golden = std::fs::read(path).expect("server_reply.bin (H2_BLESS=1 writes it)");
+    assert_eq!(
+        out, golden,
+        "our output changed: check it with python_h2.py, then bless"
+    );
+}
