@@ -197,25 +197,10 @@ impl<R: Role> Connection<R> {
         }
         s.recv_window -= flow;
         s.received += data.len() as u64;
-        if !s.length_ok(end_stream) {
-            return Err(H2Error::stream(
-                stream,
-                ProtocolError,
-                "DATA does not match content-length",
-            ));
-        }
-        self.events.push_back(Event::Data {
-            stream,
-            data: data.to_vec(),
-            end_stream,
-        });
-        if end_stream {
-            if s.close_remote() {
-                self.streams.remove(&stream.0);
-                self.maybe_done();
-            }
+        self.deliver(stream, data.to_vec(), end_stream)?;
+        let Some(s) = self.streams.get_mut(&stream.0).filter(|_| !end_stream) else {
             return Ok(());
-        }
+        };
         // Give the credit back once half the window is used: one WINDOW_UPDATE per half
         // window, not one per frame.
         s.recv_unacked += flow_len;
@@ -295,7 +280,22 @@ impl<R: Role> Connection<R> {
                 "trailers without END_STREAM",
             ));
         }
-        if !s.length_ok(true) {
+        self.deliver(stream, Vec::new(), true)
+    }
+
+    /// Body octets for the driver (trailers end a body with none), once they agree with the
+    /// `content-length` (§8.1.1); the stream's remote side ends with `end_stream`.
+    fn deliver(
+        &mut self,
+        stream: StreamId,
+        data: Vec<u8>,
+        end_stream: bool,
+    ) -> Result<(), H2Error> {
+        let s = self
+            .streams
+            .get_mut(&stream.0)
+            .expect("delivered on a live stream");
+        if !s.length_ok(end_stream) {
             return Err(H2Error::stream(
                 stream,
                 ProtocolError,
@@ -304,10 +304,10 @@ impl<R: Role> Connection<R> {
         }
         self.events.push_back(Event::Data {
             stream,
-            data: Vec::new(),
-            end_stream: true,
+            data,
+            end_stream,
         });
-        if s.close_remote() {
+        if end_stream && s.close_remote() {
             self.streams.remove(&stream.0);
             self.maybe_done();
         }
