@@ -26,6 +26,32 @@ pub use servelab_http::Parse;
 /// The octets a client sends first (RFC 9113 §3.4), before its SETTINGS frame.
 pub const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
+/// What the first octets on a cleartext connection are, for a port that serves HTTP/1.1 and
+/// HTTP/2 with prior knowledge (`--h2c`): the preface, or anything else (HTTP/1.1's request
+/// line never starts with `PRI * HTTP/2.0`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sniff {
+    /// The whole preface is there: hand the bytes to a [`crate::ServerConn`].
+    Http2,
+    /// Not the preface: HTTP/1.1 (or garbage, for its parser to refuse).
+    Http1,
+    /// A prefix of the preface so far: read more.
+    NeedMore,
+}
+
+/// Decides [`Sniff`] from the first octets read. It decides as soon as one octet differs,
+/// so an HTTP/1.1 client waits for nothing.
+pub fn sniff(first: &[u8]) -> Sniff {
+    let n = first.len().min(PREFACE.len());
+    if first[..n] != PREFACE[..n] {
+        Sniff::Http1
+    } else if n == PREFACE.len() {
+        Sniff::Http2
+    } else {
+        Sniff::NeedMore
+    }
+}
+
 /// Length of the frame header.
 pub const HEADER_LEN: usize = 9;
 
@@ -249,4 +275,22 @@ pub enum Frame<'a> {
         /// Its stream.
         stream: StreamId,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sniff_decides_at_the_first_differing_octet() {
+        assert_eq!(sniff(b""), Sniff::NeedMore);
+        assert_eq!(sniff(b"PRI * HTTP/2"), Sniff::NeedMore);
+        assert_eq!(sniff(PREFACE), Sniff::Http2);
+        let mut more = PREFACE.to_vec();
+        more.extend([0, 0, 0, 4]);
+        assert_eq!(sniff(&more), Sniff::Http2);
+        assert_eq!(sniff(b"G"), Sniff::Http1);
+        assert_eq!(sniff(b"PRI * HTTP/1.1\r\n"), Sniff::Http1);
+        assert_eq!(sniff(b"POST / HTTP/1.1"), Sniff::Http1);
+    }
 }
