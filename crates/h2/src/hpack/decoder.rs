@@ -299,6 +299,64 @@ mod tests {
     }
 
     #[test]
+    fn rfc7541_c5_responses_without_huffman() {
+        // C.5 is C.6's three responses with plain strings; built from its layout: a
+        // literal with incremental indexing and a static name index, then the length and
+        // the octets.
+        fn lit(out: &mut Vec<u8>, name_index: u8, value: &str) {
+            out.push(0x40 | name_index);
+            out.push(value.len() as u8);
+            out.extend(value.as_bytes());
+        }
+        let date1 = "Mon, 21 Oct 2013 20:13:21 GMT";
+        let loc = "https://www.example.com";
+        let cookie = "foo=ASDJKHQKBZXOQWEOPIUAXQWEOIU; max-age=3600; version=1";
+        let mut b1 = Vec::new();
+        lit(&mut b1, 8, "302");
+        lit(&mut b1, 24, "private");
+        lit(&mut b1, 33, date1);
+        lit(&mut b1, 46, loc);
+        assert_eq!(&b1[..5], hex("4803 3330 32"));
+        let mut b3 = vec![0x88, 0xc1];
+        lit(&mut b3, 33, "Mon, 21 Oct 2013 20:13:22 GMT");
+        b3.push(0xc0);
+        lit(&mut b3, 26, "gzip");
+        lit(&mut b3, 55, cookie);
+        let mut d = Decoder::new(256, 1 << 20);
+        assert_eq!(
+            fields(&mut d, &b1),
+            pairs(&[
+                (":status", "302"),
+                ("cache-control", "private"),
+                ("date", date1),
+                ("location", loc)
+            ])
+        );
+        assert_eq!(d.table_size(), 222);
+        assert_eq!(
+            fields(&mut d, &[0x48, 0x03, b'3', b'0', b'7', 0xc1, 0xc0, 0xbf]),
+            pairs(&[
+                (":status", "307"),
+                ("cache-control", "private"),
+                ("date", date1),
+                ("location", loc)
+            ])
+        );
+        assert_eq!(
+            fields(&mut d, &b3),
+            pairs(&[
+                (":status", "200"),
+                ("cache-control", "private"),
+                ("date", "Mon, 21 Oct 2013 20:13:22 GMT"),
+                ("location", loc),
+                ("content-encoding", "gzip"),
+                ("set-cookie", cookie),
+            ])
+        );
+        assert_eq!(d.table_size(), 215);
+    }
+
+    #[test]
     fn rfc7541_c6_responses_with_eviction() {
         let mut d = Decoder::new(256, 1 << 20);
         let date1 = "Mon, 21 Oct 2013 20:13:21 GMT";
