@@ -43,7 +43,7 @@
 //! - [`frame`]: frame types, decoder and encoder; the connection preface.
 //! - [`hpack`]: header compression, with limits.
 //! - [`settings`]: SETTINGS parameters.
-//! - [`limits`]: every bound a server connection enforces, and why.
+//! - [`limits`]: every bound a connection enforces, and why.
 //! - [`conn`]: the connection state machine, server ([`ServerConn`]) or client
 //!   ([`ClientConn`]); [`event`]: what it reports.
 //! - [`request`], [`response`]: heads from decoded fields (pseudo-headers, §8.3).

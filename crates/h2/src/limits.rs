@@ -1,4 +1,4 @@
-//! Every bound a server connection enforces, in one place, with why each default is what it
+//! Every bound a connection enforces, in one place, with why each default is what it
 //! is.
 //!
 //! Sizes and counts are the connection's; time is the driver's. A count "per window" is
@@ -9,7 +9,8 @@
 use crate::frame::{MAX_MAX_FRAME_SIZE, MIN_MAX_FRAME_SIZE};
 use crate::settings::{DEFAULT_HEADER_TABLE_SIZE, DEFAULT_WINDOW};
 
-/// The limits of one server connection. [`Limits::default`] is what `serve` uses.
+/// The limits of one connection, server or client (a client meets the same floods from a
+/// hostile server). [`Limits::default`] is what `serve` uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// SETTINGS_MAX_CONCURRENT_STREAMS: a HEADERS past it is refused with RST_STREAM
