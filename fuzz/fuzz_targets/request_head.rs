@@ -57,10 +57,7 @@ fn check_head(buf: &[u8], h: &RequestHead<'_>, limits: &Limits) {
     {
         // `/` for an absolute-form URI without a path is a static string.
         if s != "/" {
-            assert!(
-                within(buf, end, s.as_bytes()),
-                "field {s:?} outside the head"
-            );
+            assert!(within(buf, end, s.as_bytes()), "field {s:?} outside the head");
         }
     }
     assert!(!(h.chunked && h.content_length.is_some()), "CL and chunked");
@@ -76,7 +73,10 @@ fn check_head(buf: &[u8], h: &RequestHead<'_>, limits: &Limits) {
         !h.target.bytes().any(|b| b.is_ascii_control() || b == b' '),
         "control byte or space in target"
     );
-    assert!(buf[..end].ends_with(b"\r\n"), "head does not end at a CRLF");
+    assert!(
+        buf[..end].ends_with(b"\r\n"),
+        "head does not end at a CRLF"
+    );
     // No bare LF from the request line on (the empty lines before it are skipped).
     let start = buf[..end]
         .iter()
