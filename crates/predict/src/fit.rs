@@ -625,6 +625,7 @@ mod tests {
                     cpu_ms,
                     failed: 0,
                     timeouts: 0,
+                    ..Default::default()
                 })
                 .collect(),
             stopped: Stopped {

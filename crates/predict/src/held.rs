@@ -100,6 +100,7 @@ mod tests {
                     cpu_ms: Some(5.0),
                     failed: 0,
                     timeouts: 0,
+                    ..Default::default()
                 };
                 3
             ],

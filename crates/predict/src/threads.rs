@@ -287,6 +287,7 @@ mod tests {
                     cpu_ms: Some(10.0),
                     failed: 0,
                     timeouts: 0,
+                    ..Default::default()
                 })
                 .collect(),
             stopped: Stopped {

@@ -1,0 +1,158 @@
+//! The calibration step past the W workers that the probes found, and what
+//! it says about W.
+//!
+//! Why a step past W: a staircase that never exceeds the worker count cannot
+//! see the limit, and the probes' idle connections are not load. With closed
+//! users and no think time a held connection is never idle, so the W users
+//! that hold a worker are served back to back and the others wait at the
+//! accept queue, unanswered for the whole window. By Little's law over the
+//! users being served, X·R (R over the answered requests) is then the number
+//! holding a worker: W, whatever N is, where a server without the limit
+//! gives N. The step is kept out of the fit of the demand and of k, which
+//! read steps where every user is served.
+
+use serde::Serialize;
+
+use crate::fit::Estimate;
+use crate::staircase::Step;
+use servelab_lab::stats::Sample;
+
+/// How far X·R may sit from W and still agree with it: half a user, or 15%
+/// of W, whichever is more (a short window's R and X carry a few percent of
+/// noise each, and the client's own turn-around adds to R).
+const AGREE: f64 = 0.15;
+
+/// The step past W and its reading.
+#[derive(Debug, Clone, Serialize)]
+pub struct PastWorkers {
+    /// W, as the probes found it.
+    pub workers: u32,
+    /// The step: closed users with no think time, more than W.
+    pub step: Step,
+    /// X·R over the repeats (goodput times the mean R of the answers): the
+    /// users being served. W when connections hold workers; N otherwise.
+    pub served_users: Option<Estimate>,
+    /// Goodput of the highest closed step at or below W, for comparison.
+    pub goodput_at_w: Option<f64>,
+    /// Whether X·R agrees with W (within half a user or 15%, or within
+    /// its interval) and not with N.
+    pub confirms: bool,
+    /// The reading in words, as in the output and the report.
+    pub summary: String,
+}
+
+impl PastWorkers {
+    /// Reads `step` (more than `workers` closed users, no think time) against
+    /// the W the probes found; `steps` are the staircase's other steps.
+    pub(crate) fn of(step: Step, workers: u32, steps: &[Step]) -> PastWorkers {
+        let served: Vec<f64> = step
+            .repeats
+            .iter()
+            .filter_map(|r| Some(r.goodput * r.mean_ms? / 1e3))
+            .collect();
+        let served_users = Sample::of(&served).map(|s| Estimate {
+            value: s.mean,
+            half_width: s.half_width(),
+        });
+        let goodput_at_w = steps
+            .iter()
+            .filter(|s| !s.is_open() && s.load.users <= workers)
+            .max_by_key(|s| s.load.users)
+            .map(Step::goodput);
+        let w = f64::from(workers);
+        let n = f64::from(step.load.users);
+        let confirms = served_users.is_some_and(|e| {
+            let slack = (AGREE * w).max(0.5).max(e.half_width.unwrap_or(0.0));
+            (e.value - w).abs() <= slack && (e.value - w).abs() < (e.value - n).abs()
+        });
+        let summary = format!(
+            "calibration past W: {} users with no think time gave {:.1}/s{} and R {} ms over \
+             the answers, so X·R = {} users were being served: {}",
+            step.load.users,
+            step.goodput(),
+            goodput_at_w.map_or(String::new(), |x| format!(" ({x:.1}/s at or below W)")),
+            step.sample(|r| r.mean_ms)
+                .map_or("-".into(), |s| format!("{:.2}", s.mean)),
+            served_users.map_or("-".into(), |e| format!(
+                "{:.2}{}",
+                e.value,
+                e.half_width.map_or(String::new(), |h| format!(" ± {h:.2}"))
+            )),
+            if confirms {
+                format!(
+                    "W = {workers} confirmed under load (the other {} waited at the accept \
+                     queue, unanswered)",
+                    step.load.users.saturating_sub(workers)
+                )
+            } else {
+                format!(
+                    "this does not confirm W = {workers} (a server without the limit serves \
+                     all {} users)",
+                    step.load.users
+                )
+            }
+        );
+        PastWorkers {
+            workers,
+            step,
+            served_users,
+            goodput_at_w,
+            confirms,
+            summary,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::staircase::{Load, Repeat};
+    use servelab_dist::Dist;
+    use servelab_lab::protocol::{StopReason, Stopped};
+
+    fn step(users: u32, x: f64, r_ms: f64) -> Step {
+        Step {
+            load: Load {
+                users,
+                rate: None,
+                think: Dist::ZERO,
+                timeout: None,
+                retries: None,
+            },
+            repeats: [0.98, 1.0, 1.02]
+                .iter()
+                .map(|j| Repeat {
+                    goodput: x * j,
+                    mean_ms: Some(r_ms / j),
+                    ..Default::default()
+                })
+                .collect(),
+            stopped: Stopped {
+                n: 3,
+                why: StopReason::Precision,
+                relative_half_width: None,
+            },
+            checks: vec![],
+            windows: vec![],
+        }
+    }
+
+    #[test]
+    fn served_users_read_w_when_workers_are_held_and_n_when_they_are_not() {
+        let below = [step(4, 190.0, 21.0)];
+        // Held: 4 users served at 190/s, R = 4/190 s over the answers.
+        let held = PastWorkers::of(step(8, 190.0, 21.05), 4, &below);
+        assert!(held.confirms, "{}", held.summary);
+        assert!((held.served_users.unwrap().value - 4.0).abs() < 0.05);
+        assert_eq!(held.goodput_at_w, Some(190.0));
+        assert!(held.summary.contains("W = 4 confirmed"), "{}", held.summary);
+        // Not held: all 8 served, R = 8/190 s.
+        let free = PastWorkers::of(step(8, 190.0, 42.1), 4, &below);
+        assert!(!free.confirms, "{}", free.summary);
+        assert!(
+            free.summary.contains("does not confirm"),
+            "{}",
+            free.summary
+        );
+    }
+}
