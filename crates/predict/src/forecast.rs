@@ -292,43 +292,12 @@ pub(crate) fn largest_meeting(fit: &Fit, load: &Load, slo: Slo) -> Result<Option
 mod tests {
     use super::*;
     use crate::architecture::{KeepAlive, MaxRequests, Workers};
-    use crate::staircase::{Repeat, Step};
     use servelab_dist::Dist;
-    use servelab_lab::protocol::{StopReason, Stopped};
 
     /// A fit of one 5 ms core, holding 4 workers with the given request
     /// limit (keep-alive 5 s).
     fn held_fit(max: Option<MaxRequests>) -> (Fit, Architecture) {
-        let step = |users: u32, x: f64, r_ms: f64| Step {
-            load: Load {
-                users,
-                rate: None,
-                think: Dist::ZERO,
-                timeout: None,
-                retries: None,
-            },
-            repeats: vec![
-                Repeat {
-                    completed_per_s: x,
-                    goodput: x,
-                    mean_ms: Some(r_ms),
-                    stdev_ms: Some(r_ms),
-                    p50_ms: Some(r_ms),
-                    p99_ms: Some(r_ms * 4.6),
-                    cpu_ms: Some(5.0),
-                    ..Default::default()
-                };
-                3
-            ],
-            stopped: Stopped {
-                n: 3,
-                why: StopReason::Precision,
-                relative_half_width: None,
-            },
-            checks: vec![],
-            windows: vec![],
-        };
-        let mut fit = crate::fit::fit(&[step(1, 190.0, 5.2), step(2, 199.0, 10.0)], true).unwrap();
+        let mut fit = crate::held::one_core();
         let arch = Architecture {
             workers: Workers::Held { workers: 4 },
             keepalive: KeepAlive::Closes { after_s: 5.0 },

@@ -106,35 +106,18 @@ impl PastWorkers {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::staircase::{Load, Repeat};
-    use servelab_dist::Dist;
-    use servelab_lab::protocol::{StopReason, Stopped};
+    use crate::staircase::{Repeat, closed_step};
 
     fn step(users: u32, x: f64, r_ms: f64) -> Step {
-        Step {
-            load: Load {
-                users,
-                rate: None,
-                think: Dist::ZERO,
-                timeout: None,
-                retries: None,
-            },
-            repeats: [0.98, 1.0, 1.02]
-                .iter()
-                .map(|j| Repeat {
-                    goodput: x * j,
-                    mean_ms: Some(r_ms / j),
-                    ..Default::default()
-                })
-                .collect(),
-            stopped: Stopped {
-                n: 3,
-                why: StopReason::Precision,
-                relative_half_width: None,
-            },
-            checks: vec![],
-            windows: vec![],
-        }
+        let repeats = [0.98, 1.0, 1.02]
+            .iter()
+            .map(|j| Repeat {
+                goodput: x * j,
+                mean_ms: Some(r_ms / j),
+                ..Default::default()
+            })
+            .collect();
+        closed_step(users, repeats)
     }
 
     #[test]

@@ -92,6 +92,18 @@ pub struct Load {
 }
 
 impl Load {
+    /// `users` closed users with no think time, timeouts or retries: a step
+    /// of the fit's staircase.
+    pub(crate) fn closed(users: u32) -> Load {
+        Load {
+            users,
+            rate: None,
+            think: Dist::ZERO,
+            timeout: None,
+            retries: None,
+        }
+    }
+
     /// The load in words: `8 users` or `120/s`.
     pub fn describe(&self) -> String {
         match self.rate {
@@ -109,7 +121,7 @@ pub struct Repeat {
     /// 2xx answers per second.
     pub goodput: f64,
     /// Mean response time of the requests that completed in the window, ms
-    /// (see [`completed_latency`]): the same kind of number as the
+    /// (`completed_latency`): the same kind of number as the
     /// simulator's R, over the periods that ended.
     pub mean_ms: Option<f64>,
     /// Standard deviation of the response time, ms.
@@ -129,7 +141,7 @@ pub struct Repeat {
     /// Not in `mean_ms`.
     pub unfinished: u64,
     /// How long the server took to answer one request on a fresh connection
-    /// before the window began, ms (see [`Bench::drain`]): the time it spent
+    /// before the window began, ms (`Bench::drain`): the time it spent
     /// finishing the previous run's requests.
     pub drain_ms: Option<f64>,
 }
@@ -375,13 +387,7 @@ impl Bench<'_> {
                 if steps.iter().all(|s| s.load.users <= w)
                     && Instant::now() + t.cost(MIN_REPEATS) <= deadline =>
             {
-                let load = Load {
-                    users: w.saturating_mul(2).clamp(2, MAX_STEP_USERS),
-                    rate: None,
-                    think: Dist::ZERO,
-                    timeout: None,
-                    retries: None,
-                };
+                let load = Load::closed(w.saturating_mul(2).clamp(2, MAX_STEP_USERS));
                 Some(self.step(&load, t, deadline)?)
             }
             _ => None,
@@ -412,14 +418,7 @@ impl Bench<'_> {
         let mut users = 1;
         let open = OPEN_SHARES.len() as u32 + extra;
         loop {
-            let load = Load {
-                users,
-                rate: None,
-                think: Dist::ZERO,
-                timeout: None,
-                retries: None,
-            };
-            let step = self.step(&load, t, deadline)?;
+            let step = self.step(&Load::closed(users), t, deadline)?;
             steps.push(step);
             let plateau = on_plateau(&steps);
             let next_fits = Instant::now() + t.cost(MIN_REPEATS) * (1 + open) <= deadline;
@@ -481,6 +480,29 @@ fn repeat_of(report: &servelab_load::Report, load: &Load, cpu: Option<(f64, f64)
         unfinished: c.in_flight + c.never_sent,
         drain_ms: None,
     }
+}
+
+/// A step of `load` with the given repeats, stopped at its precision: the
+/// fixture of the fit's, the held model's and the forecast's tests.
+#[cfg(test)]
+pub(crate) fn fixture_step(load: Load, repeats: Vec<Repeat>) -> Step {
+    Step {
+        load,
+        stopped: Stopped {
+            n: repeats.len() as u32,
+            why: StopReason::Precision,
+            relative_half_width: None,
+        },
+        repeats,
+        checks: vec![],
+        windows: vec![],
+    }
+}
+
+/// [`fixture_step`] of `users` closed users with no think time.
+#[cfg(test)]
+pub(crate) fn closed_step(users: u32, repeats: Vec<Repeat>) -> Step {
+    fixture_step(Load::closed(users), repeats)
 }
 
 #[cfg(test)]

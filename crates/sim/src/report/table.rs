@@ -230,6 +230,10 @@ pub fn header(points: &[PointResult], spec: Option<&RunSpec>) -> String {
         ));
     }
     lines.push(match &first.not_exact_because {
+        None if m.starves_past_workers() => "exact: machine-repairman birth-death chain of the \
+            W users that hold a worker (connections never close: the other N - W wait at the \
+            backlog for good, in no mean)"
+            .into(),
         None => "exact: machine-repairman birth-death chain with cap K (product-form)".into(),
         Some(why) => format!("exact: none ({why}); bounds only"),
     });
