@@ -14,7 +14,7 @@ use servelab_lab::plot::{Figure, Series};
 use servelab_lab::{LabError, Result};
 
 /// The schema of `results.json`; a field never changes meaning under it.
-pub const SCHEMA: &str = "servelab-predict/1";
+pub const SCHEMA: &str = "servelab-predict/2";
 
 #[derive(Serialize)]
 struct Document<'a> {
