@@ -6,7 +6,9 @@ results.json's schema is read as `servelab predict` writes it:
 validation.table (one row per target: max_abs_pct, limit_pct, met) and,
 where predict has the architecture probes, architecture.workers
 ({kind: held, workers} | not_held | not_kept_alive | unknown) and
-architecture.keepalive ({kind: closes, after_s} | longer_than | ...)."""
+architecture.keepalive ({kind: closes, after_s} | longer_than | ...), and
+past_workers (the calibration step past W: served_users, confirms) where
+predict has it."""
 import json
 import sys
 from pathlib import Path
@@ -38,7 +40,13 @@ def workers_found(results):
     w = arch.get("workers", {})
     kind = w.get("kind")
     if kind == "held":
-        return f"held, W = {w['workers']}"
+        past = results.get("past_workers")
+        served = (past or {}).get("served_users")
+        if served is None:
+            return f"held, W = {w['workers']}"
+        verdict = "confirmed" if past.get("confirms") else "not confirmed"
+        return (f"held, W = {w['workers']}; under load X·R = {served['value']:.2f} at "
+                f"{past['step']['load']['users']} users ({verdict})")
     if kind == "not_held":
         return f"not held ({w['held']} idle answered)"
     if kind == "not_kept_alive":

@@ -300,8 +300,11 @@ fn print(o: &predict::Outcome) {
     }
     if let Some(v) = &o.validation {
         println!(
-            "validation at {} loads the fit never saw (error = (predicted − measured) / measured):",
-            v.points.len()
+            "validation at {} loads the fit never saw (error = (predicted − measured) / measured; \
+             predicted as measured: windows of {:.2} s from an empty server and fresh \
+             connections, R over the answered requests):",
+            v.points.len(),
+            v.window_s
         );
         for r in &v.table {
             println!(

@@ -141,7 +141,7 @@ fn the_fit_recovers_the_cpu_demand_and_writes_a_report_that_parses() {
         serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
     // A validation of 3 s may miss a target or not; the status says which.
     assert_status_follows_the_table(&o, &json);
-    assert_eq!(json["schema"], "servelab-predict/1");
+    assert_eq!(json["schema"], "servelab-predict/2");
     let fit = &json["fit"];
     // U/X, or c/X_max when the busy machine did not give the server the
     // whole cores that U/X implies; the note says which and why.

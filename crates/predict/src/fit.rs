@@ -600,41 +600,24 @@ fn buffer_of(steps: &[Step], cores: u32, notes: &mut Vec<String>) -> (u32, Optio
 mod tests {
     use super::*;
     use crate::staircase::Repeat;
-    use servelab_lab::protocol::{StopReason, Stopped};
 
     /// A step of `users` whose repeats saw throughputs `xs`, response time
     /// `r_ms` (CV 1) and `cpu_ms` per request.
     fn step(users: u32, xs: &[f64], r_ms: f64, cpu_ms: Option<f64>) -> Step {
-        Step {
-            load: Load {
-                users,
-                rate: None,
-                think: Dist::ZERO,
-                timeout: None,
-                retries: None,
-            },
-            repeats: xs
-                .iter()
-                .map(|&x| Repeat {
-                    completed_per_s: x,
-                    goodput: x,
-                    mean_ms: Some(r_ms),
-                    stdev_ms: Some(r_ms),
-                    p50_ms: Some(r_ms * 0.7),
-                    p99_ms: Some(r_ms * 4.6),
-                    cpu_ms,
-                    failed: 0,
-                    timeouts: 0,
-                })
-                .collect(),
-            stopped: Stopped {
-                n: xs.len() as u32,
-                why: StopReason::Precision,
-                relative_half_width: None,
-            },
-            checks: vec![],
-            windows: vec![],
-        }
+        let repeats = xs
+            .iter()
+            .map(|&x| Repeat {
+                completed_per_s: x,
+                goodput: x,
+                mean_ms: Some(r_ms),
+                stdev_ms: Some(r_ms),
+                p50_ms: Some(r_ms * 0.7),
+                p99_ms: Some(r_ms * 4.6),
+                cpu_ms,
+                ..Default::default()
+            })
+            .collect();
+        crate::staircase::closed_step(users, repeats)
     }
 
     #[test]

@@ -71,48 +71,33 @@ pub(crate) fn apply(fit: &mut Fit, arch: &Architecture) -> Option<String> {
     Some(note)
 }
 
+/// A fit of one 5 ms core from two closed steps (1 user at 190/s, 2 at
+/// 199/s): the fixture of the held model's and the forecast's tests.
+#[cfg(test)]
+pub(crate) fn one_core() -> Fit {
+    use crate::staircase::{Repeat, closed_step};
+    let step = |users: u32, x: f64, r_ms: f64| {
+        let r = Repeat {
+            completed_per_s: x,
+            goodput: x,
+            mean_ms: Some(r_ms),
+            stdev_ms: Some(r_ms),
+            p50_ms: Some(r_ms),
+            p99_ms: Some(r_ms * 4.6),
+            cpu_ms: Some(5.0),
+            ..Default::default()
+        };
+        closed_step(users, vec![r; 3])
+    };
+    crate::fit::fit(&[step(1, 190.0, 5.2), step(2, 199.0, 10.0)], true).unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::architecture::Workers;
-    use crate::staircase::{Load, Repeat, Step};
+    use crate::staircase::Load;
     use servelab_dist::Dist;
-    use servelab_lab::protocol::{StopReason, Stopped};
-
-    /// A fit of one 5 ms core from two closed steps.
-    fn one_core() -> Fit {
-        let step = |users: u32, x: f64, r_ms: f64| Step {
-            load: Load {
-                users,
-                rate: None,
-                think: Dist::ZERO,
-                timeout: None,
-                retries: None,
-            },
-            repeats: vec![
-                Repeat {
-                    completed_per_s: x,
-                    goodput: x,
-                    mean_ms: Some(r_ms),
-                    stdev_ms: Some(r_ms),
-                    p50_ms: Some(r_ms),
-                    p99_ms: Some(r_ms * 4.6),
-                    cpu_ms: Some(5.0),
-                    failed: 0,
-                    timeouts: 0,
-                };
-                3
-            ],
-            stopped: Stopped {
-                n: 3,
-                why: StopReason::Precision,
-                relative_half_width: None,
-            },
-            checks: vec![],
-            windows: vec![],
-        };
-        crate::fit::fit(&[step(1, 190.0, 5.2), step(2, 199.0, 10.0)], true).unwrap()
-    }
 
     fn arch(workers: Workers, keepalive: KeepAlive, max: Option<MaxRequests>) -> Architecture {
         Architecture {

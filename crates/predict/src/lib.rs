@@ -24,6 +24,7 @@
 //! - `threads`: the threads per core k, fitted by simulating each candidate
 //! - [`ThreadsFit`]: that fit's record, every candidate and its residuals
 //! - `held`: the W workers the probes found, made the model's c·k threads
+//! - [`PastWorkers`]: the calibration step past W, and whether it confirms W
 //! - [`Forecast`]: the simulator at the asked loads, the knee, the objective
 //! - `validate`: the loads the fit never saw, and the error table
 //! - `report`: `results.json` and `report.html`, in a new directory
@@ -40,6 +41,7 @@ mod held;
 mod kfit;
 mod listener;
 mod outcome;
+mod past_workers;
 mod probe;
 mod progress;
 mod report;
@@ -56,6 +58,7 @@ pub use fit::{DemandFrom, Estimate, Fit, OPEN_POPULATION, RR_QUANTUM_S, StepDema
 pub use forecast::Forecast;
 pub use kfit::{Candidate, ThreadsFit};
 pub use outcome::{Outcome, PredictOptions, Validation};
+pub use past_workers::PastWorkers;
 pub use progress::ProgressMode;
 pub use report::SCHEMA;
 pub use run::{DEFAULT_BUDGET, MAX_BUDGET, run};

@@ -10,6 +10,7 @@ use crate::architecture::Architecture;
 use crate::cpu_source::CpuSource;
 use crate::fit::Fit;
 use crate::forecast::Forecast;
+use crate::past_workers::PastWorkers;
 use crate::progress::ProgressMode;
 use crate::slo::Slo;
 use crate::staircase::{Load, Step};
@@ -50,6 +51,10 @@ pub struct Validation {
     pub points: Vec<Point>,
     /// Per metric: largest and mean error against its target.
     pub table: Vec<Row>,
+    /// The window of each repeat, s: the length the predictions were
+    /// simulated over (a window from an empty server and fresh connections,
+    /// as `load` measures it).
+    pub window_s: f64,
 }
 
 impl Validation {
@@ -77,6 +82,9 @@ pub struct Outcome {
     pub architecture: Architecture,
     /// The fit's staircase.
     pub staircase: Vec<Step>,
+    /// With held workers: the calibration step past W, and what it says
+    /// about W (not used by the fit of the demand and k).
+    pub past_workers: Option<PastWorkers>,
     /// The fitted model.
     pub fit: Fit,
     /// The fitted model as a `servelab sim` command at the asked loads.

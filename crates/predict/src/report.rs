@@ -14,7 +14,7 @@ use servelab_lab::plot::{Figure, Series};
 use servelab_lab::{LabError, Result};
 
 /// The schema of `results.json`; a field never changes meaning under it.
-pub const SCHEMA: &str = "servelab-predict/1";
+pub const SCHEMA: &str = "servelab-predict/2";
 
 #[derive(Serialize)]
 struct Document<'a> {
@@ -184,7 +184,16 @@ fn html(o: &Outcome) -> Result<String> {
             if failed.is_empty() { "passed".into() } else { format!("<span class=\"flag\">{}</span>", esc(&failed.join("; "))) }
         ));
     }
-    h.push_str("</table><h2>Predictions</h2><table><tr><th>load</th><th>think</th><th>X /s</th><th>goodput /s</th><th>badput /s</th><th>R ms</th><th>p99 ms</th><th>U %</th><th>drops /s</th><th>exact X</th></tr>");
+    h.push_str("</table>");
+    if let Some(p) = &o.past_workers {
+        h.push_str(&format!(
+            "<p{}>Past the {} held workers (kept out of the fit): {}.</p>",
+            if p.confirms { "" } else { " class=\"flag\"" },
+            p.workers,
+            esc(&p.summary)
+        ));
+    }
+    h.push_str("<h2>Predictions</h2><table><tr><th>load</th><th>think</th><th>X /s</th><th>goodput /s</th><th>badput /s</th><th>R ms</th><th>p99 ms</th><th>U %</th><th>drops /s</th><th>exact X</th></tr>");
     for p in &o.forecasts {
         h.push_str(&format!(
             "<tr><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.2}</td><td>{}</td></tr>",
@@ -225,7 +234,19 @@ fn html(o: &Outcome) -> Result<String> {
     match &o.validation {
         None => h.push_str("<h2>Validation</h2><p>Not run (--no-validate).</p>"),
         Some(v) => {
-            h.push_str("<h2>Validation: measured against predicted</h2><p>Error = (predicted &minus; measured) / measured.</p><table><tr><th class=\"l\">metric</th><th>target</th><th>points</th><th>largest |error|</th><th>mean |error|</th><th class=\"l\">met</th></tr>");
+            h.push_str(&format!(
+                "<h2>Validation: measured against predicted</h2><p>Error = (predicted &minus; \
+                 measured) / measured. Each repeat is a run of <code>load</code> of its own: \
+                 a window of {:.2} s that starts, once the server has finished the previous \
+                 run's requests, from an empty server and fresh connections. The prediction is \
+                 simulated the same way (windows of {:.2} s from an empty server, no warm-up, R \
+                 over the requests answered in the window, requests still waiting at its end \
+                 apart); the steady state at the same load is beside it in the table. Measured R is over \
+                 the answered requests too; requests unfinished at a window's end are \
+                 counted apart.</p>",
+                v.window_s, v.window_s
+            ));
+            h.push_str("<table><tr><th class=\"l\">metric</th><th>target</th><th>points</th><th>largest |error|</th><th>mean |error|</th><th class=\"l\">met</th></tr>");
             for r in &v.table {
                 h.push_str(&format!(
                     "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
@@ -251,6 +272,10 @@ fn html(o: &Outcome) -> Result<String> {
 
 type Getter = fn(&Point) -> (Option<(f64, Option<f64>)>, Option<(f64, Option<f64>)>);
 
+/// The figures: the server as measured against the model simulated as
+/// measured (windows from an empty server). The steady-state prediction is in
+/// the point table only: the lab's legend names a "(measured)" entry for
+/// every series, so a series of predictions alone would be mislabelled.
 const FIGURES: [(&str, &str, Getter); 2] = [
     ("Goodput against users", "goodput (requests/s)", |p| {
         (
@@ -305,7 +330,7 @@ fn figure(title: &str, y: &str, points: &[Point], get: Getter) -> Figure {
 
 fn point_table(points: &[Point]) -> String {
     let mut h = String::from(
-        "<table><tr><th>load</th><th>X meas.</th><th>X pred.</th><th>R meas. ms</th><th>R pred. ms</th><th>p99 meas.</th><th>p99 pred.</th><th class=\"l\">errors</th><th class=\"l\">checks</th></tr>",
+        "<table><tr><th>load</th><th>X meas.</th><th>X pred.</th><th>X steady</th><th>R meas. ms</th><th>R pred. ms</th><th>R steady ms</th><th>p99 meas.</th><th>p99 pred.</th><th>unfinished meas.</th><th>unfinished pred.</th><th class=\"l\">errors</th><th class=\"l\">checks</th></tr>",
     );
     for p in points {
         let errs: Vec<String> = p
@@ -322,14 +347,18 @@ fn point_table(points: &[Point]) -> String {
         let o =
             |v: Option<crate::fit::Estimate>| v.map_or("–".into(), |v| format!("{:.2}", v.value));
         h.push_str(&format!(
-            "<tr><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
+            "<tr><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
             esc(&p.load.describe()),
             p.goodput.value,
             p.predicted.goodput.value,
+            p.steady.goodput.value,
             o(p.mean_ms),
             o(p.predicted.mean_ms),
+            o(p.steady.mean_ms),
             o(p.p99_ms),
             o(p.predicted.p99_ms),
+            p.unfinished.value,
+            p.predicted.users_waiting_at_end.value,
             esc(&errs.join(", ")),
             if failed.is_empty() { "passed".into() } else { format!("<span class=\"flag\">{}</span>", esc(&failed.join("; "))) }
         ));

@@ -15,6 +15,7 @@ use crate::forecast;
 use crate::held;
 use crate::listener;
 use crate::outcome::{Outcome, PredictOptions, Validation};
+use crate::past_workers;
 use crate::probe;
 use crate::progress;
 use crate::report;
@@ -74,7 +75,23 @@ pub fn run(opts: &PredictOptions) -> Result<Outcome> {
     // at least a quarter of it.
     let probed = Duration::from_secs_f64(architecture.probe_s);
     let staircase_budget = opts.budget.saturating_sub(probed).max(opts.budget / 4);
-    let steps = bench.staircase(staircase_budget)?;
+    let (steps, past) = bench.staircase(staircase_budget, architecture.held_workers())?;
+    // The evidence past W: the extra step, or a closed step of the
+    // staircase that already went past W (W = 1, say).
+    let past_workers = architecture.held_workers().and_then(|w| {
+        let step = past.or_else(|| {
+            steps
+                .iter()
+                .find(|s| !s.is_open() && s.load.users > w)
+                .cloned()
+        })?;
+        Some(past_workers::PastWorkers::of(step, w, &steps))
+    });
+    let mut architecture = architecture;
+    if let Some(p) = &past_workers {
+        architecture.how.push(p.summary.clone());
+        progress.step(p.summary.clone());
+    }
     let mut fit = fit::fit(&steps, opts.cpu.measured())?;
     progress.step("fit: fitting the threads per core by simulation");
     threads::fit(&mut fit, &steps)?;
@@ -130,6 +147,7 @@ pub fn run(opts: &PredictOptions) -> Result<Outcome> {
         started_utc,
         cpu: opts.cpu.clone(),
         staircase: steps,
+        past_workers,
         fit,
         sim_command,
         forecasts,
@@ -157,16 +175,21 @@ fn validation(
         validate::straddle(&mut loads, w);
     }
     loads.extend(open.iter().cloned());
-    let predicted = forecast::forecast(fit, arch, &loads)?;
     let t = staircase::Timing::for_budget(budget, loads.len() as u32);
+    let predicted = forecast::as_measured(fit, arch, &loads, t.window)?;
+    let steady = forecast::forecast(fit, arch, &loads)?;
     let deadline = Instant::now() + budget;
     let mut points = Vec::new();
-    for (load, p) in loads.iter().zip(predicted) {
+    for ((load, p), s) in loads.iter().zip(predicted).zip(steady) {
         let step = bench.step(load, t, deadline)?;
-        points.push(validate::point(&step, p));
+        points.push(validate::point(&step, p, s));
     }
     let table = validate::table(&points);
-    Ok(Validation { points, table })
+    Ok(Validation {
+        points,
+        table,
+        window_s: t.window.as_secs_f64(),
+    })
 }
 
 /// The TCP port of an `http://` URL (80 when it names none).

@@ -268,52 +268,31 @@ mod tests {
     use super::*;
     use crate::staircase::{Load, Repeat};
     use servelab_dist::Dist;
-    use servelab_lab::protocol::{StopReason, Stopped};
 
     /// A step whose three repeats saw throughput `x`, mean response time
     /// `r_ms` (±1% across the repeats), CV `cv` and 10 ms of CPU per request.
     fn step(load: Load, x: f64, r_ms: f64, cv: f64) -> Step {
-        Step {
-            load,
-            repeats: [0.99, 1.0, 1.01]
-                .iter()
-                .map(|j| Repeat {
-                    completed_per_s: x,
-                    goodput: x * j,
-                    mean_ms: Some(r_ms * j),
-                    stdev_ms: Some(r_ms * j * cv),
-                    p50_ms: Some(r_ms),
-                    p99_ms: Some(r_ms * 3.0),
-                    cpu_ms: Some(10.0),
-                    failed: 0,
-                    timeouts: 0,
-                })
-                .collect(),
-            stopped: Stopped {
-                n: 3,
-                why: StopReason::Precision,
-                relative_half_width: None,
-            },
-            checks: vec![],
-            windows: vec![],
-        }
-    }
-
-    fn closed(users: u32) -> Load {
-        Load {
-            users,
-            rate: None,
-            think: Dist::ZERO,
-            timeout: None,
-            retries: None,
-        }
+        let repeats = [0.99, 1.0, 1.01]
+            .iter()
+            .map(|j| Repeat {
+                completed_per_s: x,
+                goodput: x * j,
+                mean_ms: Some(r_ms * j),
+                stdev_ms: Some(r_ms * j * cv),
+                p50_ms: Some(r_ms),
+                p99_ms: Some(r_ms * 3.0),
+                cpu_ms: Some(10.0),
+                ..Default::default()
+            })
+            .collect();
+        crate::staircase::fixture_step(load, repeats)
     }
 
     fn open(rate: f64) -> Load {
         Load {
             users: 0,
             rate: Some(rate),
-            ..closed(1)
+            ..Load::closed(1)
         }
     }
 
@@ -326,7 +305,7 @@ mod tests {
         } else {
             Policy::RoundRobin
         };
-        let mut loads: Vec<Load> = [1, 2, 4, 8].map(closed).to_vec();
+        let mut loads: Vec<Load> = [1, 2, 4, 8].map(Load::closed).to_vec();
         if open_steps {
             loads.extend([40.0, 70.0].map(open));
         }
@@ -385,11 +364,11 @@ mod tests {
         assert_eq!(f.threads_per_core, 2, "{:?}", f.notes);
         assert_eq!(f.policy, Policy::RoundRobin);
         assert!(
-            f.sim_command("4", &closed(4))
+            f.sim_command("4", &Load::closed(4))
                 .contains("--threads-per-core 2 ")
         );
         assert!(
-            f.sim_command("4", &closed(4))
+            f.sim_command("4", &Load::closed(4))
                 .contains("--policy rr --quantum 4ms")
         );
         // FCFS is clearly worse: its RMS error is several times the best's.
@@ -406,7 +385,7 @@ mod tests {
         assert_eq!(tf.best, 1, "{tf:?}");
         assert_eq!((f.threads_per_core, f.policy), (1, Policy::Fcfs));
         assert!(tf.identified(), "{tf:?}");
-        assert!(!f.sim_command("4", &closed(4)).contains("--policy"));
+        assert!(!f.sim_command("4", &Load::closed(4)).contains("--policy"));
     }
 
     /// Closed users with no think time and an exponential demand: every k

@@ -84,8 +84,22 @@ pub struct Point {
     pub mean_ms: Option<Estimate>,
     /// Measured p99, ms.
     pub p99_ms: Option<Estimate>,
-    /// The prediction.
+    /// Measured requests unfinished at a window's end, mean over the
+    /// repeats (users starved at held workers among them): in no mean.
+    pub unfinished: Estimate,
+    /// How long the server took, before each window, to answer a fresh
+    /// connection once the previous run had closed its own, ms (mean over
+    /// the repeats): the previous run's requests it finished for nobody.
+    pub drain_ms: Option<Estimate>,
+    /// The prediction, simulated as the step was measured: windows of the
+    /// step's length from an empty server and fresh connections
+    /// (`forecast::as_measured`). The errors are against it.
     pub predicted: Forecast,
+    /// The steady-state prediction at the same load (as `--users` gets it),
+    /// for comparison: where it differs from `predicted`, the windows were
+    /// too short to reach the steady state (with held workers, shorter than a
+    /// connection's life).
+    pub steady: Forecast,
     /// Errors, percent, (predicted - measured) / measured, by metric.
     pub errors: Vec<(Target, f64)>,
     /// The measurement's validity checks.
@@ -174,8 +188,9 @@ fn err(pred: f64, meas: f64) -> Option<f64> {
     (meas > 0.0 && pred.is_finite()).then(|| (pred - meas) / meas * 100.0)
 }
 
-/// Sets a measured step against its prediction.
-pub(crate) fn point(step: &Step, predicted: Forecast) -> Point {
+/// Sets a measured step against its prediction as measured, with the
+/// steady state beside it.
+pub(crate) fn point(step: &Step, predicted: Forecast, steady: Forecast) -> Point {
     let goodput = step.sample(|r| Some(r.goodput)).map_or(
         Estimate {
             value: 0.0,
@@ -194,6 +209,11 @@ pub(crate) fn point(step: &Step, predicted: Forecast) -> Point {
     };
     let mean_ms = e(step.sample(|r| r.mean_ms));
     let p99_ms = e(step.sample(|r| r.p99_ms));
+    let drain_ms = e(step.sample(|r| r.drain_ms));
+    let unfinished = e(step.sample(|r| Some(r.unfinished as f64))).unwrap_or(Estimate {
+        value: 0.0,
+        half_width: None,
+    });
     // An open stream is past the knee when the model's server is saturated.
     let beyond_knee = match step.load.rate {
         Some(_) => predicted.utilisation_pct.value >= SATURATED_PCT,
@@ -231,7 +251,10 @@ pub(crate) fn point(step: &Step, predicted: Forecast) -> Point {
         goodput,
         mean_ms,
         p99_ms,
+        unfinished,
+        drain_ms,
         predicted,
+        steady,
         errors,
         checks: step.checks.clone(),
     }

@@ -441,7 +441,37 @@ impl Model {
         let never_wait = u64::from(self.users) <= self.workers()
             && self.affinity == Affinity::Shared
             && self.first_demand.is_zero();
+        if self.starves_past_workers() {
+            // The answers are a closed system of the W users that hold a worker.
+            return Some(Model {
+                users: u32::try_from(self.workers()).unwrap_or(u32::MAX),
+                ..free
+            });
+        }
         (one || never_wait).then_some(free)
+    }
+
+    /// Whether, with held workers, N > W users share connections that never
+    /// close: no keep-alive timeout, no request limit, no client session and
+    /// no timeout. The first W users to connect keep their workers for good
+    /// and the other N − W wait at the backlog for ever (all of them fit in
+    /// it), so the answers are those of a closed system of W users, whose
+    /// chain is exact when it is product-form and any core runs any worker
+    /// (`shared`; no first demand). The starved users are in no mean, and
+    /// Little's law over N fails by (N − W)/N.
+    pub fn starves_past_workers(&self) -> bool {
+        let Connections::Held(h) = self.connections else {
+            return false;
+        };
+        let (n, w) = (u64::from(self.users), self.workers());
+        n > w
+            && n - w <= u64::from(h.backlog)
+            && h.keepalive_timeout.is_none()
+            && h.max_requests.is_none()
+            && self.session.is_none()
+            && self.timeout.is_none()
+            && self.affinity == Affinity::Shared
+            && self.first_demand.is_zero()
     }
 
     /// Mean CPU demand of one request: the service's mean, plus the first

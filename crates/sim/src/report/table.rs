@@ -233,6 +233,16 @@ pub fn header(points: &[PointResult], spec: Option<&RunSpec>) -> String {
         None => "exact: machine-repairman birth-death chain with cap K (product-form)".into(),
         Some(why) => format!("exact: none ({why}); bounds only"),
     });
+    if points
+        .iter()
+        .any(|p| p.exact.is_some() && p.model.starves_past_workers())
+    {
+        lines.push(
+            "past W on connections that never close: the exact chain is that of the W users \
+             that hold a worker; the other N - W wait at the backlog for good, in no mean"
+                .into(),
+        );
+    }
     let mut out = String::new();
     for line in lines {
         wrap(&mut out, &line, FIT_WIDTH);

@@ -162,6 +162,54 @@ fn more_users_than_workers_starve_at_the_accept_queue_until_a_limit_frees_one() 
     assert!(sim.user_response_time.mean > 0.02, "{sim:?}");
 }
 
+/// Connections that never close (no keep-alive timeout, no request limit) and
+/// more users than workers: the first W users keep their workers for good, the
+/// others wait at the backlog for ever, and the answers are a closed system of W
+/// users (servelab's pool engine, 4 workers on one core, 16 users thinking 20 ms:
+/// issue 27). The exact chain of those W users gives X and R of the answers, and
+/// the simulation agrees with it; Little's law over all N fails by (N − W)/N.
+#[test]
+fn users_past_workers_on_connections_that_never_close_starve_and_the_rest_are_exact() {
+    let m = Model {
+        users: 16,
+        cores: 1,
+        threads_per_core: 4,
+        affinity: Affinity::Shared,
+        service: Dist::exp(0.005),
+        think: Dist::exp(0.02),
+        connections: held(None, None),
+        ..Model::default()
+    };
+    assert!(m.starves_past_workers());
+    let p = run_point(&m, &horizon(10, 200.0, 41)).unwrap();
+    assert_eq!(p.not_exact_because, None);
+    let exact = p.exact.expect("the W served users' chain");
+    // Machine repairman with 4 users, Z = 20 ms, S = 5 ms, one core: X =
+    // 137.86/s, R = 9.014 ms (worked by hand in `docs/sim-model.md`).
+    assert!((exact.throughput - 137.864).abs() < 0.01, "{exact:?}");
+    let sim = p.sim.unwrap();
+    let family = Family::of(2);
+    family.covers("X", &sim.throughput, exact.throughput);
+    family.covers("R_att", &sim.attempt_response_time, exact.response_time);
+    let little = p.little.unwrap();
+    assert!(
+        !little.holds && (little.rel_error + 12.0 / 16.0).abs() < 0.02,
+        "{little:?}"
+    );
+    // With a keep-alive timeout the model is no longer this one.
+    let closing = Model {
+        connections: held(Some(5.0), None),
+        ..m
+    };
+    assert!(!closing.starves_past_workers());
+    assert!(
+        run_point(&closing, &horizon(2, 10.0, 41))
+            .unwrap()
+            .exact
+            .is_none()
+    );
+}
+
 /// One request per connection (the server closes it after each answer) is
 /// per-request queueing with the backlog as the buffer: the exact solution of that
 /// model applies, and the simulation agrees with it.
