@@ -178,6 +178,19 @@ pub fn warnings(a: &RunResults, b: &RunResults) -> Vec<String> {
     if a.protocol.is_none() != b.protocol.is_none() {
         out.push("one run records its protocol and the other does not".into());
     }
+    if (a.schema == crate::results::SCHEMA_V3) != (b.schema == crate::results::SCHEMA_V3) {
+        out.push(format!(
+            "response times differ in kind: {} was written as {} (mean_ms, p50_ms and p99_ms \
+             over every started request, those unfinished at a window's end counted to it, \
+             which biases them low), the other over finished requests only",
+            if a.schema == crate::results::SCHEMA_V3 {
+                "A"
+            } else {
+                "B"
+            },
+            crate::results::SCHEMA_V3
+        ));
+    }
     if pair(a, b).is_none() {
         let interleaved =
             |r: &RunResults| r.protocol.as_ref().is_some_and(|p| p.interleaved.is_some());
@@ -684,6 +697,14 @@ mod tests {
             "{w}"
         );
         assert!(w.contains("different CPU placement"), "{w}");
+        // A run stored before servelab-lab/4 holds response times of another kind.
+        let mut old = a.clone();
+        old.schema = crate::results::SCHEMA_V3.into();
+        let w = warnings(&old, &a).join("\n");
+        assert!(
+            w.contains("response times differ in kind: A was written as servelab-lab/3"),
+            "{w}"
+        );
     }
 
     #[test]

@@ -168,8 +168,10 @@ pub struct Window {
     pub failed: u64,
     /// Attempts abandoned on their timeout.
     pub timeouts: u64,
-    /// Requests not finished when the window ended (counted in the latency to
-    /// the end of the window, as lower bounds).
+    /// Requests not finished when the window ended. Since `servelab-lab/4`
+    /// they are outside `mean_response_s`, with their ages in
+    /// `unfinished_age_s`; before, their latency counted to the end of the
+    /// window, as lower bounds, inside the mean.
     pub unfinished: u64,
     /// TCP connections the load generator opened.
     pub connections: u64,
@@ -179,9 +181,25 @@ pub struct Window {
     /// before this field.
     #[serde(default)]
     pub connect_total_s: f64,
-    /// Mean time from a request's intended start to its outcome, seconds
-    /// (unfinished requests to the end of the window).
+    /// Mean time from a request's intended start to its outcome, seconds:
+    /// over the finished requests (`servelab-lab/4`, from `servelab-load/5`);
+    /// in a run stored before, over every started request, the unfinished
+    /// ones counted to the end of the window.
     pub mean_response_s: f64,
+    /// The ages of the requests unfinished at the window's end, added up
+    /// (the end less each one's intended start), seconds; `None` in a run
+    /// stored before `servelab-lab/4`, whose mean holds them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unfinished_age_s: Option<f64>,
+    /// Thinks measured as Z (those that ended in a request); `None` without
+    /// think time or in a run stored before `servelab-lab/4`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinks: Option<u64>,
+    /// The users' time in thinks that are no draw of Z, seconds: each user's
+    /// first (a residual) and the thinks cut by the window's end. `None` as
+    /// `thinks`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think_uncounted_s: Option<f64>,
     /// CPU seconds the load generator's threads used.
     pub client_cpu_s: f64,
     /// The load generator's event-loop threads.
@@ -211,6 +229,11 @@ impl Window {
             connections: c.connections,
             connect_total_s: report.connect.mean * report.connect.count as f64 / 1e6,
             mean_response_s: report.latency.mean / 1e6,
+            unfinished_age_s: Some(
+                report.unfinished_age.mean * report.unfinished_age.count as f64 / 1e6,
+            ),
+            thinks: report.think.as_ref().map(|t| t.count),
+            think_uncounted_s: report.think.as_ref().map(|t| t.uncounted_total_s),
             client_cpu_s: report.client_cpu_s,
             client_threads: u32::try_from(report.threads).unwrap_or(u32::MAX),
             series: report.series.clone(),

@@ -2,8 +2,19 @@
 //! machine, as `results.json` (the source `lab report` and `lab compare` read back)
 //! and `results.csv` (one row per repeat, for spreadsheets and scripts).
 //!
-//! Schema `servelab-lab/3`: within version 3 fields may be added, never renamed,
-//! and a field never changes what it holds. Version 2 differs in one field:
+//! Schema `servelab-lab/4`: within version 4 fields may be added, never renamed,
+//! and a field never changes what it holds. Version 3 differs in what the
+//! measured response times hold: `mean_ms`, `p50_ms`, `p99_ms` and each
+//! window's `mean_response_s` were over every started request, the requests
+//! unfinished at a window's end counted to that end (lower bounds, which bias
+//! a mean low); since version 4 (from `servelab-load/5`) they are over the
+//! finished requests, and each window keeps the unfinished requests' ages
+//! apart (`unfinished_age_s`) with the thinks that are no draw of Z (`thinks`,
+//! `think_uncounted_s`), which Little's law over a window needs. A version-3
+//! file is read as it is (its figures cannot be split after the fact), keeps
+//! its schema in memory so that `lab compare` can say that two runs' response
+//! times differ in kind, and its stored checks stay as they were made.
+//! Version 2 differs from 3 in one field:
 //! `error_pct` was the measured throughput against the exact model's,
 //! (measured − exact) / exact; since version 3 it is the model's error in the
 //! one convention of the lab and `predict`, (exact − measured) / measured. A
@@ -56,7 +67,9 @@ pub type Figures = BTreeMap<Metric, f64>;
 pub const UNMEASURABLE: &str = "unmeasurable";
 
 /// The `schema` field of `results.json`.
-pub const SCHEMA: &str = "servelab-lab/3";
+pub const SCHEMA: &str = "servelab-lab/4";
+/// The previous schema, read as it is (see the module's docs).
+pub const SCHEMA_V3: &str = "servelab-lab/3";
 
 /// A metric over repeats (or simulated replications): the mean with its 95%
 /// Student-t interval, and, for measured repeats, their median, smallest and
@@ -456,7 +469,7 @@ impl RunResults {
             })?;
         let mut migrate = false;
         match value.get("schema").and_then(|s| s.as_str()) {
-            Some(SCHEMA) => {}
+            Some(SCHEMA | SCHEMA_V3) => {}
             Some("servelab-lab/2") => migrate = true,
             Some("servelab-lab/1") => {
                 return Err(LabError::Results {
@@ -494,7 +507,7 @@ impl RunResults {
                     p.predicted.remove(&Metric::P99Ms);
                 }
             }
-            results.schema = SCHEMA.into();
+            results.schema = SCHEMA_V3.into();
         }
         Ok(results)
     }
@@ -752,7 +765,7 @@ pub(crate) mod tests {
         )
         .unwrap();
         let back = RunResults::read(dir.path()).unwrap();
-        assert_eq!(back.schema, SCHEMA);
+        assert_eq!(back.schema, SCHEMA_V3);
         let e: Vec<f64> = back.points[0]
             .repeats
             .iter()
