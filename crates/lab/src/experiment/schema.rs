@@ -358,6 +358,28 @@ pub struct ModelSpec {
     /// e.g. a TLS handshake's `const:130us`; default 0).
     #[serde(default)]
     pub first_demand: Option<Template>,
+    /// Whether connections hold workers (`true`: the `cores ×
+    /// threads_per_core` threads are W workers, each held by a connection
+    /// from accept until it closes, as servelab's `pool` and `prefork`,
+    /// Apache's prefork and worker MPMs with `KeepAlive On`; `sim
+    /// --hold-workers`). Absent or `false`: requests queue for threads, the
+    /// event-driven case and seed 002's model.
+    #[serde(default)]
+    pub hold_workers: Option<Template>,
+    /// With `hold_workers`: idle time after an answer before the server closes
+    /// a kept-alive connection (`5s`, `none`; default 5 s, `serve
+    /// --keepalive-timeout`, Apache's `KeepAliveTimeout`).
+    #[serde(default)]
+    pub keepalive_timeout: Option<Template>,
+    /// With `hold_workers`: requests after which the server closes a
+    /// connection (a number, or `none`: the default; Apache's
+    /// `MaxKeepAliveRequests`).
+    #[serde(default)]
+    pub max_requests_per_conn: Option<Template>,
+    /// With `hold_workers`: connections waiting for a worker (the listen
+    /// backlog; default 511).
+    #[serde(default)]
+    pub backlog: Option<Template>,
     /// Replications per point (default 5).
     #[serde(default)]
     pub reps: Option<u32>,
