@@ -24,6 +24,8 @@
 //! - [`plot`], [`report`], [`conclusion`], [`claim`], [`compare`]: the reports,
 //!   the seed's claims tested, two runs compared
 //! - [`accuracy`]: measured against simulated, error per point and per metric
+//! - [`construction`]: agreement by construction (a server that sleeps the model's
+//!   own service time), said wherever it is quoted
 //! - [`html`]: escaping and the style sheet of every page
 //!
 //! `servelab predict URL` lives in its own crate, `servelab-predict`, which
@@ -61,6 +63,7 @@ pub mod check;
 pub mod claim;
 pub mod compare;
 pub mod conclusion;
+pub mod construction;
 pub mod cpu;
 mod error;
 pub mod estimate;

@@ -67,11 +67,18 @@ pub fn render(results: &RunResults, exp: &Experiment) -> Result<String> {
     }
     // The seed's claims first: what this run says about them.
     h.push_str(&crate::claim::html(exp, results));
+    let concluded = conclusion::conclude(exp, results);
     let _ = writeln!(
         h,
         "<p class=\"conclusion\"><strong>Conclusion:</strong> {}</p>",
-        esc(&conclusion::conclude(exp, results))
+        esc(&concluded)
     );
+    // The prediction drawn in the figures agrees by construction too.
+    if let Some(note) =
+        crate::construction::note(exp).filter(|_| !concluded.contains(crate::construction::LABEL))
+    {
+        let _ = writeln!(h, "<p class=\"conclusion\">{}</p>", esc(&note));
+    }
     let m = &results.machine;
     let simulated = results.points.iter().all(|p| p.server.is_none());
     let seed = exp.seed.as_ref().map_or(String::new(), |s| {
