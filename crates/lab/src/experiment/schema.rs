@@ -489,7 +489,9 @@ pub struct ClaimSpec {
     /// The second point (`compare`).
     #[serde(default)]
     pub b: Option<Spanned<toml::Table>>,
-    /// The axis along which a `trend` goes, first value to last.
+    /// The axis along which a `trend` goes, first value to last; for a
+    /// `compare`, the axis at every value of which `a` and `b` are compared
+    /// (a claim "for all user values"), judged on every pair.
     #[serde(default)]
     pub x: Option<Spanned<String>>,
     /// Axis values both points share.
@@ -516,6 +518,9 @@ pub enum ClaimTest {
     Compare,
     /// Series `a` from the first to the last value of axis `x`.
     Trend,
+    /// The model's prediction against the measurement, by the experiment's
+    /// `[accuracy]` targets ("the simulation matches the measurements").
+    Prediction,
     /// Not testable with this experiment; `reason` says why.
     Untestable,
 }
