@@ -132,7 +132,10 @@ fn test(exp: &Experiment, c: &ClaimSpec, results: &RunResults) -> Tested {
             ),
             Some(t) => {
                 let missed = t.verdicts.iter().filter(|v| !v.misses.is_empty()).count();
-                let sentence = crate::accuracy::sentence(&t).unwrap_or_default();
+                let mut sentence = crate::accuracy::sentence(&t).unwrap_or_default();
+                if let Some(note) = crate::construction::note(exp) {
+                    sentence = format!("{sentence} {note}");
+                }
                 if missed == 0 {
                     done(
                         Verdict::Reproduced,
