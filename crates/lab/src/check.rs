@@ -20,8 +20,6 @@
 //!   CPU the server was told to burn (`--work`), and it is spread over answers
 //!   that are the requests served, not over refusals.
 
-use serde::{Deserialize, Serialize};
-
 use crate::protocol::{FULL_WINDOW, Window};
 
 /// Largest relative miss of Little's law that passes.
@@ -30,48 +28,9 @@ pub const LITTLE_TOLERANCE: f64 = 0.05;
 /// the client, not the server, may be what limits the rate.
 pub const CLIENT_BUSY: f64 = 0.90;
 
-/// What a check tests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CheckKind {
-    /// N = X·(R + Z) for closed users.
-    LittlesLaw,
-    /// The load generator had CPU to spare.
-    Client,
-    /// No request ended in an error.
-    Errors,
-    /// Few requests were left unfinished at the end of the window.
-    Unfinished,
-    /// Every window was the full protocol's length.
-    Window,
-    /// Server CPU per request agrees with U/X, its floor and the answers.
-    Cpu,
-}
-
-impl CheckKind {
-    /// Short name for tables.
-    pub fn label(self) -> &'static str {
-        match self {
-            CheckKind::LittlesLaw => "Little's law",
-            CheckKind::Client => "client",
-            CheckKind::Errors => "errors",
-            CheckKind::Unfinished => "unfinished",
-            CheckKind::Window => "window",
-            CheckKind::Cpu => "CPU per request",
-        }
-    }
-}
-
-/// One check of one point.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Check {
-    /// What was checked.
-    pub kind: CheckKind,
-    /// Whether the point passed.
-    pub passed: bool,
-    /// What was found, in words with the numbers.
-    pub detail: String,
-}
+// The check's record is part of what a run stores (`results` holds it), so it
+// lives with the protocol; this module computes checks.
+pub use crate::protocol::{Check, CheckKind};
 
 /// The users' time in a window (or windows pooled), user-seconds by where it
 /// went: Little's law for closed users says it adds up to N·T.

@@ -28,6 +28,8 @@
 //!   own service time), said wherever it is quoted
 //! - [`html`]: escaping and the style sheet of every page
 //!
+//! The modules import no circle (a test walks their `crate::` paths).
+//!
 //! `servelab predict URL` lives in its own crate, `servelab-predict`, which
 //! uses this one (protocol, checks, CPU readings, statistics, plots, HTML).
 //!
@@ -84,6 +86,9 @@ pub mod server;
 pub mod stats;
 
 pub use error::{LabError, Result};
+
+#[cfg(test)]
+mod layout;
 pub use experiment::Experiment;
 pub use experiment::Source;
 pub use results::RunResults;

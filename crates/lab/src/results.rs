@@ -164,95 +164,9 @@ impl Stat {
     }
 }
 
-/// One side of a pair that `servelab lab ab` measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Side {
-    /// The binary given as `--a` (before).
-    A,
-    /// The binary given as `--b` (after).
-    B,
-}
-
-impl Side {
-    /// The other side.
-    pub fn other(self) -> Side {
-        match self {
-            Side::A => Side::B,
-            Side::B => Side::A,
-        }
-    }
-
-    /// "a" or "b": the side's directory under the pair's `--out`.
-    pub fn dir_name(self) -> &'static str {
-        match self {
-            Side::A => "a",
-            Side::B => "b",
-        }
-    }
-}
-
-/// How a run was measured interleaved with another by `servelab lab ab`: every
-/// point with binary A and binary B, in ABBA order ([`Alternation`]), so that
-/// drift hits both runs alike. Stored in the run's
-/// [`crate::protocol::Protocol`]; both runs of a pair hold the same record but
-/// for `side`, `started_s`, `repeat_started_s` and `server_pid`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Interleaved {
-    /// This run's side of the pair.
-    pub side: Side,
-    /// The pair's identity (its start time, UTC, and the lab's process id):
-    /// `lab compare` treats two runs as a pair only when it matches.
-    pub pair: String,
-    /// The `servelab` binary that served side A (absolute path).
-    pub exe_a: String,
-    /// The `servelab` binary that served side B (absolute path).
-    pub exe_b: String,
-    /// What the order alternates by. Runs written before it was recorded
-    /// alternated by point.
-    #[serde(default)]
-    pub by: Alternation,
-    /// The side measured first at each point, in point order (A, B, B, A, ...);
-    /// by repeat, the side that leads the point's first repeat.
-    pub first: Vec<Side>,
-    /// When this side began each point (its server's start), in seconds after
-    /// the pair's first point began: the order as it happened.
-    pub started_s: Vec<f64>,
-    /// When this side began each of its measured repeats, per point, in seconds
-    /// after the pair's first point began (by repeat; empty in older runs).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub repeat_started_s: Vec<Vec<f64>>,
-    /// The process id of this side's server at each point (`None` when it did
-    /// not start), by repeat; empty in older runs. With the times above, it
-    /// shows that both sides' servers were alive at once.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub server_pid: Vec<Option<u32>>,
-}
-
-/// What the ABBA order of an interleaved pair alternates by.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Alternation {
-    /// A and B measured each point one after the other, each with its own
-    /// server and all its repeats, and the side that went first alternated
-    /// by point (A B, B A, B A, A B, ...). The first `lab ab` did this.
-    #[default]
-    Point,
-    /// At each point both servers ran side by side, and the repeats alternated
-    /// A B, B A, A B, ... (the point's leader first in odd repeats), until both
-    /// sides had the same number.
-    Repeat,
-}
-
-impl Interleaved {
-    /// Whether `self` and `other` are the two sides of one pair.
-    pub fn pairs_with(&self, other: &Interleaved) -> bool {
-        self.pair == other.pair
-            && self.side == other.side.other()
-            && self.by == other.by
-            && self.first == other.first
-    }
-}
+// The record of an interleaved pair is part of the run's protocol, and lives
+// there; these names are kept for the modules that read them from here.
+pub use crate::protocol::{Alternation, Interleaved, Side};
 
 /// How a point ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -307,7 +221,7 @@ pub struct PointRecord {
     /// The validity checks of the point (Little's law, the client, errors and
     /// unfinished requests); a failed one flags the point, never drops it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub checks: Vec<crate::check::Check>,
+    pub checks: Vec<crate::protocol::Check>,
     /// Mean with its 95% interval, and median and range, of every metric.
     pub summary: BTreeMap<Metric, Stat>,
     /// Metrics that could not be measured at this point, with the reason; they
