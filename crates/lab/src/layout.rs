@@ -9,9 +9,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// Module → the modules its code names, from the source files.
-fn edges() -> BTreeMap<String, BTreeSet<String>> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+/// Module → the modules its code names, from the source files under `src`
+/// (a crate's `src/`). Public so that another crate's test (`servelab-predict`
+/// keeps a copy of this checker) can check its own layout with it.
+pub fn edges(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let src = src.to_path_buf();
     let mut files = Vec::new();
     let mut dirs = vec![src.clone()];
     while let Some(d) = dirs.pop() {
@@ -77,7 +79,7 @@ fn edges() -> BTreeMap<String, BTreeSet<String>> {
 }
 
 /// A circle in `g`, if any, as the modules along it.
-fn circle(g: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+pub fn circle(g: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
     fn visit(
         n: &str,
         g: &BTreeMap<String, BTreeSet<String>>,
@@ -107,33 +109,38 @@ fn circle(g: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
         .find_map(|n| visit(n, g, &mut Vec::new(), &mut done))
 }
 
-#[test]
-fn the_modules_import_no_circle() {
-    let g = edges();
-    assert!(
-        g.contains_key("check") && g.contains_key("results"),
-        "{g:?}"
-    );
-    if let Some(c) = circle(&g) {
-        panic!("import circle: {}\nedges: {g:#?}", c.join(" -> "));
-    }
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-#[test]
-fn the_circle_finder_finds_one() {
-    // results -> check -> results, one of the circles the review found.
-    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    g.entry("results".into())
-        .or_default()
-        .insert("check".into());
-    g.entry("check".into())
-        .or_default()
-        .insert("results".into());
-    g.entry("report".into())
-        .or_default()
-        .insert("results".into());
-    let c = circle(&g).expect("a circle");
-    assert!(c.first() == c.last() && c.len() == 3, "{c:?}");
-    g.get_mut("check").unwrap().clear();
-    assert_eq!(circle(&g), None);
+    #[test]
+    fn the_modules_import_no_circle() {
+        let g = edges(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+        assert!(
+            g.contains_key("check") && g.contains_key("results"),
+            "{g:?}"
+        );
+        if let Some(c) = circle(&g) {
+            panic!("import circle: {}\nedges: {g:#?}", c.join(" -> "));
+        }
+    }
+
+    #[test]
+    fn the_circle_finder_finds_one() {
+        // results -> check -> results, one of the circles the review found.
+        let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        g.entry("results".into())
+            .or_default()
+            .insert("check".into());
+        g.entry("check".into())
+            .or_default()
+            .insert("results".into());
+        g.entry("report".into())
+            .or_default()
+            .insert("results".into());
+        let c = circle(&g).expect("a circle");
+        assert!(c.first() == c.last() && c.len() == 3, "{c:?}");
+        g.get_mut("check").unwrap().clear();
+        assert_eq!(circle(&g), None);
+    }
 }

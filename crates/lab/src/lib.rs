@@ -28,7 +28,8 @@
 //!   own service time), said wherever it is quoted
 //! - [`html`]: escaping and the style sheet of every page
 //!
-//! The modules import no circle (a test walks their `crate::` paths).
+//! The modules import no circle: [`layout`] walks their `crate::` paths, in a
+//! test here and for any crate that calls it.
 //!
 //! `servelab predict URL` lives in its own crate, `servelab-predict`, which
 //! uses this one (protocol, checks, CPU readings, statistics, plots, HTML).
@@ -72,6 +73,7 @@ pub mod estimate;
 pub mod experiment;
 pub mod html;
 pub mod index;
+pub mod layout;
 pub mod machine;
 pub mod metric;
 pub mod peer;
@@ -86,9 +88,6 @@ pub mod server;
 pub mod stats;
 
 pub use error::{LabError, Result};
-
-#[cfg(test)]
-mod layout;
 pub use experiment::Experiment;
 pub use experiment::Source;
 pub use results::RunResults;
