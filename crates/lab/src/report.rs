@@ -203,11 +203,22 @@ fn protocol_sentence(results: &RunResults) -> String {
             "N = X·(R+C+Z), as checked when this run was made; C the connect time per request",
         )
     };
+    // Its stored checks are the ones it was made with (CPU per request only
+    // where the point has one).
+    let cpu = if results.points.iter().any(|pt| {
+        pt.checks
+            .iter()
+            .any(|c| c.kind == crate::check::CheckKind::Cpu)
+    }) {
+        "CPU per request, "
+    } else {
+        ""
+    };
     format!(
         "{quick}a warm-up of at least {} s at full load, then measured windows of at least {} s; {repeats}. \
          Figures are means over repeats; ± and bars are 95% Student-t intervals; {times}. Each point \
-         is checked against Little's law within 5% ({little}), for a busy client, errors, CPU per \
-         request, and unfinished requests beyond what Little's law expects in flight; a point that \
+         is checked against Little's law within 5% ({little}), for a busy client, errors, {cpu}and \
+         unfinished requests beyond what Little's law expects in flight; a point that \
          fails a check is marked ⚑ and kept.{pair}",
         metric::fmt_tick(p.warmup_s),
         metric::fmt_tick(p.window_s)
