@@ -180,6 +180,25 @@ fn quotes() -> Vec<(&'static str, String)> {
         ),
         ("README.md", format!("`model`'s {}%", f(model_max))),
     ];
+    // When the reruns were made, as their results record it (the docs once
+    // gave a time of day no run had).
+    let (_, tls) = reference("tls");
+    let (_, cpu_run) = reference("model-cpu");
+    let day = |r: &RunResults| {
+        (
+            r.started_utc[..10].to_string(),
+            r.started_utc[11..16].to_string(),
+        )
+    };
+    q.push((
+        "docs/lab.md",
+        format!(
+            "`tls` and `model-cpu` rerun on {} from {} and {} UTC",
+            day(&tls).0,
+            day(&tls).1,
+            day(&cpu_run).1
+        ),
+    ));
     for server in ["reactor", "epoll", "h2o", "lighttpd", "nginx"] {
         q.push(("README.md", engine_cpu(server)));
         q.push(("docs/lab.md", engine_cpu(server)));
