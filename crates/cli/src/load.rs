@@ -227,7 +227,7 @@ struct RunArgs {
     #[arg(long, value_name = "LIST", default_value = "50,90,99,99.9")]
     percentiles: String,
 
-    /// Write the report as JSON (schema servelab-load/4) to this file.
+    /// Write the report as JSON (schema servelab-load/5) to this file.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
     /// Do not print the summary.

@@ -125,6 +125,42 @@ fn test(exp: &Experiment, c: &ClaimSpec, results: &RunResults) -> Tested {
         } else {
             context.clone()
         }),
+        (ClaimTest::Prediction, _, _) => match crate::accuracy::table(exp, results) {
+            None => no_evidence("no point has both a measurement and a prediction".into()),
+            Some(t) if t.verdicts.is_empty() => untestable(
+                "the experiment states no accuracy target to judge the prediction by".into(),
+            ),
+            Some(t) => {
+                let missed = t.verdicts.iter().filter(|v| !v.misses.is_empty()).count();
+                let mut sentence = crate::accuracy::sentence(&t).unwrap_or_default();
+                if let Some(note) = crate::construction::note(exp) {
+                    sentence = format!("{sentence} {note}");
+                }
+                if missed == 0 {
+                    done(
+                        Verdict::Reproduced,
+                        format!("every accuracy target met: {sentence}"),
+                    )
+                } else {
+                    done(
+                        Verdict::Contradicted,
+                        format!(
+                            "{missed} of {} accuracy targets missed: {sentence}",
+                            t.verdicts.len()
+                        ),
+                    )
+                }
+            }
+        },
+        (ClaimTest::Compare, Some(m), Some(e)) if c.x.is_some() => {
+            let x = c.x.as_ref().map_or("", |x| x.get_ref().as_str());
+            let (v, why) = compare_over(exp, c, results, m, e, x, within);
+            if v == Verdict::NoEvidence {
+                no_evidence(why)
+            } else {
+                done(v, why)
+            }
+        }
         (ClaimTest::Compare, Some(m), Some(e)) => {
             let pick = |own: &Option<toml::Spanned<toml::Table>>| {
                 let sel = merged(c, own);
@@ -227,6 +263,183 @@ fn test(exp: &Experiment, c: &ClaimSpec, results: &RunResults) -> Tested {
         }
         _ => untestable("the claim's check is incomplete (metric and expect)".into()),
     }
+}
+
+/// `a` against `b` at every value of axis `x` ("for all user values"): each
+/// pair by Welch's test, and the curve as a whole by the relative differences
+/// (a − b) / b of its pairs, their mean with a Student-t interval across the
+/// pairs. A claim about every value is not judged at one of them: a small
+/// difference that no single pair can tell from noise, but that has the same
+/// sign at nearly every pair, is a difference.
+///
+/// `higher`/`lower` is contradicted by a pair significantly the other way, or
+/// by a mean difference whose interval lies within ±`within`%; reproduced by a
+/// mean difference significantly in the claim's direction with no pair
+/// against it; inconclusive otherwise. `equal` is reproduced when every pair
+/// is equal within the margin, contradicted when one is beyond it.
+fn compare_over(
+    exp: &Experiment,
+    c: &ClaimSpec,
+    results: &RunResults,
+    m: Metric,
+    e: Expect,
+    x: &str,
+    within: f64,
+) -> (Verdict, String) {
+    let axis = exp.axis(x).map_or(x.to_string(), |a| a.label.clone());
+    let (sel_a, sel_b) = (merged(c, &c.a), merged(c, &c.b));
+    let mut left_out = Vec::new();
+    // (x, a's figure, b's figure)
+    let mut pairs: Vec<(f64, String, Stat, Stat)> = Vec::new();
+    for pa in results
+        .points
+        .iter()
+        .filter(|p| p.status == Status::Ok && selects(p, &sel_a))
+    {
+        let Some(v) = pa.var(x) else { continue };
+        let mut sel = sel_b.clone();
+        sel.insert(x.to_string(), toml::Value::String(v.to_string()));
+        let pb = match one(results, &sel) {
+            Ok(pb) => pb,
+            Err(why) => {
+                left_out.push(why);
+                continue;
+            }
+        };
+        if let Some(why) = disqualified(pa).or_else(|| disqualified(pb)) {
+            left_out.push(why);
+            continue;
+        }
+        match (pa.summary.get(&m), pb.summary.get(&m), v.as_f64()) {
+            (Some(a), Some(b), Some(xv)) => pairs.push((xv, metric::fmt_tick(xv), *a, *b)),
+            _ => left_out.push(format!("{} or its pair has no {}", pa.label(), m.label())),
+        }
+    }
+    pairs.sort_by(|p, q| p.0.total_cmp(&q.0));
+    let left = if left_out.is_empty() {
+        String::new()
+    } else {
+        format!("; left out: {}", left_out.join("; "))
+    };
+    if pairs.len() < 2 {
+        return (
+            Verdict::NoEvidence,
+            format!(
+                "{} pair(s) of points can be judged across {axis}; a claim about every value \
+                 needs two{left}",
+                pairs.len()
+            ),
+        );
+    }
+    let (an, bn) = (
+        c.a.as_ref()
+            .map_or(String::new(), |t| describe(t.get_ref())),
+        c.b.as_ref()
+            .map_or(String::new(), |t| describe(t.get_ref())),
+    );
+    let mut above = Vec::new();
+    let mut below = Vec::new();
+    let mut sig_above = Vec::new();
+    let mut sig_below = Vec::new();
+    let mut beyond = Vec::new();
+    let mut rels = Vec::new();
+    for (_, name, a, b) in &pairs {
+        if b.mean != 0.0 {
+            rels.push((a.mean - b.mean) / b.mean.abs() * 100.0);
+        }
+        if a.mean > b.mean {
+            above.push(name.clone());
+        } else if a.mean < b.mean {
+            below.push(name.clone());
+        }
+        if let Some(w) = Welch::test(&b.sample(), &a.sample())
+            && w.significant()
+        {
+            if w.diff > 0.0 {
+                sig_above.push(name.clone());
+            } else {
+                sig_below.push(name.clone());
+            }
+            if w.diff.abs() - w.half_width > within / 100.0 * b.mean.abs() {
+                beyond.push(name.clone());
+            }
+        }
+    }
+    let n = rels.len() as f64;
+    let mean = rels.iter().sum::<f64>() / n;
+    let sd = (rels.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0)).sqrt();
+    let half = t_quantile(1.0 - (1.0 - CONFIDENCE) / 2.0, n - 1.0) * sd / n.sqrt();
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            String::new()
+        } else {
+            format!(" ({axis} {})", v.join(", "))
+        }
+    };
+    let said = format!(
+        "{}: {an} against {bn} at {} values of {axis}: above at {}{}, below at {}{}; \
+         significant (Welch at 95%) above at {} and below at {}; across the curve (a − b) / b = \
+         {mean:+.2}% ± {half:.2}% (mean of the {} pairs, 95% Student-t)",
+        m.label(),
+        pairs.len(),
+        above.len(),
+        list(&above),
+        below.len(),
+        list(&below),
+        sig_above.len(),
+        sig_below.len(),
+        rels.len(),
+    );
+    let up = matches!(e, Expect::Higher | Expect::Rises);
+    let (against, with) = if up {
+        (&sig_below, mean - half > 0.0)
+    } else {
+        (&sig_above, mean + half < 0.0)
+    };
+    let verdict = match e {
+        Expect::Equal | Expect::Flat => {
+            if !beyond.is_empty() {
+                (
+                    Verdict::Contradicted,
+                    format!("{said}: beyond ±{within}% at {axis} {}", beyond.join(", ")),
+                )
+            } else if mean.abs() + half <= within {
+                (
+                    Verdict::Reproduced,
+                    format!("{said}: within ±{within}% across the curve"),
+                )
+            } else {
+                (
+                    Verdict::Inconclusive,
+                    format!(
+                        "{said}: the interval straddles ±{within}%; more replications or points would decide"
+                    ),
+                )
+            }
+        }
+        _ if !against.is_empty() => (
+            Verdict::Contradicted,
+            format!(
+                "{said}: significantly the other way at {axis} {}",
+                against.join(", ")
+            ),
+        ),
+        _ if with => (
+            Verdict::Reproduced,
+            format!("{said}: significant across the curve, and at no value the other way"),
+        ),
+        _ if mean.abs() + half <= within => (
+            Verdict::Contradicted,
+            format!("{said}: no difference beyond ±{within}% across the curve"),
+        ),
+        _ => (
+            Verdict::Inconclusive,
+            format!(
+                "{said}: the interval includes 0; more replications at each value would decide"
+            ),
+        ),
+    };
+    (verdict.0, verdict.1 + &left)
 }
 
 /// `a` against `b` as the claim expects; the reason gives both means with
@@ -703,6 +916,95 @@ mod tests {
             }
         }
         test_all(&exp, &r)
+    }
+
+    /// A full (not quick) run of `EXP`'s pool whose throughput at each point
+    /// is `f(workers, users)`, three repeats at ±`spread` of it.
+    fn full_run(exp: &Experiment, f: impl Fn(f64, f64) -> (f64, f64)) -> RunResults {
+        let mut r = quick_run(exp);
+        let plan = exp
+            .plan(false, None, std::path::Path::new("/tmp/servelab-lab"))
+            .unwrap();
+        let template = r.points[0].clone();
+        r.quick = false;
+        r.points = plan
+            .points
+            .iter()
+            .filter(|p| p.server_label() == Some("pool"))
+            .map(|p| {
+                let w = p.var("workers").unwrap().as_f64().unwrap();
+                let u = p.var("users").unwrap().as_f64().unwrap();
+                let (v, spread) = f(w, u);
+                let mut q = template.clone();
+                q.index = p.index;
+                q.vars = p.vars.clone();
+                q.summary.insert(
+                    Metric::Throughput,
+                    Stat::of(&[v * (1.0 - spread), v, v * (1.0 + spread)]).unwrap(),
+                );
+                q
+            })
+            .collect();
+        r
+    }
+
+    /// Regression (issue 31, seed 002's 4x4): "round robin's response time is
+    /// higher than FCFS's for all user values" was judged at one user count,
+    /// where 2% could not be told from noise ("contradicted"), although round
+    /// robin was above at 9 of 10. A claim about every value is judged on every
+    /// pair and on the curve's mean difference.
+    #[test]
+    fn a_claim_for_every_value_is_judged_on_every_pair() {
+        let claim = r#"
+[[claim]]
+text = "32 users get more than 8 at every worker count."
+test = "compare"
+metric = "throughput"
+x = "workers"
+a = { server = "pool", users = 32 }
+b = { server = "pool", users = 8 }
+expect = "higher"
+"#;
+        let text = EXP.replace("duration = \"1s\"", "duration = \"10s\"") + claim;
+        let exp = Experiment::parse(&text, "t.toml").unwrap();
+        // 2% above at 4 of 5 worker counts, 0.5% below at one, each within a
+        // ±5% spread that no single pair can decide.
+        let small = full_run(&exp, |w, u| {
+            let base = 100.0;
+            match (u as u32, w as u32) {
+                (32, 16) => (base * 0.995, 0.05),
+                (32, _) => (base * 1.02, 0.05),
+                _ => (base, 0.05),
+            }
+        });
+        let t = &test_all(&exp, &small)[0];
+        assert_eq!(t.verdict, Verdict::Reproduced, "{t:?}");
+        assert!(
+            t.reason
+                .contains("at 5 values of server workers: above at 4")
+                && t.reason
+                    .contains("significant (Welch at 95%) above at 0 and below at 0"),
+            "{}",
+            t.reason
+        );
+        // One pair significantly the other way contradicts "at every value".
+        let against = full_run(&exp, |w, u| match (u as u32, w as u32) {
+            (32, 16) => (70.0, 0.001),
+            (32, _) => (102.0, 0.05),
+            _ => (100.0, 0.001),
+        });
+        let t = &test_all(&exp, &against)[0];
+        assert_eq!(t.verdict, Verdict::Contradicted, "{t:?}");
+        assert!(
+            t.reason
+                .contains("significantly the other way at server workers 16"),
+            "{}",
+            t.reason
+        );
+        // The same figures everywhere: no difference beyond the margin.
+        let same = full_run(&exp, |_, _| (100.0, 0.01));
+        let t = &test_all(&exp, &same)[0];
+        assert_eq!(t.verdict, Verdict::Contradicted, "{t:?}");
     }
 
     #[test]

@@ -21,10 +21,17 @@
 //! the common shift ([`drift`]), and that only an interleaved pair can tell it
 //! from a change.
 //!
+//! Marks are counted by point, not by figure ([`tally`]): a point's figures
+//! are tied by Little's law and the utilisation law, so Holm's procedure runs
+//! over each point's figures, the tally says what chance allows for the number
+//! of points, and points where the load generator was saturated stay out of it.
+//!
 //! Layout: this file holds the rows, the test, the warnings, the table and the
-//! page; `drift.rs` the common shift of separate runs.
+//! page; `drift.rs` the common shift of separate runs; `tally.rs` the marks by
+//! point.
 
 pub mod drift;
+pub mod tally;
 
 use std::fmt::Write as _;
 
@@ -67,7 +74,7 @@ impl Row {
     }
 
     /// Welch's t-test of B against A (`None` below 2 repeats on a side).
-    fn welch(&self) -> Option<Welch> {
+    pub(crate) fn welch(&self) -> Option<Welch> {
         Welch::test(&self.a?.sample(), &self.b?.sample())
     }
 
@@ -177,6 +184,19 @@ pub fn warnings(a: &RunResults, b: &RunResults) -> Vec<String> {
     }
     if a.protocol.is_none() != b.protocol.is_none() {
         out.push("one run records its protocol and the other does not".into());
+    }
+    if (a.schema == crate::results::SCHEMA_V3) != (b.schema == crate::results::SCHEMA_V3) {
+        out.push(format!(
+            "response times differ in kind: {} was written as {} (mean_ms, p50_ms and p99_ms \
+             over every started request, those unfinished at a window's end counted to it, \
+             which biases them low), the other over finished requests only",
+            if a.schema == crate::results::SCHEMA_V3 {
+                "A"
+            } else {
+                "B"
+            },
+            crate::results::SCHEMA_V3
+        ));
     }
     if pair(a, b).is_none() {
         let interleaved =
@@ -325,15 +345,10 @@ pub fn text(a: &RunResults, b: &RunResults, a_name: &str, b_name: &str) -> Strin
         "{:<w$}  {:<12} {:>22} {:>22} {:>7}  {:<16}",
         "point", "metric", "A mean ±95%", "B mean ±95%", "B/A", "B-A"
     );
-    let mut marked = 0;
-    for r in &rows {
+    let tally = tally::Tally::of(a, b, &rows);
+    for (r, &marked) in rows.iter().zip(&tally.marked) {
         let ratio = r.ratio().map_or("-".into(), |x| format!("{x:.2}"));
-        let mark = if r.significant() {
-            marked += 1;
-            " *"
-        } else {
-            ""
-        };
+        let mark = if marked { " *" } else { "" };
         let _ = writeln!(
             t,
             "{:<w$}  {:<12} {:>22} {:>22} {:>7}  {:<16}{mark}",
@@ -345,11 +360,11 @@ pub fn text(a: &RunResults, b: &RunResults, a_name: &str, b_name: &str) -> Strin
             r.effect().unwrap_or_else(|| "-".into())
         );
     }
-    let tested = rows.iter().filter(|r| r.welch().is_some()).count();
     let _ = writeln!(
         t,
-        "* different by Welch's t-test on the repeats at 95% ({marked} of {tested} tested figures; \
-         about 1 in 20 is marked by chance alone). B-A: the difference relative to A, with its 95% interval."
+        "* different by Welch's t-test on the repeats, Holm-corrected across each point's \
+         figures (95% per point). {}. B-A: the difference relative to A, with its 95% interval.",
+        tally.sentence()
     );
     if let Some(shift) = separate_shift(a, b, &rows) {
         let _ = writeln!(t, "common shift: {shift}");
@@ -567,16 +582,13 @@ pub fn html(a: &RunResults, b: &RunResults, a_name: &str, b_name: &str) -> Resul
          <th>A mean ±95% (repeats)</th><th>B mean ±95% (repeats)</th><th>B/A</th><th>B &minus; A (95%)</th></tr></thead><tbody>"
     );
     let rows = rows(a, b);
-    for r in &rows {
+    let tally = tally::Tally::of(a, b, &rows);
+    for (r, &marked) in rows.iter().zip(&tally.marked) {
         let ratio = r.ratio().map_or("-".into(), |x| format!("{x:.2}"));
         let _ = writeln!(
             h,
             "<tr{}><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{ratio}</td><td>{}</td></tr>",
-            if r.significant() {
-                " class=\"conclusion\""
-            } else {
-                ""
-            },
+            if marked { " class=\"conclusion\"" } else { "" },
             esc(&r.point),
             esc(&r.metric.axis_label()),
             esc(&cell(r.a)),
@@ -584,8 +596,12 @@ pub fn html(a: &RunResults, b: &RunResults, a_name: &str, b_name: &str) -> Resul
             esc(&r.effect().unwrap_or_else(|| "-".into()))
         );
     }
-    h.push_str("</tbody></table></div><p>Highlighted rows: different by Welch&#39;s t-test on the repeats at 95% \
-                (about 1 in 20 is highlighted by chance alone).</p>\n");
+    let _ = writeln!(
+        h,
+        "</tbody></table></div><p>Highlighted rows: different by Welch&#39;s t-test on the \
+         repeats, Holm-corrected across each point&#39;s figures (95% per point). {}.</p>",
+        esc(&tally.sentence())
+    );
     if let Some(shift) = separate_shift(a, b, &rows) {
         let _ = writeln!(
             h,
@@ -684,6 +700,14 @@ mod tests {
             "{w}"
         );
         assert!(w.contains("different CPU placement"), "{w}");
+        // A run stored before servelab-lab/4 holds response times of another kind.
+        let mut old = a.clone();
+        old.schema = crate::results::SCHEMA_V3.into();
+        let w = warnings(&old, &a).join("\n");
+        assert!(
+            w.contains("response times differ in kind: A was written as servelab-lab/3"),
+            "{w}"
+        );
     }
 
     #[test]

@@ -37,6 +37,13 @@ pub fn conclude(exp: &Experiment, results: &RunResults) -> String {
             crate::accuracy::table(exp, results).and_then(|t| crate::accuracy::sentence(&t))
         }
     };
+    // A sentence about the model's accuracy says when that is by construction.
+    let sentence = match (c.kind.get_ref(), crate::construction::note(exp)) {
+        (ConclusionKind::Model | ConclusionKind::Prediction, Some(note)) => {
+            sentence.map(|s| format!("{s} {note}"))
+        }
+        _ => sentence,
+    };
     sentence.unwrap_or_else(|| {
         let failed = results
             .points
@@ -826,11 +833,11 @@ mod tests {
             ),
             (
                 "model",
-                "The exact model's throughput was within 2.00% of the measured at every point (error (exact − measured) / measured: mean absolute 2.00%, largest +2.00% at pool at 24 users); the exact value lies within the 95% interval of the mean of 3 or more repeats at 2 of 2 points; the model saturates at N* = 24 users.",
+                "The exact model's throughput was within 2.00% of the measured at every point (error (exact − measured) / measured: mean absolute 2.00%, largest +2.00% at pool at 24 users); the exact value lies within the 95% interval of the mean of 3 or more repeats at 2 of 2 points; the model saturates at N* = 24 users. Agreement with the model here is by construction: a check of the instruments, not of the model. The server sleeps a draw of --delay exp:20ms per request and does no work, and the model is given that distribution as its service time (exp:20ms); the model's accuracy on work a kernel schedules is in model-cpu, overload-cpu and apache.",
             ),
             (
                 "seed002",
-                "At 150 users, configuration comparison, FCFS was the best of 4 settings: its mean user response time was 0.143x that of the worst, configuration 4x4, RR (10.0 against 70.0 ms), a difference significant by Welch's t-test on the replications at 95% (p < 0.001, difference 60.0 ± 1.39 ms).",
+                "At 150 users, configuration comparison, FCFS was the best of 3 settings: its mean user response time was 0.143x that of the worst, configuration 4x4, RR (10.0 against 70.0 ms), a difference significant by Welch's t-test on the replications at 95% (p < 0.001, difference 60.0 ± 1.39 ms).",
             ),
             (
                 "engines",
@@ -838,7 +845,7 @@ mod tests {
             ),
             (
                 "overload",
-                "The model holds: all 3 targets met over 2 points. Largest errors: throughput +4.00% (mean 4.00%), goodput +4.00% (mean 4.00%), badput +4.00% (mean 4.00%), abandoned at the server +4.00% (mean 4.00%), dropped requests +4.00% (mean 4.00%), mean user response time +4.00% (mean 4.00%), mean response time per attempt +4.00% (mean 4.00%).",
+                "The model holds: all 3 targets met over 2 points. Largest errors: throughput +4.00% (mean 4.00%), goodput +4.00% (mean 4.00%), badput +4.00% (mean 4.00%), abandoned at the server +4.00% (mean 4.00%), dropped requests +4.00% (mean 4.00%), mean user response time +4.00% (mean 4.00%), mean response time per attempt +4.00% (mean 4.00%). Agreement with the model here is by construction: a check of the instruments, not of the model. The server sleeps a draw of --delay exp:20ms per request and does no work, and the model is given that distribution as its service time (exp:20ms); the model's accuracy on work a kernel schedules is in model-cpu, overload-cpu and apache.",
             ),
             (
                 "timeslice",

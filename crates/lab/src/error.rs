@@ -64,9 +64,11 @@ pub enum LabError {
     )]
     OutExists(PathBuf),
     /// `--out --force` names something that is not a lab run; it is left alone.
+    // The marker's name is `rundir::RUN_MARKER`, written out so that this
+    // module imports nothing of the modules that return its errors (a test in
+    // `rundir` checks that the two agree).
     #[error(
-        "{0} exists and does not hold a lab run (it has no {marker} file); it is not replaced even with --force",
-        marker = crate::rundir::RUN_MARKER
+        "{0} exists and does not hold a lab run (it has no .servelab-lab-run file); it is not replaced even with --force"
     )]
     NotARun(PathBuf),
     /// Every point failed or was unavailable; the results (with each point's

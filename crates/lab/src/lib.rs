@@ -24,7 +24,12 @@
 //! - [`plot`], [`report`], [`conclusion`], [`claim`], [`compare`]: the reports,
 //!   the seed's claims tested, two runs compared
 //! - [`accuracy`]: measured against simulated, error per point and per metric
+//! - [`construction`]: agreement by construction (a server that sleeps the model's
+//!   own service time), said wherever it is quoted
 //! - [`html`]: escaping and the style sheet of every page
+//!
+//! The modules import no circle: [`layout`] walks their `crate::` paths, in a
+//! test here and for any crate that calls it.
 //!
 //! `servelab predict URL` lives in its own crate, `servelab-predict`, which
 //! uses this one (protocol, checks, CPU readings, statistics, plots, HTML).
@@ -61,12 +66,14 @@ pub mod check;
 pub mod claim;
 pub mod compare;
 pub mod conclusion;
+pub mod construction;
 pub mod cpu;
 mod error;
 pub mod estimate;
 pub mod experiment;
 pub mod html;
 pub mod index;
+pub mod layout;
 pub mod machine;
 pub mod metric;
 pub mod peer;

@@ -57,7 +57,140 @@ pub struct Protocol {
     /// (each point with both binaries, their repeats alternating); absent for a run of its
     /// own. Added within schema 2: older readers ignore it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub interleaved: Option<crate::results::Interleaved>,
+    pub interleaved: Option<Interleaved>,
+}
+
+/// One side of a pair that `servelab lab ab` measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    /// The binary given as `--a` (before).
+    A,
+    /// The binary given as `--b` (after).
+    B,
+}
+
+impl Side {
+    /// The other side.
+    pub fn other(self) -> Side {
+        match self {
+            Side::A => Side::B,
+            Side::B => Side::A,
+        }
+    }
+
+    /// "a" or "b": the side's directory under the pair's `--out`.
+    pub fn dir_name(self) -> &'static str {
+        match self {
+            Side::A => "a",
+            Side::B => "b",
+        }
+    }
+}
+
+/// How a run was measured interleaved with another by `servelab lab ab`: every
+/// point with binary A and binary B, in ABBA order ([`Alternation`]), so that
+/// drift hits both runs alike. Stored in the run's
+/// [`Protocol`]; both runs of a pair hold the same record but
+/// for `side`, `started_s`, `repeat_started_s` and `server_pid`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Interleaved {
+    /// This run's side of the pair.
+    pub side: Side,
+    /// The pair's identity (its start time, UTC, and the lab's process id):
+    /// `lab compare` treats two runs as a pair only when it matches.
+    pub pair: String,
+    /// The `servelab` binary that served side A (absolute path).
+    pub exe_a: String,
+    /// The `servelab` binary that served side B (absolute path).
+    pub exe_b: String,
+    /// What the order alternates by. Runs written before it was recorded
+    /// alternated by point.
+    #[serde(default)]
+    pub by: Alternation,
+    /// The side measured first at each point, in point order (A, B, B, A, ...);
+    /// by repeat, the side that leads the point's first repeat.
+    pub first: Vec<Side>,
+    /// When this side began each point (its server's start), in seconds after
+    /// the pair's first point began: the order as it happened.
+    pub started_s: Vec<f64>,
+    /// When this side began each of its measured repeats, per point, in seconds
+    /// after the pair's first point began (by repeat; empty in older runs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeat_started_s: Vec<Vec<f64>>,
+    /// The process id of this side's server at each point (`None` when it did
+    /// not start), by repeat; empty in older runs. With the times above, it
+    /// shows that both sides' servers were alive at once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_pid: Vec<Option<u32>>,
+}
+
+/// What the ABBA order of an interleaved pair alternates by.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Alternation {
+    /// A and B measured each point one after the other, each with its own
+    /// server and all its repeats, and the side that went first alternated
+    /// by point (A B, B A, B A, A B, ...). The first `lab ab` did this.
+    #[default]
+    Point,
+    /// At each point both servers ran side by side, and the repeats alternated
+    /// A B, B A, A B, ... (the point's leader first in odd repeats), until both
+    /// sides had the same number.
+    Repeat,
+}
+
+impl Interleaved {
+    /// Whether `self` and `other` are the two sides of one pair.
+    pub fn pairs_with(&self, other: &Interleaved) -> bool {
+        self.pair == other.pair
+            && self.side == other.side.other()
+            && self.by == other.by
+            && self.first == other.first
+    }
+}
+
+/// What a validity check tests (computed by `crate::check`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckKind {
+    /// N = X·(R + Z) for closed users.
+    LittlesLaw,
+    /// The load generator had CPU to spare.
+    Client,
+    /// No request ended in an error.
+    Errors,
+    /// Few requests were left unfinished at the end of the window.
+    Unfinished,
+    /// Every window was the full protocol's length.
+    Window,
+    /// Server CPU per request agrees with U/X, its floor and the answers.
+    Cpu,
+}
+
+impl CheckKind {
+    /// Short name for tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            CheckKind::LittlesLaw => "Little's law",
+            CheckKind::Client => "client",
+            CheckKind::Errors => "errors",
+            CheckKind::Unfinished => "unfinished",
+            CheckKind::Window => "window",
+            CheckKind::Cpu => "CPU per request",
+        }
+    }
+}
+
+/// One check of one point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    /// What was checked.
+    pub kind: CheckKind,
+    /// Whether the point passed.
+    pub passed: bool,
+    /// What was found, in words with the numbers.
+    pub detail: String,
 }
 
 /// Why a point's repeats stopped where they did.
@@ -168,8 +301,10 @@ pub struct Window {
     pub failed: u64,
     /// Attempts abandoned on their timeout.
     pub timeouts: u64,
-    /// Requests not finished when the window ended (counted in the latency to
-    /// the end of the window, as lower bounds).
+    /// Requests not finished when the window ended. Since `servelab-lab/4`
+    /// they are outside `mean_response_s`, with their ages in
+    /// `unfinished_age_s`; before, their latency counted to the end of the
+    /// window, as lower bounds, inside the mean.
     pub unfinished: u64,
     /// TCP connections the load generator opened.
     pub connections: u64,
@@ -179,9 +314,25 @@ pub struct Window {
     /// before this field.
     #[serde(default)]
     pub connect_total_s: f64,
-    /// Mean time from a request's intended start to its outcome, seconds
-    /// (unfinished requests to the end of the window).
+    /// Mean time from a request's intended start to its outcome, seconds:
+    /// over the finished requests (`servelab-lab/4`, from `servelab-load/5`);
+    /// in a run stored before, over every started request, the unfinished
+    /// ones counted to the end of the window.
     pub mean_response_s: f64,
+    /// The ages of the requests unfinished at the window's end, added up
+    /// (the end less each one's intended start), seconds; `None` in a run
+    /// stored before `servelab-lab/4`, whose mean holds them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unfinished_age_s: Option<f64>,
+    /// Thinks measured as Z (those that ended in a request); `None` without
+    /// think time or in a run stored before `servelab-lab/4`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinks: Option<u64>,
+    /// The users' time in thinks that are no draw of Z, seconds: each user's
+    /// first (a residual) and the thinks cut by the window's end. `None` as
+    /// `thinks`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think_uncounted_s: Option<f64>,
     /// CPU seconds the load generator's threads used.
     pub client_cpu_s: f64,
     /// The load generator's event-loop threads.
@@ -211,6 +362,11 @@ impl Window {
             connections: c.connections,
             connect_total_s: report.connect.mean * report.connect.count as f64 / 1e6,
             mean_response_s: report.latency.mean / 1e6,
+            unfinished_age_s: Some(
+                report.unfinished_age.mean * report.unfinished_age.count as f64 / 1e6,
+            ),
+            thinks: report.think.as_ref().map(|t| t.count),
+            think_uncounted_s: report.think.as_ref().map(|t| t.uncounted_total_s),
             client_cpu_s: report.client_cpu_s,
             client_threads: u32::try_from(report.threads).unwrap_or(u32::MAX),
             series: report.series.clone(),

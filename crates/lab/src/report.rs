@@ -67,11 +67,18 @@ pub fn render(results: &RunResults, exp: &Experiment) -> Result<String> {
     }
     // The seed's claims first: what this run says about them.
     h.push_str(&crate::claim::html(exp, results));
+    let concluded = conclusion::conclude(exp, results);
     let _ = writeln!(
         h,
         "<p class=\"conclusion\"><strong>Conclusion:</strong> {}</p>",
-        esc(&conclusion::conclude(exp, results))
+        esc(&concluded)
     );
+    // The prediction drawn in the figures agrees by construction too.
+    if let Some(note) =
+        crate::construction::note(exp).filter(|_| !concluded.contains(crate::construction::LABEL))
+    {
+        let _ = writeln!(h, "<p class=\"conclusion\">{}</p>", esc(&note));
+    }
     let m = &results.machine;
     let simulated = results.points.iter().all(|p| p.server.is_none());
     let seed = exp.seed.as_ref().map_or(String::new(), |s| {
@@ -182,12 +189,37 @@ fn protocol_sentence(results: &RunResults) -> String {
             i.exe_b
         )
     });
+    // A run stored before servelab-lab/4 measured and checked the old way.
+    let (times, little) = if results.schema == crate::results::SCHEMA {
+        (
+            "response times are over finished requests",
+            "N = X·(R+C) + thinks/s·Z + the time of requests unfinished and of thinks cut at the \
+             windows' ends, each term measured apart; C the connect time per request",
+        )
+    } else {
+        (
+            "response times include the requests unfinished at a window's end, counted to it \
+             (stored before servelab-lab/4)",
+            "N = X·(R+C+Z), as checked when this run was made; C the connect time per request",
+        )
+    };
+    // Its stored checks are the ones it was made with (CPU per request only
+    // where the point has one).
+    let cpu = if results.points.iter().any(|pt| {
+        pt.checks
+            .iter()
+            .any(|c| c.kind == crate::check::CheckKind::Cpu)
+    }) {
+        "CPU per request, "
+    } else {
+        ""
+    };
     format!(
         "{quick}a warm-up of at least {} s at full load, then measured windows of at least {} s; {repeats}. \
-         Figures are means over repeats; ± and bars are 95% Student-t intervals. Each point is checked \
-         against Little's law (N = X·(R+C+Z) within 5%, C the connect time per request), for a busy \
-         client, errors, and unfinished requests beyond what Little's law expects in flight; a point \
-         that fails a check is marked ⚑ and kept.{pair}",
+         Figures are means over repeats; ± and bars are 95% Student-t intervals; {times}. Each point \
+         is checked against Little's law within 5% ({little}), for a busy client, errors, {cpu}and \
+         unfinished requests beyond what Little's law expects in flight; a point that \
+         fails a check is marked ⚑ and kept.{pair}",
         metric::fmt_tick(p.warmup_s),
         metric::fmt_tick(p.window_s)
     )
@@ -547,6 +579,18 @@ mod tests {
             "{s}"
         );
         assert!(!s.contains("quick") && !s.contains("interleaved"), "{s}");
+        // The check and the response times are described as the run made them.
+        assert!(
+            s.contains("over finished requests") && s.contains("N = X·(R+C) + thinks/s·Z"),
+            "{s}"
+        );
+        let mut old = r.clone();
+        old.schema = crate::results::SCHEMA_V3.into();
+        let s = protocol_sentence(&old);
+        assert!(
+            s.contains("stored before servelab-lab/4") && s.contains("N = X·(R+C+Z)"),
+            "{s}"
+        );
         r.protocol = Some(Protocol {
             interleaved: Some(crate::results::Interleaved {
                 side: crate::results::Side::B,

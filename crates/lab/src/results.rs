@@ -2,8 +2,19 @@
 //! machine, as `results.json` (the source `lab report` and `lab compare` read back)
 //! and `results.csv` (one row per repeat, for spreadsheets and scripts).
 //!
-//! Schema `servelab-lab/3`: within version 3 fields may be added, never renamed,
-//! and a field never changes what it holds. Version 2 differs in one field:
+//! Schema `servelab-lab/4`: within version 4 fields may be added, never renamed,
+//! and a field never changes what it holds. Version 3 differs in what the
+//! measured response times hold: `mean_ms`, `p50_ms`, `p99_ms` and each
+//! window's `mean_response_s` were over every started request, the requests
+//! unfinished at a window's end counted to that end (lower bounds, which bias
+//! a mean low); since version 4 (from `servelab-load/5`) they are over the
+//! finished requests, and each window keeps the unfinished requests' ages
+//! apart (`unfinished_age_s`) with the thinks that are no draw of Z (`thinks`,
+//! `think_uncounted_s`), which Little's law over a window needs. A version-3
+//! file is read as it is (its figures cannot be split after the fact), keeps
+//! its schema in memory so that `lab compare` can say that two runs' response
+//! times differ in kind, and its stored checks stay as they were made.
+//! Version 2 differs from 3 in one field:
 //! `error_pct` was the measured throughput against the exact model's,
 //! (measured − exact) / exact; since version 3 it is the model's error in the
 //! one convention of the lab and `predict`, (exact − measured) / measured. A
@@ -56,7 +67,9 @@ pub type Figures = BTreeMap<Metric, f64>;
 pub const UNMEASURABLE: &str = "unmeasurable";
 
 /// The `schema` field of `results.json`.
-pub const SCHEMA: &str = "servelab-lab/3";
+pub const SCHEMA: &str = "servelab-lab/4";
+/// The previous schema, read as it is (see the module's docs).
+pub const SCHEMA_V3: &str = "servelab-lab/3";
 
 /// A metric over repeats (or simulated replications): the mean with its 95%
 /// Student-t interval, and, for measured repeats, their median, smallest and
@@ -151,95 +164,9 @@ impl Stat {
     }
 }
 
-/// One side of a pair that `servelab lab ab` measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Side {
-    /// The binary given as `--a` (before).
-    A,
-    /// The binary given as `--b` (after).
-    B,
-}
-
-impl Side {
-    /// The other side.
-    pub fn other(self) -> Side {
-        match self {
-            Side::A => Side::B,
-            Side::B => Side::A,
-        }
-    }
-
-    /// "a" or "b": the side's directory under the pair's `--out`.
-    pub fn dir_name(self) -> &'static str {
-        match self {
-            Side::A => "a",
-            Side::B => "b",
-        }
-    }
-}
-
-/// How a run was measured interleaved with another by `servelab lab ab`: every
-/// point with binary A and binary B, in ABBA order ([`Alternation`]), so that
-/// drift hits both runs alike. Stored in the run's
-/// [`crate::protocol::Protocol`]; both runs of a pair hold the same record but
-/// for `side`, `started_s`, `repeat_started_s` and `server_pid`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Interleaved {
-    /// This run's side of the pair.
-    pub side: Side,
-    /// The pair's identity (its start time, UTC, and the lab's process id):
-    /// `lab compare` treats two runs as a pair only when it matches.
-    pub pair: String,
-    /// The `servelab` binary that served side A (absolute path).
-    pub exe_a: String,
-    /// The `servelab` binary that served side B (absolute path).
-    pub exe_b: String,
-    /// What the order alternates by. Runs written before it was recorded
-    /// alternated by point.
-    #[serde(default)]
-    pub by: Alternation,
-    /// The side measured first at each point, in point order (A, B, B, A, ...);
-    /// by repeat, the side that leads the point's first repeat.
-    pub first: Vec<Side>,
-    /// When this side began each point (its server's start), in seconds after
-    /// the pair's first point began: the order as it happened.
-    pub started_s: Vec<f64>,
-    /// When this side began each of its measured repeats, per point, in seconds
-    /// after the pair's first point began (by repeat; empty in older runs).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub repeat_started_s: Vec<Vec<f64>>,
-    /// The process id of this side's server at each point (`None` when it did
-    /// not start), by repeat; empty in older runs. With the times above, it
-    /// shows that both sides' servers were alive at once.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub server_pid: Vec<Option<u32>>,
-}
-
-/// What the ABBA order of an interleaved pair alternates by.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Alternation {
-    /// A and B measured each point one after the other, each with its own
-    /// server and all its repeats, and the side that went first alternated
-    /// by point (A B, B A, B A, A B, ...). The first `lab ab` did this.
-    #[default]
-    Point,
-    /// At each point both servers ran side by side, and the repeats alternated
-    /// A B, B A, A B, ... (the point's leader first in odd repeats), until both
-    /// sides had the same number.
-    Repeat,
-}
-
-impl Interleaved {
-    /// Whether `self` and `other` are the two sides of one pair.
-    pub fn pairs_with(&self, other: &Interleaved) -> bool {
-        self.pair == other.pair
-            && self.side == other.side.other()
-            && self.by == other.by
-            && self.first == other.first
-    }
-}
+// The record of an interleaved pair is part of the run's protocol, and lives
+// there; these names are kept for the modules that read them from here.
+pub use crate::protocol::{Alternation, Interleaved, Side};
 
 /// How a point ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -294,7 +221,7 @@ pub struct PointRecord {
     /// The validity checks of the point (Little's law, the client, errors and
     /// unfinished requests); a failed one flags the point, never drops it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub checks: Vec<crate::check::Check>,
+    pub checks: Vec<crate::protocol::Check>,
     /// Mean with its 95% interval, and median and range, of every metric.
     pub summary: BTreeMap<Metric, Stat>,
     /// Metrics that could not be measured at this point, with the reason; they
@@ -456,7 +383,7 @@ impl RunResults {
             })?;
         let mut migrate = false;
         match value.get("schema").and_then(|s| s.as_str()) {
-            Some(SCHEMA) => {}
+            Some(SCHEMA | SCHEMA_V3) => {}
             Some("servelab-lab/2") => migrate = true,
             Some("servelab-lab/1") => {
                 return Err(LabError::Results {
@@ -494,7 +421,7 @@ impl RunResults {
                     p.predicted.remove(&Metric::P99Ms);
                 }
             }
-            results.schema = SCHEMA.into();
+            results.schema = SCHEMA_V3.into();
         }
         Ok(results)
     }
@@ -752,7 +679,7 @@ pub(crate) mod tests {
         )
         .unwrap();
         let back = RunResults::read(dir.path()).unwrap();
-        assert_eq!(back.schema, SCHEMA);
+        assert_eq!(back.schema, SCHEMA_V3);
         let e: Vec<f64> = back.points[0]
             .repeats
             .iter()

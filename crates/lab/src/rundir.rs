@@ -194,6 +194,7 @@ mod tests {
         assert!(matches!(e, LabError::OutExists(_)), "{e}");
         let e = create(Some(&foreign), "x", "s", true).unwrap_err();
         assert!(matches!(e, LabError::NotARun(_)), "{e}");
+        assert!(e.to_string().contains(RUN_MARKER), "{e}");
         assert!(foreign.join("thesis.tex").is_file());
 
         let run = tmp.path().join("runs").join("one");

@@ -119,9 +119,11 @@ pub(crate) struct ClientConn {
     pub conn_target: usize,
     /// Requests this closed user may still start (`u64::MAX`: no limit).
     pub quota: u64,
-    /// Closed user thinking: when the answer ended and the think drawn, so
-    /// that the think's real length is measured when the next request starts.
-    pub think_from: Option<(Instant, Duration)>,
+    /// Closed user thinking: when the think began and its draw, so that the
+    /// think's real length is measured when the next request starts. The draw
+    /// is `None` for a user's first think, a residual drawn so that users
+    /// start spread out: its time is the users' but it is no draw of Z.
+    pub think_from: Option<(Instant, Option<Duration>)>,
 }
 
 impl ClientConn {

@@ -306,6 +306,7 @@ impl ClientLoop {
             let s = &mut self.conns[i];
             s.state = ConnState::Thinking;
             let d = Duration::from_secs_f64(think.sample_residual(&mut s.rng));
+            s.think_from = Some((now, None));
             s.timer.arm(now + d, i, &mut self.timers);
         }
     }
@@ -642,6 +643,12 @@ impl ClientLoop {
     /// requests/s, 6,000 draws for a 3 s run).
     fn count_unfinished(&mut self, end: Instant) {
         for s in &self.conns {
+            // A think cut by the end: the users' time, in no measured think.
+            if let Some((from, _)) = s.think_from {
+                self.rec
+                    .thinks
+                    .uncounted(end.saturating_duration_since(from));
+            }
             if s.has_request() {
                 // Held for a connection that never opened: never sent.
                 if !s.req.written {

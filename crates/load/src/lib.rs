@@ -115,10 +115,11 @@
 //!   still reports.
 //! - The end of a run: requests sent but not finished (`in_flight`) and open
 //!   arrivals due before the end that no connection took (`never_sent`) are
-//!   unfinished. Each enters the corrected `latency` as `end - intended start`,
-//!   a lower bound; a failed request enters it with the time to its error. So
-//!   the percentiles cover every request the run was asked to make; the summary
-//!   says how many were unfinished.
+//!   unfinished. Each is counted, with its age `end - intended start` (a lower
+//!   bound of its latency) in `unfinished_age`, and kept out of the corrected
+//!   `latency`, which holds the finished requests (a failed one with the time
+//!   to its error): a mean over latencies and lower bounds mixed is neither.
+//!   The summary gives the unfinished requests' number and ages.
 //! - Logins: `http://user:password@host/` sends `Authorization: Basic …`
 //!   (percent-decoded), never the login in `Host`; the report shows the
 //!   password as `***`. A `-H Authorization` header takes precedence.
@@ -179,20 +180,36 @@
 //! - `completed == ok + failed`;
 //! - `errors == failed + connect_refused + connect_other + tls_handshake ==
 //!   errors.total()`;
-//! - `latency.count == scheduled`: one corrected latency per request, from its
-//!   intended start to its response, to the error that ended it, or (unfinished)
-//!   to the end of the run.
+//! - `latency.count == completed`: one corrected latency per finished request,
+//!   from its intended start to its response or to the error that ended it;
+//! - `unfinished_age.count == in_flight + never_sent`: one age per request
+//!   unfinished at the end.
 //!
 //! The error rate ([`Report::error_rate`]) is `errors / (ok + errors)`. An open
 //! run whose achieved rate (`completed` per second) is below 0.95 of its offered
 //! rate (`scheduled` per second) is saturated ([`Report::saturation`]): the
 //! summary warns that its latencies measure the client's backlog.
 //!
-//! # JSON schema `servelab-load/4`
+//! # JSON schema `servelab-load/5`
 //!
 //! `servelab load --json FILE` writes [`Report`] with serde; readers check
 //! `schema` first. Within a version fields may be added, never renamed or
-//! removed. All durations in histograms are integer microseconds.
+//! removed, and a field never changes its meaning. All durations in
+//! histograms are integer microseconds.
+//!
+//! Version 5 (from 4), for censoring: `latency` holds the finished requests
+//! only (`count == counts.completed`), so its mean is the mean of finished
+//! requests; each request unfinished at the end (`counts.in_flight +
+//! counts.never_sent`) is in the new `unfinished_age` instead, with its age
+//! (the end less its intended start, a lower bound of its latency). Version 4
+//! mixed those ages into `latency`, which biased its mean low by about
+//! (unfinished × their missing wait) / completed, in steady state too. New in
+//! `think`: `uncounted` and `uncounted_total_s`, the thinks that are no draw
+//! of Z (each user's first, a residual, and thinks cut by the end) and their
+//! time in the run. With them a window's Little's law closes: N·T = completed
+//! × (mean latency) + connect time + `think.measured_total_s` +
+//! `think.uncounted_total_s` + `unfinished_age.count × unfinished_age.mean`,
+//! up to the client's own turns. `load merge` refuses version 4 reports.
 //!
 //! Version 4 (from 3), for HTTPS: new `tls_handshake` (a histogram beside
 //! `connect` and `ttfb`: from the TCP connect's end to the handshake's, us,
@@ -231,7 +248,7 @@
 //!
 //! ```text
 //! {
-//!   "schema": "servelab-load/4",
+//!   "schema": "servelab-load/5",
 //!   "generator": "servelab-load 0.1.0",
 //!   "run": { "workload": "closed"|"open", "users", "rate", "arrival", "connections",
 //!            "session", "think", "targets": [[url, weight]], "method",
@@ -244,7 +261,8 @@
 //!                                         // the command, before segment split
 //!   "interrupted": false,                     // cut short by a signal (Ctrl-C)
 //!   "think": null | { "asked_mean_us", "count", "drawn_mean_us",
-//!                     "measured_mean_us", "drawn_total_s", "measured_total_s" },
+//!                     "measured_mean_us", "drawn_total_s", "measured_total_s",
+//!                     "uncounted", "uncounted_total_s" },
 //!   "segments": ["1/2", "2/2"],               // segments this report covers
 //!   "threads": 4, "started_unix_ms": 0, "duration_s": 10.0,
 //!   "unreachable": false,                     // gave up: never connected, or no connect for 10 s
@@ -274,7 +292,8 @@
 //!                   "cpu_us_per_request": null|us,
 //!                   "cpu_us_per_handshake": null|us },  // tls_cpu_s / handshakes
 //!   "latency":             HISTOGRAM,  // intended start -> outcome (corrected): the
-//!                                      // response, the error, or the end of the run
+//!                                      // response or the error; finished requests
+//!   "unfinished_age":      HISTOGRAM,  // unfinished at the end: intended start -> end
 //!   "latency_uncorrected": HISTOGRAM,  // last send -> response end
 //!   "ttfb":                HISTOGRAM,  // send -> first response byte
 //!   "connect":             HISTOGRAM,  // TCP connect

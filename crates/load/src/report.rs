@@ -1,7 +1,7 @@
 //! The result of a run: [`Report`], its JSON form, its human summary, and merging.
 //!
 //! The JSON form is the contract with the lab and with `servelab load merge`; its
-//! schema is versioned by the `schema` field (`servelab-load/4`) and documented in
+//! schema is versioned by the `schema` field (`servelab-load/5`) and documented in
 //! the crate docs. A reader must check `schema` and refuse other versions; fields
 //! may be added within a version, never renamed or removed.
 
@@ -23,7 +23,7 @@ use crate::stages::Stages;
 use crate::think::ThinkTimes;
 
 /// The schema version written in every report.
-pub const SCHEMA: &str = "servelab-load/4";
+pub const SCHEMA: &str = "servelab-load/5";
 
 /// Below this share of the offered rate, an open run's target is saturated.
 pub const SATURATED_BELOW: f64 = 0.95;
@@ -213,11 +213,16 @@ pub struct Report {
     /// Rates.
     pub throughput: Throughput,
     /// Latency from the intended start to the request's outcome (corrected for
-    /// coordinated omission), us: to the complete response (any status), to the
-    /// error that ended it, or, for a request unfinished at the end
-    /// (`counts.in_flight + counts.never_sent`), to the end of the run, a lower
-    /// bound. One value per scheduled request: `count == counts.scheduled`.
+    /// coordinated omission), us: to the complete response (any status) or to
+    /// the error that ended it. One value per finished request: `count ==
+    /// counts.completed` (since `servelab-load/5`; version 4 also held the
+    /// unfinished requests' ages, which biased its mean low).
     pub latency: Histogram,
+    /// The age at the end of the run of each request unfinished then
+    /// (`counts.in_flight + counts.never_sent`): the end less its intended
+    /// start, us, a lower bound of its latency. `count == in_flight +
+    /// never_sent`.
+    pub unfinished_age: Histogram,
     /// Latency from the last attempt's send to the complete response, us.
     pub latency_uncorrected: Histogram,
     /// Time from send to the first response byte, us.
@@ -281,6 +286,7 @@ impl Report {
             status,
             throughput: Throughput::default(),
             latency: Histogram::from_hdr_with(&rec.latency, &spec.percentiles),
+            unfinished_age: Histogram::from_hdr_with(&rec.unfinished_age, &spec.percentiles),
             latency_uncorrected: Histogram::from_hdr_with(
                 &rec.latency_uncorrected,
                 &spec.percentiles,
@@ -342,7 +348,7 @@ impl Report {
         let h = &self.latency;
         let latency = |v: f64| {
             if h.count == 0 {
-                Err("no latency was measured")
+                Err("no request finished, so no latency was measured")
             } else {
                 Ok(v)
             }
@@ -399,6 +405,13 @@ impl Report {
             serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
         match value.get("schema").and_then(|s| s.as_str()) {
             Some(SCHEMA) => {}
+            Some(old @ ("servelab-load/4" | "servelab-load/3" | "servelab-load/2")) => {
+                return Err(bad(format!(
+                    "schema `{old}`, expected `{SCHEMA}`: its `latency` mixes the unfinished \
+                     requests' ages (lower bounds) with the finished requests' latencies, which \
+                     `{SCHEMA}` keeps apart; rerun it"
+                )));
+            }
             Some(other) => return Err(bad(format!("schema `{other}`, expected `{SCHEMA}`"))),
             None => return Err(bad("no `schema` field".to_string())),
         }
@@ -435,6 +448,7 @@ impl Report {
             first.ttfb.to_hdr()?,
             first.connect.to_hdr()?,
             first.tls_handshake.to_hdr()?,
+            first.unfinished_age.to_hdr()?,
         ];
         for r in &reports[1..] {
             if r.run != first.run {
@@ -457,6 +471,7 @@ impl Report {
                 &r.ttfb,
                 &r.connect,
                 &r.tls_handshake,
+                &r.unfinished_age,
             ]) {
                 h.add(j.to_hdr()?)
                     .map_err(|e| LoadError::Merge(format!("{e:?}")))?;
@@ -493,7 +508,8 @@ impl Report {
                 .and_then(|(i, _)| i.parse::<u32>().ok())
                 .unwrap_or(0)
         });
-        let [l, lu, t, c, h] = hists;
+        let [l, lu, t, c, h, u] = hists;
+        out.unfinished_age = Histogram::from_hdr_with(&u, &first.run.percentiles);
         out.latency = Histogram::from_hdr_with(&l, &first.run.percentiles);
         out.latency_uncorrected = Histogram::from_hdr_with(&lu, &first.run.percentiles);
         out.ttfb = Histogram::from_hdr_with(&t, &first.run.percentiles);
@@ -648,11 +664,14 @@ impl Report {
         hist_line(&mut s, "latency", &self.latency, ps);
         let unfinished = c.in_flight + c.never_sent;
         if unfinished > 0 {
+            let a = &self.unfinished_age;
             let _ = writeln!(
                 s,
-                "  unfinished   {unfinished} of these {} latencies count to the end of the run: \
-                 a lower bound",
-                self.latency.count
+                "  unfinished   {unfinished} requests at the end, not in the latency above (of \
+                 the {} finished): {} old on average, the oldest {} (lower bounds of their latency)",
+                self.latency.count,
+                fmt_us(a.mean),
+                fmt_us(a.max as f64)
             );
         }
         if r.workload == "open" || self.latency.p99 != self.latency_uncorrected.p99 {

@@ -526,7 +526,7 @@ mod tests {
         let r = report(&[], 0);
         assert_eq!(
             t("p99>200ms").check(&r),
-            Verdict::Unmeasured("no latency was measured")
+            Verdict::Unmeasured("no request finished, so no latency was measured")
         );
         assert!(matches!(t("errors>1%").check(&r), Verdict::Unmeasured(_)));
     }

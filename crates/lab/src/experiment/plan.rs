@@ -585,6 +585,7 @@ impl Experiment {
         if let Some(t) = &spec.first_demand {
             m.first_demand = sim_dist(t, "first_demand")?;
         }
+        m.connections = held_workers(spec, vars)?;
         m.validate()
             .map_err(|e| (spec.users.span(), format!("model: {e}")))?;
         let q = self.quick.as_ref().filter(|_| quick);
@@ -604,6 +605,73 @@ impl Experiment {
             .map_err(|e| (spec.users.span(), format!("simulation: {e}")))?;
         Ok(Model { model: m, run })
     }
+}
+
+/// The connection model of `[simulate]`/`[predict]`: free (requests queue
+/// for threads; the default, so seed 002's model is unchanged) or, with
+/// `hold_workers = true`, workers held by connections with the keep-alive
+/// timeout, request limit and backlog given (each `sim`'s default when
+/// absent). A setting of held workers without `hold_workers` would change
+/// nothing: it is refused at its line, as `sim` warns about its flags.
+fn held_workers(
+    spec: &ModelSpec,
+    vars: &Vars<'_>,
+) -> Result<servelab_sim::Connections, FieldError> {
+    use servelab_sim::{Connections, HeldWorkers};
+    let hold = spec
+        .hold_workers
+        .as_ref()
+        .map(|t| {
+            parse_with(t, vars, "hold_workers", |s: &str| match s {
+                "true" | "on" => Ok(true),
+                "false" | "off" => Ok(false),
+                _ => Err("expected true or false"),
+            })
+        })
+        .transpose()?
+        .unwrap_or(false);
+    let settings = [
+        ("keepalive_timeout", &spec.keepalive_timeout),
+        ("max_requests_per_conn", &spec.max_requests_per_conn),
+        ("backlog", &spec.backlog),
+    ];
+    if !hold {
+        if let Some((name, t)) = settings
+            .iter()
+            .find_map(|(n, t)| t.as_ref().map(|t| (n, t)))
+        {
+            return Err((
+                t.span(),
+                format!(
+                    "{name} needs hold_workers = true: without workers held by connections \
+                     requests queue for threads, and it changes nothing"
+                ),
+            ));
+        }
+        return Ok(Connections::Free);
+    }
+    let d = HeldWorkers::default();
+    let mut h = HeldWorkers { ..d };
+    if let Some(t) = &spec.keepalive_timeout {
+        h.keepalive_timeout =
+            parse_with(t, vars, "keepalive_timeout", HeldWorkers::parse_keepalive)?;
+    }
+    if let Some(t) = &spec.max_requests_per_conn {
+        h.max_requests = parse_with(
+            t,
+            vars,
+            "max_requests_per_conn",
+            HeldWorkers::parse_request_limit,
+        )?;
+    }
+    if let Some(v) = opt_num(&spec.backlog, vars, "backlog")? {
+        h.backlog = v;
+    }
+    h.validate().map_err(|e| {
+        let span = spec.hold_workers.as_ref().map_or(0..0, |t| t.span());
+        (span, format!("hold_workers: {e}"))
+    })?;
+    Ok(Connections::Held(h))
 }
 
 /// A positive constant duration (`2s`).
@@ -741,6 +809,96 @@ y = "throughput"
 
     fn err(text: &str) -> String {
         plan(text).unwrap_err().to_string()
+    }
+
+    const SIMULATED: &str = r#"
+name = "s"
+title = "S"
+question = "Q?"
+[[axis]]
+name = "users"
+label = "users"
+values = [4, 8]
+[simulate]
+users = "{users}"
+service = "exp:20ms"
+think = "exp:100ms"
+cores = 1
+threads_per_core = 4
+HELD
+[[plot]]
+title = "X"
+x = "users"
+y = "throughput"
+"#;
+
+    fn simulated_connections(held: &str) -> Result<Vec<servelab_sim::Connections>> {
+        let p = plan(&SIMULATED.replace("HELD", held))?;
+        Ok(p.points
+            .iter()
+            .map(|pt| match &pt.work {
+                Work::Simulate(m) => m.model.connections,
+                Work::Measure(_) => panic!("simulated"),
+            })
+            .collect())
+    }
+
+    /// Issue 27's workers held by connections, as `[simulate]` keys: servelab's
+    /// `pool`/`prefork` and Apache with `KeepAlive On` can be modelled, each
+    /// setting defaulting to `sim`'s, and without `hold_workers` nothing
+    /// changes (seed 002's model stays free).
+    #[test]
+    fn simulate_keys_model_workers_held_by_connections() {
+        use servelab_sim::{Connections, HeldWorkers};
+        assert!(
+            simulated_connections("")
+                .unwrap()
+                .iter()
+                .all(|c| *c == Connections::Free)
+        );
+        let held = simulated_connections(
+            "hold_workers = true\nkeepalive_timeout = \"2s\"\nmax_requests_per_conn = 100\nbacklog = 64",
+        )
+        .unwrap();
+        assert_eq!(
+            held[1],
+            Connections::Held(HeldWorkers {
+                keepalive_timeout: Some(2.0),
+                max_requests: Some(100),
+                backlog: 64,
+            })
+        );
+        // Each setting defaults to sim's; `none` turns the timeout off.
+        let held = simulated_connections("hold_workers = true").unwrap();
+        assert_eq!(held[0], Connections::Held(HeldWorkers::default()));
+        let held =
+            simulated_connections("hold_workers = true\nkeepalive_timeout = \"none\"").unwrap();
+        assert_eq!(held[0].held().unwrap().keepalive_timeout, None);
+        // A setting without hold_workers would change nothing: refused at its line.
+        let e = simulated_connections("keepalive_timeout = \"5s\"")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("t.toml:15:21") && e.contains("needs hold_workers = true"),
+            "{e}"
+        );
+        let e = simulated_connections("hold_workers = true\nmax_requests_per_conn = 0")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("max_requests_per_conn"), "{e}");
+        let e = simulated_connections("hold_workers = \"maybe\"")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("hold_workers: expected true or false"), "{e}");
+        // Seed 002 keeps its model: requests queue for threads at every point.
+        // Read from its file, not through `builtin` (which depends on this module).
+        let seed = include_str!("../../../../experiments/seed002.toml");
+        let exp = Experiment::parse(seed, "seed002.toml").unwrap();
+        let p = exp.plan(false, None, Path::new("/tmp/x")).unwrap();
+        assert!(p.points.iter().all(|pt| matches!(
+            &pt.work,
+            Work::Simulate(m) if m.model.connections == Connections::Free
+        )));
     }
 
     #[test]

@@ -358,6 +358,28 @@ pub struct ModelSpec {
     /// e.g. a TLS handshake's `const:130us`; default 0).
     #[serde(default)]
     pub first_demand: Option<Template>,
+    /// Whether connections hold workers (`true`: the `cores ×
+    /// threads_per_core` threads are W workers, each held by a connection
+    /// from accept until it closes, as servelab's `pool` and `prefork`,
+    /// Apache's prefork and worker MPMs with `KeepAlive On`; `sim
+    /// --hold-workers`). Absent or `false`: requests queue for threads, the
+    /// event-driven case and seed 002's model.
+    #[serde(default)]
+    pub hold_workers: Option<Template>,
+    /// With `hold_workers`: idle time after an answer before the server closes
+    /// a kept-alive connection (`5s`, `none`; default 5 s, `serve
+    /// --keepalive-timeout`, Apache's `KeepAliveTimeout`).
+    #[serde(default)]
+    pub keepalive_timeout: Option<Template>,
+    /// With `hold_workers`: requests after which the server closes a
+    /// connection (a number, or `none`: the default; Apache's
+    /// `MaxKeepAliveRequests`).
+    #[serde(default)]
+    pub max_requests_per_conn: Option<Template>,
+    /// With `hold_workers`: connections waiting for a worker (the listen
+    /// backlog; default 511).
+    #[serde(default)]
+    pub backlog: Option<Template>,
     /// Replications per point (default 5).
     #[serde(default)]
     pub reps: Option<u32>,
@@ -467,7 +489,9 @@ pub struct ClaimSpec {
     /// The second point (`compare`).
     #[serde(default)]
     pub b: Option<Spanned<toml::Table>>,
-    /// The axis along which a `trend` goes, first value to last.
+    /// The axis along which a `trend` goes, first value to last; for a
+    /// `compare`, the axis at every value of which `a` and `b` are compared
+    /// (a claim "for all user values"), judged on every pair.
     #[serde(default)]
     pub x: Option<Spanned<String>>,
     /// Axis values both points share.
@@ -494,6 +518,9 @@ pub enum ClaimTest {
     Compare,
     /// Series `a` from the first to the last value of axis `x`.
     Trend,
+    /// The model's prediction against the measurement, by the experiment's
+    /// `[accuracy]` targets ("the simulation matches the measurements").
+    Prediction,
     /// Not testable with this experiment; `reason` says why.
     Untestable,
 }

@@ -148,12 +148,14 @@ pub(crate) fn experiment(exp: &Experiment) -> Result<(), FieldError> {
             }
             ClaimTest::Trend => c.metric.is_none() || c.expect.is_none() || c.x.is_none(),
             ClaimTest::Untestable => c.reason.is_none(),
+            ClaimTest::Prediction => exp.accuracy.is_none(),
         };
         if needs {
             return Err((
                 c.test.span(),
                 "a `compare` claim needs metric, a, b and expect; a `trend` needs metric, x and \
-                 expect; an `untestable` one its reason"
+                 expect; a `prediction` one [predict] and [accuracy]; an `untestable` one its \
+                 reason"
                     .into(),
             ));
         }

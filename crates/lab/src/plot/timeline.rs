@@ -240,6 +240,9 @@ mod tests {
             connections: 0,
             connect_total_s: 0.0,
             mean_response_s: 0.0,
+            unfinished_age_s: Some(0.0),
+            thinks: None,
+            think_uncounted_s: None,
             client_cpu_s: 0.0,
             client_threads: 1,
             series,
@@ -321,7 +324,8 @@ mod tests {
 
     #[test]
     fn the_knee_and_the_collapse_of_each_curve_are_found() {
-        let exp = crate::Experiment::parse(crate::plot::figure::tests::EXP, "t.toml").unwrap();
+        let exp = crate::experiment::Experiment::parse(crate::plot::figure::tests::EXP, "t.toml")
+            .unwrap();
         let mut r = crate::plot::figure::tests::quick_run(&exp);
         // finish: rises to 100/s, then collapses to 0 (no response time);
         // cancel: rises and holds. Power (rate / R) peaks at 40 users in

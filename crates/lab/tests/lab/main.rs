@@ -8,6 +8,7 @@
 //! of the `servelab` crate: they are in `crates/cli/tests/lab.rs`.
 
 mod bad_files;
+mod doc_figures;
 mod never_overwrite;
 mod rebuild;
 mod tls_keys;

@@ -16,6 +16,20 @@ impl ClientLoop {
     pub(super) fn start_request(&mut self, i: usize, now: Instant) {
         // A think ends here, in a request or (quota done, ramp) not.
         let think = self.conns[i].think_from.take();
+        match think {
+            Some((from, Some(drawn))) if self.conns[i].quota != 0 && i < self.users_at(now) => {
+                self.rec
+                    .thinks
+                    .record(drawn, now.saturating_duration_since(from));
+            }
+            // The first think (a residual), or one after which the user stops
+            // or waits for a ramp: the users' time, but no draw of Z.
+            Some((from, _)) => self
+                .rec
+                .thinks
+                .uncounted(now.saturating_duration_since(from)),
+            None => {}
+        }
         if self.conns[i].quota == 0 {
             self.close_sock(i);
             self.conns[i].state = ConnState::Stopped;
@@ -25,11 +39,6 @@ impl ClientLoop {
         }
         if i >= self.users_at(now) {
             return self.park(i);
-        }
-        if let Some((from, drawn)) = think {
-            self.rec
-                .thinks
-                .record(drawn, now.saturating_duration_since(from));
         }
         self.rec.counts.sent += 1;
         let s = &mut self.conns[i];
@@ -90,7 +99,7 @@ impl ClientLoop {
             }
         } else {
             let d = think.sample_duration(&mut s.rng);
-            s.think_from = Some((now, d));
+            s.think_from = Some((now, Some(d)));
             s.timer.arm(now + d, i, &mut self.timers);
         }
     }

@@ -12,6 +12,7 @@ mod bodies;
 mod counts;
 mod failures;
 mod keep_alive_close;
+mod little;
 mod malformed;
 mod merge;
 mod open_backlog;
