@@ -105,6 +105,13 @@ impl Engine {
         )
     }
 
+    /// Does the engine's listener defer accepting until the client's first
+    /// bytes come (`TCP_DEFER_ACCEPT`, set at bind)? Its event loops count
+    /// on it (see `driver::evloop`).
+    pub(crate) fn defers_accept(self) -> bool {
+        matches!(self, Engine::Epoll | Engine::Reactor | Engine::Event)
+    }
+
     /// Runs the engine until shutdown; returns once in-flight work is done.
     pub(crate) fn run(
         self,

@@ -3,12 +3,15 @@
 //! [`serve`] runs one connection to its end, [`accept_loop`] hands accepted
 //! connections to an engine, [`refuse`] answers 503 to one it cannot take.
 //!
-//! Timeouts are socket timeouts. `SO_RCVTIMEO` and `SO_SNDTIMEO` are set once on
-//! the listening socket and Linux copies them into every accepted socket, so the
-//! common case costs no `setsockopt` per connection or per request; a read that
-//! times out early is simply retried against the connection's real deadline
-//! ([`Conn::deadline`]), and the timeout is lowered only when the deadline is nearer
-//! than the current one (a slow request head).
+//! Timeouts: `SO_RCVTIMEO` and `SO_SNDTIMEO` are set once on the listening
+//! socket and Linux copies them into every accepted socket, so the common case
+//! costs no `setsockopt` per connection or per request. They are shorter than
+//! the deadlines they stand for ([`policy::socket_timeout`]): the kernel's
+//! timer wheel ends such a wait up to an eighth late, so a wait that times
+//! out is retried against the connection's real deadline ([`Conn::deadline`]),
+//! and once that deadline is nearer than a socket timeout can safely reach,
+//! the rest is waited in `poll`, which keeps it to the millisecond (see
+//! "Deadlines" in [`policy`]).
 //!
 //! A `--delay` hold waits in `poll` for the client's close (`POLLRDHUP`)
 //! instead of sleeping ([`policy::hold`], shared with `event`'s workers): the
@@ -31,9 +34,6 @@ use crate::conn::{Conn, Event, Interest};
 use crate::shared::{Local, Shared};
 use crate::tls::Wire;
 
-/// How far past its deadline a read may wait before the timeout fires.
-const SLACK: Duration = Duration::from_millis(100);
-
 /// Serves one connection to the end on the calling thread.
 pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Shared, w: &mut Local) {
     site.stats.conn_opened();
@@ -45,8 +45,7 @@ pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Shared, w: &
     let mut conn = Conn::new(peer);
     let mut wire = Wire::new(site);
     log_connection(site, w, &conn, None, false);
-    // What SO_RCVTIMEO is now: inherited from the listener (see Server::bind).
-    let mut timeout = site.config.read_timeout;
+    let timeouts = policy::SocketTimeouts::of(&site.config);
     let mut interest = Interest::Read;
     loop {
         interest = match interest {
@@ -55,22 +54,15 @@ pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Shared, w: &
                 // has begun, an idle connection's deadline is now.
                 reg.set_idle(conn.is_idle(), &site.shutdown);
                 let deadline = conn.deadline(site).unwrap_or_else(Instant::now);
-                let left = remaining(deadline);
-                // Lower the socket timeout only when the deadline is clearly
-                // nearer than it (a slow head); a read that returns early is
-                // simply retried, and a read may overshoot by at most SLACK.
-                // Back to the usual value after a slow head lowered it.
-                let usual = site.config.read_timeout.min(left);
-                let lowered = if left + SLACK < timeout {
-                    Some(left)
-                } else {
-                    (timeout + SLACK < usual).then_some(usual)
-                };
-                if let Some(t) = lowered {
-                    timeout = t;
-                    let _ = stream.set_read_timeout(Some(timeout));
+                // SO_RCVTIMEO ends a long wait early with EAGAIN; the last
+                // part of a wait is a `poll` that keeps the deadline (see
+                // "Deadlines" in `policy`).
+                if !policy::socket_wait_fits(timeouts.read, deadline)
+                    && !policy::ready_by(&stream, PollFlags::IN, deadline)
+                {
+                    interest = conn.on(Event::Deadline, site, w);
+                    continue;
                 }
-                // SO_RCVTIMEO ends a wait with EAGAIN.
                 match wire.recv(&stream, conn.read_space(), site) {
                     Ok(n) => {
                         if n > 0 {
@@ -84,6 +76,15 @@ pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Shared, w: &
                 }
             }
             Interest::Write => {
+                let deadline = conn.deadline(site).unwrap_or_else(Instant::now);
+                // As for reading: SO_SNDTIMEO ends a long wait for room
+                // early; near the deadline, `poll` waits for it.
+                if !policy::socket_wait_fits(timeouts.write, deadline)
+                    && !policy::ready_by(&stream, PollFlags::OUT, deadline)
+                {
+                    interest = conn.on(Event::Deadline, site, w);
+                    continue;
+                }
                 let more = conn.file_follows();
                 let result = match conn.next_write() {
                     Some(chunk) => wire.send(&stream, chunk, more),
@@ -92,8 +93,10 @@ pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Shared, w: &
                 match result {
                     Ok(n) => conn.on(Event::Wrote(n), site, w),
                     Err(Errno::INTR) => continue,
-                    // Reset, broken pipe, or no progress within SO_SNDTIMEO
-                    // (the write timeout, set on the listener).
+                    // No room within SO_SNDTIMEO: `Conn` judges the write
+                    // timeout.
+                    Err(Errno::AGAIN) => conn.on(Event::Deadline, site, w),
+                    // Reset or broken pipe.
                     Err(_) => conn.on(Event::WriteFailed, site, w),
                 }
             }
@@ -114,14 +117,6 @@ pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Shared, w: &
     drop(reg);
     log_connection(site, w, &conn, wire.resumed(), true);
     site.stats.conn_closed();
-}
-
-/// Time left before `deadline`, at least 1 ms (a zero socket timeout means
-/// "forever" to `SO_RCVTIMEO`).
-fn remaining(deadline: Instant) -> Duration {
-    deadline
-        .saturating_duration_since(Instant::now())
-        .max(Duration::from_millis(1))
 }
 
 /// A read that does not wait: `Some(n)` if bytes (or EOF) were there.

@@ -80,6 +80,9 @@ pub(crate) struct Connection {
     pub(super) ended: bool,
     /// In the epoll set yet (see [`super::evloop::EventLoop`]).
     pub(super) registered: bool,
+    /// Not read yet since it was accepted (see "Deadlines" in
+    /// [`super::policy`]).
+    pub(super) fresh: bool,
     /// The client's close (`RDHUP`, `HUP` or `ERR`) has been signalled: what is
     /// read from now on came before it.
     pub(super) fin: bool,
@@ -107,6 +110,7 @@ impl Connection {
             // without ever touching the epoll set (two syscalls and an epitem
             // saved per connection, as h2o does).
             registered: false,
+            fresh: true,
             fin: false,
             handover: None,
             wire,

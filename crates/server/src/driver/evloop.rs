@@ -45,9 +45,12 @@
 //! share of an `epoll_wait`. Measured on the shared machine: 17 us instead of
 //! 28 us of server CPU per connection. The price: a client that connects and
 //! says nothing is seen by the server only when it sends, or when the kernel
-//! gives up deferring (about a second: then it is accepted as usual and the
-//! read timeout applies), so the `open` counter leaves such connections out
-//! until then. `accept4` with `SOCK_NONBLOCK | SOCK_CLOEXEC` (no `fcntl` after).
+//! gives up deferring ([`DEFER`] after the connect), so the `open` counter
+//! leaves such connections out until then. Its read timeout still counts from
+//! the connect: a connection whose first read finds nothing was handed over
+//! at the end of the deferral, and is dated back by [`DEFER`] (see
+//! "Deadlines" in [`super::policy`]). The option is set when the listener is
+//! bound ([`defer_accept`]), so no connection escapes it. `accept4` with `SOCK_NONBLOCK | SOCK_CLOEXEC` (no `fcntl` after).
 //! On `EMFILE`/`ENFILE`/`ENOBUFS`/`ENOMEM` the listener is taken out of the
 //! epoll set for a back-off (10 ms doubling to 500 ms), so the loop neither
 //! spins on a listener that stays readable nor stops serving the connections it
@@ -199,9 +202,6 @@ impl<'s> EventLoop<'s> {
             EventFlags::IN | EventFlags::ET,
         )
         .map_err(|e| ServerError::io("watching the shutdown pipe")(e.into()))?;
-        for l in listeners {
-            defer_accept(l);
-        }
         let mut ev = EventLoop {
             site,
             w: site.local(),
@@ -561,12 +561,20 @@ impl<'s> EventLoop<'s> {
                             }
                             slot.interest = slot.conn.on(Event::Read(n), site, &mut self.w);
                         }
-                        Err(Errno::AGAIN) => slot.readable = false,
+                        Err(Errno::AGAIN) => {
+                            slot.readable = false;
+                            if slot.fresh {
+                                // Nothing came with it: the kernel stopped
+                                // deferring it, DEFER after the connect.
+                                slot.conn.connected_earlier(DEFER);
+                            }
+                        }
                         Err(Errno::INTR) => {}
                         Err(_) => {
                             slot.interest = slot.conn.on(Event::ReadFailed, site, &mut self.w);
                         }
                     }
+                    slot.fresh = false;
                 }
                 Interest::Write => {
                     if !slot.writable {
@@ -801,29 +809,44 @@ fn drain(slot: &mut Connection) -> bool {
 }
 
 /// Sets `TCP_NOTSENT_LOWAT` to [`NOTSENT_LOWAT`] on the listener, for every
-/// connection accepted from it; best effort like [`defer_accept`]: without it
-/// the loop is correct, and large files cost the client more CPU.
+/// connection accepted from it; best effort: without it the loop is correct,
+/// and large files cost the client more CPU.
 fn send_low_water(listener: BorrowedFd<'_>) {
     let _ = socket2::SockRef::from(&listener).set_tcp_notsent_lowat(NOTSENT_LOWAT);
 }
 
-/// Sets `TCP_DEFER_ACCEPT` (one second) on the listener; best effort, since
-/// without it the loop is correct, only slower with `Connection: close`.
+/// How long the kernel defers a connection that sends nothing: the
+/// `TCP_DEFER_ACCEPT` asked for ([`defer_accept`]) is a number of seconds,
+/// which Linux turns into SYN-ACK retransmissions (one, sent after its initial
+/// retransmission timeout of one second); the client's answer to it makes the
+/// connection. Measured: a silent connection was accepted 1.00 to 1.03 s after
+/// the connect (`tests/server/deadlines.rs` sees the close).
+pub(crate) const DEFER: Duration = Duration::from_secs(1);
+
+/// Sets `TCP_DEFER_ACCEPT` ([`DEFER`]) on a listener (see "Accept" above); at
+/// bind time, before `listen`, so that every connection is deferred, which is
+/// what lets the loop date back one that comes without bytes (see
+/// "Deadlines" in [`super::policy`]).
 #[allow(unsafe_code)] // setsockopt with an option rustix and socket2 do not wrap
-fn defer_accept(listener: &TcpListener) {
+pub(crate) fn defer_accept(listener: impl AsFd) -> std::io::Result<()> {
     use std::os::fd::AsRawFd;
-    let secs: libc::c_int = 1;
+    let secs = DEFER.as_secs() as libc::c_int;
     // SAFETY: the descriptor is the open listener we borrow for the call; the
     // option value is a live c_int on our stack and its exact size is passed,
-    // so the kernel reads only those bytes. A failure changes nothing.
-    unsafe {
+    // so the kernel reads only those bytes.
+    let r = unsafe {
         libc::setsockopt(
-            listener.as_raw_fd(),
+            listener.as_fd().as_raw_fd(),
             libc::IPPROTO_TCP,
             libc::TCP_DEFER_ACCEPT,
             (&secs as *const libc::c_int).cast(),
             std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        );
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
     }
 }
 

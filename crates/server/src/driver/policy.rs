@@ -7,6 +7,36 @@
 //! differ in how they wait (a blocking syscall, an epoll edge, a future), not in
 //! what they decide; the decisions live here, so changing the lingering close
 //! or the back-off is one edit.
+//!
+//! ## Deadlines
+//!
+//! One policy on every engine: a connection waits until
+//! [`Conn::deadline`] (its read, keep-alive, write-progress or hold
+//! deadline), counted from when the client connected, and each wait for it
+//! ends within a few milliseconds of that instant, never early by more than
+//! a retry. Two things broke it before, each an overshoot of its own:
+//!
+//! - *Late news of a connection.* An event loop's listener defers accepting
+//!   until the client's first bytes arrive (`TCP_DEFER_ACCEPT`, see
+//!   [`super::evloop`]); one that sends nothing is handed over only when the
+//!   kernel gives up, [`super::evloop::DEFER`] after the connect, and its read
+//!   timeout counted from then: 4.0 s for `--read-timeout 3s`. A connection
+//!   whose first read finds nothing is therefore dated back by that much
+//!   ([`Conn::connected_earlier`]). (One whose first bytes came during the
+//!   deferral is dated from those bytes: the kernel does not say when it
+//!   connected, so such a client may have up to a second more.)
+//! - *Coarse socket timeouts.* `SO_RCVTIMEO` and `SO_SNDTIMEO` end a wait in
+//!   the kernel's timer wheel, which rounds a timeout up by as much as an
+//!   eighth of it plus a tick (a 3 s `SO_RCVTIMEO` measured 3.106 s). So the
+//!   blocking drivers' socket timeouts are set short ([`socket_timeout`]):
+//!   they end a long wait early, harmlessly ([`Event::Deadline`] before the
+//!   deadline changes nothing), and the last part of a wait is a `poll`
+//!   ([`ready_by`]), whose timer, like `epoll_wait`'s and tokio's, keeps to
+//!   the millisecond.
+//!
+//! Test: `tests/server/deadlines.rs` measures the close of a silent
+//! connection, a head left unfinished and an idle keep-alive connection on
+//! every engine.
 
 use std::os::fd::AsFd;
 use std::thread::JoinHandle;
@@ -257,6 +287,62 @@ pub(crate) fn log_connection(
     site.log_format
         .connection(&mut w.line, conn.peer(), w.clock.clf(), closed, tls);
     w.log.line(&w.line);
+}
+
+/// The socket timeout (`SO_RCVTIMEO`, `SO_SNDTIMEO`) that stands for a
+/// deadline `d` away on a blocking socket: three quarters of it, so that
+/// even rounded up by the timer wheel (an eighth, plus a tick) it ends the
+/// wait before the deadline (see "Deadlines" above). At least a millisecond:
+/// zero means "never" to the kernel.
+pub(crate) fn socket_timeout(d: Duration) -> Duration {
+    (d * 3 / 4).max(Duration::from_millis(1))
+}
+
+/// The socket timeouts of a blocking driver's connections, set once on each
+/// listener (accepted sockets inherit them): [`socket_timeout`] of the
+/// shortest deadline each stands for.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SocketTimeouts {
+    /// `SO_RCVTIMEO`: for the read and the keep-alive timeouts.
+    pub(crate) read: Duration,
+    /// `SO_SNDTIMEO`: for the write timeout.
+    pub(crate) write: Duration,
+}
+
+impl SocketTimeouts {
+    pub(crate) fn of(config: &crate::Config) -> SocketTimeouts {
+        SocketTimeouts {
+            read: socket_timeout(config.read_timeout.min(config.keepalive_timeout)),
+            write: socket_timeout(config.write_timeout),
+        }
+    }
+}
+
+/// Can a wait bounded by the socket timeout `timeout` (see
+/// [`socket_timeout`]) start now and still end by `until`, however the timer
+/// wheel rounds it? If not, the wait's end is waited in `poll` ([`ready_by`]).
+pub(crate) fn socket_wait_fits(timeout: Duration, until: Instant) -> bool {
+    /// The most the timer wheel adds besides its eighth: one tick at the
+    /// slowest `HZ` (100).
+    const TICK: Duration = Duration::from_millis(10);
+    Instant::now() + timeout + timeout / 8 + TICK <= until
+}
+
+/// Waits until `sock` is ready for `flags` (`IN` to read, `OUT` to write)
+/// or `until` comes, whichever is first; false when the time ran out. An
+/// error or a close counts as ready: the read or write that follows meets it.
+pub(crate) fn ready_by(sock: impl AsFd, flags: PollFlags, until: Instant) -> bool {
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        let mut fds = [PollFd::new(&sock, flags | PollFlags::RDHUP)];
+        match rustix::event::poll(&mut fds, Some(&timespec(left))) {
+            Ok(0) | Err(Errno::INTR) => {}
+            Ok(_) | Err(_) => return true,
+        }
+    }
 }
 
 /// A [`Duration`] as the `Timespec` of `poll` and `epoll_wait`.
