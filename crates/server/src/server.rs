@@ -41,6 +41,10 @@ impl Server {
                 crate::driver::evloop::MAX_LISTENERS
             )));
         }
+        config
+            .engine
+            .available()
+            .map_err(|e| ServerError::Config(e.to_string()))?;
         let config = with_hsts(config)?;
         let wanted = config.addrs.clone();
         let site = Shared::new(config)?;
