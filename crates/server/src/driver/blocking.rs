@@ -20,7 +20,7 @@
 //! Every outcome goes to [`Conn::on`] as an [`Event`]; what follows it
 //! (abandon, 408, idle close at shutdown, linger) is decided there.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{Shutdown as Side, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::BorrowedFd;
 use std::time::{Duration, Instant};
@@ -29,22 +29,21 @@ use rustix::event::{PollFd, PollFlags};
 use rustix::io::Errno;
 
 use super::accept::{Accepting, Step};
-use super::policy::{self, LINGER, Linger, log_connection};
+use super::closing::{Close, Closing, Ready};
+use super::policy;
+use super::step::{self, Moved};
 use crate::conn::{Conn, Event, Interest};
 use crate::shared::{Local, Shared};
 use crate::tls::Wire;
 
 /// Serves one connection to the end on the calling thread.
-pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Shared, w: &mut Local) {
-    site.stats.conn_opened();
-    if site.shutdown.is_forced() {
-        site.stats.conn_closed();
+pub(crate) fn serve(stream: TcpStream, peer: SocketAddr, site: &Shared, w: &mut Local) {
+    let mut conn = Conn::new(peer);
+    if !policy::opened(site, w, &conn) {
         return;
     }
     let reg = site.shutdown.registry.register(&stream);
-    let mut conn = Conn::new(peer);
     let mut wire = Wire::new(site);
-    log_connection(site, w, &conn, None, false);
     let timeouts = policy::SocketTimeouts::of(&site.config);
     let mut interest = Interest::Read;
     loop {
@@ -63,16 +62,14 @@ pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Shared, w: &
                     interest = conn.on(Event::Deadline, site, w);
                     continue;
                 }
-                match wire.recv(&stream, conn.read_space(), site) {
-                    Ok(n) => {
-                        if n > 0 {
-                            reg.set_idle(false, &site.shutdown);
-                        }
-                        conn.on(Event::Read(n), site, w)
+                match step::read(&stream, &mut conn, &mut wire, false, site, w) {
+                    Moved::Told { next, .. } => {
+                        reg.set_idle(false, &site.shutdown);
+                        next
                     }
-                    Err(Errno::AGAIN) => conn.on(Event::Deadline, site, w),
-                    Err(Errno::INTR) => continue,
-                    Err(_) => conn.on(Event::ReadFailed, site, w),
+                    // SO_RCVTIMEO ran out: `Conn` judges the deadline.
+                    Moved::Again => conn.on(Event::Deadline, site, w),
+                    Moved::Retry => continue,
                 }
             }
             Interest::Write => {
@@ -85,19 +82,12 @@ pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Shared, w: &
                     interest = conn.on(Event::Deadline, site, w);
                     continue;
                 }
-                let more = conn.file_follows();
-                let result = match conn.next_write() {
-                    Some(chunk) => wire.send(&stream, chunk, more),
-                    None => Ok(0),
-                };
-                match result {
-                    Ok(n) => conn.on(Event::Wrote(n), site, w),
-                    Err(Errno::INTR) => continue,
+                match step::write(&stream, &mut conn, &mut wire, site, w) {
+                    Moved::Told { next, .. } => next,
                     // No room within SO_SNDTIMEO: `Conn` judges the write
                     // timeout.
-                    Err(Errno::AGAIN) => conn.on(Event::Deadline, site, w),
-                    // Reset or broken pipe.
-                    Err(_) => conn.on(Event::WriteFailed, site, w),
+                    Moved::Again => conn.on(Event::Deadline, site, w),
+                    Moved::Retry => continue,
                 }
             }
             Interest::Work => policy::work(&stream, &mut conn, site, w),
@@ -106,17 +96,21 @@ pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Shared, w: &
                 conn.on(event, site, w)
             }
             Interest::Close { linger } => {
-                policy::end_waiting(&stream, &mut wire, site);
-                if linger {
-                    linger_close(&mut stream);
+                // The close (see `closing.rs`), its waits in `poll`.
+                let mut closing = Closing::new(linger);
+                while let Close::Wait { ready, until } = closing.step(&stream, &mut wire, site) {
+                    let flags = match ready {
+                        Ready::Read => PollFlags::IN,
+                        Ready::Write => PollFlags::OUT,
+                    };
+                    policy::ready_by(&stream, flags, until);
                 }
                 break;
             }
         };
     }
     drop(reg);
-    log_connection(site, w, &conn, wire.resumed(), true);
-    site.stats.conn_closed();
+    policy::closed(site, w, &conn, &wire);
 }
 
 /// A read that does not wait: `Some(n)` if bytes (or EOF) were there.
@@ -124,22 +118,6 @@ fn read_now(stream: &TcpStream, buf: &mut [u8]) -> Option<usize> {
     rustix::net::recv(stream, buf, rustix::net::RecvFlags::DONTWAIT)
         .ok()
         .map(|(n, _)| n)
-}
-
-/// Shuts our side, then reads and drops what the client still sends (see
-/// [`Linger`]), so our last response is not destroyed by a reset caused by
-/// unread bytes.
-fn linger_close(stream: &mut TcpStream) {
-    let _ = stream.shutdown(Side::Write);
-    let _ = stream.set_read_timeout(Some(LINGER / 4));
-    let mut linger = Linger::start();
-    let mut sink = [0u8; 4096];
-    while !linger.is_over() {
-        match stream.read(&mut sink) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => linger.drained(n),
-        }
-    }
 }
 
 /// What the accept loop should do after a connection was handed over.

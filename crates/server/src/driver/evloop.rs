@@ -101,16 +101,18 @@ use std::time::{Duration, Instant};
 
 use rustix::event::epoll::{self, EventData, EventFlags};
 use rustix::io::Errno;
-use rustix::net::{RecvFlags, SocketFlags};
+use rustix::net::SocketFlags;
 
 use super::accept::{Accepting, Step};
+use super::closing::{Close, Closing};
 use super::connection::{Away, Connection, Handover};
 use super::handoff::{Job, LoopEnd};
-use super::policy::{self, Linger, log_connection};
+use super::policy;
+use super::step::{self, Moved};
 use crate::ServerError;
 use crate::conn::{Buffers, Conn, Event, Interest};
 use crate::shared::{Local, Shared};
-use crate::tls::{Ending, Wire};
+use crate::tls::Wire;
 
 /// Unsent bytes a connection's socket may hold before a write stops
 /// (`TCP_NOTSENT_LOWAT`; see "Large files" above). Between 8 KiB and 64 KiB
@@ -456,7 +458,10 @@ impl<'s> EventLoop<'s> {
     }
 
     fn add(&mut self, sock: OwnedFd, peer: SocketAddr) {
-        self.site.stats.conn_opened();
+        let mut conn = Conn::bare(peer);
+        if !policy::opened(self.site, &mut self.w, &conn) {
+            return;
+        }
         let index = match self.free.pop() {
             Some(i) => i as usize,
             None => {
@@ -467,11 +472,9 @@ impl<'s> EventLoop<'s> {
                 self.slots.len() - 1
             }
         };
-        let mut conn = Conn::bare(peer);
         if self.handoff.is_some() {
             conn.defer_answers();
         }
-        log_connection(self.site, &mut self.w, &conn, None, false);
         let mut c = Connection::accepted(sock, conn, Wire::new(self.site));
         if self.handoff.is_some() {
             let h = Arc::new(Handover::default());
@@ -547,32 +550,27 @@ impl<'s> EventLoop<'s> {
                         slot.conn
                             .attach(self.pool.pop().unwrap_or_else(Buffers::new));
                     }
-                    let space = slot.conn.read_space();
-                    let want = space.len();
-                    match slot.wire.recv(&slot.sock, space, site) {
-                        Ok(n) => {
+                    let (sock, conn, wire) = (&slot.sock, &mut slot.conn, &mut slot.wire);
+                    match step::read(sock, conn, wire, slot.fin, site, &mut self.w) {
+                        Moved::Told { next, short } => {
                             // After the close was signalled the next read is
                             // its end (0) or more bytes: no edge would come.
-                            if n < want && !slot.fin {
+                            if short && !slot.fin {
                                 slot.readable = false;
                             }
-                            if n > 0 && slot.fin {
-                                slot.conn.closed_with_requests();
-                            }
-                            slot.interest = slot.conn.on(Event::Read(n), site, &mut self.w);
+                            slot.interest = next;
                         }
-                        Err(Errno::AGAIN) => {
+                        Moved::Again => {
                             slot.readable = false;
-                            if slot.fresh {
+                            if slot.fresh && slot.wire.heard_nothing() {
                                 // Nothing came with it: the kernel stopped
                                 // deferring it, DEFER after the connect.
+                                // (A TLS read that took a ClientHello says
+                                // EAGAIN too: not this.)
                                 slot.conn.connected_earlier(DEFER);
                             }
                         }
-                        Err(Errno::INTR) => {}
-                        Err(_) => {
-                            slot.interest = slot.conn.on(Event::ReadFailed, site, &mut self.w);
-                        }
+                        Moved::Retry => {}
                     }
                     slot.fresh = false;
                 }
@@ -580,26 +578,16 @@ impl<'s> EventLoop<'s> {
                     if !slot.writable {
                         break;
                     }
-                    let more = slot.conn.file_follows();
-                    let (result, offered) = match slot.conn.next_write() {
-                        Some(chunk) => {
-                            let offered = slot.wire.offered(&chunk);
-                            (slot.wire.send(&slot.sock, chunk, more), offered)
-                        }
-                        None => (Ok(0), 0),
-                    };
-                    match result {
-                        Ok(n) => {
-                            if n < offered {
+                    let (sock, conn, wire) = (&slot.sock, &mut slot.conn, &mut slot.wire);
+                    match step::write(sock, conn, wire, site, &mut self.w) {
+                        Moved::Told { next, short } => {
+                            if short {
                                 slot.writable = false;
                             }
-                            slot.interest = slot.conn.on(Event::Wrote(n), site, &mut self.w);
+                            slot.interest = next;
                         }
-                        Err(Errno::AGAIN) => slot.writable = false,
-                        Err(Errno::INTR) => {}
-                        Err(_) => {
-                            slot.interest = slot.conn.on(Event::WriteFailed, site, &mut self.w);
-                        }
+                        Moved::Again => slot.writable = false,
+                        Moved::Retry => {}
                     }
                 }
                 Interest::Work => {
@@ -612,29 +600,17 @@ impl<'s> EventLoop<'s> {
                 }
                 // Until the timer fires (Event::Deadline) or the client closes.
                 Interest::Hold => break,
-                // The close: the wire's end (a TLS close_notify, which may
-                // wait for room), then for a lingering close the drain; the
-                // two within one `LINGER`, timed from the first wait.
+                // The close (see `closing.rs`): until an edge or the timer
+                // when it has to wait.
                 Interest::Close { linger } => {
-                    if !slot.ended {
-                        let over = slot.linger.is_some_and(|l| l.is_over());
-                        if slot.wire.end(&slot.sock, site) == Ending::Pending && !over {
-                            slot.linger.get_or_insert_with(Linger::start);
-                            break; // until the socket is writable or time is up
-                        }
-                        slot.ended = true;
-                        if !linger {
+                    let closing = slot.closing.get_or_insert_with(|| Closing::new(linger));
+                    match closing.step(&slot.sock, &mut slot.wire, site) {
+                        Close::Done => {
                             self.close(index);
                             return;
                         }
-                        let _ = rustix::net::shutdown(&slot.sock, rustix::net::Shutdown::Write);
-                        slot.linger.get_or_insert_with(Linger::start);
+                        Close::Wait { .. } => break,
                     }
-                    if drain(slot) {
-                        self.close(index);
-                        return;
-                    }
-                    break;
                 }
             }
         }
@@ -652,7 +628,10 @@ impl<'s> EventLoop<'s> {
         }
         let deadline = match slot.conn.deadline(site) {
             Some(t) => t,
-            None => slot.linger.map_or_else(Instant::now, |l| l.until()),
+            None => slot
+                .closing
+                .and_then(|c| c.until())
+                .unwrap_or_else(Instant::now),
         };
         if slot.armed.is_none_or(|a| deadline < a) {
             slot.armed = Some(deadline);
@@ -769,42 +748,12 @@ impl<'s> EventLoop<'s> {
             self.pool.push(b);
         }
         self.handovers[index] = None;
-        log_connection(
-            self.site,
-            &mut self.w,
-            &slot.conn,
-            slot.wire.resumed(),
-            true,
-        );
+        policy::closed(self.site, &mut self.w, &slot.conn, &slot.wire);
         self.gens[index] = self.gens[index].wrapping_add(1);
         self.free.push(index as u32);
         self.open -= 1;
-        // Counted closed before the client can see the end (a client that
-        // reads to the end and then asks `/-/status` finds it closed).
-        self.site.stats.conn_closed();
         // Closing the descriptor removes it from the epoll set.
         drop(slot.sock);
-    }
-}
-
-/// Reads and drops what a client still sends after our last response (see
-/// [`Linger`]); true when done: EOF, error, enough bytes, or time is up.
-fn drain(slot: &mut Connection) -> bool {
-    let Some(linger) = &mut slot.linger else {
-        return true;
-    };
-    let mut sink = [0u8; 4096];
-    loop {
-        if linger.is_over() {
-            return true;
-        }
-        match rustix::net::recv(&slot.sock, &mut sink, RecvFlags::empty()) {
-            Ok((0, _)) => return true,
-            Ok((n, _)) => linger.drained(n),
-            Err(Errno::AGAIN) => return false,
-            Err(Errno::INTR) => {}
-            Err(_) => return true,
-        }
     }
 }
 

@@ -1,7 +1,9 @@
-//! The rules every driver and engine follows, each written once: how long and
-//! how much a lingering close drains, how accepting backs off when descriptors
-//! run out, which errors mean "out of resources", how a [`Chunk`] goes to a
-//! socket, and how a pool of threads is given its grace period.
+//! The rules every driver and engine follows, each written once: what a
+//! connection's open and close count and log ([`opened`], [`closed`]), how
+//! long and how much a lingering close drains (carried out by
+//! [`super::closing`]), how accepting backs off when descriptors run out,
+//! which errors mean "out of resources", how a [`Chunk`] goes to a socket,
+//! the deadlines, and how a pool of threads is given its grace period.
 //!
 //! The drivers ([`super::blocking`], [`super::evloop`], [`super::tokio_task`])
 //! differ in how they wait (a blocking syscall, an epoll edge, a future), not in
@@ -51,7 +53,7 @@ use crate::OnAbandon;
 use crate::conn::{Chunk, Conn, Event, Interest};
 use crate::service;
 use crate::shared::{Local, Shared};
-use crate::tls::{Ending, Wire};
+use crate::tls::Wire;
 
 /// How long a lingering close waits for the client to stop sending.
 pub(crate) const LINGER: Duration = Duration::from_secs(1);
@@ -211,26 +213,6 @@ pub(crate) fn peer_gone(sock: impl AsFd) -> Event {
     }
 }
 
-/// Ends a connection's [`Wire`] on a thread that may wait (blocking drivers):
-/// when its TLS `close_notify` finds the socket full, waits for room with
-/// `poll(POLLOUT)` and tries again, for at most [`LINGER`] in all (a client
-/// that stops reading gets a close without the alert, as after any timeout).
-pub(crate) fn end_waiting(sock: impl AsFd, wire: &mut Wire, site: &Shared) {
-    let until = Instant::now() + LINGER;
-    while wire.end(&sock, site) == Ending::Pending {
-        let left = until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return;
-        }
-        let mut fds = [PollFd::new(&sock, PollFlags::OUT)];
-        if let Err(e) = rustix::event::poll(&mut fds, Some(&timespec(left)))
-            && e != Errno::INTR
-        {
-            return;
-        }
-    }
-}
-
 /// The longest a blocking wait (a hold, a worker's wait for room to write)
 /// lasts without looking at whether shutdown was forced.
 pub(crate) const FORCE_CHECK: Duration = Duration::from_millis(50);
@@ -266,6 +248,28 @@ pub(crate) fn hold(sock: impl AsFd, until: Instant, conn: &Conn, site: &Shared) 
             Err(_) => std::thread::sleep(slice),
         }
     }
+}
+
+/// A connection begins, on every driver: counted open and, with
+/// `--log-connections`, logged. False when shutdown was forced already: it is
+/// counted closed again and is to be closed unserved.
+pub(crate) fn opened(site: &Shared, w: &mut Local, conn: &Conn) -> bool {
+    site.stats.conn_opened();
+    if site.shutdown.is_forced() {
+        site.stats.conn_closed();
+        return false;
+    }
+    log_connection(site, w, conn, None, false);
+    true
+}
+
+/// A connection ends, on the drivers that own its end (a tokio task may be
+/// aborted, so it counts the close in a guard): logged with what its wire
+/// says of TLS, and counted closed before the socket closes, so that a
+/// client that reads to the end and then asks `/-/status` finds it closed.
+pub(crate) fn closed(site: &Shared, w: &mut Local, conn: &Conn, wire: &Wire) {
+    log_connection(site, w, conn, wire.resumed(), true);
+    site.stats.conn_closed();
 }
 
 /// Writes a `--log-connections` line, in the log's format, as a connection
@@ -337,7 +341,9 @@ pub(crate) fn ready_by(sock: impl AsFd, flags: PollFlags, until: Instant) -> boo
         if left.is_zero() {
             return false;
         }
-        let mut fds = [PollFd::new(&sock, flags | PollFlags::RDHUP)];
+        // No `RDHUP`: a client's end is readable anyway (`IN`), and while
+        // waiting for room a half-closed client would wake every `poll`.
+        let mut fds = [PollFd::new(&sock, flags)];
         match rustix::event::poll(&mut fds, Some(&timespec(left))) {
             Ok(0) | Err(Errno::INTR) => {}
             Ok(_) | Err(_) => return true,
