@@ -618,6 +618,15 @@ impl Conn {
         !self.owed.is_empty() && self.peer_end == PeerEnd::Open
     }
 
+    /// While `--work` burns for the responses owed, does a client that
+    /// leaves stop it (`--on-abandon cancel`), so that the driver watches
+    /// for the close as the CPU burns? With `finish` the work runs out for
+    /// nobody, and one look at its end is enough. (`--on-abandon` is read
+    /// here and in [`Event::PeerGone`]'s rule, nowhere else.)
+    pub(crate) fn cancels_work_when_peer_goes(&self, site: &Shared) -> bool {
+        self.watches_peer() && site.config.on_abandon == OnAbandon::Cancel
+    }
+
     /// Marks the client's close as a half-close: it came with the request
     /// bytes just read (an event loop saw `RDHUP` in the readiness that
     /// delivered them).

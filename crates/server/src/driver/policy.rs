@@ -49,7 +49,6 @@ use rustix::net::{RecvFlags, SendFlags};
 
 use rustix::event::{PollFd, PollFlags};
 
-use crate::OnAbandon;
 use crate::conn::{Chunk, Conn, Event, Interest};
 use crate::service;
 use crate::shared::{Local, Shared};
@@ -186,16 +185,15 @@ pub(crate) fn work(sock: impl AsFd, conn: &mut Conn, site: &Shared, w: &mut Loca
         return conn.on(Event::Worked, site, w);
     }
     let until = service::thread_cpu_time() + d;
-    let watch = conn.watches_peer();
-    let cancel = site.config.on_abandon == OnAbandon::Cancel;
-    if watch && cancel && service::burn(until, || closed_now(&sock)) {
+    let watch = conn.cancels_work_when_peer_goes(site);
+    if watch && service::burn(until, || closed_now(&sock)) {
         let next = conn.on(peer_gone(&sock), site, w);
         if matches!(next, Interest::Close { .. }) {
             return next;
         }
         // A half-close: the client waits for the answer; finish the work.
         service::burn(until, || false);
-    } else if !watch || !cancel {
+    } else if !watch {
         service::burn(until, || false);
     }
     let next = conn.on(Event::Worked, site, w);
