@@ -32,17 +32,10 @@ fn serve(args: Args) -> anyhow::Result<()> {
         Some(TlsSource::SelfSignedSaved { cert }) => Some(cert.clone()),
         _ => None,
     };
-    let (workers, max_conns) = (config.workers, config.max_conns);
+    let workers = config.engine.threads(&config);
     let auth = config.auth.is_some();
     let server = Server::bind(config)?;
     let engine = server.engine();
-    let workers = if engine.uses_workers() {
-        count(workers, "worker")
-    } else if matches!(engine, Engine::Thread | Engine::Fork) {
-        format!("at most {} at once", count(max_conns, "connection"))
-    } else {
-        count(1, "worker")
-    };
     let scheme = if server.tls_fingerprint().is_some() {
         "https"
     } else {
@@ -87,15 +80,6 @@ fn serve(args: Args) -> anyhow::Result<()> {
 /// The first address that other machines can reach (not loopback).
 fn exposed(addrs: &[std::net::SocketAddr]) -> Option<std::net::SocketAddr> {
     addrs.iter().copied().find(|a| !a.ip().is_loopback())
-}
-
-/// "1 worker", "2 workers".
-fn count(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
 }
 
 /// Prints the engines, one line each.
@@ -156,14 +140,6 @@ mod tests {
         assert_eq!(exposed(&[loopback[0], any]), Some(any));
         let lan: std::net::SocketAddr = "192.168.1.2:80".parse().unwrap();
         assert_eq!(exposed(&[lan]), Some(lan));
-    }
-
-    /// Regression: the start line said "(engine reactor, 1 workers)".
-    #[test]
-    fn counts_agree_with_their_noun() {
-        assert_eq!(count(1, "worker"), "1 worker");
-        assert_eq!(count(2, "worker"), "2 workers");
-        assert_eq!(count(1, "connection"), "1 connection");
     }
 
     #[test]

@@ -297,6 +297,18 @@ impl Conn {
         Conn::new_with(peer, Vec::new(), Vec::new())
     }
 
+    /// The client connected `ago` before this connection was made: a driver
+    /// that learns of connections late (an event loop whose kernel defers
+    /// accepting, `crate::driver::policy`'s "Deadlines") says so before the
+    /// first read, and the read timeout and the connection's age count from
+    /// the connect.
+    pub(crate) fn connected_earlier(&mut self, ago: Duration) {
+        debug_assert!(self.requests == 0 && self.end == 0, "before any read");
+        for t in [&mut self.opened, &mut self.waiting_since] {
+            *t = t.checked_sub(ago).unwrap_or(*t);
+        }
+    }
+
     /// From now on, stop at each complete request ([`Interest::Work`]) instead
     /// of answering it at once, so that the handler (with `--work` and
     /// `--delay`) can run on another thread than the one that read the request:
@@ -604,6 +616,15 @@ impl Conn {
     /// driver skip its `MSG_PEEK` when the answer cannot matter.
     pub(crate) fn watches_peer(&self) -> bool {
         !self.owed.is_empty() && self.peer_end == PeerEnd::Open
+    }
+
+    /// While `--work` burns for the responses owed, does a client that
+    /// leaves stop it (`--on-abandon cancel`), so that the driver watches
+    /// for the close as the CPU burns? With `finish` the work runs out for
+    /// nobody, and one look at its end is enough. (`--on-abandon` is read
+    /// here and in [`Event::PeerGone`]'s rule, nowhere else.)
+    pub(crate) fn cancels_work_when_peer_goes(&self, site: &Shared) -> bool {
+        self.watches_peer() && site.config.on_abandon == OnAbandon::Cancel
     }
 
     /// Marks the client's close as a half-close: it came with the request

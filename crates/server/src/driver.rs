@@ -1,6 +1,7 @@
 //! The drivers: the loops that move a [`crate::conn::Conn`] along (read, hand
 //! it the bytes, write what it asks, linger, close), one per way of waiting,
-//! over one module of shared policy.
+//! over the steps written once ([`step`], [`closing`]) and one module of
+//! shared policy.
 //!
 //! - [`accept`]: what every accept loop does when `accept` fails (retry,
 //!   wait, or pause on a resource error);
@@ -14,9 +15,15 @@
 //! - [`connection`]: an event loop's connection (socket, `Conn`, readiness),
 //!   which travels between the loop and the workers;
 //! - [`tokio_task`]: a tokio task per connection (async);
-//! - [`policy`]: what they all do the same way: the lingering close, the
-//!   accept back-off, resource errors, sending a chunk, burning `--work`,
-//!   waiting out a `--delay` hold on a thread, the grace period.
+//! - [`closing`]: the end of a connection (the TLS `close_notify`, the
+//!   lingering close's drain), one step that every driver waits for its own
+//!   way;
+//! - [`step`]: one read and one write through the wire, the outcome told to
+//!   `Conn`; the driver says only what it does when the socket is not ready;
+//! - [`policy`]: what they all do the same way: a connection's open and
+//!   close bookkeeping, the linger bounds, the accept back-off, resource
+//!   errors, sending a chunk, burning `--work`, waiting out a `--delay` hold
+//!   on a thread, the deadlines, the grace period.
 //!
 //! The contract: a driver reports every outcome to [`crate::conn::Conn::on`]
 //! as an [`crate::conn::Event`] and carries out the
@@ -29,8 +36,10 @@
 
 pub(crate) mod accept;
 pub(crate) mod blocking;
+pub(crate) mod closing;
 pub(crate) mod connection;
 pub(crate) mod evloop;
 pub(crate) mod handoff;
 pub(crate) mod policy;
+pub(crate) mod step;
 pub(crate) mod tokio_task;

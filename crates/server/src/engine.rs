@@ -1,15 +1,18 @@
-//! The engine choice: one enum, a name and a one-line description each, and the
-//! list every test iterates over, so a new engine joins every test by being added
-//! to [`Engine::ALL`].
+//! The engine choice: one enum and one catalogue ([`Engine::entry`]) that holds
+//! every fact about each engine (its name, description, how it scales, what
+//! bounds it, which driver moves its connections, how it runs, whether this
+//! system can run it), and the list every test iterates over, so a new engine
+//! joins every test by being added to [`Engine::ALL`] and says everything about
+//! itself in one place.
 
 use std::fmt;
 use std::net::TcpListener;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use crate::ServerError;
 use crate::engines;
 use crate::shared::Shared;
+use crate::{Config, ServerError};
 
 /// A concurrency architecture for serving connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -50,59 +53,159 @@ impl Engine {
         Engine::Event,
     ];
 
+    /// The catalogue: every fact about an engine, in one entry (the way
+    /// `servelab-lab`'s `metric.rs` catalogues metrics). The match is
+    /// exhaustive: a new engine does not compile until its entry says all
+    /// of it.
+    const fn entry(self) -> Entry {
+        use Capacity::{MaxConns, One, Unbounded, Workers};
+        use Waits::{Blocking, EventLoop, HandOff, Tokio};
+        match self {
+            Engine::Serial => Entry {
+                name: "serial",
+                describe: "one connection at a time on the accepting thread (the baseline)",
+                threads: Threads::Single,
+                capacity: One,
+                waits: Blocking,
+                run: engines::serial::run,
+                unavailable: always,
+            },
+            Engine::Thread => Entry {
+                name: "thread",
+                describe: "a new thread per connection, at most --max-conns at once \
+                           (then accepting waits)",
+                threads: Threads::PerConnection,
+                capacity: MaxConns,
+                waits: Blocking,
+                run: engines::thread::run,
+                unavailable: always,
+            },
+            Engine::Pool => Entry {
+                name: "pool",
+                describe: "--workers threads fed by a bounded queue (--queue); 503 when it is full",
+                threads: Threads::Workers,
+                capacity: Workers,
+                waits: Blocking,
+                run: engines::pool::run,
+                unavailable: always,
+            },
+            Engine::Fork => Entry {
+                name: "fork",
+                describe: "a new process per connection, at most --max-conns at once; \
+                           children reaped",
+                threads: Threads::PerConnection,
+                capacity: MaxConns,
+                waits: Blocking,
+                run: engines::fork::run,
+                unavailable: always,
+            },
+            Engine::Prefork => Entry {
+                name: "prefork",
+                describe: "--workers processes all accepting on one socket; \
+                           a dead worker is replaced",
+                threads: Threads::Workers,
+                capacity: Workers,
+                waits: Blocking,
+                run: engines::prefork::run,
+                unavailable: always,
+            },
+            Engine::Async => Entry {
+                name: "async",
+                describe: "tokio's multi-threaded runtime (--workers threads), \
+                           one task per connection",
+                threads: Threads::Workers,
+                capacity: Unbounded,
+                waits: Tokio,
+                run: engines::tokio_rt::run,
+                unavailable: always,
+            },
+            Engine::Epoll => Entry {
+                name: "epoll",
+                describe: "one thread, one epoll loop over non-blocking sockets \
+                           (nginx with one worker)",
+                threads: Threads::Single,
+                capacity: Unbounded,
+                waits: EventLoop,
+                run: engines::epoll::run,
+                unavailable: always,
+            },
+            Engine::Reactor => Entry {
+                name: "reactor",
+                describe: "--workers threads, each its own epoll loop on the shared listener \
+                           (EPOLLEXCLUSIVE)",
+                threads: Threads::Workers,
+                capacity: Unbounded,
+                waits: EventLoop,
+                run: engines::reactor::run,
+                unavailable: always,
+            },
+            Engine::Event => Entry {
+                name: "event",
+                describe: "one epoll selector holds idle connections and reads heads; \
+                           --workers threads serve complete requests from a bounded queue \
+                           (--queue); 503 when it is full",
+                threads: Threads::Workers,
+                capacity: Unbounded,
+                waits: HandOff,
+                run: engines::event::run,
+                unavailable: always,
+            },
+        }
+    }
+
     /// The name used by `--engine`.
     pub fn name(self) -> &'static str {
-        match self {
-            Engine::Serial => "serial",
-            Engine::Thread => "thread",
-            Engine::Pool => "pool",
-            Engine::Fork => "fork",
-            Engine::Prefork => "prefork",
-            Engine::Async => "async",
-            Engine::Epoll => "epoll",
-            Engine::Reactor => "reactor",
-            Engine::Event => "event",
-        }
+        self.entry().name
     }
 
     /// One line saying what the engine is.
     pub fn describe(self) -> &'static str {
-        match self {
-            Engine::Serial => "one connection at a time on the accepting thread (the baseline)",
-            Engine::Thread => {
-                "a new thread per connection, at most --max-conns at once (then accepting waits)"
-            }
-            Engine::Pool => {
-                "--workers threads fed by a bounded queue (--queue); 503 when it is full"
-            }
-            Engine::Fork => {
-                "a new process per connection, at most --max-conns at once; children reaped"
-            }
-            Engine::Prefork => {
-                "--workers processes all accepting on one socket; a dead worker is replaced"
-            }
-            Engine::Async => {
-                "tokio's multi-threaded runtime (--workers threads), one task per connection"
-            }
-            Engine::Epoll => {
-                "one thread, one epoll loop over non-blocking sockets (nginx with one worker)"
-            }
-            Engine::Reactor => {
-                "--workers threads, each its own epoll loop on the shared listener (EPOLLEXCLUSIVE)"
-            }
-            Engine::Event => {
-                "one epoll selector holds idle connections and reads heads; --workers threads \
-                 serve complete requests from a bounded queue (--queue); 503 when it is full"
-            }
-        }
+        self.entry().describe
     }
 
     /// Does `--workers` mean anything to this engine?
     pub fn uses_workers(self) -> bool {
-        !matches!(
-            self,
-            Engine::Serial | Engine::Thread | Engine::Fork | Engine::Epoll
-        )
+        self.entry().threads == Threads::Workers
+    }
+
+    /// What bounds the connections it serves at once.
+    pub fn capacity(self) -> Capacity {
+        self.entry().capacity
+    }
+
+    /// How its connections wait.
+    pub fn waits(self) -> Waits {
+        self.entry().waits
+    }
+
+    /// What the start-up line says of its threads with `config`'s flags:
+    /// `2 workers`, `1 worker`, `at most 1024 connections at once`.
+    pub fn threads(self, config: &Config) -> String {
+        match self.entry().threads {
+            Threads::Single => count(1, "worker"),
+            Threads::Workers => count(config.workers, "worker"),
+            Threads::PerConnection => {
+                format!("at most {} at once", count(config.max_conns, "connection"))
+            }
+        }
+    }
+
+    /// `Err` with one line saying why, when this system cannot run the
+    /// engine (every engine here runs wherever servelab builds; one that
+    /// needs a kernel feature says so here, and tests and the lab mark it
+    /// unavailable rather than fail).
+    pub fn available(self) -> Result<(), Unavailable> {
+        match (self.entry().unavailable)() {
+            None => Ok(()),
+            Some(why) => Err(Unavailable { engine: self, why }),
+        }
+    }
+
+    /// Does the engine's listener defer accepting until the client's first
+    /// bytes come (`TCP_DEFER_ACCEPT`, set at bind)? Its event loops count
+    /// on it (see `driver::evloop`).
+    pub(crate) fn defers_accept(self) -> bool {
+        matches!(self.waits(), Waits::EventLoop | Waits::HandOff)
     }
 
     /// Runs the engine until shutdown; returns once in-flight work is done.
@@ -111,18 +214,84 @@ impl Engine {
         listeners: &[TcpListener],
         site: &Arc<Shared>,
     ) -> Result<(), ServerError> {
-        match self {
-            Engine::Serial => engines::serial::run(listeners, site),
-            Engine::Thread => engines::thread::run(listeners, site),
-            Engine::Pool => engines::pool::run(listeners, site),
-            Engine::Fork => engines::fork::run(listeners, site),
-            Engine::Prefork => engines::prefork::run(listeners, site),
-            Engine::Async => engines::tokio_rt::run(listeners, site),
-            Engine::Epoll => engines::epoll::run(listeners, site),
-            Engine::Reactor => engines::reactor::run(listeners, site),
-            Engine::Event => engines::event::run(listeners, site),
-        }
+        (self.entry().run)(listeners, site)
     }
+}
+
+/// What bounds the connections an engine serves at once, which is also what
+/// runs out when it is full (see `saturation.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Capacity {
+    /// One connection at a time.
+    One,
+    /// `--workers`: a connection holds a worker for its whole life.
+    Workers,
+    /// `--max-conns`: a thread or process per connection, up to that many;
+    /// then accepting waits.
+    MaxConns,
+    /// Any number: a connection waits in an event loop or a task, and takes
+    /// a thread only while it has work.
+    Unbounded,
+}
+
+/// How an engine's connections wait: which driver moves them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Waits {
+    /// Blocking syscalls on a thread or process of its own.
+    Blocking,
+    /// Edges of an epoll loop that answers on its own thread.
+    EventLoop,
+    /// An epoll loop that hands complete requests to worker threads.
+    HandOff,
+    /// A tokio task.
+    Tokio,
+}
+
+/// What the start-up line counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Threads {
+    /// One thread serves everything.
+    Single,
+    /// `--workers` threads or processes.
+    Workers,
+    /// One per connection, up to `--max-conns`.
+    PerConnection,
+}
+
+/// One engine's entry in the catalogue ([`Engine::entry`]).
+struct Entry {
+    name: &'static str,
+    describe: &'static str,
+    threads: Threads,
+    capacity: Capacity,
+    waits: Waits,
+    run: fn(&[TcpListener], &Arc<Shared>) -> Result<(), ServerError>,
+    /// Why the engine cannot run here, if it cannot.
+    unavailable: fn() -> Option<&'static str>,
+}
+
+/// For the engines that run wherever servelab builds.
+fn always() -> Option<&'static str> {
+    None
+}
+
+/// `1 worker`, `2 workers`.
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// An engine this system cannot run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the {engine} engine is unavailable here: {why}")]
+pub struct Unavailable {
+    /// The engine asked for.
+    pub engine: Engine,
+    /// Why, in a few words.
+    pub why: &'static str,
 }
 
 impl fmt::Display for Engine {
@@ -158,5 +327,52 @@ mod tests {
             assert!(!e.describe().is_empty());
         }
         assert!("nginx".parse::<Engine>().is_err());
+    }
+
+    #[test]
+    fn every_engine_is_listed_once_and_runs_here() {
+        for (i, &e) in Engine::ALL.iter().enumerate() {
+            assert!(!Engine::ALL[..i].contains(&e), "{e} listed twice");
+            assert_eq!(e.available(), Ok(()), "{e}");
+        }
+        assert!(Engine::ALL.contains(&Engine::default()));
+    }
+
+    /// docs/serve.md's table of engines has one row per engine of the
+    /// catalogue, in its order, and no other.
+    #[test]
+    fn the_docs_table_of_engines_follows_the_catalogue() {
+        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/serve.md"));
+        let table = doc
+            .split("## Engines")
+            .nth(1)
+            .expect("docs/serve.md has a section `## Engines`");
+        let rows: Vec<&str> = table
+            .lines()
+            .skip_while(|l| !l.starts_with("| `"))
+            .take_while(|l| l.starts_with("| `"))
+            .filter_map(|l| l.split('`').nth(1))
+            .collect();
+        let names: Vec<&str> = Engine::ALL.iter().map(|e| e.name()).collect();
+        assert_eq!(rows, names);
+    }
+
+    /// The start-up line's count follows the flag that sizes the engine.
+    /// Regression (from the binary): it said "(engine reactor, 1 workers)".
+    #[test]
+    fn the_thread_count_names_the_flag_that_sizes_the_engine() {
+        let mut c = Config::new("www");
+        c.workers = 3;
+        c.max_conns = 7;
+        for &e in Engine::ALL {
+            let said = e.threads(&c);
+            match e.capacity() {
+                Capacity::MaxConns => assert_eq!(said, "at most 7 connections at once", "{e}"),
+                _ if e.uses_workers() => assert_eq!(said, "3 workers", "{e}"),
+                _ => assert_eq!(said, "1 worker", "{e}"),
+            }
+        }
+        c.workers = 1;
+        assert_eq!(Engine::Pool.threads(&c), "1 worker", "no plural for one");
     }
 }

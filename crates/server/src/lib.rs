@@ -87,7 +87,7 @@ mod tls;
 pub use addr::{AddrError, ListenAddr};
 pub use args::ServeArgs;
 pub use config::{Config, Dotfiles, LogFormat, LogMode, LogTarget, OnAbandon, default_workers};
-pub use engine::{Engine, UnknownEngine};
+pub use engine::{Capacity, Engine, Unavailable, UnknownEngine, Waits};
 pub use error::ServerError;
 /// The service-time distribution of [`Config::delay`] and [`Config::work`]
 /// (from `servelab-dist`, re-exported because it is part of [`Config`]).

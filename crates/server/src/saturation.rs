@@ -2,8 +2,10 @@
 //! at most every [`EVERY`], naming the flag to raise and the engines that
 //! don't have the problem.
 //!
-//! `serial`, `pool` and `prefork` give each connection a worker for its whole
-//! life, and `thread` and `fork` stop accepting at `--max-conns`. An ordinary
+//! The engines whose [`Capacity`] is bounded (`serial`, `pool` and `prefork`
+//! give each connection a worker for its whole life, and `thread` and `fork`
+//! stop accepting at `--max-conns`) can run out; which engines those are, and
+//! what the line says of each, follows the engine catalogue. An ordinary
 //! keep-alive client (a browser, `ab -k -c 50`) holds its worker while it is
 //! idle, up to `--keepalive-timeout`, so a few such clients leave every other
 //! connection waiting, in the pool's queue or the kernel's backlog. The server
@@ -32,8 +34,8 @@ use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags};
 
-use crate::Engine;
 use crate::shared::Shared;
+use crate::{Capacity, Engine};
 
 /// How often the watcher looks. A second is short next to the keep-alive
 /// timeout (5 s by default) that makes clients wait, and costs nothing.
@@ -52,15 +54,14 @@ pub(crate) struct Limit {
 }
 
 impl Limit {
-    /// The limit of `site`'s engine, or `None` for an engine whose connections
-    /// never wait for a worker (`event`, `reactor`, `epoll`, `tokio`).
-    pub(crate) fn of(site: &Shared) -> Option<Limit> {
-        let c = &site.config;
-        let capacity = match c.engine {
-            Engine::Serial => 1,
-            Engine::Pool | Engine::Prefork => c.workers,
-            Engine::Thread | Engine::Fork => c.max_conns,
-            _ => return None,
+    /// The limit of the configured engine, or `None` for an engine whose
+    /// connections never wait for a worker ([`Capacity::Unbounded`]).
+    pub(crate) fn of(c: &crate::Config) -> Option<Limit> {
+        let capacity = match c.engine.capacity() {
+            Capacity::One => 1,
+            Capacity::Workers => c.workers,
+            Capacity::MaxConns => c.max_conns,
+            Capacity::Unbounded => return None,
         };
         Some(Limit {
             engine: c.engine,
@@ -72,27 +73,43 @@ impl Limit {
     pub(crate) fn message(&self, keepalive: Duration) -> String {
         let n = self.capacity;
         let e = self.engine;
-        let (full, raise) = match e {
-            Engine::Serial => ("the serial engine's one connection is busy".to_owned(), ""),
-            Engine::Pool | Engine::Prefork if n == 1 => {
+        let (full, raise) = match e.capacity() {
+            Capacity::One => (format!("the {e} engine's one connection is busy"), ""),
+            Capacity::Workers if n == 1 => {
                 (format!("the one {e} worker is busy"), "raise --workers, ")
             }
-            Engine::Pool | Engine::Prefork => {
-                (format!("all {n} {e} workers are busy"), "raise --workers, ")
-            }
-            _ => (
+            Capacity::Workers => (format!("all {n} {e} workers are busy"), "raise --workers, "),
+            Capacity::MaxConns => (
                 format!("{n} connections are open, the --max-conns of the {e} engine"),
                 "raise --max-conns, ",
             ),
+            // `Limit::of` makes none for these; said all the same.
+            Capacity::Unbounded => (format!("the {e} engine is full"), ""),
         };
         format!(
             "servelab: warning: {full} and connections are waiting \
              (a kept-alive connection holds its worker until it has been idle for \
              --keepalive-timeout {}): {raise}lower --keepalive-timeout, or use \
-             --engine event or reactor, which serve any number of connections with \
+             --engine {}, which serve any number of connections with \
              a fixed set of threads\n",
-            show(keepalive)
+            show(keepalive),
+            unbounded_with_workers()
         )
+    }
+}
+
+/// The engines that serve any number of connections with `--workers`
+/// threads, from the catalogue: `async, reactor or event`.
+fn unbounded_with_workers() -> String {
+    let names: Vec<&str> = Engine::ALL
+        .iter()
+        .filter(|e| e.capacity() == Capacity::Unbounded && e.uses_workers())
+        .map(|e| e.name())
+        .collect();
+    match names.split_last() {
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
     }
 }
 
@@ -155,7 +172,7 @@ pub(crate) fn watch(
     site: &Arc<Shared>,
     queued: Option<Queued>,
 ) -> Option<Watch> {
-    let limit = Limit::of(site)?;
+    let limit = Limit::of(&site.config)?;
     // Our own descriptors for the listeners, so the thread needs no borrow;
     // a forked child closes them with every other foreign socket.
     let listeners: Vec<TcpListener> = listeners
@@ -245,6 +262,31 @@ mod tests {
         }
     }
 
+    /// Every engine of the catalogue: a bounded one has a limit of the size
+    /// its flag gives and a line that names it; an unbounded one has none.
+    #[test]
+    fn every_bounded_engine_has_a_limit_and_a_line() {
+        let mut c = crate::Config::new("www");
+        c.workers = 3;
+        c.max_conns = 7;
+        for &e in Engine::ALL {
+            c.engine = e;
+            let limit = Limit::of(&c);
+            let expected = match e.capacity() {
+                Capacity::One => Some(1),
+                Capacity::Workers => Some(3),
+                Capacity::MaxConns => Some(7),
+                Capacity::Unbounded => None,
+            };
+            assert_eq!(limit.map(|l| l.capacity), expected, "{e}");
+            if let Some(l) = limit {
+                let line = l.message(Duration::from_secs(5));
+                assert!(line.contains(e.name()), "{e}: {line}");
+                assert_eq!(line.lines().count(), 1, "{e}");
+            }
+        }
+    }
+
     #[test]
     fn the_message_names_the_flag_to_raise_and_the_engines_without_the_problem() {
         let ka = Duration::from_secs(5);
@@ -258,7 +300,10 @@ mod tests {
             "{pool}"
         );
         assert!(pool.contains("raise --workers") && pool.contains("--keepalive-timeout 5s"));
-        assert!(pool.contains("--engine event or reactor"), "{pool}");
+        assert!(
+            pool.contains("--engine async, reactor or event, which serve"),
+            "{pool}"
+        );
         assert_eq!(pool.lines().count(), 1);
         let one = Limit {
             engine: Engine::Prefork,

@@ -12,6 +12,8 @@ use std::thread::JoinHandle;
 
 use socket2::{Domain, Protocol, Socket, Type};
 
+use crate::driver::evloop;
+use crate::driver::policy::SocketTimeouts;
 use crate::shared::Shared;
 use crate::{Config, Engine, ServerError, Stats};
 
@@ -39,6 +41,10 @@ impl Server {
                 crate::driver::evloop::MAX_LISTENERS
             )));
         }
+        config
+            .engine
+            .available()
+            .map_err(|e| ServerError::Config(e.to_string()))?;
         let config = with_hsts(config)?;
         let wanted = config.addrs.clone();
         let site = Shared::new(config)?;
@@ -222,8 +228,15 @@ fn listen(addr: SocketAddr, site: &Shared) -> std::io::Result<TcpListener> {
     // Accepted sockets inherit these from the listener, which saves three
     // setsockopt calls per connection (see driver/blocking.rs).
     socket.set_tcp_nodelay(true)?;
-    socket.set_read_timeout(Some(site.config.read_timeout))?;
-    socket.set_write_timeout(Some(site.config.write_timeout))?;
+    let timeouts = SocketTimeouts::of(&site.config);
+    socket.set_read_timeout(Some(timeouts.read))?;
+    socket.set_write_timeout(Some(timeouts.write))?;
+    if site.config.engine.defers_accept() {
+        // Set before `listen`, so that no connection is taken undeferred:
+        // the event loop dates a connection that comes without bytes back
+        // by the deferral (see "Deadlines" in `driver::policy`).
+        evloop::defer_accept(&socket)?;
+    }
     socket.bind(&addr.into())?;
     socket.listen(BACKLOG)?;
     socket.set_nonblocking(true)?;

@@ -3,12 +3,15 @@
 //! [`serve`] runs one connection to its end, [`accept_loop`] hands accepted
 //! connections to an engine, [`refuse`] answers 503 to one it cannot take.
 //!
-//! Timeouts are socket timeouts. `SO_RCVTIMEO` and `SO_SNDTIMEO` are set once on
-//! the listening socket and Linux copies them into every accepted socket, so the
-//! common case costs no `setsockopt` per connection or per request; a read that
-//! times out early is simply retried against the connection's real deadline
-//! ([`Conn::deadline`]), and the timeout is lowered only when the deadline is nearer
-//! than the current one (a slow request head).
+//! Timeouts: `SO_RCVTIMEO` and `SO_SNDTIMEO` are set once on the listening
+//! socket and Linux copies them into every accepted socket, so the common case
+//! costs no `setsockopt` per connection or per request. They are shorter than
+//! the deadlines they stand for ([`policy::socket_timeout`]): the kernel's
+//! timer wheel ends such a wait up to an eighth late, so a wait that times
+//! out is retried against the connection's real deadline ([`Conn::deadline`]),
+//! and once that deadline is nearer than a socket timeout can safely reach,
+//! the rest is waited in `poll`, which keeps it to the millisecond (see
+//! "Deadlines" in [`policy`]).
 //!
 //! A `--delay` hold waits in `poll` for the client's close (`POLLRDHUP`)
 //! instead of sleeping ([`policy::hold`], shared with `event`'s workers): the
@@ -17,7 +20,7 @@
 //! Every outcome goes to [`Conn::on`] as an [`Event`]; what follows it
 //! (abandon, 408, idle close at shutdown, linger) is decided there.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{Shutdown as Side, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::BorrowedFd;
 use std::time::{Duration, Instant};
@@ -26,27 +29,22 @@ use rustix::event::{PollFd, PollFlags};
 use rustix::io::Errno;
 
 use super::accept::{Accepting, Step};
-use super::policy::{self, LINGER, Linger, log_connection};
+use super::closing::{Close, Closing, Ready};
+use super::policy;
+use super::step::{self, Moved};
 use crate::conn::{Conn, Event, Interest};
 use crate::shared::{Local, Shared};
 use crate::tls::Wire;
 
-/// How far past its deadline a read may wait before the timeout fires.
-const SLACK: Duration = Duration::from_millis(100);
-
 /// Serves one connection to the end on the calling thread.
-pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Shared, w: &mut Local) {
-    site.stats.conn_opened();
-    if site.shutdown.is_forced() {
-        site.stats.conn_closed();
+pub(crate) fn serve(stream: TcpStream, peer: SocketAddr, site: &Shared, w: &mut Local) {
+    let mut conn = Conn::new(peer);
+    if !policy::opened(site, w, &conn) {
         return;
     }
     let reg = site.shutdown.registry.register(&stream);
-    let mut conn = Conn::new(peer);
     let mut wire = Wire::new(site);
-    log_connection(site, w, &conn, None, false);
-    // What SO_RCVTIMEO is now: inherited from the listener (see Server::bind).
-    let mut timeout = site.config.read_timeout;
+    let timeouts = policy::SocketTimeouts::of(&site.config);
     let mut interest = Interest::Read;
     loop {
         interest = match interest {
@@ -55,46 +53,41 @@ pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Shared, w: &
                 // has begun, an idle connection's deadline is now.
                 reg.set_idle(conn.is_idle(), &site.shutdown);
                 let deadline = conn.deadline(site).unwrap_or_else(Instant::now);
-                let left = remaining(deadline);
-                // Lower the socket timeout only when the deadline is clearly
-                // nearer than it (a slow head); a read that returns early is
-                // simply retried, and a read may overshoot by at most SLACK.
-                // Back to the usual value after a slow head lowered it.
-                let usual = site.config.read_timeout.min(left);
-                let lowered = if left + SLACK < timeout {
-                    Some(left)
-                } else {
-                    (timeout + SLACK < usual).then_some(usual)
-                };
-                if let Some(t) = lowered {
-                    timeout = t;
-                    let _ = stream.set_read_timeout(Some(timeout));
+                // SO_RCVTIMEO ends a long wait early with EAGAIN; the last
+                // part of a wait is a `poll` that keeps the deadline (see
+                // "Deadlines" in `policy`).
+                if !policy::socket_wait_fits(timeouts.read, deadline)
+                    && !policy::ready_by(&stream, PollFlags::IN, deadline)
+                {
+                    interest = conn.on(Event::Deadline, site, w);
+                    continue;
                 }
-                // SO_RCVTIMEO ends a wait with EAGAIN.
-                match wire.recv(&stream, conn.read_space(), site) {
-                    Ok(n) => {
-                        if n > 0 {
-                            reg.set_idle(false, &site.shutdown);
-                        }
-                        conn.on(Event::Read(n), site, w)
+                match step::read(&stream, &mut conn, &mut wire, false, site, w) {
+                    Moved::Told { next, .. } => {
+                        reg.set_idle(false, &site.shutdown);
+                        next
                     }
-                    Err(Errno::AGAIN) => conn.on(Event::Deadline, site, w),
-                    Err(Errno::INTR) => continue,
-                    Err(_) => conn.on(Event::ReadFailed, site, w),
+                    // SO_RCVTIMEO ran out: `Conn` judges the deadline.
+                    Moved::Again => conn.on(Event::Deadline, site, w),
+                    Moved::Retry => continue,
                 }
             }
             Interest::Write => {
-                let more = conn.file_follows();
-                let result = match conn.next_write() {
-                    Some(chunk) => wire.send(&stream, chunk, more),
-                    None => Ok(0),
-                };
-                match result {
-                    Ok(n) => conn.on(Event::Wrote(n), site, w),
-                    Err(Errno::INTR) => continue,
-                    // Reset, broken pipe, or no progress within SO_SNDTIMEO
-                    // (the write timeout, set on the listener).
-                    Err(_) => conn.on(Event::WriteFailed, site, w),
+                let deadline = conn.deadline(site).unwrap_or_else(Instant::now);
+                // As for reading: SO_SNDTIMEO ends a long wait for room
+                // early; near the deadline, `poll` waits for it.
+                if !policy::socket_wait_fits(timeouts.write, deadline)
+                    && !policy::ready_by(&stream, PollFlags::OUT, deadline)
+                {
+                    interest = conn.on(Event::Deadline, site, w);
+                    continue;
+                }
+                match step::write(&stream, &mut conn, &mut wire, site, w) {
+                    Moved::Told { next, .. } => next,
+                    // No room within SO_SNDTIMEO: `Conn` judges the write
+                    // timeout.
+                    Moved::Again => conn.on(Event::Deadline, site, w),
+                    Moved::Retry => continue,
                 }
             }
             Interest::Work => policy::work(&stream, &mut conn, site, w),
@@ -103,25 +96,21 @@ pub(crate) fn serve(mut stream: TcpStream, peer: SocketAddr, site: &Shared, w: &
                 conn.on(event, site, w)
             }
             Interest::Close { linger } => {
-                policy::end_waiting(&stream, &mut wire, site);
-                if linger {
-                    linger_close(&mut stream);
+                // The close (see `closing.rs`), its waits in `poll`.
+                let mut closing = Closing::new(linger);
+                while let Close::Wait { ready, until } = closing.step(&stream, &mut wire, site) {
+                    let flags = match ready {
+                        Ready::Read => PollFlags::IN,
+                        Ready::Write => PollFlags::OUT,
+                    };
+                    policy::ready_by(&stream, flags, until);
                 }
                 break;
             }
         };
     }
     drop(reg);
-    log_connection(site, w, &conn, wire.resumed(), true);
-    site.stats.conn_closed();
-}
-
-/// Time left before `deadline`, at least 1 ms (a zero socket timeout means
-/// "forever" to `SO_RCVTIMEO`).
-fn remaining(deadline: Instant) -> Duration {
-    deadline
-        .saturating_duration_since(Instant::now())
-        .max(Duration::from_millis(1))
+    policy::closed(site, w, &conn, &wire);
 }
 
 /// A read that does not wait: `Some(n)` if bytes (or EOF) were there.
@@ -129,22 +118,6 @@ fn read_now(stream: &TcpStream, buf: &mut [u8]) -> Option<usize> {
     rustix::net::recv(stream, buf, rustix::net::RecvFlags::DONTWAIT)
         .ok()
         .map(|(n, _)| n)
-}
-
-/// Shuts our side, then reads and drops what the client still sends (see
-/// [`Linger`]), so our last response is not destroyed by a reset caused by
-/// unread bytes.
-fn linger_close(stream: &mut TcpStream) {
-    let _ = stream.shutdown(Side::Write);
-    let _ = stream.set_read_timeout(Some(LINGER / 4));
-    let mut linger = Linger::start();
-    let mut sink = [0u8; 4096];
-    while !linger.is_over() {
-        match stream.read(&mut sink) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => linger.drained(n),
-        }
-    }
 }
 
 /// What the accept loop should do after a connection was handed over.

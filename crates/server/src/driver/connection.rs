@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Instant;
 
-use super::policy::Linger;
+use super::closing::Closing;
 use crate::conn::{Conn, Interest};
 use crate::tls::Wire;
 
@@ -72,14 +72,13 @@ pub(crate) struct Connection {
     pub(super) writable: bool,
     /// The earliest timer entry in the heap for this slot.
     pub(super) armed: Option<Instant>,
-    /// Set once the close has to wait: for room for the TLS `close_notify`,
-    /// or for the client in a lingering close (see [`Linger`]).
-    pub(super) linger: Option<Linger>,
-    /// The wire's end is done ([`Wire::end`]): in a lingering close, the
-    /// write side is shut.
-    pub(super) ended: bool,
+    /// The close, once it has begun ([`Closing`]).
+    pub(super) closing: Option<Closing>,
     /// In the epoll set yet (see [`super::evloop::EventLoop`]).
     pub(super) registered: bool,
+    /// Not read yet since it was accepted (see "Deadlines" in
+    /// [`super::policy`]).
+    pub(super) fresh: bool,
     /// The client's close (`RDHUP`, `HUP` or `ERR`) has been signalled: what is
     /// read from now on came before it.
     pub(super) fin: bool,
@@ -100,13 +99,13 @@ impl Connection {
             readable: true,
             writable: true,
             armed: None,
-            linger: None,
-            ended: false,
+            closing: None,
             // Registered only once it has to wait: a request that arrived with
             // the handshake is answered and, with `Connection: close`, closed
             // without ever touching the epoll set (two syscalls and an epitem
             // saved per connection, as h2o does).
             registered: false,
+            fresh: true,
             fin: false,
             handover: None,
             wire,

@@ -45,9 +45,12 @@
 //! share of an `epoll_wait`. Measured on the shared machine: 17 us instead of
 //! 28 us of server CPU per connection. The price: a client that connects and
 //! says nothing is seen by the server only when it sends, or when the kernel
-//! gives up deferring (about a second: then it is accepted as usual and the
-//! read timeout applies), so the `open` counter leaves such connections out
-//! until then. `accept4` with `SOCK_NONBLOCK | SOCK_CLOEXEC` (no `fcntl` after).
+//! gives up deferring ([`DEFER`] after the connect), so the `open` counter
+//! leaves such connections out until then. Its read timeout still counts from
+//! the connect: a connection whose first read finds nothing was handed over
+//! at the end of the deferral, and is dated back by [`DEFER`] (see
+//! "Deadlines" in [`super::policy`]). The option is set when the listener is
+//! bound ([`defer_accept`]), so no connection escapes it. `accept4` with `SOCK_NONBLOCK | SOCK_CLOEXEC` (no `fcntl` after).
 //! On `EMFILE`/`ENFILE`/`ENOBUFS`/`ENOMEM` the listener is taken out of the
 //! epoll set for a back-off (10 ms doubling to 500 ms), so the loop neither
 //! spins on a listener that stays readable nor stops serving the connections it
@@ -98,16 +101,18 @@ use std::time::{Duration, Instant};
 
 use rustix::event::epoll::{self, EventData, EventFlags};
 use rustix::io::Errno;
-use rustix::net::{RecvFlags, SocketFlags};
+use rustix::net::SocketFlags;
 
 use super::accept::{Accepting, Step};
+use super::closing::{Close, Closing};
 use super::connection::{Away, Connection, Handover};
 use super::handoff::{Job, LoopEnd};
-use super::policy::{self, Linger, log_connection};
+use super::policy;
+use super::step::{self, Moved};
 use crate::ServerError;
 use crate::conn::{Buffers, Conn, Event, Interest};
 use crate::shared::{Local, Shared};
-use crate::tls::{Ending, Wire};
+use crate::tls::Wire;
 
 /// Unsent bytes a connection's socket may hold before a write stops
 /// (`TCP_NOTSENT_LOWAT`; see "Large files" above). Between 8 KiB and 64 KiB
@@ -199,9 +204,6 @@ impl<'s> EventLoop<'s> {
             EventFlags::IN | EventFlags::ET,
         )
         .map_err(|e| ServerError::io("watching the shutdown pipe")(e.into()))?;
-        for l in listeners {
-            defer_accept(l);
-        }
         let mut ev = EventLoop {
             site,
             w: site.local(),
@@ -456,7 +458,10 @@ impl<'s> EventLoop<'s> {
     }
 
     fn add(&mut self, sock: OwnedFd, peer: SocketAddr) {
-        self.site.stats.conn_opened();
+        let mut conn = Conn::bare(peer);
+        if !policy::opened(self.site, &mut self.w, &conn) {
+            return;
+        }
         let index = match self.free.pop() {
             Some(i) => i as usize,
             None => {
@@ -467,11 +472,9 @@ impl<'s> EventLoop<'s> {
                 self.slots.len() - 1
             }
         };
-        let mut conn = Conn::bare(peer);
         if self.handoff.is_some() {
             conn.defer_answers();
         }
-        log_connection(self.site, &mut self.w, &conn, None, false);
         let mut c = Connection::accepted(sock, conn, Wire::new(self.site));
         if self.handoff.is_some() {
             let h = Arc::new(Handover::default());
@@ -547,51 +550,44 @@ impl<'s> EventLoop<'s> {
                         slot.conn
                             .attach(self.pool.pop().unwrap_or_else(Buffers::new));
                     }
-                    let space = slot.conn.read_space();
-                    let want = space.len();
-                    match slot.wire.recv(&slot.sock, space, site) {
-                        Ok(n) => {
+                    let (sock, conn, wire) = (&slot.sock, &mut slot.conn, &mut slot.wire);
+                    match step::read(sock, conn, wire, slot.fin, site, &mut self.w) {
+                        Moved::Told { next, short } => {
                             // After the close was signalled the next read is
                             // its end (0) or more bytes: no edge would come.
-                            if n < want && !slot.fin {
+                            if short && !slot.fin {
                                 slot.readable = false;
                             }
-                            if n > 0 && slot.fin {
-                                slot.conn.closed_with_requests();
+                            slot.interest = next;
+                        }
+                        Moved::Again => {
+                            slot.readable = false;
+                            if slot.fresh && slot.wire.heard_nothing() {
+                                // Nothing came with it: the kernel stopped
+                                // deferring it, DEFER after the connect.
+                                // (A TLS read that took a ClientHello says
+                                // EAGAIN too: not this.)
+                                slot.conn.connected_earlier(DEFER);
                             }
-                            slot.interest = slot.conn.on(Event::Read(n), site, &mut self.w);
                         }
-                        Err(Errno::AGAIN) => slot.readable = false,
-                        Err(Errno::INTR) => {}
-                        Err(_) => {
-                            slot.interest = slot.conn.on(Event::ReadFailed, site, &mut self.w);
-                        }
+                        Moved::Retry => {}
                     }
+                    slot.fresh = false;
                 }
                 Interest::Write => {
                     if !slot.writable {
                         break;
                     }
-                    let more = slot.conn.file_follows();
-                    let (result, offered) = match slot.conn.next_write() {
-                        Some(chunk) => {
-                            let offered = slot.wire.offered(&chunk);
-                            (slot.wire.send(&slot.sock, chunk, more), offered)
-                        }
-                        None => (Ok(0), 0),
-                    };
-                    match result {
-                        Ok(n) => {
-                            if n < offered {
+                    let (sock, conn, wire) = (&slot.sock, &mut slot.conn, &mut slot.wire);
+                    match step::write(sock, conn, wire, site, &mut self.w) {
+                        Moved::Told { next, short } => {
+                            if short {
                                 slot.writable = false;
                             }
-                            slot.interest = slot.conn.on(Event::Wrote(n), site, &mut self.w);
+                            slot.interest = next;
                         }
-                        Err(Errno::AGAIN) => slot.writable = false,
-                        Err(Errno::INTR) => {}
-                        Err(_) => {
-                            slot.interest = slot.conn.on(Event::WriteFailed, site, &mut self.w);
-                        }
+                        Moved::Again => slot.writable = false,
+                        Moved::Retry => {}
                     }
                 }
                 Interest::Work => {
@@ -604,29 +600,17 @@ impl<'s> EventLoop<'s> {
                 }
                 // Until the timer fires (Event::Deadline) or the client closes.
                 Interest::Hold => break,
-                // The close: the wire's end (a TLS close_notify, which may
-                // wait for room), then for a lingering close the drain; the
-                // two within one `LINGER`, timed from the first wait.
+                // The close (see `closing.rs`): until an edge or the timer
+                // when it has to wait.
                 Interest::Close { linger } => {
-                    if !slot.ended {
-                        let over = slot.linger.is_some_and(|l| l.is_over());
-                        if slot.wire.end(&slot.sock, site) == Ending::Pending && !over {
-                            slot.linger.get_or_insert_with(Linger::start);
-                            break; // until the socket is writable or time is up
-                        }
-                        slot.ended = true;
-                        if !linger {
+                    let closing = slot.closing.get_or_insert_with(|| Closing::new(linger));
+                    match closing.step(&slot.sock, &mut slot.wire, site) {
+                        Close::Done => {
                             self.close(index);
                             return;
                         }
-                        let _ = rustix::net::shutdown(&slot.sock, rustix::net::Shutdown::Write);
-                        slot.linger.get_or_insert_with(Linger::start);
+                        Close::Wait { .. } => break,
                     }
-                    if drain(slot) {
-                        self.close(index);
-                        return;
-                    }
-                    break;
                 }
             }
         }
@@ -644,7 +628,10 @@ impl<'s> EventLoop<'s> {
         }
         let deadline = match slot.conn.deadline(site) {
             Some(t) => t,
-            None => slot.linger.map_or_else(Instant::now, |l| l.until()),
+            None => slot
+                .closing
+                .and_then(|c| c.until())
+                .unwrap_or_else(Instant::now),
         };
         if slot.armed.is_none_or(|a| deadline < a) {
             slot.armed = Some(deadline);
@@ -761,69 +748,54 @@ impl<'s> EventLoop<'s> {
             self.pool.push(b);
         }
         self.handovers[index] = None;
-        log_connection(
-            self.site,
-            &mut self.w,
-            &slot.conn,
-            slot.wire.resumed(),
-            true,
-        );
+        policy::closed(self.site, &mut self.w, &slot.conn, &slot.wire);
         self.gens[index] = self.gens[index].wrapping_add(1);
         self.free.push(index as u32);
         self.open -= 1;
-        // Counted closed before the client can see the end (a client that
-        // reads to the end and then asks `/-/status` finds it closed).
-        self.site.stats.conn_closed();
         // Closing the descriptor removes it from the epoll set.
         drop(slot.sock);
     }
 }
 
-/// Reads and drops what a client still sends after our last response (see
-/// [`Linger`]); true when done: EOF, error, enough bytes, or time is up.
-fn drain(slot: &mut Connection) -> bool {
-    let Some(linger) = &mut slot.linger else {
-        return true;
-    };
-    let mut sink = [0u8; 4096];
-    loop {
-        if linger.is_over() {
-            return true;
-        }
-        match rustix::net::recv(&slot.sock, &mut sink, RecvFlags::empty()) {
-            Ok((0, _)) => return true,
-            Ok((n, _)) => linger.drained(n),
-            Err(Errno::AGAIN) => return false,
-            Err(Errno::INTR) => {}
-            Err(_) => return true,
-        }
-    }
-}
-
 /// Sets `TCP_NOTSENT_LOWAT` to [`NOTSENT_LOWAT`] on the listener, for every
-/// connection accepted from it; best effort like [`defer_accept`]: without it
-/// the loop is correct, and large files cost the client more CPU.
+/// connection accepted from it; best effort: without it the loop is correct,
+/// and large files cost the client more CPU.
 fn send_low_water(listener: BorrowedFd<'_>) {
     let _ = socket2::SockRef::from(&listener).set_tcp_notsent_lowat(NOTSENT_LOWAT);
 }
 
-/// Sets `TCP_DEFER_ACCEPT` (one second) on the listener; best effort, since
-/// without it the loop is correct, only slower with `Connection: close`.
+/// How long the kernel defers a connection that sends nothing: the
+/// `TCP_DEFER_ACCEPT` asked for ([`defer_accept`]) is a number of seconds,
+/// which Linux turns into SYN-ACK retransmissions (one, sent after its initial
+/// retransmission timeout of one second); the client's answer to it makes the
+/// connection. Measured: a silent connection was accepted 1.00 to 1.03 s after
+/// the connect (`tests/server/deadlines.rs` sees the close).
+pub(crate) const DEFER: Duration = Duration::from_secs(1);
+
+/// Sets `TCP_DEFER_ACCEPT` ([`DEFER`]) on a listener (see "Accept" above); at
+/// bind time, before `listen`, so that every connection is deferred, which is
+/// what lets the loop date back one that comes without bytes (see
+/// "Deadlines" in [`super::policy`]).
 #[allow(unsafe_code)] // setsockopt with an option rustix and socket2 do not wrap
-fn defer_accept(listener: &TcpListener) {
+pub(crate) fn defer_accept(listener: impl AsFd) -> std::io::Result<()> {
     use std::os::fd::AsRawFd;
-    let secs: libc::c_int = 1;
+    let secs = DEFER.as_secs() as libc::c_int;
     // SAFETY: the descriptor is the open listener we borrow for the call; the
     // option value is a live c_int on our stack and its exact size is passed,
-    // so the kernel reads only those bytes. A failure changes nothing.
-    unsafe {
+    // so the kernel reads only those bytes.
+    let r = unsafe {
         libc::setsockopt(
-            listener.as_raw_fd(),
+            listener.as_fd().as_raw_fd(),
             libc::IPPROTO_TCP,
             libc::TCP_DEFER_ACCEPT,
             (&secs as *const libc::c_int).cast(),
             std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        );
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
     }
 }
 

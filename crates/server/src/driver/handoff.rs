@@ -53,6 +53,7 @@ use rustix::io::Errno;
 
 use super::connection::Connection;
 use super::policy;
+use super::step::{self, Moved};
 use crate::conn::{Event, Interest};
 use crate::shared::{Local, Shared};
 
@@ -230,21 +231,14 @@ fn serve(c: &mut Connection, site: &Shared, w: &mut Local) {
                 let event = policy::hold(&c.sock, c.conn.held_until(), &c.conn, site);
                 c.conn.on(event, site, w)
             }
-            Interest::Write => {
-                let more = c.conn.file_follows();
-                let sent = match c.conn.next_write() {
-                    Some(chunk) => c.wire.send(&c.sock, chunk, more),
-                    None => Ok(0),
-                };
-                match sent {
-                    Ok(n) => c.conn.on(Event::Wrote(n), site, w),
-                    Err(Errno::INTR) => Interest::Write,
-                    Err(Errno::AGAIN) if writable(&c.sock, site) => Interest::Write,
-                    // Reset, broken pipe, no progress within the write
-                    // timeout, or the grace period is over.
-                    Err(_) => c.conn.on(Event::WriteFailed, site, w),
-                }
-            }
+            Interest::Write => match step::write(&c.sock, &mut c.conn, &mut c.wire, site, w) {
+                Moved::Told { next, .. } => next,
+                Moved::Retry => Interest::Write,
+                Moved::Again if writable(&c.sock, site) => Interest::Write,
+                // No room within the write timeout, or the grace period is
+                // over.
+                Moved::Again => c.conn.on(Event::WriteFailed, site, w),
+            },
             Interest::Read | Interest::Close { .. } => break,
         };
     }

@@ -1,12 +1,44 @@
-//! The rules every driver and engine follows, each written once: how long and
-//! how much a lingering close drains, how accepting backs off when descriptors
-//! run out, which errors mean "out of resources", how a [`Chunk`] goes to a
-//! socket, and how a pool of threads is given its grace period.
+//! The rules every driver and engine follows, each written once: what a
+//! connection's open and close count and log ([`opened`], [`closed`]), how
+//! long and how much a lingering close drains (carried out by
+//! [`super::closing`]), how accepting backs off when descriptors run out,
+//! which errors mean "out of resources", how a [`Chunk`] goes to a socket,
+//! the deadlines, and how a pool of threads is given its grace period.
 //!
 //! The drivers ([`super::blocking`], [`super::evloop`], [`super::tokio_task`])
 //! differ in how they wait (a blocking syscall, an epoll edge, a future), not in
 //! what they decide; the decisions live here, so changing the lingering close
 //! or the back-off is one edit.
+//!
+//! ## Deadlines
+//!
+//! One policy on every engine: a connection waits until
+//! [`Conn::deadline`] (its read, keep-alive, write-progress or hold
+//! deadline), counted from when the client connected, and each wait for it
+//! ends within a few milliseconds of that instant, never early by more than
+//! a retry. Two things broke it before, each an overshoot of its own:
+//!
+//! - *Late news of a connection.* An event loop's listener defers accepting
+//!   until the client's first bytes arrive (`TCP_DEFER_ACCEPT`, see
+//!   [`super::evloop`]); one that sends nothing is handed over only when the
+//!   kernel gives up, [`super::evloop::DEFER`] after the connect, and its read
+//!   timeout counted from then: 4.0 s for `--read-timeout 3s`. A connection
+//!   whose first read finds nothing is therefore dated back by that much
+//!   ([`Conn::connected_earlier`]). (One whose first bytes came during the
+//!   deferral is dated from those bytes: the kernel does not say when it
+//!   connected, so such a client may have up to a second more.)
+//! - *Coarse socket timeouts.* `SO_RCVTIMEO` and `SO_SNDTIMEO` end a wait in
+//!   the kernel's timer wheel, which rounds a timeout up by as much as an
+//!   eighth of it plus a tick (a 3 s `SO_RCVTIMEO` measured 3.106 s). So the
+//!   blocking drivers' socket timeouts are set short ([`socket_timeout`]):
+//!   they end a long wait early, harmlessly ([`Event::Deadline`] before the
+//!   deadline changes nothing), and the last part of a wait is a `poll`
+//!   ([`ready_by`]), whose timer, like `epoll_wait`'s and tokio's, keeps to
+//!   the millisecond.
+//!
+//! Test: `tests/server/deadlines.rs` measures the close of a silent
+//! connection, a head left unfinished and an idle keep-alive connection on
+//! every engine.
 
 use std::os::fd::AsFd;
 use std::thread::JoinHandle;
@@ -17,11 +49,10 @@ use rustix::net::{RecvFlags, SendFlags};
 
 use rustix::event::{PollFd, PollFlags};
 
-use crate::OnAbandon;
 use crate::conn::{Chunk, Conn, Event, Interest};
 use crate::service;
 use crate::shared::{Local, Shared};
-use crate::tls::{Ending, Wire};
+use crate::tls::Wire;
 
 /// How long a lingering close waits for the client to stop sending.
 pub(crate) const LINGER: Duration = Duration::from_secs(1);
@@ -154,16 +185,15 @@ pub(crate) fn work(sock: impl AsFd, conn: &mut Conn, site: &Shared, w: &mut Loca
         return conn.on(Event::Worked, site, w);
     }
     let until = service::thread_cpu_time() + d;
-    let watch = conn.watches_peer();
-    let cancel = site.config.on_abandon == OnAbandon::Cancel;
-    if watch && cancel && service::burn(until, || closed_now(&sock)) {
+    let watch = conn.cancels_work_when_peer_goes(site);
+    if watch && service::burn(until, || closed_now(&sock)) {
         let next = conn.on(peer_gone(&sock), site, w);
         if matches!(next, Interest::Close { .. }) {
             return next;
         }
         // A half-close: the client waits for the answer; finish the work.
         service::burn(until, || false);
-    } else if !watch || !cancel {
+    } else if !watch {
         service::burn(until, || false);
     }
     let next = conn.on(Event::Worked, site, w);
@@ -178,26 +208,6 @@ pub(crate) fn work(sock: impl AsFd, conn: &mut Conn, site: &Shared, w: &mut Loca
 pub(crate) fn peer_gone(sock: impl AsFd) -> Event {
     Event::PeerGone {
         unread: unread_before_close(sock),
-    }
-}
-
-/// Ends a connection's [`Wire`] on a thread that may wait (blocking drivers):
-/// when its TLS `close_notify` finds the socket full, waits for room with
-/// `poll(POLLOUT)` and tries again, for at most [`LINGER`] in all (a client
-/// that stops reading gets a close without the alert, as after any timeout).
-pub(crate) fn end_waiting(sock: impl AsFd, wire: &mut Wire, site: &Shared) {
-    let until = Instant::now() + LINGER;
-    while wire.end(&sock, site) == Ending::Pending {
-        let left = until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return;
-        }
-        let mut fds = [PollFd::new(&sock, PollFlags::OUT)];
-        if let Err(e) = rustix::event::poll(&mut fds, Some(&timespec(left)))
-            && e != Errno::INTR
-        {
-            return;
-        }
     }
 }
 
@@ -238,6 +248,28 @@ pub(crate) fn hold(sock: impl AsFd, until: Instant, conn: &Conn, site: &Shared) 
     }
 }
 
+/// A connection begins, on every driver: counted open and, with
+/// `--log-connections`, logged. False when shutdown was forced already: it is
+/// counted closed again and is to be closed unserved.
+pub(crate) fn opened(site: &Shared, w: &mut Local, conn: &Conn) -> bool {
+    site.stats.conn_opened();
+    if site.shutdown.is_forced() {
+        site.stats.conn_closed();
+        return false;
+    }
+    log_connection(site, w, conn, None, false);
+    true
+}
+
+/// A connection ends, on the drivers that own its end (a tokio task may be
+/// aborted, so it counts the close in a guard): logged with what its wire
+/// says of TLS, and counted closed before the socket closes, so that a
+/// client that reads to the end and then asks `/-/status` finds it closed.
+pub(crate) fn closed(site: &Shared, w: &mut Local, conn: &Conn, wire: &Wire) {
+    log_connection(site, w, conn, wire.resumed(), true);
+    site.stats.conn_closed();
+}
+
 /// Writes a `--log-connections` line, in the log's format, as a connection
 /// opens (`closed == false`) or closes; nothing without that flag or without a
 /// log. `tls`: `Some(resumed)` for a TLS connection whose handshake was done
@@ -257,6 +289,64 @@ pub(crate) fn log_connection(
     site.log_format
         .connection(&mut w.line, conn.peer(), w.clock.clf(), closed, tls);
     w.log.line(&w.line);
+}
+
+/// The socket timeout (`SO_RCVTIMEO`, `SO_SNDTIMEO`) that stands for a
+/// deadline `d` away on a blocking socket: three quarters of it, so that
+/// even rounded up by the timer wheel (an eighth, plus a tick) it ends the
+/// wait before the deadline (see "Deadlines" above). At least a millisecond:
+/// zero means "never" to the kernel.
+pub(crate) fn socket_timeout(d: Duration) -> Duration {
+    (d * 3 / 4).max(Duration::from_millis(1))
+}
+
+/// The socket timeouts of a blocking driver's connections, set once on each
+/// listener (accepted sockets inherit them): [`socket_timeout`] of the
+/// shortest deadline each stands for.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SocketTimeouts {
+    /// `SO_RCVTIMEO`: for the read and the keep-alive timeouts.
+    pub(crate) read: Duration,
+    /// `SO_SNDTIMEO`: for the write timeout.
+    pub(crate) write: Duration,
+}
+
+impl SocketTimeouts {
+    pub(crate) fn of(config: &crate::Config) -> SocketTimeouts {
+        SocketTimeouts {
+            read: socket_timeout(config.read_timeout.min(config.keepalive_timeout)),
+            write: socket_timeout(config.write_timeout),
+        }
+    }
+}
+
+/// Can a wait bounded by the socket timeout `timeout` (see
+/// [`socket_timeout`]) start now and still end by `until`, however the timer
+/// wheel rounds it? If not, the wait's end is waited in `poll` ([`ready_by`]).
+pub(crate) fn socket_wait_fits(timeout: Duration, until: Instant) -> bool {
+    /// The most the timer wheel adds besides its eighth: one tick at the
+    /// slowest `HZ` (100).
+    const TICK: Duration = Duration::from_millis(10);
+    Instant::now() + timeout + timeout / 8 + TICK <= until
+}
+
+/// Waits until `sock` is ready for `flags` (`IN` to read, `OUT` to write)
+/// or `until` comes, whichever is first; false when the time ran out. An
+/// error or a close counts as ready: the read or write that follows meets it.
+pub(crate) fn ready_by(sock: impl AsFd, flags: PollFlags, until: Instant) -> bool {
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        // No `RDHUP`: a client's end is readable anyway (`IN`), and while
+        // waiting for room a half-closed client would wake every `poll`.
+        let mut fds = [PollFd::new(&sock, flags)];
+        match rustix::event::poll(&mut fds, Some(&timespec(left))) {
+            Ok(0) | Err(Errno::INTR) => {}
+            Ok(_) | Err(_) => return true,
+        }
+    }
 }
 
 /// A [`Duration`] as the `Timespec` of `poll` and `epoll_wait`.

@@ -39,15 +39,15 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 
-use super::policy::{self, LINGER, Linger, log_connection};
+use super::closing::{Close, Closing, Ready};
+use super::policy::{self, log_connection};
 use crate::conn::{Buffers, Conn, Event, Interest};
 use crate::log::LogWriter;
 use crate::shared::{Local, Shared};
-use crate::tls::{Ending, Wire};
+use crate::tls::Wire;
 
 thread_local! {
     /// This runtime thread's [`Local`]; made on first use. A runtime belongs to one
@@ -105,19 +105,19 @@ impl Drop for OpenGuard<'_> {
 
 /// Serves one connection to its end; `stop` turns true when shutdown begins.
 pub(crate) async fn serve(
-    mut stream: TcpStream,
+    stream: TcpStream,
     peer: SocketAddr,
     site: Arc<Shared>,
     mut stop: watch::Receiver<bool>,
 ) {
-    site.stats.conn_opened();
-    let open = OpenGuard(&site);
-    if site.shutdown.is_forced() {
+    let mut conn = Conn::bare(peer);
+    if !with_local(&site, |w| policy::opened(&site, w, &conn)) {
         return;
     }
-    let mut conn = Conn::bare(peer);
+    // From here the close is counted by the guard (at the task's end, or
+    // when the task is aborted after the grace period).
+    let open = OpenGuard(&site);
     let mut wire = Wire::new(&site);
-    with_local(&site, |w| log_connection(&site, w, &conn, None, false));
     // Whether `conn` holds buffers now (it starts without).
     let mut has_buffers = false;
     let mut interest = Interest::Read;
@@ -213,10 +213,7 @@ pub(crate) async fn serve(
                 interest = with_local(&site, |w| conn.on(event, &site, w));
             }
             Interest::Close { linger } => {
-                end_waiting(&stream, &mut wire, &site).await;
-                if linger {
-                    linger_close(&mut stream).await;
-                }
+                close(&stream, &mut wire, &site, linger).await;
                 break;
             }
         }
@@ -285,47 +282,33 @@ async fn hold(stream: &TcpStream, until: Instant) -> Event {
     }
 }
 
-/// Ends the [`Wire`] (a TLS `close_notify`): when the socket has no room for
-/// it, waits until it is writable and tries again, within [`LINGER`] in all
-/// (as [`policy::end_waiting`] does on a thread).
-async fn end_waiting(stream: &TcpStream, wire: &mut Wire, site: &Shared) {
-    if wire.end(stream, site) == Ending::Done {
-        return;
+/// Carries out the close (see `closing.rs`), waiting for tokio's readiness
+/// between steps. Each step after a wait runs inside `async_io`, which clears
+/// tokio's readiness only when the step met `EAGAIN`: an edge that came
+/// meanwhile is never lost, and a stale one never spins.
+async fn close(stream: &TcpStream, wire: &mut Wire, site: &Shared, linger: bool) {
+    let mut closing = Closing::new(linger);
+    let mut next = closing.step(stream, wire, site);
+    while let Close::Wait { ready, until } = next {
+        let interest = match ready {
+            Ready::Read => tokio::io::Interest::READABLE,
+            Ready::Write => tokio::io::Interest::WRITABLE,
+        };
+        let waited = tokio::time::timeout_at(
+            until.into(),
+            stream.async_io(interest, || match closing.step(stream, wire, site) {
+                Close::Wait { ready: r, .. } if r == ready => Err(io::ErrorKind::WouldBlock.into()),
+                other => Ok(other),
+            }),
+        )
+        .await;
+        next = match waited {
+            Ok(Ok(other)) => other,
+            Ok(Err(_)) => Close::Done,
+            // Time is up: the step ends the close.
+            Err(_) => closing.step(stream, wire, site),
+        };
     }
-    // `async_io` clears tokio's readiness on `EAGAIN`, so the next try waits
-    // for a real edge rather than spinning.
-    let _ = tokio::time::timeout(
-        LINGER,
-        stream.async_io(tokio::io::Interest::WRITABLE, || {
-            match wire.end(stream, site) {
-                Ending::Done => Ok(()),
-                Ending::Pending => Err(io::ErrorKind::WouldBlock.into()),
-            }
-        }),
-    )
-    .await;
-}
-
-/// Shuts our side, then reads and drops what the client still sends (see
-/// [`Linger`]), so an error response is not destroyed by a reset caused by
-/// unread request bytes.
-async fn linger_close(stream: &mut TcpStream) {
-    // shutdown(SHUT_WR) for a TcpStream.
-    let _ = stream.shutdown().await;
-    let mut linger = Linger::start();
-    let _ = tokio::time::timeout(LINGER, async {
-        // On the heap: an array here would live in every connection's
-        // future (4 KiB each, idle or not), since futures are sized for their
-        // largest state.
-        let mut sink = vec![0u8; 4096];
-        while !linger.is_over() {
-            match stream.read(&mut sink).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => linger.drained(n),
-            }
-        }
-    })
-    .await;
 }
 
 #[cfg(test)]

@@ -17,9 +17,8 @@
 //! two designs are the same single loop; the machine has two cores, too few to
 //! show the balance either way.
 //!
-//! Every loop sets `TCP_DEFER_ACCEPT` on the shared listener (see
-//! [`crate::driver::evloop`]); the option belongs to the socket, so setting it again is
-//! harmless.
+//! The shared listener defers accepting (`TCP_DEFER_ACCEPT`, set when it is
+//! bound; see [`crate::driver::evloop`]).
 
 use std::net::TcpListener;
 use std::sync::Arc;

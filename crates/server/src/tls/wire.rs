@@ -168,6 +168,18 @@ impl Wire {
         }
     }
 
+    /// Has no byte come from the client yet? A TLS read answers `EAGAIN`
+    /// after taking a ClientHello, so an event loop asks this before it
+    /// judges a first read that found nothing (see "Deadlines" in
+    /// `driver::policy`). Plaintext keeps no count: true, and the caller's
+    /// `EAGAIN` says it.
+    pub(crate) fn heard_nothing(&self) -> bool {
+        match self {
+            Wire::Plain => true,
+            Wire::Tls(s) => s.first.is_none(),
+        }
+    }
+
     /// `Some(resumed)` once a TLS handshake is done; `None` for plain HTTP
     /// or a handshake not done.
     pub(crate) fn resumed(&self) -> Option<bool> {

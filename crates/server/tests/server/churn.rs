@@ -13,7 +13,7 @@ use std::io::{Read, Write};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use servelab_server::Engine;
+use servelab_server::{Capacity, Engine};
 
 use crate::support::*;
 
@@ -176,7 +176,11 @@ fn many_connections_leave_nothing_behind() {
 /// waits in the backlog and is served when a slot frees, never refused.
 #[test]
 fn cap_makes_clients_wait_not_fail() {
-    for engine in [Engine::Thread, Engine::Fork] {
+    let capped = Engine::ALL
+        .iter()
+        .copied()
+        .filter(|e| e.capacity() == Capacity::MaxConns);
+    for engine in capped {
         let dir = fixture();
         let server = start(dir.path(), engine, |c| {
             c.max_conns = 1;

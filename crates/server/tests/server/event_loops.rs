@@ -10,11 +10,18 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use servelab_server::{Dist, Engine};
+use servelab_server::{Dist, Engine, Waits};
 
 use crate::support::*;
 
-const LOOPS: [Engine; 2] = [Engine::Epoll, Engine::Reactor];
+/// The engines that answer on their loop's own thread, from the catalogue
+/// (`epoll`, `reactor`).
+fn loops() -> impl Iterator<Item = Engine> {
+    Engine::ALL
+        .iter()
+        .copied()
+        .filter(|e| e.waits() == Waits::EventLoop)
+}
 
 /// Reads one response of a keep-alive connection (Content-Length framed).
 fn read_one(s: &mut std::net::TcpStream) -> Resp {
@@ -39,7 +46,7 @@ fn read_one(s: &mut std::net::TcpStream) -> Resp {
 
 #[test]
 fn a_client_sending_a_byte_a_second_does_not_stall_others() {
-    for engine in LOOPS {
+    for engine in loops() {
         let dir = fixture();
         let server = start(dir.path(), engine, |c| {
             c.workers = 1;
@@ -90,7 +97,7 @@ fn delay_parks_connections_not_the_loop() {
     // Twenty connections each ask for a response held back 2 s by one
     // single-threaded loop. Each client waits at most 6 s: had the loop slept
     // through each delay in turn, most would time out.
-    for engine in LOOPS {
+    for engine in loops() {
         let dir = fixture();
         let server = start(dir.path(), engine, |c| {
             c.workers = 1;
@@ -125,7 +132,11 @@ fn large_bodies_resume_after_a_client_that_reads_late() {
     // must arrive whole and in order, and another client is served meanwhile.
     // `event` is here too: its workers send without the mark and wait for
     // POLLOUT when the socket is full, a path this client forces as well.
-    for engine in [Engine::Epoll, Engine::Reactor, Engine::Event] {
+    let with_workers = Engine::ALL
+        .iter()
+        .copied()
+        .filter(|e| e.waits() == Waits::HandOff);
+    for engine in loops().chain(with_workers) {
         let dir = fixture();
         let server = start(dir.path(), engine, |c| c.workers = 1);
         let addr = server.local_addr();
@@ -165,7 +176,7 @@ fn large_bodies_resume_after_a_client_that_reads_late() {
 
 #[test]
 fn many_idle_connections_and_new_requests_still_served() {
-    for engine in LOOPS {
+    for engine in loops() {
         let dir = fixture();
         let server = start(dir.path(), engine, |c| c.workers = 1);
         let addr = server.local_addr();

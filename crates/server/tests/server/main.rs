@@ -15,6 +15,7 @@ mod compression;
 mod conditional;
 mod conformance;
 mod counters;
+mod deadlines;
 mod directory_hint;
 mod dotfiles;
 mod errors;

@@ -245,6 +245,35 @@ fn a_stalled_handshake_ends_at_the_read_timeout() {
     }
 }
 
+/// Regression: an event loop took the `EAGAIN` of a TLS read that had
+/// consumed the ClientHello for a connection that came with nothing, and
+/// dated it back by the accept deferral (a second), so with a read timeout
+/// under a second a client slower than the loop with the rest of its
+/// handshake was closed mid-handshake (seen as a broken pipe).
+#[test]
+fn a_handshake_slower_than_the_loop_is_served() {
+    for &engine in Engine::ALL {
+        let dir = fixture();
+        let certs = tempfile::tempdir().unwrap();
+        let (source, client) = pki(certs.path());
+        let server = start(dir.path(), engine, |c| {
+            c.tls = Some(source.clone());
+            c.read_timeout = Duration::from_millis(600);
+        });
+        let mut s = tls_connect(server.local_addr(), &client);
+        // The ClientHello alone, then a pause before the client's Finished.
+        s.conn.write_tls(&mut s.sock).unwrap();
+        std::thread::sleep(Duration::from_millis(150));
+        s.write_all(b"GET /hello.txt HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+            .unwrap_or_else(|e| panic!("{engine}: {e}"));
+        let mut out = Vec::new();
+        s.read_to_end(&mut out)
+            .unwrap_or_else(|e| panic!("{engine}: {e}"));
+        assert!(out.starts_with(b"HTTP/1.1 200"), "{engine}");
+        server.shutdown().unwrap();
+    }
+}
+
 /// The random of TLS 1.3's HelloRetryRequest, a fixed value (RFC 8446
 /// 4.1.3): a ServerHello that carries it was not drawn from the RNG.
 const HELLO_RETRY_RANDOM: [u8; 32] = [
