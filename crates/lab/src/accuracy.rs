@@ -12,12 +12,17 @@
 //! c/S), the error is taken against that share of the bound instead, and the
 //! table marks it. Times are never floored.
 //!
+//! Only points where the model applies are scored (see
+//! [`crate::applicability`]): the others are listed with the reason, never
+//! silently dropped.
+//!
 //! Targets are bands of the population in units of the saturation point N*
 //! (`nstar = [0.8, 1.5]`), so that one file can ask for 5% far from the knee
 //! and 10% at it.
 
 use std::collections::BTreeMap;
 
+use crate::applicability;
 use crate::experiment::{AccuracySpec, Experiment, TargetSpec};
 use crate::metric::{self, Metric};
 use crate::results::{PointRecord, RunResults, Status};
@@ -90,6 +95,9 @@ pub struct Table {
     pub summaries: Vec<Summary>,
     /// Per target and metric.
     pub verdicts: Vec<Verdict>,
+    /// Points with a prediction where the model does not apply, not scored:
+    /// (label, reason).
+    pub withheld: Vec<(String, String)>,
 }
 
 /// The prediction error of `simulated` against `measured`, (simulated −
@@ -127,16 +135,16 @@ fn is_rate(m: Metric) -> bool {
 /// The table of a run, when the experiment asks for one.
 pub fn table(exp: &Experiment, results: &RunResults) -> Option<Table> {
     let spec = exp.accuracy.as_ref()?;
-    Some(compute(spec, results))
+    Some(compute(exp, spec, results))
 }
 
-fn compute(spec: &AccuracySpec, results: &RunResults) -> Table {
+fn compute(exp: &Experiment, spec: &AccuracySpec, results: &RunResults) -> Table {
     let metrics: Vec<Metric> = spec.metrics.iter().map(|m| *m.get_ref()).collect();
     let floor = spec.floor.unwrap_or(FLOOR);
-    let rows: Vec<Row> = results
-        .points
-        .iter()
-        .filter(|p| p.status == Status::Ok && !p.predicted.is_empty())
+    let ok = || results.points.iter().filter(|p| p.status == Status::Ok);
+    let withheld = applicability::withheld(exp, ok());
+    let rows: Vec<Row> = ok()
+        .filter(|p| !p.predicted.is_empty() && applicability::why_not(exp, p).is_none())
         .map(|p| row(p, &metrics, floor))
         .collect();
     let summaries = metrics.iter().filter_map(|m| summary(*m, &rows)).collect();
@@ -151,6 +159,7 @@ fn compute(spec: &AccuracySpec, results: &RunResults) -> Table {
         rows,
         summaries,
         verdicts,
+        withheld,
     }
 }
 
@@ -240,8 +249,20 @@ pub fn pct(e: f64) -> String {
 
 /// The sentence that says whether the model holds.
 pub fn sentence(t: &Table) -> Option<String> {
+    let withheld = match t.withheld.len() {
+        0 => String::new(),
+        n => format!(
+            " {n} point{} not scored, where the model does not apply.",
+            if n == 1 { " was" } else { "s were" }
+        ),
+    };
     if t.rows.is_empty() {
-        return None;
+        return (!t.withheld.is_empty()).then(|| {
+            format!(
+                "No point was scored: the model applies at none of the {} points with a prediction (the table says why).",
+                t.withheld.len()
+            )
+        });
     }
     let largest: Vec<String> = t
         .summaries
@@ -293,7 +314,10 @@ pub fn sentence(t: &Table) -> Option<String> {
             parts.join("; ")
         )
     };
-    Some(format!("{head}. Largest errors: {}.", largest.join(", ")))
+    Some(format!(
+        "{head}. Largest errors: {}.{withheld}",
+        largest.join(", ")
+    ))
 }
 
 /// The report's section: per metric the largest and mean error, each target's
@@ -305,7 +329,12 @@ pub fn html(t: &Table) -> String {
     let floor_note = t.rows.iter().any(|r| r.cells.values().any(|c| c.floored));
     let _ = writeln!(
         h,
-        "<p>Error = (simulated mean &minus; measured mean) / measured mean, at every point{}.</p>",
+        "<p>Error = (simulated mean &minus; measured mean) / measured mean, at every point {}{}.</p>",
+        if t.withheld.is_empty() {
+            "with a prediction"
+        } else {
+            "where the model applies (the table at the end lists the others and why)"
+        },
         if floor_note {
             "; a rate measured under 5% of the throughput bound is compared against \
              that 5% instead (marked &dagger;)"
@@ -356,7 +385,10 @@ pub fn html(t: &Table) -> String {
                 if v.misses.is_empty() { "ok" } else { "failed" },
                 esc(v.metric.label()),
                 metric::fmt_tick(v.within_pct),
-                esc(&band_phrase(v.nstar)),
+                esc(&match v.nstar {
+                    None if !t.withheld.is_empty() => "at every scored point".to_string(),
+                    band => band_phrase(band),
+                }),
                 v.points,
                 v.misses.len(),
                 esc(&verdict)
@@ -405,6 +437,39 @@ pub fn html(t: &Table) -> String {
         h.push_str("</tr>\n");
     }
     h.push_str("</tbody></table></div>\n");
+    h.push_str(&withheld_html(&t.withheld));
+    h
+}
+
+/// The points not scored, grouped by reason.
+fn withheld_html(withheld: &[(String, String)]) -> String {
+    use crate::html::esc;
+    use std::fmt::Write as _;
+    if withheld.is_empty() {
+        return String::new();
+    }
+    let mut by_reason: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (at, why) in withheld {
+        match by_reason.iter_mut().find(|(w, _)| w == why) {
+            Some((_, ats)) => ats.push(at),
+            None => by_reason.push((why, vec![at])),
+        }
+    }
+    let mut h = format!(
+        "<p>Not scored and not drawn, where the model does not apply ({} point{}):</p>\n\
+         <table><thead><tr><th class=\"l\">why</th><th class=\"l\">points</th></tr></thead><tbody>\n",
+        withheld.len(),
+        if withheld.len() == 1 { "" } else { "s" }
+    );
+    for (why, ats) in by_reason {
+        let _ = writeln!(
+            h,
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
+            esc(why),
+            esc(&ats.join("; "))
+        );
+    }
+    h.push_str("</tbody></table>\n");
     h
 }
 
@@ -458,9 +523,8 @@ mod tests {
         toml::from_str(text).unwrap()
     }
 
-    #[test]
-    fn the_table_has_the_largest_and_mean_error_and_judges_each_band() {
-        let results = RunResults {
+    fn run(points: Vec<PointRecord>) -> RunResults {
+        RunResults {
             schema: crate::results::SCHEMA.into(),
             experiment: "t".into(),
             source_file: "t".into(),
@@ -475,19 +539,28 @@ mod tests {
             placement: String::new(),
             interrupted: false,
             kernel: None,
-            points: vec![
-                point(50, 100.0, 99.0),
-                point(100, 200.0, 216.0),
-                point(250, 200.0, 190.0),
-            ],
-        };
+            points,
+        }
+    }
+
+    #[test]
+    fn the_table_has_the_largest_and_mean_error_and_judges_each_band() {
+        let results = run(vec![
+            point(50, 100.0, 99.0),
+            point(100, 200.0, 216.0),
+            point(250, 200.0, 190.0),
+        ]);
         let spec = spec(
             "metrics = [\"throughput\"]\n\
              [[target]]\nmetrics = [\"throughput\"]\nwithin_pct = 5\nnstar = [0.0, 0.8]\n\
              [[target]]\nmetrics = [\"throughput\"]\nwithin_pct = 10\nnstar = [0.8, 1.5]\n\
              [[target]]\nmetrics = [\"throughput\"]\nwithin_pct = 5\nnstar = [1.5, 1e9]\n",
         );
-        let t = compute(&spec, &results);
+        let t = compute(
+            &crate::applicability::tests::experiment(""),
+            &spec,
+            &results,
+        );
         assert_eq!(t.rows.len(), 3);
         assert_eq!(t.rows[1].load, Some(1.0));
         let s = &t.summaries[0];
@@ -501,10 +574,47 @@ mod tests {
         );
         let mut results = results;
         results.points[2].predicted = BTreeMap::from([(Metric::Throughput, Stat::exact(150.0))]);
-        let t = compute(&spec, &results);
+        let t = compute(
+            &crate::applicability::tests::experiment(""),
+            &spec,
+            &results,
+        );
         assert_eq!(
             sentence(&t).unwrap(),
             "The model does not hold everywhere: throughput missed 5% from 1.5 N* on at 1 of 1 points, worst -25.0% at event, users=250 (of 3 targets). Largest errors: throughput -25.0% (mean 11.3%)."
+        );
+    }
+
+    /// Regression: `tls` scored one FCFS loop against thread, pool and prefork
+    /// and at 24 points where the client was the bottleneck.
+    #[test]
+    fn points_where_the_model_does_not_apply_are_not_scored_and_say_why() {
+        use crate::applicability::tests::{experiment, point};
+        let exp = experiment(
+            "[predict.applies]\nservers = [\"epoll\"]\nbecause = \"it is one FCFS loop\"\n",
+        );
+        let spec = spec("metrics = [\"throughput\"]\n");
+        let mut results = run(vec![
+            point("epoll", true),
+            point("epoll", false),
+            point("thread", true),
+        ]);
+        for p in &mut results.points {
+            p.summary = p.predicted.clone();
+        }
+        let t = compute(&exp, &spec, &results);
+        assert_eq!(t.rows.len(), 1, "only epoll with a free client is scored");
+        assert_eq!(t.withheld.len(), 2);
+        let html = html(&t);
+        assert!(html.contains("client check failed"), "{html}");
+        assert!(
+            html.contains("the model describes epoll only: it is one FCFS loop"),
+            "{html}"
+        );
+        assert!(
+            sentence(&t)
+                .unwrap()
+                .ends_with("2 points were not scored, where the model does not apply.")
         );
     }
 

@@ -19,7 +19,7 @@ pub use plan::{
     Measure, Model, Plan, PlannedPoint, PointTls, ResolvedLoad, ServedFile, Server, Trust, Work,
 };
 pub use schema::{
-    AccuracySpec, Axis, ClaimSpec, ClaimTest, ConclusionKind, ConclusionSpec, EngineName, Expect,
-    Experiment, FileSpec, LoadSpec, ModelSpec, PlotSpec, QuickSpec, Scalar, ServerSpec, Source,
-    TargetSpec, Template,
+    AccuracySpec, AppliesSpec, Axis, ClaimSpec, ClaimTest, ConclusionKind, ConclusionSpec,
+    EngineName, Expect, Experiment, FileSpec, LoadSpec, ModelSpec, PlotSpec, QuickSpec, Scalar,
+    ServerSpec, Source, TargetSpec, Template,
 };

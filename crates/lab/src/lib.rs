@@ -24,6 +24,7 @@
 //! - [`plot`], [`report`], [`conclusion`], [`claim`], [`compare`]: the reports,
 //!   the seed's claims tested, two runs compared
 //! - [`accuracy`]: measured against simulated, error per point and per metric
+//! - [`applicability`]: where a prediction applies, and why not elsewhere
 //! - [`construction`]: agreement by construction (a server that sleeps the model's
 //!   own service time), said wherever it is quoted
 //! - [`html`]: escaping and the style sheet of every page
@@ -61,6 +62,7 @@
 
 pub mod accuracy;
 pub mod apache;
+pub mod applicability;
 pub mod builtin;
 pub mod check;
 pub mod claim;

@@ -386,6 +386,22 @@ pub struct ModelSpec {
     /// Completed requests per replication (default 20000).
     #[serde(default)]
     pub requests: Option<u64>,
+    /// Where the model applies (`[predict]` only): the servers whose
+    /// architecture it describes. Absent: every server.
+    #[serde(default)]
+    pub applies: Option<AppliesSpec>,
+}
+
+/// The servers a prediction describes, and why the others are left out: a
+/// prediction is drawn and scored only where its model's assumptions hold.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppliesSpec {
+    /// Labels of the `[[server]]`s whose architecture the model describes.
+    pub servers: Vec<Spanned<String>>,
+    /// Why the others are not described, shown in the report where a
+    /// prediction is withheld ("the model is one FCFS loop on one core").
+    pub because: String,
 }
 
 /// A plot of the report.

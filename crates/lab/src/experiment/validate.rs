@@ -54,6 +54,11 @@ pub(crate) fn experiment(exp: &Experiment) -> Result<(), FieldError> {
             Err((s.span(), format!("no server labelled `{}`", s.get_ref())))
         }
     };
+    if let Some(a) = exp.predict.as_ref().and_then(|m| m.applies.as_ref()) {
+        for s in &a.servers {
+            server(s)?;
+        }
+    }
     for plot in &exp.plots {
         let Some(axis) = exp.axis(plot.x.get_ref()) else {
             return Err((

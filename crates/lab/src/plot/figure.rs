@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use super::draw;
 use super::filter::{Filter, filter_of, matches, substitute};
 use super::style::Style;
+use crate::applicability;
 use crate::error::{LabError, Result};
 use crate::experiment::{Axis, Experiment, PlotSpec, Scalar};
 use crate::metric::Metric;
@@ -269,7 +270,12 @@ fn series_with(
         // The mean and its 95% interval (the protocol's; never min..max).
         e.points
             .push((x, s.mean * scale, s.ci95_lo * scale, s.ci95_hi * scale));
-        if relative.is_none() && plot.predicted != Some(false) {
+        // A prediction is drawn only where its model applies (the accuracy
+        // table scores the same points).
+        if relative.is_none()
+            && plot.predicted != Some(false)
+            && applicability::why_not(exp, r).is_none()
+        {
             if let Some(p) = r.predicted.get(&metric) {
                 e.predicted.push((x, p.mean, p.ci95_lo, p.ci95_hi));
             }
@@ -515,6 +521,21 @@ pub fn figure(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Figure
             "Series with fewer than 3 points are drawn as points only, not joined by a line.".into()
         });
     }
+    let withheld = if plot.predicted == Some(false) || plot.relative_to.is_some() {
+        0
+    } else {
+        here.iter()
+            .filter(|r| r.status == Status::Ok && r.predicted.contains_key(&metric))
+            .filter(|r| applicability::why_not(exp, r).is_some())
+            .count()
+    };
+    if withheld > 0 && fig.empty.is_none() {
+        fig.notes.push(format!(
+            "No prediction is drawn at {withheld} point{}, where the model does not apply \
+             (the table \"Measured against simulated\" says why).",
+            if withheld == 1 { "" } else { "s" }
+        ));
+    }
     if !categorical && fig.empty.is_none() && fig.has_unjoined_gaps() {
         fig.notes.push(format!(
             "Neighbouring points are not joined where another series was measured between them, \
@@ -675,6 +696,43 @@ y = "throughput"
     }
 
     /// Regression: lines drawn across ground no point of the series tested.
+    /// The rule of `crate::applicability` holds in figures too: `tls` drew one
+    /// FCFS loop's prediction beside thread, pool and prefork.
+    #[test]
+    fn a_prediction_is_drawn_only_where_its_model_applies() {
+        use crate::applicability::tests::{experiment, point};
+        let exp = experiment(
+            "[predict.applies]\nservers = [\"epoll\"]\nbecause = \"it is one FCFS loop\"\n",
+        );
+        let plot: PlotSpec =
+            toml::from_str("title = \"X\"\nx = \"users\"\ny = \"throughput\"\n").unwrap();
+        let mut points = Vec::new();
+        for server in ["epoll", "thread"] {
+            for users in [1, 2, 4] {
+                let mut p = point(server, true);
+                p.vars = vec![("users".into(), Scalar::Int(users))];
+                p.summary = p.predicted.clone();
+                points.push(p);
+            }
+        }
+        let results = RunResults {
+            points,
+            ..quick_run(&toml::from_str(EXP).unwrap())
+        };
+        let fig = figure(&plot, &exp, &results);
+        let by = |l: &str| fig.series.iter().find(|s| s.label == l).unwrap();
+        assert_eq!(by("epoll").predicted.len(), 3);
+        assert!(by("thread").predicted.is_empty());
+        assert_eq!(by("thread").points.len(), 3, "the measurement is drawn");
+        assert!(
+            fig.notes
+                .iter()
+                .any(|n| n.starts_with("No prediction is drawn at 3 points")),
+            "{:?}",
+            fig.notes
+        );
+    }
+
     #[test]
     fn lines_join_only_neighbours_with_no_tested_ground_between_them() {
         let series = |label: &str, xs: &[f64]| Series {

@@ -45,10 +45,14 @@ pub(super) fn entries(fig: &Figure) -> Vec<(Sample, String)> {
     }
     for (i, s) in fig.series.iter().enumerate() {
         let style = fig.style(i);
-        out.push((
-            Sample::Measured(style, s.points.len() >= 3),
-            format!("{} {kind}", s.label),
-        ));
+        // A series with only a prediction (no point measured) has no measured
+        // entry: the legend would name a line the figure does not draw.
+        if !s.points.is_empty() {
+            out.push((
+                Sample::Measured(style, s.points.len() >= 3),
+                format!("{} {kind}", s.label),
+            ));
+        }
         if !s.predicted.is_empty() {
             out.push((
                 Sample::Simulated(style.color),
@@ -177,4 +181,37 @@ where
         area.draw(&PathElement::new(moved, color.stroke_width(2)))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plot::Series;
+
+    /// Regression: a series with no measured point still got a "(measured)"
+    /// entry beside its prediction.
+    #[test]
+    fn a_series_without_measured_points_has_no_measured_entry() {
+        let fig = Figure {
+            series: vec![
+                Series {
+                    label: "epoll".into(),
+                    points: vec![(1.0, 2.0, 1.5, 2.5)],
+                    ..Series::default()
+                },
+                Series {
+                    label: "pool".into(),
+                    predicted: vec![(1.0, 2.0, 1.5, 2.5)],
+                    ..Series::default()
+                },
+            ],
+            ..Figure::default()
+        };
+        let labels: Vec<String> = entries(&fig).into_iter().map(|(_, l)| l).collect();
+        assert_eq!(
+            labels,
+            ["epoll (measured)", "pool (simulated, 95% band)"],
+            "{labels:?}"
+        );
+    }
 }
