@@ -1,6 +1,8 @@
 //! A category x axis (engines, or keep-alive against a connection per request):
-//! grouped bars with error bars from min to max, never lines across two points.
+//! grouped bars with 95% interval bars, never lines across two points, and a
+//! prediction drawn over the bar it predicts (grey band, black dashed mean).
 
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -9,7 +11,7 @@ use super::draw::{DESC, DrawResult, FONT, TICK, Ticked, WIDTH, min_max, y_axis};
 /// The colour of the mark of a missing bar.
 const GREY_TEXT: RGBColor = RGBColor(0x66, 0x66, 0x66);
 use super::lines::error_bars;
-use super::style::{GRID, Style};
+use super::style::{GRID, SIMULATED_DASH, Style};
 use super::{Figure, ticks};
 
 /// A bar: (mean, 95% interval low, high).
@@ -19,6 +21,21 @@ pub(super) type Bar = (f64, f64, f64);
 /// value is (mean, 95% interval low, high). With several series, groups are the series
 /// (servers) and bars the x values; with one, groups are the x values.
 pub(super) fn bar_series(fig: &Figure) -> Vec<(String, Vec<Option<Bar>>)> {
+    laid_out(fig, |s| &s.points)
+}
+
+/// The simulator's predictions of a category figure, laid out as
+/// [`bar_series`] lays out its bars: a prediction is drawn over the bar it
+/// predicts.
+pub(super) fn predicted_series(fig: &Figure) -> Vec<(String, Vec<Option<Bar>>)> {
+    laid_out(fig, |s| &s.predicted)
+}
+
+/// Series `values` of `fig` in the bars' layout.
+fn laid_out(
+    fig: &Figure,
+    values_of: impl Fn(&super::Series) -> &Vec<(f64, f64, f64, f64)>,
+) -> Vec<(String, Vec<Option<Bar>>)> {
     let xs = category_values(fig);
     let name = |x: f64| {
         fig.x_names
@@ -36,7 +53,12 @@ pub(super) fn bar_series(fig: &Figure) -> Vec<(String, Vec<Option<Bar>>)> {
         let s = &fig.series[0];
         let values = xs
             .iter()
-            .map(|x| s.points.iter().find(|p| p.0 == *x).map(|p| (p.1, p.2, p.3)))
+            .map(|x| {
+                values_of(s)
+                    .iter()
+                    .find(|p| p.0 == *x)
+                    .map(|p| (p.1, p.2, p.3))
+            })
             .collect();
         return vec![(s.label.clone(), values)];
     }
@@ -45,7 +67,12 @@ pub(super) fn bar_series(fig: &Figure) -> Vec<(String, Vec<Option<Bar>>)> {
             let values = fig
                 .series
                 .iter()
-                .map(|s| s.points.iter().find(|p| p.0 == *x).map(|p| (p.1, p.2, p.3)))
+                .map(|s| {
+                    values_of(s)
+                        .iter()
+                        .find(|p| p.0 == *x)
+                        .map(|p| (p.1, p.2, p.3))
+                })
                 .collect();
             (format!("{short_label} = {}", name(*x)), values)
         })
@@ -105,10 +132,12 @@ where
     DB::ErrorType: 'static,
 {
     let series = bar_series(fig);
+    let predicted = predicted_series(fig);
     let groups = groups(fig);
     let n = groups.len().max(1);
     let values = series
         .iter()
+        .chain(&predicted)
         .flat_map(|(_, v)| v.iter().flatten().flat_map(|(m, lo, hi)| [*m, *lo, *hi]));
     let (ya, yb) = min_max(values).unwrap_or((0.0, 1.0));
     // Bars whose heights span more than LOG_SPAN on a linear axis leave the
@@ -119,6 +148,7 @@ where
     let (y0, y1, y_ticks) = if log {
         let positive = series
             .iter()
+            .chain(&predicted)
             .flat_map(|(_, v)| v.iter().flatten().flat_map(|(m, lo, hi)| [*m, *lo, *hi]))
             .filter(|y| *y > 0.0);
         let (pa, pb) = min_max(positive).unwrap_or((1.0, 10.0));
@@ -210,6 +240,27 @@ where
             let lo = if log && lo <= 0.0 { 10f64.powf(y0) } else { lo };
             let points = [((a + b) / 2.0, mean, lo, hi)];
             error_bars(&mut chart, &points, BLACK, &|x| x, &ty)?;
+        }
+    }
+    // The prediction over the bar it predicts: its 95% band in grey and its
+    // mean as a black dashed line across the bar, a little wider than it so
+    // that a mean at the bar's top still shows.
+    for (j, (_, values)) in predicted.iter().enumerate() {
+        for (g, v) in values.iter().enumerate() {
+            let Some((mean, lo, hi)) = *v else { continue };
+            let a = g as f64 + start + width * j as f64 - width * 0.1;
+            let b = a + width * 1.2;
+            let lo = if log && lo <= 0.0 { 10f64.powf(y0) } else { lo };
+            chart.draw_series([Rectangle::new(
+                [(a, ty(lo)), (b, ty(hi))],
+                BLACK.mix(0.25).filled(),
+            )])?;
+            chart.draw_series([DashedPathElement::new(
+                vec![(a, ty(mean)), (b, ty(mean))],
+                SIMULATED_DASH.0 + 2,
+                SIMULATED_DASH.1,
+                BLACK.stroke_width(3),
+            )])?;
         }
     }
     Ok(())

@@ -41,6 +41,14 @@ pub(super) fn entries(fig: &Figure) -> Vec<(Sample, String)> {
         for (i, (label, _)) in bar_series(fig).iter().enumerate() {
             out.push((Sample::Bar(Style::nth(i).color), format!("{label} {kind}")));
         }
+        // Predictions are drawn over their bars alike (grey band, black dash):
+        // one entry says so.
+        if fig.series.iter().any(|s| !s.predicted.is_empty()) {
+            out.push((
+                Sample::Simulated(BLACK),
+                "prediction over each bar (simulated, 95% band)".into(),
+            ));
+        }
         return out;
     }
     for (i, s) in fig.series.iter().enumerate() {
@@ -213,5 +221,33 @@ mod tests {
             ["epoll (measured)", "pool (simulated, 95% band)"],
             "{labels:?}"
         );
+    }
+
+    /// Regression: `timeslice` (two thread counts, so bars) was titled
+    /// "measured against round robin" and drew no prediction.
+    #[test]
+    fn a_bar_figure_with_a_prediction_says_it_draws_one() {
+        let mut fig = Figure {
+            categorical: true,
+            series: vec![Series {
+                label: "event".into(),
+                points: vec![(1.0, 83.0, 79.0, 87.0), (8.0, 87.0, 84.0, 90.0)],
+                ..Series::default()
+            }],
+            ..Figure::default()
+        };
+        assert_eq!(entries(&fig).len(), 1);
+        fig.series[0].predicted = vec![(1.0, 84.7, 84.0, 85.4), (8.0, 88.2, 87.5, 88.9)];
+        let labels: Vec<String> = entries(&fig).into_iter().map(|(_, l)| l).collect();
+        assert_eq!(
+            labels,
+            [
+                "event (measured)",
+                "prediction over each bar (simulated, 95% band)"
+            ]
+        );
+        // Laid out as the bars are, one prediction per bar.
+        let p = super::super::bars::predicted_series(&fig);
+        assert_eq!(p[0].1, [Some((84.7, 84.0, 85.4)), Some((88.2, 87.5, 88.9))]);
     }
 }
