@@ -402,6 +402,13 @@ pub struct AppliesSpec {
     /// Why the others are not described, shown in the report where a
     /// prediction is withheld ("the model is one FCFS loop on one core").
     pub because: String,
+    /// The model's CPU demand per request (its utilisation over its
+    /// throughput) must lie within this many percent of the interval of the
+    /// measured CPU per request (`cpu_us`): a model given one demand for
+    /// servers that spend another predicts a different server. Absent: not
+    /// checked (a server that sleeps its service time spends no CPU on it).
+    #[serde(default)]
+    pub cpu_within_pct: Option<f64>,
 }
 
 /// A plot of the report.
