@@ -110,7 +110,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::metric::Metric;
     use crate::protocol::Check;
-    use crate::results::{Stat, Status};
+    use crate::results::Stat;
     use std::collections::BTreeMap;
 
     pub(crate) fn experiment(applies: &str) -> Experiment {
@@ -127,25 +127,15 @@ pub(crate) mod tests {
 
     pub(crate) fn point(server: &str, client_ok: bool) -> PointRecord {
         PointRecord {
-            index: 0,
             server: Some(server.into()),
             vars: vec![("users".into(), crate::experiment::Scalar::Int(2))],
-            status: Status::Ok,
-            reason: None,
-            command: None,
-            repeats: vec![],
-            windows: vec![],
-            stopped: None,
             checks: vec![Check {
                 kind: CheckKind::Client,
                 passed: client_ok,
                 detail: "load generator CPU 99%".into(),
             }],
-            summary: BTreeMap::new(),
-            unmeasurable: BTreeMap::new(),
             predicted: BTreeMap::from([(Metric::Throughput, Stat::exact(1.0))]),
-            exact: BTreeMap::new(),
-            notes: vec![],
+            ..crate::results::tests::empty_point()
         }
     }
 
