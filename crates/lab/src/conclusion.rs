@@ -640,10 +640,16 @@ fn model(ctx: &Ctx<'_>) -> Option<String> {
     let m = ctx.metric;
     // (error in percent, point name, exact value inside the range)
     let mut errs: Vec<(f64, String, bool)> = Vec::new();
+    let mut withheld = 0;
     for p in ctx.ok() {
         let (Some(v), Some(&x)) = (ctx.stat(p), p.exact.get(&m)) else {
             continue;
         };
+        // Scored only where the model applies, as in the accuracy table.
+        if crate::applicability::why_not(ctx.exp, p).is_some() {
+            withheld += 1;
+            continue;
+        }
         if x > 0.0 {
             let name = match &p.server {
                 Some(s) => format!("{s} at {}", vars_phrase(ctx.exp, p)),
@@ -692,8 +698,13 @@ fn model(ctx: &Ctx<'_>) -> Option<String> {
                 Metric::SaturationUsers.unit()
             )
         });
+    let scored = if withheld == 0 {
+        "every point".to_string()
+    } else {
+        format!("every point where it applies ({withheld} left out: the table of figures says why)")
+    };
     Some(format!(
-        "The exact model's {} was within {}% of the {what} at every point (error (exact − {what}) / {what}: mean absolute {}%, largest {}{}% at {}); {noise}{nstar}.",
+        "The exact model's {} was within {}% of the {what} at {scored} (error (exact − {what}) / {what}: mean absolute {}%, largest {}{}% at {}); {noise}{nstar}.",
         m.label(),
         metric::fmt(max.0.abs()),
         metric::fmt(mean),

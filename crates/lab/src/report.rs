@@ -132,7 +132,7 @@ pub fn render(results: &RunResults, exp: &Experiment) -> Result<String> {
         h.push_str(&k.html());
     }
     let _ = writeln!(h, "<h2>Figures</h2>");
-    table(&mut h, results);
+    table(&mut h, results, exp);
     timelines(&mut h, results)?;
     let _ = writeln!(
         h,
@@ -251,7 +251,7 @@ pub(crate) fn figure(h: &mut String, i: usize, fig: &plot::Figure) -> Result<()>
     Ok(())
 }
 
-fn table(h: &mut String, results: &RunResults) {
+fn table(h: &mut String, results: &RunResults, exp: &Experiment) {
     let mut metrics: Vec<Metric> = Vec::new();
     for mt in Metric::ALL {
         if results
@@ -403,6 +403,12 @@ fn table(h: &mut String, results: &RunResults) {
                 .map(|c| format!("⚑ {}: {}", c.kind.label(), c.detail)),
         );
         notes.extend(p.notes.iter().cloned());
+        if !p.predicted.is_empty() || !p.exact.is_empty() {
+            notes.extend(
+                crate::applicability::why_not(exp, p)
+                    .map(|why| format!("prediction not drawn or scored: {why}")),
+            );
+        }
         let _ = writeln!(
             h,
             "<td class=\"l notes\">{}</td></tr>",
@@ -547,6 +553,23 @@ mod tests {
     use crate::check::{Check, CheckKind};
     use crate::plot::figure::tests::{EXP, quick_run};
     use crate::protocol::Protocol;
+
+    #[test]
+    fn the_table_of_figures_says_where_a_prediction_was_withheld_and_why() {
+        use crate::applicability::tests::{experiment, point};
+        let exp = experiment("");
+        let results = RunResults {
+            points: vec![point("epoll", false), point("thread", true)],
+            ..quick_run(&toml::from_str(EXP).unwrap())
+        };
+        let html = render(&results, &exp).unwrap();
+        assert_eq!(
+            html.matches("prediction not drawn or scored: the load generator was the bottleneck")
+                .count(),
+            1,
+            "only the client-bound point"
+        );
+    }
 
     #[test]
     fn a_reason_is_said_once_without_its_repeat() {

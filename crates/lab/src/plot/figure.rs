@@ -532,7 +532,7 @@ pub fn figure(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Figure
     if withheld > 0 && fig.empty.is_none() {
         fig.notes.push(format!(
             "No prediction is drawn at {withheld} point{}, where the model does not apply \
-             (the table \"Measured against simulated\" says why).",
+             (the table of figures says why).",
             if withheld == 1 { "" } else { "s" }
         ));
     }
