@@ -366,4 +366,13 @@ y = "throughput"
             + "[conclusion]\nkind = \"ratio\"\nmetric = \"throughput\"\na = \"pool\"\nb = \"serial\"\n"));
         assert!(e.contains("no server labelled `serial`"), "{e}");
     }
+
+    #[test]
+    fn a_prediction_applies_only_to_servers_the_experiment_has() {
+        let predict = "[predict]\nusers = \"{users}\"\nservice = \"8us\"\nthink = \"0\"\n\
+                       [predict.applies]\nbecause = \"one loop\"\nservers = ";
+        let e = err(&format!("{GOOD}{predict}[\"epoll\"]\n"));
+        assert!(e.contains("no server labelled `epoll`"), "{e}");
+        assert!(Experiment::parse(&format!("{GOOD}{predict}[\"pool\"]\n"), "t.toml").is_ok());
+    }
 }
