@@ -576,6 +576,13 @@ fn describe(e: httparse::Error) -> &'static str {
 }
 
 #[cfg(test)]
+mod fields_rules;
+#[cfg(test)]
+mod framing_rules;
+#[cfg(test)]
+mod target_rules;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
