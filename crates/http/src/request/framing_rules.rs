@@ -3,23 +3,9 @@
 //! `framing.rs`; these tests sit under `request` because they drive the whole
 //! parser, and `framing` must not import the module that uses it.
 
-use super::{Limits, Parse, RequestHead, parse_request};
+use super::Parse;
+use super::tests::{parse, status};
 use crate::error::RequestError;
-
-fn parse(buf: &[u8]) -> Result<Parse<RequestHead<'_>>, RequestError> {
-    parse_request(buf, &Limits::default())
-}
-
-fn error(buf: &[u8]) -> RequestError {
-    match parse(buf) {
-        Err(e) => e,
-        other => panic!("{:?}: {other:?}", String::from_utf8_lossy(buf)),
-    }
-}
-
-fn status(buf: &[u8]) -> u16 {
-    error(buf).status().code()
-}
 
 #[test]
 fn content_length_rules() {

@@ -3,31 +3,10 @@
 //! under `request` because they drive the whole parser, and `target` must not
 //! import the module that uses it.
 
-use super::{Limits, Parse, RequestHead, parse_request};
+use super::Parse;
+use super::tests::{complete, error, parse, status};
 use crate::error::RequestError;
 use crate::method::Method;
-
-fn parse(buf: &[u8]) -> Result<Parse<RequestHead<'_>>, RequestError> {
-    parse_request(buf, &Limits::default())
-}
-
-fn complete(buf: &[u8]) -> RequestHead<'_> {
-    match parse(buf) {
-        Ok(Parse::Complete(h)) => h,
-        other => panic!("{:?}: {other:?}", String::from_utf8_lossy(buf)),
-    }
-}
-
-fn error(buf: &[u8]) -> RequestError {
-    match parse(buf) {
-        Err(e) => e,
-        other => panic!("{:?}: {other:?}", String::from_utf8_lossy(buf)),
-    }
-}
-
-fn status(buf: &[u8]) -> u16 {
-    error(buf).status().code()
-}
 
 #[test]
 fn host_rules() {
