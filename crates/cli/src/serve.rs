@@ -32,7 +32,7 @@ fn serve(args: Args) -> anyhow::Result<()> {
         Some(TlsSource::SelfSignedSaved { cert }) => Some(cert.clone()),
         _ => None,
     };
-    let workers = config.engine.threads(&config);
+    let workers = config.engine.threads(config.workers, config.max_conns);
     let auth = config.auth.is_some();
     let server = Server::bind(config)?;
     let engine = server.engine();

@@ -37,7 +37,7 @@ pub fn is_hidden(path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resolve_target;
+    use crate::path::resolve_target;
 
     #[test]
     fn hidden_at_any_depth() {

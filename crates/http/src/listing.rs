@@ -205,7 +205,7 @@ fn escape_href(s: &str, out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{PathKind, resolve_target};
+    use crate::path::{PathKind, resolve_target};
     use std::time::{Duration, UNIX_EPOCH};
 
     fn entry(name: &str, is_dir: bool, len: u64) -> Entry {

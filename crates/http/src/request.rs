@@ -576,28 +576,37 @@ fn describe(e: httparse::Error) -> &'static str {
 }
 
 #[cfg(test)]
+mod fields_rules;
+#[cfg(test)]
+mod framing_rules;
+#[cfg(test)]
+mod target_rules;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
-    fn parse(buf: &[u8]) -> Result<Parse<RequestHead<'_>>, RequestError> {
+    // Shared with the rule tests beside this module (`framing_rules`,
+    // `target_rules`).
+    pub(super) fn parse(buf: &[u8]) -> Result<Parse<RequestHead<'_>>, RequestError> {
         parse_request(buf, &Limits::default())
     }
 
-    fn complete(buf: &[u8]) -> RequestHead<'_> {
+    pub(super) fn complete(buf: &[u8]) -> RequestHead<'_> {
         match parse(buf) {
             Ok(Parse::Complete(h)) => h,
             other => panic!("{:?}: {other:?}", String::from_utf8_lossy(buf)),
         }
     }
 
-    fn error(buf: &[u8]) -> RequestError {
+    pub(super) fn error(buf: &[u8]) -> RequestError {
         match parse(buf) {
             Err(e) => e,
             other => panic!("{:?}: {other:?}", String::from_utf8_lossy(buf)),
         }
     }
 
-    fn status(buf: &[u8]) -> u16 {
+    pub(super) fn status(buf: &[u8]) -> u16 {
         error(buf).status().code()
     }
 

@@ -29,8 +29,8 @@
 //!   own service time), said wherever it is quoted
 //! - [`html`]: escaping and the style sheet of every page
 //!
-//! The modules import no circle: [`layout`] walks their `crate::` paths, in a
-//! test here and for any crate that calls it.
+//! The modules import no circle: a test (`src/layout.rs`) walks their `crate::`
+//! paths with `servelab-layout`.
 //!
 //! `servelab predict URL` lives in its own crate, `servelab-predict`, which
 //! uses this one (protocol, checks, CPU readings, statistics, plots, HTML).
@@ -75,7 +75,6 @@ pub mod estimate;
 pub mod experiment;
 pub mod html;
 pub mod index;
-pub mod layout;
 pub mod machine;
 pub mod metric;
 pub mod peer;
@@ -94,3 +93,6 @@ pub use experiment::Experiment;
 pub use experiment::Source;
 pub use results::RunResults;
 pub use run::{AbFinished, Finished, RunOptions};
+
+#[cfg(test)]
+mod layout;

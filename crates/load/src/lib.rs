@@ -372,3 +372,6 @@ pub use think::ThinkTimes;
 pub use threshold::{Threshold, Verdict};
 pub use tls::client_config as tls_client_config;
 pub use tls::{Pin, TlsOptions};
+
+#[cfg(test)]
+mod layout;

@@ -1,19 +1,10 @@
-//! The crate's layering, checked with the lab's checker
-//! ([`servelab_lab::layout`]): every `crate::m` path in a module's code is an
-//! edge from that module to `m`, and the edges must hold no circle. A path
-//! through the crate root's re-exports (`crate::Fit`) is an edge to the root,
-//! which imports every module, so it makes a circle too: modules import from
-//! the module that owns a thing.
-
-use std::path::Path;
-
-use servelab_lab::layout::{circle, edges};
+//! The crate's layering, checked (as the lab's): every `crate::m` path in a module's
+//! code is an edge from that module to `m`, and the edges must hold no
+//! circle. A path through the crate root's re-exports (`crate::X`) is an edge
+//! to the root, which declares every module, so it makes a circle too:
+//! modules import from the module that owns a thing.
 
 #[test]
 fn the_modules_import_no_circle() {
-    let g = edges(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
-    assert!(g.contains_key("fit") && g.contains_key("threads"), "{g:?}");
-    if let Some(c) = circle(&g) {
-        panic!("import circle: {}\nedges: {g:#?}", c.join(" -> "));
-    }
+    servelab_layout::assert_no_circle(env!("CARGO_MANIFEST_DIR"), &["fit", "threads"]);
 }

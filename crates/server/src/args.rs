@@ -19,7 +19,10 @@ use clap::Parser;
 use servelab_dist::parse_duration;
 use servelab_http::ExtraHeader;
 
-use crate::{Config, Dist, Dotfiles, Engine, ListenAddr, LogFormat, LogMode, LogTarget, OnAbandon};
+use crate::addr::ListenAddr;
+use crate::config::{Config, Dotfiles, LogFormat, LogMode, LogTarget, OnAbandon};
+use crate::engine::Engine;
+use servelab_dist::Dist;
 
 /// Flags of `servelab serve`.
 #[derive(Debug, Clone, PartialEq, clap::Args)]
@@ -244,9 +247,9 @@ impl ServeArgs {
         config.compress = self.compress;
         config.on_abandon = self.on_abandon;
         config.tls = match (self.tls_cert, self.tls_key, self.tls_self_signed_cert) {
-            (Some(cert), Some(key), _) => Some(crate::TlsSource::Files { cert, key }),
-            (_, _, Some(cert)) => Some(crate::TlsSource::SelfSignedSaved { cert }),
-            _ if self.tls_self_signed => Some(crate::TlsSource::SelfSigned),
+            (Some(cert), Some(key), _) => Some(crate::tls::TlsSource::Files { cert, key }),
+            (_, _, Some(cert)) => Some(crate::tls::TlsSource::SelfSignedSaved { cert }),
+            _ if self.tls_self_signed => Some(crate::tls::TlsSource::SelfSigned),
             _ => None,
         };
         config.hsts = self.hsts;
@@ -562,14 +565,14 @@ mod tests {
         let config = files.into_config(|| Ok::<_, ()>("www".into())).unwrap();
         assert_eq!(
             config.tls,
-            Some(crate::TlsSource::Files {
+            Some(crate::tls::TlsSource::Files {
                 cert: "c.pem".into(),
                 key: "k.pem".into()
             })
         );
         let own = parse("--tls-self-signed").unwrap();
         let config = own.into_config(|| Ok::<_, ()>("www".into())).unwrap();
-        assert_eq!(config.tls, Some(crate::TlsSource::SelfSigned));
+        assert_eq!(config.tls, Some(crate::tls::TlsSource::SelfSigned));
     }
 
     #[test]
@@ -584,7 +587,7 @@ mod tests {
             let config = a.into_config(|| Ok::<_, ()>("www".into())).unwrap();
             assert_eq!(
                 config.tls,
-                Some(crate::TlsSource::SelfSignedSaved {
+                Some(crate::tls::TlsSource::SelfSignedSaved {
                     cert: "s.pem".into()
                 }),
                 "{line}"

@@ -37,7 +37,7 @@ use std::sync::Mutex;
 
 use base64::Engine as _;
 
-use crate::ServerError;
+use crate::error::ServerError;
 
 /// Largest password file read (a million bytes is thousands of users).
 pub(crate) const MAX_FILE: u64 = 1 << 20;

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use servelab_http::ExtraHeader;
 
-use crate::Engine;
+use crate::engine::Engine;
 
 /// Where access-log lines go.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -191,9 +191,9 @@ pub struct Config {
     /// `--status`: answer `GET /-/status` (JSON) and `GET /-/metrics` (Prometheus).
     pub status: bool,
     /// `--delay`: each response is held back this long without holding a CPU.
-    pub delay: Option<crate::Dist>,
+    pub delay: Option<servelab_dist::Dist>,
     /// `--work`: each request burns this much CPU in the handler.
-    pub work: Option<crate::Dist>,
+    pub work: Option<servelab_dist::Dist>,
     /// `--seed`: the draws of `delay` and `work` repeat under the same seed.
     pub seed: u64,
     /// `--autoindex`: list a directory that has no `index.html` (else 404).
@@ -214,7 +214,7 @@ pub struct Config {
     pub on_abandon: OnAbandon,
     /// `--tls-cert`/`--tls-key` or `--tls-self-signed`: serve HTTPS on
     /// every address; `None` serves plain HTTP.
-    pub tls: Option<crate::TlsSource>,
+    pub tls: Option<crate::tls::TlsSource>,
     /// `--hsts`: with TLS, `Strict-Transport-Security: max-age=` this many
     /// seconds on every successful response (added to `headers` by
     /// [`crate::Server::bind`], which refuses it without TLS).

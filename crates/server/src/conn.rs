@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 
 use servelab_http::{ChunkedDecoder, Method, Parse, Part, RequestHead, Status, Version};
 
-use crate::OnAbandon;
+use crate::config::OnAbandon;
 mod ledger;
 mod service_time;
 
@@ -1033,7 +1033,7 @@ mod tests {
     fn idle_connection_lends_its_buffers_back_and_busy_one_keeps_them() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.txt"), "hello").unwrap();
-        let site = Shared::new(crate::Config::new(dir.path())).unwrap();
+        let site = Shared::new(crate::config::Config::new(dir.path())).unwrap();
         let mut w = site.local();
         let mut conn = Conn::bare("127.0.0.1:1".parse().unwrap());
         assert!(conn.detach().is_none(), "nothing to give back yet");
@@ -1058,7 +1058,7 @@ mod tests {
     fn a_deferring_connection_stops_at_each_complete_request() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.txt"), "hello").unwrap();
-        let site = Shared::new(crate::Config::new(dir.path())).unwrap();
+        let site = Shared::new(crate::config::Config::new(dir.path())).unwrap();
         let mut w = site.local();
         let mut conn = Conn::new("127.0.0.1:1".parse().unwrap());
         conn.defer_answers();
@@ -1103,8 +1103,8 @@ mod tests {
         std::fs::write(dir.path().join("a.txt"), "hello").unwrap();
         let req = b"GET /a.txt HTTP/1.1\r\nHost: t\r\n\r\n";
         let held = |policy: OnAbandon| {
-            let mut config = crate::Config::new(dir.path());
-            config.delay = Some(crate::Dist::Const(Duration::from_secs(60)));
+            let mut config = crate::config::Config::new(dir.path());
+            config.delay = Some(servelab_dist::Dist::Const(Duration::from_secs(60)));
             config.on_abandon = policy;
             let site = Shared::new(config).unwrap();
             let mut conn = Conn::new("127.0.0.1:1".parse().unwrap());
@@ -1152,8 +1152,8 @@ mod tests {
     fn delay_holds_the_response_until_released() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.txt"), "hello").unwrap();
-        let mut config = crate::Config::new(dir.path());
-        config.delay = Some(crate::Dist::Const(Duration::from_secs(60)));
+        let mut config = crate::config::Config::new(dir.path());
+        config.delay = Some(servelab_dist::Dist::Const(Duration::from_secs(60)));
         let site = Shared::new(config).unwrap();
         let mut w = site.local();
         let mut conn = Conn::new("127.0.0.1:1".parse().unwrap());

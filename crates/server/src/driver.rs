@@ -23,7 +23,10 @@
 //! - [`policy`]: what they all do the same way: a connection's open and
 //!   close bookkeeping, the linger bounds, the accept back-off, resource
 //!   errors, sending a chunk, burning `--work`, waiting out a `--delay` hold
-//!   on a thread, the deadlines, the grace period.
+//!   on a thread, the deadlines, the grace period;
+//! - [`wire`]: one connection's transport, plain or TLS ([`wire::Wire`]):
+//!   the drivers' side of HTTPS (it sends through [`policy`], so it sits here
+//!   and not in [`crate::tls`], which the configuration imports).
 //!
 //! The contract: a driver reports every outcome to [`crate::conn::Conn::on`]
 //! as an [`crate::conn::Event`] and carries out the
@@ -43,3 +46,4 @@ pub(crate) mod handoff;
 pub(crate) mod policy;
 pub(crate) mod step;
 pub(crate) mod tokio_task;
+pub(crate) mod wire;

@@ -1,18 +1,15 @@
 //! The engine choice: one enum and one catalogue ([`Engine::entry`]) that holds
 //! every fact about each engine (its name, description, how it scales, what
-//! bounds it, which driver moves its connections, how it runs, whether this
-//! system can run it), and the list every test iterates over, so a new engine
-//! joins every test by being added to [`Engine::ALL`] and says everything about
-//! itself in one place.
+//! bounds it, which driver moves its connections, whether this system can run
+//! it), and the list every test iterates over, so a new engine joins every test
+//! by being added to [`Engine::ALL`] and says everything about itself in one
+//! place. The one exception is how it runs: `engines::run` matches on the
+//! engine, because `Config` names an engine and this module must sit below it
+//! (the entry's `run` pointer made `config -> engine -> engines -> ... ->
+//! config` a circle, issue 28).
 
 use std::fmt;
-use std::net::TcpListener;
 use std::str::FromStr;
-use std::sync::Arc;
-
-use crate::engines;
-use crate::shared::Shared;
-use crate::{Config, ServerError};
 
 /// A concurrency architecture for serving connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -67,7 +64,6 @@ impl Engine {
                 threads: Threads::Single,
                 capacity: One,
                 waits: Blocking,
-                run: engines::serial::run,
                 unavailable: always,
             },
             Engine::Thread => Entry {
@@ -77,7 +73,6 @@ impl Engine {
                 threads: Threads::PerConnection,
                 capacity: MaxConns,
                 waits: Blocking,
-                run: engines::thread::run,
                 unavailable: always,
             },
             Engine::Pool => Entry {
@@ -86,7 +81,6 @@ impl Engine {
                 threads: Threads::Workers,
                 capacity: Workers,
                 waits: Blocking,
-                run: engines::pool::run,
                 unavailable: always,
             },
             Engine::Fork => Entry {
@@ -96,7 +90,6 @@ impl Engine {
                 threads: Threads::PerConnection,
                 capacity: MaxConns,
                 waits: Blocking,
-                run: engines::fork::run,
                 unavailable: always,
             },
             Engine::Prefork => Entry {
@@ -106,7 +99,6 @@ impl Engine {
                 threads: Threads::Workers,
                 capacity: Workers,
                 waits: Blocking,
-                run: engines::prefork::run,
                 unavailable: always,
             },
             Engine::Async => Entry {
@@ -116,7 +108,6 @@ impl Engine {
                 threads: Threads::Workers,
                 capacity: Unbounded,
                 waits: Tokio,
-                run: engines::tokio_rt::run,
                 unavailable: always,
             },
             Engine::Epoll => Entry {
@@ -126,7 +117,6 @@ impl Engine {
                 threads: Threads::Single,
                 capacity: Unbounded,
                 waits: EventLoop,
-                run: engines::epoll::run,
                 unavailable: always,
             },
             Engine::Reactor => Entry {
@@ -136,7 +126,6 @@ impl Engine {
                 threads: Threads::Workers,
                 capacity: Unbounded,
                 waits: EventLoop,
-                run: engines::reactor::run,
                 unavailable: always,
             },
             Engine::Event => Entry {
@@ -147,7 +136,6 @@ impl Engine {
                 threads: Threads::Workers,
                 capacity: Unbounded,
                 waits: HandOff,
-                run: engines::event::run,
                 unavailable: always,
             },
         }
@@ -178,14 +166,17 @@ impl Engine {
         self.entry().waits
     }
 
-    /// What the start-up line says of its threads with `config`'s flags:
-    /// `2 workers`, `1 worker`, `at most 1024 connections at once`.
-    pub fn threads(self, config: &Config) -> String {
+    /// What the start-up line says of its threads with `--workers` and
+    /// `--max-conns` (`Config::workers`, `Config::max_conns`): `2 workers`,
+    /// `1 worker`, `at most 1024 connections at once`. It takes the two
+    /// numbers, not the `Config`, because `Config` names an engine: this
+    /// module sits below it.
+    pub fn threads(self, workers: usize, max_conns: usize) -> String {
         match self.entry().threads {
             Threads::Single => count(1, "worker"),
-            Threads::Workers => count(config.workers, "worker"),
+            Threads::Workers => count(workers, "worker"),
             Threads::PerConnection => {
-                format!("at most {} at once", count(config.max_conns, "connection"))
+                format!("at most {} at once", count(max_conns, "connection"))
             }
         }
     }
@@ -206,15 +197,6 @@ impl Engine {
     /// on it (see `driver::evloop`).
     pub(crate) fn defers_accept(self) -> bool {
         matches!(self.waits(), Waits::EventLoop | Waits::HandOff)
-    }
-
-    /// Runs the engine until shutdown; returns once in-flight work is done.
-    pub(crate) fn run(
-        self,
-        listeners: &[TcpListener],
-        site: &Arc<Shared>,
-    ) -> Result<(), ServerError> {
-        (self.entry().run)(listeners, site)
     }
 }
 
@@ -265,7 +247,6 @@ struct Entry {
     threads: Threads,
     capacity: Capacity,
     waits: Waits,
-    run: fn(&[TcpListener], &Arc<Shared>) -> Result<(), ServerError>,
     /// Why the engine cannot run here, if it cannot.
     unavailable: fn() -> Option<&'static str>,
 }
@@ -361,18 +342,14 @@ mod tests {
     /// Regression (from the binary): it said "(engine reactor, 1 workers)".
     #[test]
     fn the_thread_count_names_the_flag_that_sizes_the_engine() {
-        let mut c = Config::new("www");
-        c.workers = 3;
-        c.max_conns = 7;
         for &e in Engine::ALL {
-            let said = e.threads(&c);
+            let said = e.threads(3, 7);
             match e.capacity() {
                 Capacity::MaxConns => assert_eq!(said, "at most 7 connections at once", "{e}"),
                 _ if e.uses_workers() => assert_eq!(said, "3 workers", "{e}"),
                 _ => assert_eq!(said, "1 worker", "{e}"),
             }
         }
-        c.workers = 1;
-        assert_eq!(Engine::Pool.threads(&c), "1 worker", "no plural for one");
+        assert_eq!(Engine::Pool.threads(1, 7), "1 worker", "no plural for one");
     }
 }

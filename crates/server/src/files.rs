@@ -25,18 +25,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags};
 use servelab_http::listing;
 
-use crate::ServerError;
+use crate::error::ServerError;
 
 /// The root directory of a server.
 #[derive(Debug)]
 pub(crate) struct Root {
     dir: OwnedFd,
     path: PathBuf,
-    /// `--compress`'s bodies made from this tree's files (see `compress.rs`):
-    /// one per server, made with it before any engine starts or forks, and
-    /// reached by every worker through `Shared::root`. Empty, and never locked,
-    /// without the flag.
-    pub(crate) compressed: crate::compress::Compressor,
 }
 
 /// What a path names.
@@ -100,11 +95,7 @@ impl Root {
             source: e.into(),
         })?;
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
-        Ok(Root {
-            dir,
-            path,
-            compressed: Default::default(),
-        })
+        Ok(Root { dir, path })
     }
 
     /// The root as an absolute path, for messages.

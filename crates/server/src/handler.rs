@@ -47,10 +47,10 @@ use servelab_http::{
     ContentRange, Method, Multipart, PathKind, RangeSet, RequestHead, ResponseHead, Status, dotfile,
 };
 
-use crate::Dotfiles;
 use crate::cache::{CachedFile, Entry, FileCache};
 use crate::clock::Clock;
 use crate::compress::{Encoded, Stored};
+use crate::config::Dotfiles;
 use crate::files::FileError;
 use crate::response::{Body, Persist, Response};
 use crate::shared::{Local, Shared};
@@ -355,7 +355,7 @@ fn send_compressed(
     persist: Persist,
     out: &mut Vec<u8>,
 ) -> Option<Response> {
-    let encoded = site.root.compressed.get(file, coding)?;
+    let encoded = site.compressed.get(file, coding)?;
     Some(send_encoded(ask, file, &encoded, site, clock, persist, out))
 }
 
@@ -634,7 +634,7 @@ mod tests {
     use servelab_http::{Parse, parse_request};
 
     use super::*;
-    use crate::Config;
+    use crate::config::Config;
 
     /// A whole file's `200` as the general encoder writes it: the reference
     /// the head encoded from the cache entry (`FileFields`) must equal.
@@ -817,7 +817,7 @@ mod tests {
                     else {
                         panic!("a.html is cached");
                     };
-                    let encoded = site.root.compressed.get(file, coding).unwrap();
+                    let encoded = site.compressed.get(file, coding).unwrap();
                     let mut head = ResponseHead::new(Status::OK, &date);
                     head.etag = Some(encoded.etag.as_str());
                     head.last_modified = Some(&file.last_modified);

@@ -98,3 +98,6 @@ pub use start_failure::{REPORT_ENV, StartFailure, StartFailureKind};
 pub use stats::{Snapshot, Stats, TlsCounts};
 pub use status::{ByClass, Connections, Handshakes, Requests, StatusDocument};
 pub use tls::TlsSource;
+
+#[cfg(test)]
+mod layout;

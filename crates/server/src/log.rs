@@ -28,7 +28,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::{LogMode, LogTarget, ServerError};
+use crate::config::{LogMode, LogTarget};
+use crate::error::ServerError;
 
 mod format;
 mod json;

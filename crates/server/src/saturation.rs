@@ -34,8 +34,8 @@ use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags};
 
+use crate::engine::{Capacity, Engine};
 use crate::shared::Shared;
-use crate::{Capacity, Engine};
 
 /// How often the watcher looks. A second is short next to the keep-alive
 /// timeout (5 s by default) that makes clients wait, and costs nothing.
@@ -56,7 +56,7 @@ pub(crate) struct Limit {
 impl Limit {
     /// The limit of the configured engine, or `None` for an engine whose
     /// connections never wait for a worker ([`Capacity::Unbounded`]).
-    pub(crate) fn of(c: &crate::Config) -> Option<Limit> {
+    pub(crate) fn of(c: &crate::config::Config) -> Option<Limit> {
         let capacity = match c.engine.capacity() {
             Capacity::One => 1,
             Capacity::Workers => c.workers,
@@ -266,7 +266,7 @@ mod tests {
     /// its flag gives and a line that names it; an unbounded one has none.
     #[test]
     fn every_bounded_engine_has_a_limit_and_a_line() {
-        let mut c = crate::Config::new("www");
+        let mut c = crate::config::Config::new("www");
         c.workers = 3;
         c.max_conns = 7;
         for &e in Engine::ALL {

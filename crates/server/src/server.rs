@@ -12,10 +12,13 @@ use std::thread::JoinHandle;
 
 use socket2::{Domain, Protocol, Socket, Type};
 
+use crate::config::Config;
 use crate::driver::evloop;
 use crate::driver::policy::SocketTimeouts;
+use crate::engine::Engine;
+use crate::error::ServerError;
 use crate::shared::Shared;
-use crate::{Config, Engine, ServerError, Stats};
+use crate::stats::Stats;
 
 /// Pending connections the kernel may hold for us (capped by `net.core.somaxconn`).
 const BACKLOG: i32 = 4096;
@@ -96,7 +99,7 @@ impl Server {
 
     /// Runs on the calling thread until [`Running::shutdown`]-style wake-up.
     pub fn run(self) -> Result<(), ServerError> {
-        let result = self.site.config.engine.run(&self.listeners, &self.site);
+        let result = crate::engines::run(self.site.config.engine, &self.listeners, &self.site);
         drop(self.listeners);
         self.site.log.close();
         result
@@ -253,7 +256,7 @@ mod tests {
         c.hsts = Some(600);
         let e = with_hsts(c.clone()).unwrap_err().to_string();
         assert!(e.contains("--hsts needs HTTPS"), "{e}");
-        c.tls = Some(crate::TlsSource::SelfSigned);
+        c.tls = Some(crate::tls::TlsSource::SelfSigned);
         let fields: Vec<String> = with_hsts(c.clone())
             .unwrap()
             .headers

@@ -13,18 +13,28 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use crate::cache::FileCache;
 use crate::clock::Clock;
+use crate::compress::Compressor;
+use crate::config::Config;
+use crate::error::ServerError;
 use crate::files::Root;
 use crate::log::{AccessLog, LogWriter};
 use crate::service::Service;
 use crate::shutdown::Shutdown;
+use crate::stats::Stats;
 use crate::stats::Tally;
-use crate::{Config, ServerError, Stats};
 
 /// The state a server's connections share.
 #[derive(Debug)]
 pub(crate) struct Shared {
     pub(crate) config: Config,
     pub(crate) root: Root,
+    /// `--compress`'s bodies made from the root's files (see `compress.rs`):
+    /// one per server, made with it before any engine starts or forks, and
+    /// reached by every worker. Empty, and never locked, without the flag.
+    /// Kept here rather than in `Root` so that `files` stays below the
+    /// compressor, which reads through the file cache (issue 28: files ->
+    /// compress -> cache -> files was a circle).
+    pub(crate) compressed: Compressor,
     pub(crate) log: AccessLog,
     /// How its lines are written (`--log-format`), chosen once.
     pub(crate) log_format: &'static crate::log::Format,
@@ -74,6 +84,7 @@ impl Shared {
             log_format: crate::log::format_of(config.log_format),
             config,
             root,
+            compressed: Compressor::default(),
             log,
             stats: Arc::new(Stats::default()),
             shutdown,

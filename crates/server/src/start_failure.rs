@@ -184,7 +184,7 @@ mod tests {
     #[test]
     fn flag_errors_are_sorted_by_clap_kind_not_wording() {
         let kind = |line: &str| {
-            let err = crate::ServeArgs::try_parse_from(line.split_whitespace()).unwrap_err();
+            let err = crate::args::ServeArgs::try_parse_from(line.split_whitespace()).unwrap_err();
             StartFailure::of_flag_error(&err, String::new()).kind
         };
         assert_eq!(kind("--no-such-flag"), StartFailureKind::UnknownFlag);

@@ -74,7 +74,7 @@ struct Block {
     service: [Counter; BUCKETS],
     /// Sum of their service times in nanoseconds.
     service_sum_ns: Counter,
-    /// TLS handshakes done: full, resumed; and failed (see `tls/wire.rs`).
+    /// TLS handshakes done: full, resumed; and failed (see `driver/wire.rs`).
     tls_full: Counter,
     tls_resumed: Counter,
     tls_failed: Counter,

@@ -22,9 +22,9 @@ mod document;
 
 pub use document::{ByClass, Connections, Handshakes, Requests, StatusDocument};
 
-use crate::Snapshot;
 use crate::response::{Persist, Response, small_ok};
 use crate::shared::{Local, Shared};
+use crate::stats::Snapshot;
 
 /// The JSON endpoint.
 pub(crate) const STATUS_PATH: &str = "/-/status";
@@ -199,12 +199,12 @@ mod tests {
             abandoned: 3,
             bytes_sent: 12345,
             responses: [0, 5, 1, 2, 2],
-            service: crate::ServiceTimes::default(),
-            tls: crate::TlsCounts {
+            service: crate::service_time::ServiceTimes::default(),
+            tls: crate::stats::TlsCounts {
                 full: 4,
                 resumed: 2,
                 failed: 1,
-                ..crate::TlsCounts::default()
+                ..crate::stats::TlsCounts::default()
             },
         }
     }

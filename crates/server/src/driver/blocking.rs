@@ -32,9 +32,9 @@ use super::accept::{Accepting, Step};
 use super::closing::{Close, Closing, Ready};
 use super::policy;
 use super::step::{self, Moved};
+use super::wire::Wire;
 use crate::conn::{Conn, Event, Interest};
 use crate::shared::{Local, Shared};
-use crate::tls::Wire;
 
 /// Serves one connection to the end on the calling thread.
 pub(crate) fn serve(stream: TcpStream, peer: SocketAddr, site: &Shared, w: &mut Local) {

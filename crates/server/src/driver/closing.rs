@@ -18,8 +18,8 @@ use rustix::io::Errno;
 use rustix::net::RecvFlags;
 
 use super::policy::Linger;
+use super::wire::{Ending, Wire};
 use crate::shared::Shared;
-use crate::tls::{Ending, Wire};
 
 /// A close in progress.
 #[derive(Debug, Clone, Copy)]
@@ -114,7 +114,7 @@ mod tests {
 
     fn site() -> Shared {
         let dir = std::env::temp_dir();
-        Shared::new(crate::Config::new(dir)).unwrap()
+        Shared::new(crate::config::Config::new(dir)).unwrap()
     }
 
     fn pair() -> (TcpStream, TcpStream) {

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Instant;
 
 use super::closing::Closing;
+use super::wire::Wire;
 use crate::conn::{Conn, Interest};
-use crate::tls::Wire;
 
 /// What an event loop learned about a connection while a worker had it.
 #[derive(Debug, Default, Clone, Copy)]

@@ -109,10 +109,10 @@ use super::connection::{Away, Connection, Handover};
 use super::handoff::{Job, LoopEnd};
 use super::policy;
 use super::step::{self, Moved};
-use crate::ServerError;
+use super::wire::Wire;
 use crate::conn::{Buffers, Conn, Event, Interest};
+use crate::error::ServerError;
 use crate::shared::{Local, Shared};
-use crate::tls::Wire;
 
 /// Unsent bytes a connection's socket may hold before a write stops
 /// (`TCP_NOTSENT_LOWAT`; see "Large files" above). Between 8 KiB and 64 KiB

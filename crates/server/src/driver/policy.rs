@@ -49,10 +49,10 @@ use rustix::net::{RecvFlags, SendFlags};
 
 use rustix::event::{PollFd, PollFlags};
 
+use super::wire::Wire;
 use crate::conn::{Chunk, Conn, Event, Interest};
 use crate::service;
 use crate::shared::{Local, Shared};
-use crate::tls::Wire;
 
 /// How long a lingering close waits for the client to stop sending.
 pub(crate) const LINGER: Duration = Duration::from_secs(1);
@@ -312,7 +312,7 @@ pub(crate) struct SocketTimeouts {
 }
 
 impl SocketTimeouts {
-    pub(crate) fn of(config: &crate::Config) -> SocketTimeouts {
+    pub(crate) fn of(config: &crate::config::Config) -> SocketTimeouts {
         SocketTimeouts {
             read: socket_timeout(config.read_timeout.min(config.keepalive_timeout)),
             write: socket_timeout(config.write_timeout),

@@ -16,9 +16,9 @@ use std::os::fd::AsFd;
 
 use rustix::io::Errno;
 
+use super::wire::Wire;
 use crate::conn::{Conn, Event, Interest};
 use crate::shared::{Local, Shared};
-use crate::tls::Wire;
 
 /// What one read or write did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

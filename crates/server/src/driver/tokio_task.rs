@@ -44,10 +44,10 @@ use tokio::sync::watch;
 
 use super::closing::{Close, Closing, Ready};
 use super::policy::{self, log_connection};
+use super::wire::Wire;
 use crate::conn::{Buffers, Conn, Event, Interest};
 use crate::log::LogWriter;
 use crate::shared::{Local, Shared};
-use crate::tls::Wire;
 
 thread_local! {
     /// This runtime thread's [`Local`]; made on first use. A runtime belongs to one

@@ -10,8 +10,8 @@
 use std::net::TcpListener;
 use std::sync::Arc;
 
-use crate::ServerError;
 use crate::driver::evloop::EventLoop;
+use crate::error::ServerError;
 use crate::shared::Shared;
 
 pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), ServerError> {

@@ -34,10 +34,10 @@
 use std::net::TcpListener;
 use std::sync::Arc;
 
-use crate::ServerError;
 use crate::driver::evloop::EventLoop;
 use crate::driver::handoff;
 use crate::driver::policy;
+use crate::error::ServerError;
 use crate::shared::Shared;
 
 pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), ServerError> {

@@ -57,10 +57,10 @@ use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags};
 
-use crate::ServerError;
 use crate::child::{self, Ended};
 use crate::driver::blocking;
 use crate::driver::policy;
+use crate::error::ServerError;
 use crate::shared::Shared;
 
 /// How often live children are checked for a death the pipe did not report.
@@ -227,7 +227,7 @@ fn finish(kids: &mut Children, site: &Shared) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Config;
+    use crate::config::Config;
 
     #[test]
     fn reported_children_are_reaped_and_killed_ones_accounted() {

@@ -15,9 +15,9 @@ use std::sync::Arc;
 
 use crossbeam_channel::TrySendError;
 
-use crate::ServerError;
 use crate::driver::blocking::{self, Next};
 use crate::driver::policy;
+use crate::error::ServerError;
 use crate::shared::Shared;
 
 pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), ServerError> {

@@ -41,10 +41,10 @@ use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags};
 
-use crate::ServerError;
 use crate::child;
 use crate::driver::blocking::{self, Next};
 use crate::driver::policy;
+use crate::error::ServerError;
 use crate::shared::Shared;
 
 /// A worker that ends sooner than this after its start is replaced only after

@@ -26,9 +26,9 @@ use std::time::Duration;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 
-use crate::ServerError;
 use crate::driver::blocking::{self, Next};
 use crate::driver::policy;
+use crate::error::ServerError;
 use crate::shared::Shared;
 
 /// Stack of a connection thread. The request path keeps its buffers on the
@@ -167,7 +167,8 @@ mod tests {
             );
         }
         let site =
-            crate::shared::Shared::new(crate::Config::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
+            crate::shared::Shared::new(crate::config::Config::new(env!("CARGO_MANIFEST_DIR")))
+                .unwrap();
         while t.live.len() > 1 {
             t.reap(true, &site);
         }

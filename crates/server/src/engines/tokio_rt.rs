@@ -20,9 +20,9 @@ use tokio::io::unix::AsyncFd;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use crate::ServerError;
 use crate::driver::accept::{Accepting, Step};
 use crate::driver::tokio_task::{adopt_local, serve};
+use crate::error::ServerError;
 use crate::shared::Shared;
 
 pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), ServerError> {

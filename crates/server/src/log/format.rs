@@ -12,7 +12,7 @@ use std::ops::Range;
 use servelab_http::{RequestHead, Status};
 
 use super::{json, line};
-use crate::LogFormat;
+use crate::config::LogFormat;
 
 /// Appends a request line without its service time; see [`Format::request`].
 type RequestFn =

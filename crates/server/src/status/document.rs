@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::Snapshot;
+use crate::stats::Snapshot;
 
 /// The body of `GET /-/status`. Keys are stable; scripts may rely on them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -27,7 +27,7 @@ use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
-use crate::ServerError;
+use crate::error::ServerError;
 
 /// Session-ID cache entries (TLS 1.2 resumption without tickets).
 const SESSION_CACHE: usize = 4096;

@@ -441,7 +441,7 @@ impl rustls::client::danger::ServerCertVerifier for Capture {
 /// window, gets each whole and with a clean TLS end on every engine: the
 /// close waits (bounded) for room for the `close_notify` in every driver. The
 /// full-socket case itself is pinned, deterministically, by the unit test in
-/// `tls/wire.rs` (CI once saw the alert lost on a busy machine); here files of
+/// `driver/wire.rs` (CI once saw the alert lost on a busy machine); here files of
 /// several sizes put the last record at different points of the socket's fill.
 #[test]
 fn a_slow_reader_of_a_large_response_gets_a_clean_tls_end() {

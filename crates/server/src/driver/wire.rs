@@ -38,8 +38,8 @@ use rustix::io::Errno;
 use rustix::net::{RecvFlags, SendFlags};
 use rustls::{HandshakeKind, ServerConfig, ServerConnection};
 
+use super::policy;
 use crate::conn::Chunk;
-use crate::driver::policy;
 use crate::shared::Shared;
 
 /// Plaintext taken per `send` over TLS: one full record.
@@ -445,7 +445,8 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    use crate::{Config, TlsSource};
+    use crate::config::Config;
+    use crate::tls::TlsSource;
 
     /// The last records fill the socket and the client has not read them
     /// yet: `end` says [`Ending::Pending`] instead of dropping the

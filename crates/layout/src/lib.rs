@@ -1,0 +1,259 @@
+//! A crate's layering, checked: every `crate::m` path in a module's code
+//! (comments aside, tests included) is an edge from that module to `m`, and
+//! the edges must hold no circle.
+//!
+//! Why a check and not a review: an architecture review found 5 import
+//! circles in the lab (issue 31) and more in the server (issue 28,
+//! config → engine → shared → config), all hidden behind `lib.rs`
+//! re-exports. A path through the crate root's re-exports (`crate::Config`)
+//! is an edge to the root, which declares every module, so it makes a circle
+//! too: modules import from the module that owns a thing.
+//!
+//! Each library crate keeps a `#[cfg(test)] mod layout;` that calls
+//! [`assert_no_circle`]; this crate is only ever a dev-dependency, so it has
+//! no dependencies of its own.
+//!
+//! Layout:
+//! - [`edges`]: module → the modules its code names, read from `src/`
+//! - [`circle`]: a circle in such a graph, if any
+//! - [`assert_no_circle`]: the test each crate runs
+//!
+//! ```
+//! use std::collections::{BTreeMap, BTreeSet};
+//! let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+//! g.entry("config".into()).or_default().insert("engine".into());
+//! g.entry("engine".into()).or_default().insert("config".into());
+//! assert_eq!(servelab_layout::circle(&g).unwrap().join(" -> "), "config -> engine -> config");
+//! ```
+
+#![deny(missing_docs)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Module → the modules its code names.
+pub type Graph = BTreeMap<String, BTreeSet<String>>;
+
+/// The name [`edges`] gives the crate root (`lib.rs`).
+pub const ROOT: &str = "crate root";
+
+/// Module → the modules its code names, from the source files under `src`
+/// (a crate's `src/`). A file's module is its first component under `src/`
+/// (`driver/evloop.rs` belongs to `driver`); `lib.rs` is [`ROOT`], which has
+/// an edge to every module because it declares them.
+///
+/// # Panics
+///
+/// If `src` or a file under it cannot be read: this runs in tests only.
+pub fn edges(src: &Path) -> Graph {
+    let files = rust_files(src);
+    let module_of = |p: &Path| {
+        let rel = p.strip_prefix(src).unwrap();
+        let first = rel.components().next().unwrap().as_os_str();
+        let name = first.to_string_lossy();
+        match name.strip_suffix(".rs") {
+            Some("lib") => ROOT.to_string(),
+            Some(m) => m.to_string(),
+            None => name.to_string(),
+        }
+    };
+    let modules: BTreeSet<String> = files.iter().map(|p| module_of(p)).collect();
+    let mut g = Graph::new();
+    g.insert(
+        ROOT.into(),
+        modules.iter().filter(|m| *m != ROOT).cloned().collect(),
+    );
+    for f in &files {
+        let from = module_of(f);
+        let text = std::fs::read_to_string(f).unwrap();
+        // Comments aside: a doc link to `crate::X` is no import.
+        let code: String = text
+            .lines()
+            .map(|l| l.split("//").next().unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let to = g.entry(from.clone()).or_default();
+        for name in crate_paths(&code) {
+            let target = if modules.contains(&name) {
+                name
+            } else {
+                ROOT.to_string()
+            };
+            if target != from {
+                to.insert(target);
+            }
+        }
+    }
+    g
+}
+
+/// Every `.rs` file under `dir`.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                files.push(p);
+            }
+        }
+    }
+    files
+}
+
+/// The first name of every `crate::` path in `code`; a group
+/// `crate::{a::B, c}` gives each of its items' first names (`a`, `c`), and
+/// `self` in a group is the root itself.
+fn crate_paths(code: &str) -> Vec<String> {
+    let ident = |s: &str| -> String {
+        s.trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut names = Vec::new();
+    for (i, _) in code.match_indices("crate::") {
+        let rest = &code[i + "crate::".len()..];
+        let Some(group) = rest.strip_prefix('{') else {
+            names.push(ident(rest));
+            continue;
+        };
+        // Split the group at its top-level commas.
+        let (mut depth, mut start) = (0usize, 0usize);
+        for (j, c) in group.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 0 => {
+                    names.push(ident(&group[start..j]));
+                    break;
+                }
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    names.push(ident(&group[start..j]));
+                    start = j + 1;
+                }
+                _ => {}
+            }
+        }
+    }
+    names
+        .into_iter()
+        .filter(|n| !n.is_empty())
+        .map(|n| if n == "self" { ROOT.to_string() } else { n })
+        .collect()
+}
+
+/// A circle in `g`, if any, as the modules along it (the first repeated last).
+pub fn circle(g: &Graph) -> Option<Vec<String>> {
+    fn visit(
+        n: &str,
+        g: &Graph,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(i) = path.iter().position(|p| p == n) {
+            let mut c = path[i..].to_vec();
+            c.push(n.to_string());
+            return Some(c);
+        }
+        if done.contains(n) {
+            return None;
+        }
+        path.push(n.to_string());
+        for m in g.get(n).into_iter().flatten() {
+            if let Some(c) = visit(m, g, path, done) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        done.insert(n.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    g.keys()
+        .find_map(|n| visit(n, g, &mut Vec::new(), &mut done))
+}
+
+/// The test each crate runs on its own `src/` (pass
+/// `env!("CARGO_MANIFEST_DIR")`): panics with the circle and the edges if
+/// the modules import one. `expect` names a few modules the graph must hold,
+/// so that a wrong directory fails instead of passing on an empty graph.
+pub fn assert_no_circle(manifest_dir: &str, expect: &[&str]) {
+    let g = edges(&Path::new(manifest_dir).join("src"));
+    for m in expect {
+        assert!(g.contains_key(*m), "no module {m} in {g:?}");
+    }
+    if let Some(c) = circle(&g) {
+        panic!("import circle: {}\nedges: {g:#?}", c.join(" -> "));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_circle_finder_finds_one() {
+        // results -> check -> results, one of the circles the lab's review found.
+        let mut g = Graph::new();
+        g.entry("results".into())
+            .or_default()
+            .insert("check".into());
+        g.entry("check".into())
+            .or_default()
+            .insert("results".into());
+        g.entry("report".into())
+            .or_default()
+            .insert("results".into());
+        let c = circle(&g).expect("a circle");
+        assert!(c.first() == c.last() && c.len() == 3, "{c:?}");
+        g.get_mut("check").unwrap().clear();
+        assert_eq!(circle(&g), None);
+    }
+
+    #[test]
+    fn paths_and_groups_name_their_first_module() {
+        let code = "use crate::config::Config;\nuse crate::{engine::Engine, shared,\n  self, tls::{a, b}};\nlet x = crate::Stats::new();";
+        assert_eq!(
+            crate_paths(code),
+            ["config", "engine", "shared", ROOT, "tls", "Stats"]
+        );
+    }
+
+    #[test]
+    fn a_re_export_through_the_root_is_a_circle() {
+        let dir = std::env::temp_dir().join(format!("servelab-layout-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("src/driver")).unwrap();
+        std::fs::write(
+            dir.join("src/lib.rs"),
+            "mod config;\nmod driver;\npub use config::Config;",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("src/config.rs"),
+            "// uses crate::driver in a comment only\npub struct Config;",
+        )
+        .unwrap();
+        std::fs::write(dir.join("src/driver.rs"), "mod evloop;").unwrap();
+        std::fs::write(
+            dir.join("src/driver/evloop.rs"),
+            "use crate::config::Config;",
+        )
+        .unwrap();
+        let g = edges(&dir.join("src"));
+        assert_eq!(circle(&g), None, "{g:?}");
+        assert_eq!(g["driver"], BTreeSet::from(["config".to_string()]));
+        // The same import through the root's re-export closes a circle.
+        std::fs::write(dir.join("src/driver/evloop.rs"), "use crate::Config;").unwrap();
+        let g = edges(&dir.join("src"));
+        let c = circle(&g).expect("a circle through the root");
+        assert!(
+            c.contains(&ROOT.to_string()) && c.contains(&"driver".to_string()),
+            "{c:?}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
