@@ -42,9 +42,17 @@ pub fn tls_connect(
     addr: SocketAddr,
     client: &Arc<ClientConfig>,
 ) -> StreamOwned<ClientConnection, TcpStream> {
+    tls_over(connect(addr), client)
+}
+
+/// A TLS client session over an already connected socket.
+fn tls_over(
+    tcp: TcpStream,
+    client: &Arc<ClientConfig>,
+) -> StreamOwned<ClientConnection, TcpStream> {
     let name = ServerName::try_from("127.0.0.1").unwrap();
     let conn = ClientConnection::new(client.clone(), name).unwrap();
-    StreamOwned::new(conn, connect(addr))
+    StreamOwned::new(conn, tcp)
 }
 
 /// Sends `req` over a fresh TLS connection and reads until the server's
@@ -463,9 +471,7 @@ fn a_slow_reader_of_a_large_response_gets_a_clean_tls_end() {
             sock.connect(&addr.into()).unwrap();
             let tcp: TcpStream = sock.into();
             tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-            let name = ServerName::try_from("127.0.0.1").unwrap();
-            let conn = ClientConnection::new(client.clone(), name).unwrap();
-            let mut s = StreamOwned::new(conn, tcp);
+            let mut s = tls_over(tcp, &client);
             let req = format!("GET /slow{k}.bin HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
             s.write_all(req.as_bytes()).unwrap();
             let mut out = Vec::new();
