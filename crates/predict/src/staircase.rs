@@ -453,8 +453,11 @@ impl Bench<'_> {
 /// only) is the mean over the answers (a request sent again after a
 /// keep-alive close counts from its second send). An open stream's latency
 /// counts the client's queue from the intended start, and with timeouts a
-/// user's wait spans attempts: for those only the corrected histogram
-/// exists, unfinished requests included.
+/// user's wait spans attempts: for those the corrected histogram is the
+/// user's wait. It holds finished requests only (since servelab-load/5 the
+/// unfinished ones are counted apart with their ages), a given-up request
+/// with the time to its last error: the periods of the simulator's
+/// `user_cycle_time`, which the forecast's mean is.
 fn completed_latency<'r>(
     report: &'r servelab_load::Report,
     load: &Load,
