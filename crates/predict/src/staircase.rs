@@ -157,6 +157,12 @@ pub struct Step {
     pub stopped: Stopped,
     /// The validity checks (Little's law, client, end of run).
     pub checks: Vec<Check>,
+    /// The length of each repeat's window, seconds, as planned: every
+    /// repeat is a run of `load` of its own from an empty server and fresh
+    /// connections, so a simulation compared with it runs windows of this
+    /// length from empty (`threads::fit`). `None` in a test's fixture.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_s: Option<f64>,
     /// What the load generator saw in each repeat.
     #[serde(skip)]
     pub windows: Vec<Window>,
@@ -323,6 +329,7 @@ impl Bench<'_> {
             repeats,
             stopped,
             checks,
+            window_s: Some(t.window.as_secs_f64()),
             windows,
         };
         self.progress
@@ -507,6 +514,7 @@ pub(crate) fn fixture_step(load: Load, repeats: Vec<Repeat>) -> Step {
         },
         repeats,
         checks: vec![],
+        window_s: None,
         windows: vec![],
     }
 }
