@@ -45,9 +45,17 @@ pub struct Forecast {
     pub goodput: Estimate,
     /// Requests finished for users who had gone, per second.
     pub badput: Estimate,
-    /// The user's mean response time (timeouts and retries included), ms.
+    /// The user's mean response time, ms, over every response period that
+    /// ended: answered, given up after the last retry, or refused by a full
+    /// buffer (the simulator's `user_cycle_time`). `load`'s latency holds
+    /// the same periods (a failed request with the time to its error, the
+    /// failed attempts and retry waits of a retried one), so the two are
+    /// compared like with like; without timeouts or refusals it equals the
+    /// mean over answers (`user_response_time`).
     pub mean_ms: Option<Estimate>,
-    /// Attempt percentiles, ms.
+    /// The user's median response time over the answers, ms (a histogram
+    /// of the simulator holds answers only; where users give up, `load`'s
+    /// percentiles also hold the given-up requests: p99 has no target).
     pub p50_ms: Option<Estimate>,
     /// 90th percentile, ms.
     pub p90_ms: Option<Estimate>,
@@ -216,7 +224,7 @@ fn simulate(
                 throughput: est(&s.throughput, 1.0).unwrap_or_else(zero),
                 goodput: est(&s.goodput, 1.0).unwrap_or_else(zero),
                 badput: est(&s.badput, 1.0).unwrap_or_else(zero),
-                mean_ms: shifted(&s.user_response_time, 1e3, fit.delay_s),
+                mean_ms: shifted(&s.user_cycle_time, 1e3, fit.delay_s),
                 p50_ms: shifted(&s.user_p50, 1e3, fit.delay_s),
                 p90_ms: shifted(&s.user_p90, 1e3, fit.delay_s),
                 p99_ms: shifted(&s.user_p99, 1e3, fit.delay_s),
@@ -363,5 +371,37 @@ mod tests {
             steady[0].mean_ms.unwrap().value,
         );
         assert!(rs > 10.0 * rw, "steady {rs} ms, window {rw} ms");
+    }
+    #[test]
+    fn the_mean_keeps_little_s_law_when_users_give_up() {
+        // 6 users thinking 5 ms on one 5 ms core, each attempt timed out at
+        // 30 ms and never retried: about half the periods end in a give-up.
+        // `load`'s latency holds the given-up requests with the time to
+        // their timeout, so the forecast's mean must too; then Little's law
+        // holds over the periods: N = (answers + give-ups)/s x (R + Z). A
+        // mean over the answers alone breaks it by a sixth (4.9 users).
+        let fit = crate::held::one_core();
+        let arch = Architecture {
+            workers: Workers::NotHeld { held: 8 },
+            keepalive: KeepAlive::LongerThan { wait_s: 5.0 },
+            max_requests: None,
+            answer_ms: Some(5.0),
+            answer_wait_ms: 250.0,
+            how: vec![],
+            probe_s: 3.0,
+        };
+        let load = Load {
+            timeout: Some(Dist::constant(0.03)),
+            retries: Some(0),
+            ..users(6, 0.005)
+        };
+        let f = &forecast(&fit, &arch, &[load]).unwrap()[0];
+        let periods = f.goodput.value + f.timeout_rate.value;
+        assert!(
+            f.goodput.value > 20.0 && f.timeout_rate.value > 20.0,
+            "{f:?}"
+        );
+        let n = periods * (f.mean_ms.unwrap().value / 1e3 + 0.005);
+        assert!((n - 6.0).abs() < 0.3, "Little: {periods}/s x R = {n} users");
     }
 }

@@ -270,59 +270,74 @@ fn html(o: &Outcome) -> Result<String> {
     Ok(h)
 }
 
-type Getter = fn(&Point) -> (Option<(f64, Option<f64>)>, Option<(f64, Option<f64>)>);
+/// A point's figure: measured, predicted as measured, and the steady state,
+/// each a value with its 95% half-width.
+type Getter = fn(&Point) -> [Option<(f64, Option<f64>)>; 3];
 
 /// The figures: the server as measured against the model simulated as
-/// measured (windows from an empty server). The steady-state prediction is in
-/// the point table only: the lab's legend names a "(measured)" entry for
-/// every series, so a series of predictions alone would be mislabelled.
+/// measured (windows from an empty server), with the steady-state prediction
+/// as a third series: where the two predictions part, the windows were too
+/// short to reach the steady state, and a reader sees by how much.
 const FIGURES: [(&str, &str, Getter); 2] = [
     ("Goodput against users", "goodput (requests/s)", |p| {
-        (
-            Some((p.goodput.value, p.goodput.half_width)),
-            Some((p.predicted.goodput.value, p.predicted.goodput.half_width)),
-        )
+        let e = |f: &crate::fit::Estimate| Some((f.value, f.half_width));
+        [e(&p.goodput), e(&p.predicted.goodput), e(&p.steady.goodput)]
     }),
     (
         "Mean response time against users",
         "mean response time (ms)",
         |p| {
-            (
-                p.mean_ms.map(|m| (m.value, m.half_width)),
-                p.predicted.mean_ms.map(|m| (m.value, m.half_width)),
-            )
+            let e = |f: Option<crate::fit::Estimate>| f.map(|m| (m.value, m.half_width));
+            [e(p.mean_ms), e(p.predicted.mean_ms), e(p.steady.mean_ms)]
         },
     ),
 ];
 
 fn figure(title: &str, y: &str, points: &[Point], get: Getter) -> Figure {
-    let mut s = Series {
-        label: "server".into(),
+    let named = |label: &str| Series {
+        label: label.into(),
         ..Series::default()
+    };
+    // Three series, each its own colour: the server measured, the model
+    // simulated as measured (what the errors are computed against), and the
+    // model in steady state.
+    let (mut server, mut windows, mut steady) = (
+        named("server"),
+        named("model, windows as measured"),
+        named("model, steady state"),
+    );
+    let bar = |(v, hw): (f64, Option<f64>)| {
+        let hw = hw.unwrap_or(0.0);
+        (v, v - hw, v + hw)
     };
     // Open points have no users to stand on this axis; they are in the table.
     for p in points.iter().filter(|p| p.load.rate.is_none()) {
         let x = f64::from(p.load.users);
-        let (m, pr) = get(p);
-        if let Some((v, hw)) = m {
-            let hw = hw.unwrap_or(0.0);
-            s.points.push((x, v, v - hw, v + hw));
+        let [m, pr, st] = get(p);
+        if let Some((v, lo, hi)) = m.map(bar) {
+            server.points.push((x, v, lo, hi));
         }
-        if let Some((v, hw)) = pr {
-            let hw = hw.unwrap_or(0.0);
-            s.predicted.push((x, v, v - hw, v + hw));
+        if let Some((v, lo, hi)) = pr.map(bar) {
+            windows.predicted.push((x, v, lo, hi));
         }
-        s.saturation = Some(p.predicted.knee_users);
+        if let Some((v, lo, hi)) = st.map(bar) {
+            steady.predicted.push((x, v, lo, hi));
+        }
+        server.saturation = Some(p.predicted.knee_users);
     }
-    let empty = s
+    let empty = server
         .points
         .is_empty()
         .then(|| "no validation point was measured".to_string());
+    let series = [server, windows, steady]
+        .into_iter()
+        .filter(|s| !s.points.is_empty() || !s.predicted.is_empty())
+        .collect();
     Figure {
         title: title.into(),
         x_label: "users".into(),
         y_label: y.into(),
-        series: vec![s],
+        series,
         empty,
         ..Figure::default()
     }

@@ -157,6 +157,12 @@ pub struct Step {
     pub stopped: Stopped,
     /// The validity checks (Little's law, client, end of run).
     pub checks: Vec<Check>,
+    /// The length of each repeat's window, seconds, as planned: every
+    /// repeat is a run of `load` of its own from an empty server and fresh
+    /// connections, so a simulation compared with it runs windows of this
+    /// length from empty (`threads::fit`). `None` in a test's fixture.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_s: Option<f64>,
     /// What the load generator saw in each repeat.
     #[serde(skip)]
     pub windows: Vec<Window>,
@@ -323,6 +329,7 @@ impl Bench<'_> {
             repeats,
             stopped,
             checks,
+            window_s: Some(t.window.as_secs_f64()),
             windows,
         };
         self.progress
@@ -453,8 +460,11 @@ impl Bench<'_> {
 /// only) is the mean over the answers (a request sent again after a
 /// keep-alive close counts from its second send). An open stream's latency
 /// counts the client's queue from the intended start, and with timeouts a
-/// user's wait spans attempts: for those only the corrected histogram
-/// exists, unfinished requests included.
+/// user's wait spans attempts: for those the corrected histogram is the
+/// user's wait. It holds finished requests only (since servelab-load/5 the
+/// unfinished ones are counted apart with their ages), a given-up request
+/// with the time to its last error: the periods of the simulator's
+/// `user_cycle_time`, which the forecast's mean is.
 fn completed_latency<'r>(
     report: &'r servelab_load::Report,
     load: &Load,
@@ -504,6 +514,7 @@ pub(crate) fn fixture_step(load: Load, repeats: Vec<Repeat>) -> Step {
         },
         repeats,
         checks: vec![],
+        window_s: None,
         windows: vec![],
     }
 }
