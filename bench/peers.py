@@ -20,6 +20,15 @@ and the ratio of rps and cpu_us to the best peer.
 Scenarios: keepalive (1k.txt), close (1k.txt, Connection: close), 1m (1m.bin,
 keep-alive) by default; 10k and 100k (keep-alive) on request.
 
+HTTP/2 scenarios (--scenario h2, or by name): h2-tls (1k.txt over TLS, ALPN
+h2) and h2c (1k.txt, cleartext with prior knowledge), driven by h2load (nghttp2)
+with --conns connections and --streams concurrent streams each (h2load -m);
+h2-load-tls is h2-tls driven by `servelab load --h2 --streams N` instead, so
+that the two clients' CPU per request stand side by side on the same servers
+(client_us). The servers run HTTP/2 listeners (nginx `http2`, lighttpd
+server.h2proto, h2o's default; a servelab engine gets --h2c for h2c, and
+offers h2 by ALPN over TLS), apart from their HTTP/1.1 ones.
+
 TLS scenarios (--scenario tls, or any of them by name): tls-keepalive (1k.txt),
 tls-full and tls-resume (1k.txt, a connection per request from `servelab load
 --session 1`, without and with session resumption: a full or a resumed
@@ -70,7 +79,7 @@ import ssl
 PEERS = ("nginx", "lighttpd", "h2o")
 # Debian package that provides each tool.
 PACKAGES = {"nginx": "nginx", "lighttpd": "lighttpd", "h2o": "h2o", "wrk": "wrk",
-            "openssl": "openssl"}
+            "openssl": "openssl", "h2load": "nghttp2-client", "curl": "curl"}
 LIGHTTPD_OPENSSL = "/usr/lib/lighttpd/mod_openssl.so"
 # Files served, by name and size. Text for the small ones, random bytes for the
 # large ones (so no layer can shortcut them by compressing).
@@ -95,7 +104,15 @@ SCENARIOS = {
     "tls-resume": ("1k.txt", True, "TLS, a resumed handshake per request, servelab load "
                    "--session 1 --tls-resume on; cpu_us is per connection", True, "load-resume"),
     "tls-1m": ("1m.bin", False, "TLS, keep-alive, 1 MiB", True, "wrk"),
+    "h2-tls": ("1k.txt", False, "HTTP/2 over TLS, 1 KiB, h2load", True, "h2load"),
+    "h2c": ("1k.txt", False, "HTTP/2 cleartext (prior knowledge), 1 KiB, h2load", False,
+            "h2load"),
+    "h2-load-tls": ("1k.txt", False, "HTTP/2 over TLS, 1 KiB, servelab load --h2", True,
+                    "load-h2"),
 }
+# Clients that speak HTTP/2: their scenarios run against HTTP/2 listeners.
+H2_CLIENTS = ("h2load", "load-h2")
+H2_SCENARIOS = "h2-tls,h2c,h2-load-tls"
 DEFAULT_SCENARIOS = "keepalive,close,1m"
 TLS_SCENARIOS = "tls-keepalive,tls-full,tls-resume,tls-1m"
 # The one TLS 1.3 suite and key exchange group every server is given.
@@ -152,15 +169,19 @@ def ensure_package(package, install):
     subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", package], **quiet)
 
 
-def peer_argv(name, root, port, work, tls=None):
+def peer_argv(name, root, port, work, tls=None, h2=False):
     """The command line of a peer configured like servelab: one worker, no access
     log, sendfile, keep-alive without a request limit. With tls = (cert, key):
     HTTPS only, TLS 1.3, TLS_SUITE and TLS_GROUP, session resumption on (the
-    servers' defaults: tickets and a session cache)."""
+    servers' defaults: tickets and a session cache). With h2: HTTP/2 (ALPN h2
+    over TLS, prior knowledge in cleartext)."""
     if name == "nginx":
-        listen = f"listen 127.0.0.1:{port};"
+        # Debian 12's nginx 1.22 takes http2 on the listen line (1.25 moved it
+        # to `http2 on;`); a cleartext http2 listener speaks h2c only.
+        h2_flag = " http2" if h2 else ""
+        listen = f"listen 127.0.0.1:{port}{h2_flag};"
         if tls:
-            listen = f"""listen 127.0.0.1:{port} ssl;
+            listen = f"""listen 127.0.0.1:{port} ssl{h2_flag};
         ssl_certificate {tls[0]};
         ssl_certificate_key {tls[1]};
         ssl_protocols TLSv1.3;
@@ -206,6 +227,7 @@ server.max-fds = 16384
 server.errorlog = "{work}/error.log"
 index-file.names = ("index.html")
 mimetype.assign = (".txt" => "text/plain", ".html" => "text/html", ".bin" => "application/octet-stream")
+server.feature-flags = ("server.h2proto" => "{'enable' if h2 else 'disable'}")
 """
         if tls:
             conf += f"""server.modules += ("mod_openssl")
@@ -288,8 +310,20 @@ def wait_listening(port, proc, timeout=10.0):
     return False
 
 
-def serves(port, path, size, tls=False):
-    """True when GET /path answers 200 with exactly `size` bytes."""
+def serves(port, path, size, tls=False, h2=False):
+    """True when GET /path answers 200 with exactly `size` bytes (over HTTP/2
+    when h2: curl, which must say it spoke HTTP/2)."""
+    if h2:
+        scheme = "https" if tls else "http"
+        flag = "--http2" if tls else "--http2-prior-knowledge"
+        try:
+            r = subprocess.run(["curl", "-sk", flag, "-o", "/dev/null", "-w",
+                                "%{http_code} %{size_download} %{http_version}",
+                                f"{scheme}://127.0.0.1:{port}/{path}"],
+                               capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        return r.stdout.split() == ["200", str(size), "2"]
     try:
         if tls:
             ctx = ssl.create_default_context()
@@ -456,17 +490,80 @@ def run_load(load, port, path, conns, secs, resume, cpu, work):
         raise BenchError(f"servelab load failed (exit {code}): {said} ({e})")
 
 
-def measure(server, scenario, conns, secs, client_cpu, load=None):
+def run_h2load(port, path, conns, streams, secs, tls, cpu):
+    """One h2load run (one thread): (requests, rps, errors, h2load CPU seconds)."""
+    scheme = "https" if tls else "http"
+    argv = ["h2load", "-t1", f"-c{conns}", f"-m{streams}", "-D", str(secs),
+            f"{scheme}://127.0.0.1:{port}/{path}"]
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         preexec_fn=pinned(cpu))
+    with p.stdout:
+        out = p.stdout.read()
+    _, status, usage = os.wait4(p.pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    done = rps = None
+    errors = 0
+    for line in out.splitlines():
+        words = line.replace(",", " ").split()
+        # "finished in 3.00s, 41234.33 req/s, 44.01MB/s"
+        if line.startswith("finished in") and "req/s" in words:
+            rps = float(words[words.index("req/s") - 1])
+        # "requests: 123 total, 123 started, 123 done, 123 succeeded, 0 failed, 0 errored, 0 timeout"
+        elif line.startswith("requests:"):
+            n = {words[i + 1]: int(words[i]) for i in range(1, len(words) - 1, 2)
+                 if words[i].isdigit()}
+            done = n.get("succeeded")
+            errors = n.get("failed", 0) + n.get("errored", 0) + n.get("timeout", 0)
+    if code != 0 or done is None or rps is None:
+        said = " / ".join(line.strip() for line in out.strip().splitlines()[-3:])
+        raise BenchError(f"h2load failed (exit {code}): {said or 'no output'}")
+    return done, rps, errors, usage.ru_utime + usage.ru_stime
+
+
+def run_load_h2(load, port, path, conns, streams, secs, tls, cpu, work):
+    """One `servelab load --h2` run: (requests, rps, errors, client CPU seconds)."""
+    out = os.path.join(work, "load-h2.json")
+    if os.path.exists(out):
+        os.remove(out)
+    scheme = "https" if tls else "http"
+    argv = [load, "load", "--h2", "--streams", str(streams), "-c", str(conns), "-d",
+            f"{secs}s", "-k", "-q", "--json", out, f"{scheme}://127.0.0.1:{port}/{path}"]
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=pinned(cpu))
+    with p.stderr:
+        err = p.stderr.read()
+    _, status, usage = os.wait4(p.pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    try:
+        with open(out) as f:
+            j = json.load(f)
+        c = j["counts"]
+        return (c["completed"], j["throughput"]["requests_per_s"], c["failed"],
+                usage.ru_utime + usage.ru_stime)
+    except (OSError, ValueError, KeyError) as e:
+        said = err.strip().splitlines()[-1] if err.strip() else "no output"
+        raise BenchError(f"servelab load --h2 failed (exit {code}): {said} ({e})")
+
+
+def run_client(client, server, path, conns, secs, close, cpu, tls, load, streams):
+    """One round of `client` against `server`: (requests, rps, errors, client
+    CPU seconds, resumed handshakes, full handshakes)."""
+    if client == "wrk":
+        return run_wrk(server.port, path, conns, secs, close, cpu, tls) + (None, None)
+    if client == "h2load":
+        return run_h2load(server.port, path, conns, streams, secs, tls, cpu) + (None, None)
+    if client == "load-h2":
+        return run_load_h2(load, server.port, path, conns, streams, secs, tls, cpu,
+                           server.work) + (None, None)
+    return run_load(load, server.port, path, conns, secs, client == "load-resume", cpu,
+                    server.work)
+
+
+def measure(server, scenario, conns, secs, client_cpu, load=None, streams=1):
     path, close, _, tls, client = SCENARIOS[scenario]
     t0, pids0 = tree_cpu(server.proc.pid)
-    resumed = full = None
-    if client == "wrk":
-        requests, rps, errors, client_s = run_wrk(server.port, path, conns, secs, close,
-                                                  client_cpu, tls)
-    else:
-        requests, rps, errors, client_s, resumed, full = run_load(
-            load, server.port, path, conns, secs, client == "load-resume", client_cpu,
-            server.work)
+    requests, rps, errors, client_s, resumed, full = run_client(
+        client, server, path, conns, secs, close, client_cpu, tls, load, streams)
     t1, pids1 = tree_cpu(server.proc.pid)
     row = {"requests": requests, "rps": rps, "errors": errors,
            "cpu_complete": pids0 == pids1, "cpu_us": None, "client_us": None,
@@ -559,8 +656,10 @@ def parse_args():
                     help="another server; {root} and {port} are filled in (repeatable)")
     ap.add_argument("--peers", default=",".join(PEERS), help="comma list of peers, or 'none'")
     ap.add_argument("--scenario", default=DEFAULT_SCENARIOS,
-                    help=f"comma list from {','.join(SCENARIOS)}, or 'tls' for all TLS ones "
-                    f"(default {DEFAULT_SCENARIOS})")
+                    help=f"comma list from {','.join(SCENARIOS)}, 'tls' for all TLS ones or "
+                    f"'h2' for all HTTP/2 ones (default {DEFAULT_SCENARIOS})")
+    ap.add_argument("--streams", type=int, default=10,
+                    help="concurrent streams per connection in the HTTP/2 scenarios (h2load -m)")
     ap.add_argument("--load", metavar="BIN",
                     help="the servelab binary whose `load` drives tls-full and tls-resume "
                     "(default: --servelab)")
@@ -576,16 +675,17 @@ def parse_args():
     a = ap.parse_args()
     if a.engine and not a.servelab:
         ap.error("--engine needs --servelab BIN")
-    if a.rounds < 1 or a.duration < 1 or a.conns < 1:
-        ap.error("--rounds, --duration and --conns must be at least 1")
+    if a.rounds < 1 or a.duration < 1 or a.conns < 1 or a.streams < 1:
+        ap.error("--rounds, --duration, --conns and --streams must be at least 1")
     a.scenarios = []
     for s in a.scenario.split(","):
-        a.scenarios += TLS_SCENARIOS.split(",") if s == "tls" else [s] if s else []
+        groups = {"tls": TLS_SCENARIOS, "h2": H2_SCENARIOS}
+        a.scenarios += groups[s].split(",") if s in groups else [s] if s else []
     a.load = a.load or a.servelab
     for s in a.scenarios:
         if s not in SCENARIOS:
             ap.error(f"unknown scenario {s!r}; choose from {', '.join(SCENARIOS)}")
-        if SCENARIOS[s][4] != "wrk" and not a.load:
+        if SCENARIOS[s][4] not in ("wrk", "h2load") and not a.load:
             ap.error(f"scenario {s} runs `servelab load`: give --load BIN or --servelab BIN")
     a.peer_list = [] if a.peers == "none" else [p for p in a.peers.split(",") if p]
     for p in a.peer_list:
@@ -613,10 +713,10 @@ def parse_args():
     return a
 
 
-def start_all(a, root, tmp, started, scenarios, tls):
+def start_all(a, root, tmp, started, scenarios, tls, h2=False):
     """Starts every server (appending it to `started`, so the caller stops it) and
     returns those that serve every scenario's file. tls: None (plain HTTP) or
-    the (cert, key) the servers serve HTTPS with."""
+    the (cert, key) the servers serve HTTPS with; h2: HTTP/2 listeners."""
     ok = []
     for name, cmd in a.targets + [(p, None) for p in a.peer_list]:
         if cmd is None and not ensure_tool(name, not a.no_install):
@@ -635,11 +735,13 @@ def start_all(a, root, tmp, started, scenarios, tls):
                 print(f"# {name}: its command has no {{cert}} and {{key}}; left out of TLS",
                       file=sys.stderr)
                 continue
-        work = os.path.join(tmp, ("tls-" if tls else "") + name)
+        if h2 and not tls and cmd is not None and name in a.engine:
+            cmd += " --h2c"
+        work = os.path.join(tmp, ("tls-" if tls else "") + ("h2-" if h2 else "") + name)
         os.makedirs(work)
         port = free_port()
         cert, key = tls or (None, None)
-        argv = peer_argv(name, root, port, work, tls) if cmd is None else \
+        argv = peer_argv(name, root, port, work, tls, h2) if cmd is None else \
             ["sh", "-c", "exec " + cmd.format(root=root, port=port, cert=cert, key=key)]
         env = h2o_env(work) if tls and cmd is None and name == "h2o" else None
         s = Server(name, argv, work, a.server_cpu, env)
@@ -652,10 +754,11 @@ def start_all(a, root, tmp, started, scenarios, tls):
             print(f"# {name}: not listening on {port}: {tail(work)}", file=sys.stderr)
             continue
         files = {SCENARIOS[sc][0] for sc in scenarios}
-        bad = [f for f in sorted(files) if not serves(port, f, FILES[f], bool(tls))]
+        bad = [f for f in sorted(files) if not serves(port, f, FILES[f], bool(tls), h2)]
         if bad:
-            print(f"# {name}: GET /{bad[0]} did not answer 200 with the whole file; left out",
-                  file=sys.stderr)
+            over = " over HTTP/2" if h2 else ""
+            print(f"# {name}: GET /{bad[0]} did not answer 200 with the whole file{over}; "
+                  "left out", file=sys.stderr)
             continue
         s.negotiated = negotiated(port) if tls else None
         ok.append(s)
@@ -683,8 +786,16 @@ def main():
     # Plain scenarios first, then TLS ones, each group against its own set of
     # servers (HTTP or HTTPS listeners), so that a server's process carries
     # only one kind of traffic and its CPU is the scenario's.
-    groups = [(False, [sc for sc in a.scenarios if not SCENARIOS[sc][3]]),
-              (True, [sc for sc in a.scenarios if SCENARIOS[sc][3]])]
+    # HTTP/2 scenarios likewise run against HTTP/2 listeners of their own.
+    groups = [(tls, h2, [sc for sc in a.scenarios if SCENARIOS[sc][3] == tls
+                         and (SCENARIOS[sc][4] in H2_CLIENTS) == h2])
+              for tls in (False, True) for h2 in (False, True)]
+    if any(SCENARIOS[sc][4] == "h2load" for sc in a.scenarios) and \
+            not ensure_tool("h2load", not a.no_install):
+        raise BenchError("h2load is needed for the HTTP/2 scenarios (apt-get install nghttp2-client)")
+    if any(SCENARIOS[sc][4] in H2_CLIENTS for sc in a.scenarios) and \
+            not ensure_tool("curl", not a.no_install):
+        raise BenchError("curl is needed to check the HTTP/2 listeners (apt-get install curl)")
     started = []
     info = machine()
     rows = []
@@ -692,14 +803,14 @@ def main():
                "",
                f"Machine: {info['cpu']}, {info['cpus']} CPUs, Linux {info['kernel']}, "
                f"load average {info['loadavg']} at the start.",
-               f"Every server has one worker on CPU {a.server_cpu}; the client (wrk, one thread, "
+               f"Every server has one worker on CPU {a.server_cpu}; the client (wrk or h2load, one thread, "
                f"or `servelab load`, one thread) with {a.conns} connections on CPU {a.client_cpu}. "
                f"{a.rounds} interleaved rounds of {a.duration} s per scenario, medians. cpu_us is "
                "server CPU (user+sys) per request; client_us is the client's; /best is the ratio to "
                "the best peer; spread is (max - min) / median of rps.",
                f"Command: `{' '.join(sys.argv)}`", ""]
     try:
-        for tls_on, scenarios in groups:
+        for tls_on, h2, scenarios in groups:
             if not scenarios:
                 continue
             tls = None
@@ -707,7 +818,7 @@ def main():
                 if not ensure_tool("openssl", not a.no_install):
                     raise BenchError("openssl is needed for the TLS scenarios (apt-get install openssl)")
                 tls = make_cert(tmp)
-            servers = start_all(a, root, tmp, started, scenarios, tls)
+            servers = start_all(a, root, tmp, started, scenarios, tls, h2)
             if not servers:
                 raise BenchError("no server could be started")
             if tls:
@@ -717,21 +828,22 @@ def main():
             for sc in scenarios:
                 path, close, title, _, client = SCENARIOS[sc]
                 for s in servers:  # warm-up: open-file caches, TCP buffer autotuning
-                    if client == "wrk":
-                        run_wrk(s.port, path, a.conns, 1, close, a.client_cpu, tls_on)
-                    else:
-                        run_load(a.load, s.port, path, a.conns, 1, client == "load-resume",
-                                 a.client_cpu, s.work)
+                    run_client(client, s, path, a.conns, 1, close, a.client_cpu, tls_on,
+                               a.load, a.streams)
                 per = {s.name: [] for s in servers}
                 for r in range(a.rounds):
                     k = r % len(servers)
                     for s in servers[k:] + servers[:k]:
-                        row = measure(s, sc, a.conns, a.duration, a.client_cpu, a.load)
+                        row = measure(s, sc, a.conns, a.duration, a.client_cpu, a.load,
+                                      a.streams)
                         per[s.name].append(row)
                         rows.append({"scenario": sc, "round": r + 1, "server": s.name, **row})
                 medians = {n: summarize(v) for n, v in per.items()}
                 lines = table(sc, medians, f"## {title} ({sc})")
-                if client != "wrk":
+                if client in H2_CLIENTS:
+                    lines += ["", f"HTTP/2: {a.conns} connections x {a.streams} concurrent "
+                              "streams each."]
+                elif client != "wrk":
                     lines += ["", "Handshakes the client counted (all rounds), resumed/full: " +
                               ", ".join(f"{n} {m['resumed']}/{m['full']}" for n, m in medians.items())]
                 print("\n".join(lines) + "\n", flush=True)
@@ -739,6 +851,7 @@ def main():
                 with open(os.path.join(a.out, f"{a.prefix}-{sc}.json"), "w") as f:
                     json.dump({"scenario": sc, "file": path, "close": close, "tls": tls_on,
                                "client": client, "conns": a.conns,
+                               "streams": a.streams if client in H2_CLIENTS else None,
                                "duration_s": a.duration, "rounds": a.rounds,
                                "server_cpu": a.server_cpu, "client_cpu": a.client_cpu,
                                "machine": info, "command": sys.argv,
