@@ -91,3 +91,6 @@ pub use servelab_dist::Dist;
 pub use spec::{Length, RunSpec, Warmup};
 pub use stats::Estimate;
 pub use sweep::{Sweep, parse_users, run_models, run_models_on, run_point, trace_replication};
+
+#[cfg(test)]
+mod layout;
