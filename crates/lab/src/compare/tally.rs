@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use crate::check::CheckKind;
 use crate::results::RunResults;
 
-use super::Row;
+use super::row::Row;
 
 /// Family-wise error rate of one point's figures.
 const ALPHA: f64 = 0.05;
@@ -214,7 +214,7 @@ mod tests {
                     .insert(m, spread(if i == last { v * 1.05 } else { v }));
             }
         }
-        let rows = super::super::rows(&a, &b);
+        let rows = super::super::row::rows(&a, &b);
         let t = Tally::of(&a, &b, &rows);
         assert_eq!(t.marked.iter().filter(|m| **m).count(), 4, "{t:?}");
         assert_eq!((t.tested.len(), t.differ.len()), (4, 1), "{t:?}");
