@@ -22,11 +22,13 @@
 //! - `filter`: a plot's `where`, and the values drawn when the run lacks them
 //! - `draw`: the SVG of a figure (title, notes, plot area), with `lines` for a
 //!   continuous x axis, `bars` for a category and `legend` below the plot
+//! - `canvas`: the sizes, fonts and y axis those share
 //! - `timeline`: a point's requests per second through its windows
 //! - [`ticks`]: tick positions and labels
 //! - [`style`]: palette, markers and dashes
 
 mod bars;
+mod canvas;
 mod draw;
 pub(crate) mod figure;
 mod filter;
@@ -36,5 +38,6 @@ pub mod style;
 pub mod ticks;
 pub(crate) mod timeline;
 
-pub use figure::{Figure, Series, figure, series, svg, x_label, y_label};
+pub use draw::svg;
+pub use figure::{Figure, Series, figure, series, x_label, y_label};
 pub use style::{PALETTE, Style};

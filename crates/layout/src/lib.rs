@@ -292,7 +292,20 @@ fn paths(code: &str) -> Vec<(usize, Vec<String>)> {
                     }
                 } else {
                     if rest.starts_with('{') {
-                        for n in crate_paths(&format!("crate::{rest}")) {
+                        // Only this group: up to the brace that closes it.
+                        let mut depth = 0usize;
+                        let end = rest
+                            .char_indices()
+                            .find(|&(_, c)| {
+                                match c {
+                                    '{' => depth += 1,
+                                    '}' => depth -= 1,
+                                    _ => {}
+                                }
+                                depth == 0
+                            })
+                            .map_or(rest.len(), |(j, _)| j + 1);
+                        for n in crate_paths(&format!("crate::{}", &rest[..end])) {
                             let mut p = names.clone();
                             p.push(n);
                             out.push((i, p));
@@ -404,12 +417,17 @@ mod tests {
         std::fs::write(dir.join("src/plot/figure.rs"), "pub struct Figure;").unwrap();
         std::fs::write(
             dir.join("src/plot/draw.rs"),
-            "use super::figure::Figure;\nuse crate::plot::figure;\nmod tests { use super::*; use super::super::figure::Figure; }",
+            "use super::{figure::Figure, style};\nuse crate::plot::figure;\nuse crate::error::Result;\nmod tests { use super::*; use super::super::figure::Figure; }",
         )
         .unwrap();
+        std::fs::write(dir.join("src/plot/style.rs"), "").unwrap();
         let g = edges_within(&dir.join("src"), "plot");
         assert_eq!(circle(&g), None, "{g:?}");
-        assert_eq!(g["draw"], BTreeSet::from(["figure".to_string()]));
+        // A group names only its own items; `crate::error` is outside `plot`.
+        assert_eq!(
+            g["draw"],
+            BTreeSet::from(["figure".to_string(), "style".to_string()])
+        );
         // figure → draw closes a circle.
         std::fs::write(dir.join("src/plot/figure.rs"), "use super::draw;").unwrap();
         let g = edges_within(&dir.join("src"), "plot");

@@ -6,13 +6,14 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::draw::{DESC, DrawResult, FONT, TICK, Ticked, WIDTH, min_max, y_axis};
+use super::canvas::{DESC, DrawResult, FONT, TICK, Ticked, WIDTH, min_max, y_axis};
 
 /// The colour of the mark of a missing bar.
 const GREY_TEXT: RGBColor = RGBColor(0x66, 0x66, 0x66);
+use super::figure::Figure;
 use super::lines::error_bars;
 use super::style::{GRID, SIMULATED_DASH, Style};
-use super::{Figure, ticks};
+use super::ticks;
 
 /// A bar: (mean, 95% interval low, high).
 pub(super) type Bar = (f64, f64, f64);
@@ -34,7 +35,7 @@ pub(super) fn predicted_series(fig: &Figure) -> Vec<(String, Vec<Option<Bar>>)> 
 /// Series `values` of `fig` in the bars' layout.
 fn laid_out(
     fig: &Figure,
-    values_of: impl Fn(&super::Series) -> &Vec<(f64, f64, f64, f64)>,
+    values_of: impl Fn(&super::figure::Series) -> &Vec<(f64, f64, f64, f64)>,
 ) -> Vec<(String, Vec<Option<Bar>>)> {
     let xs = category_values(fig);
     let name = |x: f64| {

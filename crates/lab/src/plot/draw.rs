@@ -7,34 +7,36 @@
 //! as the page's body text. plotters writes a font size as the size given divided
 //! by 1.24, hence the sizes of 20 and more below.
 
-use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::canvas::{CHAR, DESC, DrawResult, FONT, LINE, TICK, WIDTH};
+use super::figure::{Figure, figure};
 use super::style::{BANNER, GRID, WARN};
-use super::{Figure, bars, legend, lines, ticks};
+use super::{bars, legend, lines};
+use crate::error::{LabError, Result};
+use crate::experiment::{Experiment, PlotSpec};
+use crate::results::RunResults;
 
-pub(super) type DrawResult<T> = std::result::Result<T, Box<dyn std::error::Error>>;
-
-/// Width of every figure, in SVG pixels.
-pub(super) const WIDTH: u32 = 960;
 /// Height of the plotting part (axes, ticks and their labels).
 const PLOT_HEIGHT: u32 = 470;
-/// Font sizes as plotters takes them (÷ 1.24 in the SVG): 16 px ticks and legend,
-/// 17 px axis labels, 19 px title.
-pub(super) const TICK: u32 = 20;
-pub(super) const DESC: u32 = 21;
+/// The title's font size, as plotters takes it (19 px in the SVG).
 const TITLE: u32 = 24;
-/// Pixels per character of 16 px sans-serif text, rounded up, to lay text out.
-pub(super) const CHAR: u32 = 9;
-/// Height of a line of 16 px text.
-pub(super) const LINE: u32 = 22;
 
-/// The font family of every text.
-pub(super) const FONT: &str = "sans-serif";
+impl Figure {
+    /// The figure as an SVG document.
+    pub fn svg(&self) -> Result<String> {
+        document(self).map_err(|e| LabError::Other(format!("plot `{}`: {e}", self.title)))
+    }
+}
+
+/// Draws a plot of a run as an SVG document.
+pub fn svg(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Result<String> {
+    figure(plot, exp, results).svg()
+}
 
 /// Draws a figure into an SVG string.
-pub fn svg(fig: &Figure) -> DrawResult<String> {
+fn document(fig: &Figure) -> DrawResult<String> {
     let legend = legend::entries(fig);
     // Bold text is wider: its lines are a tenth shorter.
     let banner: Vec<String> = fig
@@ -156,73 +158,9 @@ fn wrap_to(text: &str, most: usize) -> Vec<String> {
     out
 }
 
-/// The saturation population every series agrees on, if any.
-pub(super) fn saturation(fig: &Figure) -> Option<f64> {
-    let n: Vec<f64> = fig.series.iter().filter_map(|s| s.saturation).collect();
-    let first = *n.first()?;
-    n.iter().all(|m| (m - first).abs() < 1e-9).then_some(first)
-}
-
-pub(super) fn min_max(v: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
-    let mut it = v.filter(|x| x.is_finite());
-    let first = it.next()?;
-    Some(it.fold((first, first), |(a, b), x| (a.min(x), b.max(x))))
-}
-
-/// The y range and its ticks, from the data's smallest and largest values.
-pub(super) fn y_axis(lo: f64, hi: f64, log: bool) -> (f64, f64, Vec<f64>) {
-    if log {
-        let (lo, hi) = (lo.max(1e-12).log10(), hi.max(1e-12).log10());
-        let pad = ((hi - lo) * 0.06).max(0.05);
-        let (y0, y1) = (lo - pad, hi + pad);
-        (y0, y1, ticks::log(y0, y1, &[]))
-    } else {
-        let y0 = if lo >= 0.0 { 0.0 } else { lo * 1.1 };
-        let y1 = if hi <= 0.0 { 1.0 } else { hi * 1.08 };
-        let y1 = if y1 - y0 < 1e-12 { y0 + 1.0 } else { y1 };
-        (y0, y1, ticks::linear(y0, y1))
-    }
-}
-
-pub(super) type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<Ticked, Ticked>>;
-
-/// A linear axis over `lo..hi` (log axes are linear in log10 of the value) with
-/// ticks and grid lines only at `ticks`, none in between.
-#[derive(Debug, Clone)]
-pub(super) struct Ticked {
-    /// The axis' low end.
-    pub(super) lo: f64,
-    /// The axis' high end.
-    pub(super) hi: f64,
-    /// Where ticks and grid lines go.
-    pub(super) ticks: Vec<f64>,
-}
-
-impl Ranged for Ticked {
-    type FormatOption = DefaultFormatting;
-    type ValueType = f64;
-
-    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
-        let f = (v - self.lo) / (self.hi - self.lo);
-        limit.0 + (f * f64::from(limit.1 - limit.0)).round() as i32
-    }
-
-    fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
-        if hint.weight().allow_light_points() {
-            Vec::new()
-        } else {
-            self.ticks.clone()
-        }
-    }
-
-    fn range(&self) -> std::ops::Range<f64> {
-        self.lo..self.hi
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::Series;
+    use super::super::figure::Series;
     use super::super::style::{Style, hex};
     use super::*;
 
@@ -259,7 +197,7 @@ mod tests {
         pool.exact = vec![(1.0, 10.2), (2.0, 15.1), (10.0, 19.5)];
         pool.saturation = Some(5.0);
         let fig = figure(vec![pool, series("serial", &[(1.0, 5.0), (10.0, 6.0)])]);
-        let svg = svg(&fig).unwrap();
+        let svg = document(&fig).unwrap();
         assert!(svg.starts_with("<svg"), "{}", &svg[..40]);
         for needle in [
             "users (count)",
@@ -311,8 +249,8 @@ mod tests {
                 series("fork", &[(1.0, hi)]),
             ])
         };
-        assert!(svg(&bars(640.0)).unwrap().contains("(log scale)"));
-        assert!(!svg(&bars(60.0)).unwrap().contains("(log scale)"));
+        assert!(document(&bars(640.0)).unwrap().contains("(log scale)"));
+        assert!(!document(&bars(60.0)).unwrap().contains("(log scale)"));
     }
 
     #[test]
@@ -321,7 +259,7 @@ mod tests {
             series("a", &[(1.0, 1.0), (2.0, 2.0), (4.0, 3.0)]),
             series("b", &[(1.0, 1.0), (2.0, 2.0), (4.0, 3.0)]),
         ]);
-        let svg = svg(&fig).unwrap();
+        let svg = document(&fig).unwrap();
         for i in 0..2 {
             let c = hex(Style::nth(i).color);
             assert!(svg.contains(&c), "series {i} colour {c} missing");
@@ -336,7 +274,7 @@ mod tests {
             (p.2, p.3) = (p.1, p.1);
         }
         let fig = figure(vec![two]);
-        let svg = svg(&fig).unwrap();
+        let svg = document(&fig).unwrap();
         // plotters draws a line series as a polyline in the series' colour;
         // markers are polylines too, but none spans more than 14 px.
         let longest = |svg: &str| {
@@ -364,7 +302,7 @@ mod tests {
         assert!(longest(&svg) <= 14, "two points drawn as a line");
         let fig = figure(vec![series("a", &[(1.0, 1.0), (2.0, 2.0), (8.0, 2.5)])]);
         assert!(
-            longest(&super::svg(&fig).unwrap()) > 100,
+            longest(&document(&fig).unwrap()) > 100,
             "three points are joined"
         );
     }

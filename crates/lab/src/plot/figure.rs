@@ -2,11 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use super::draw;
 use super::filter::{Filter, filter_of, matches, substitute};
 use super::style::Style;
 use crate::applicability;
-use crate::error::{LabError, Result};
 use crate::experiment::{Axis, Experiment, PlotSpec, Scalar};
 use crate::metric::Metric;
 use crate::results::{PointRecord, RunResults, Status};
@@ -163,11 +161,6 @@ impl Figure {
                     .sum::<usize>()
                     < n - 1
         })
-    }
-
-    /// The figure as an SVG document.
-    pub fn svg(&self) -> Result<String> {
-        draw::svg(self).map_err(|e| LabError::Other(format!("plot `{}`: {e}", self.title)))
     }
 }
 
@@ -587,11 +580,6 @@ pub fn x_label(plot: &PlotSpec, exp: &Experiment) -> String {
         },
         None => plot.x.get_ref().clone(),
     }
-}
-
-/// Draws a plot of a run as an SVG document.
-pub fn svg(plot: &PlotSpec, exp: &Experiment, results: &RunResults) -> Result<String> {
-    figure(plot, exp, results).svg()
 }
 
 #[cfg(test)]

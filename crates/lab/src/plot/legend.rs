@@ -6,9 +6,9 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::Figure;
 use super::bars::bar_series;
-use super::draw::{CHAR, DrawResult, FONT, LINE, TICK, WIDTH, saturation};
+use super::canvas::{CHAR, DrawResult, FONT, LINE, TICK, WIDTH, saturation};
+use super::figure::Figure;
 use super::style::{EXACT, Marker, Style};
 use super::ticks;
 
@@ -194,7 +194,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plot::Series;
+    use crate::plot::figure::Series;
 
     /// Regression: a series with no measured point still got a "(measured)"
     /// entry beside its prediction.

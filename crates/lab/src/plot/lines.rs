@@ -5,9 +5,10 @@
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
-use super::draw::{Chart, DESC, DrawResult, FONT, TICK, Ticked, min_max, saturation, y_axis};
+use super::canvas::{Chart, DESC, DrawResult, FONT, TICK, Ticked, min_max, saturation, y_axis};
+use super::figure::{Figure, Series};
 use super::style::{EXACT, GRID, Marker};
-use super::{Figure, Series, ticks};
+use super::ticks;
 
 /// A continuous x axis: lines through the means, 95% interval bars, predictions.
 pub(super) fn draw<DB: DrawingBackend>(
