@@ -62,7 +62,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use super::{Finished, RunOptions, Setup, Signals, measure, progress_bar, write_files, write_run};
+use super::finished::{Finished, write_run};
+use super::measure;
+use super::options::RunOptions;
+use super::progress::progress_bar;
+use super::setup::{Setup, write_files};
+use super::signals::Signals;
 use crate::error::{LabError, Result};
 use crate::experiment::Experiment;
 use crate::machine;
