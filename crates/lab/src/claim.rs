@@ -923,7 +923,10 @@ mod tests {
     fn full_run(exp: &Experiment, f: impl Fn(f64, f64) -> (f64, f64)) -> RunResults {
         let mut r = quick_run(exp);
         let plan = exp
-            .plan(false, None, std::path::Path::new("/tmp/servelab-lab"))
+            .plan(
+                &crate::experiment::PlanOptions::sweep(false),
+                std::path::Path::new("/tmp/servelab-lab"),
+            )
             .unwrap();
         let template = r.points[0].clone();
         r.quick = false;

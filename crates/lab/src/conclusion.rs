@@ -739,7 +739,10 @@ mod tests {
     /// spread of 5% (measured, 3 repeats) or a 95% interval of 2% (simulated).
     fn synthetic(exp: &Experiment) -> RunResults {
         let plan = exp
-            .plan(true, None, std::path::Path::new("/tmp/servelab-lab"))
+            .plan(
+                &crate::experiment::PlanOptions::sweep(true),
+                std::path::Path::new("/tmp/servelab-lab"),
+            )
             .unwrap();
         let simulated = exp.is_simulated();
         let points = plan

@@ -85,7 +85,9 @@ mod tests {
     fn a_full_plan_costs_start_warmup_and_its_repeats_per_measured_point() {
         let tmp = std::path::Path::new("/tmp/servelab-lab-test");
         let exp = crate::builtin::load("model-cpu").unwrap();
-        let plan = exp.plan(false, None, tmp).unwrap();
+        let plan = exp
+            .plan(&crate::experiment::PlanOptions::sweep(false), tmp)
+            .unwrap();
         let e = Estimate::of(&plan);
         let measured = plan
             .points
@@ -101,7 +103,10 @@ mod tests {
         assert!(e.to_string().ends_with(" min"));
         // A simulated experiment measures nothing.
         let sim = crate::builtin::load("seed002").unwrap();
-        let e = Estimate::of(&sim.plan(false, None, tmp).unwrap());
+        let e = Estimate::of(
+            &sim.plan(&crate::experiment::PlanOptions::sweep(false), tmp)
+                .unwrap(),
+        );
         assert_eq!((e.measured, e.to_string().as_str()), (0, "simulated"));
         let t = Estimate::total(&[e, Estimate::of(&plan)]);
         assert_eq!(t.measured, measured);

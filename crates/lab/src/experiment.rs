@@ -17,7 +17,8 @@ mod template;
 mod validate;
 
 pub use plan::{
-    Measure, Model, Plan, PlannedPoint, PointTls, ResolvedLoad, ServedFile, Server, Trust, Work,
+    Measure, Model, Plan, PlanOptions, PlannedPoint, PointTls, ResolvedLoad, ServedFile, Server,
+    Trust, Work,
 };
 pub use schema::{
     AccuracySpec, AppliesSpec, Axis, ClaimSpec, ClaimTest, ConclusionKind, ConclusionSpec,

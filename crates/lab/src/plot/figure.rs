@@ -629,7 +629,10 @@ y = "throughput"
     pub(crate) fn quick_run(exp: &Experiment) -> RunResults {
         let mut points = Vec::new();
         let plan = exp
-            .plan(true, None, std::path::Path::new("/tmp/servelab-lab"))
+            .plan(
+                &crate::experiment::PlanOptions::sweep(true),
+                std::path::Path::new("/tmp/servelab-lab"),
+            )
             .unwrap();
         for p in &plan.points {
             let server = p.server_label().unwrap().to_string();
