@@ -28,6 +28,8 @@
 //! - [`construction`]: agreement by construction (a server that sleeps the model's
 //!   own service time), said wherever it is quoted
 //! - [`html`]: escaping and the style sheet of every page
+//! - [`definition`]: which definition of an experiment a rebuilt report renders (its
+//!   current words when it plans the run's points, else the run's own)
 //!
 //! The modules import no circle: a test (`src/layout.rs`) walks their `crate::`
 //! paths with `servelab-layout`.
@@ -70,6 +72,7 @@ pub mod compare;
 pub mod conclusion;
 pub mod construction;
 pub mod cpu;
+pub mod definition;
 mod error;
 pub mod estimate;
 pub mod experiment;

@@ -1,7 +1,9 @@
 //! `report.html`: one self-contained page per run (inline SVG and CSS, no script,
 //! no network fetch) with the question, the conclusion, the plots, a table of every
-//! point and the command that reruns it. It is rebuilt from `results.json` alone
-//! (`servelab lab report DIR`), because the experiment's text is stored there.
+//! point and the command that reruns it. It is rebuilt from `results.json`
+//! (`servelab lab report DIR`), where the run's numbers and the experiment's
+//! text are stored; the words come from the experiment's current definition
+//! when it plans the same points ([`crate::definition`]), and the page says so.
 //!
 //! Every figure is also written beside the page as `figure-N.svg`, and linked from
 //! its caption, so that it can go into a paper or a slide as it is.
@@ -10,6 +12,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::conclusion;
+use crate::definition::Definition;
 use crate::error::{LabError, Result};
 use crate::experiment::Experiment;
 use crate::html::{STYLE, esc};
@@ -19,12 +22,22 @@ use crate::results::{RunResults, Status, UNMEASURABLE};
 
 /// Writes `report.html` into `dir`, and each figure beside it as `figure-N.svg`.
 pub fn write(dir: &Path, results: &RunResults, exp: &Experiment) -> Result<()> {
+    write_noted(dir, results, exp, None)
+}
+
+/// [`write`] with a sentence about the definition rendered under the question.
+fn write_noted(
+    dir: &Path,
+    results: &RunResults,
+    exp: &Experiment,
+    note: Option<&str>,
+) -> Result<()> {
     for (i, p) in exp.plots.iter().enumerate() {
         let svg = plot::figure(p, exp, results).svg()?;
         let path = dir.join(figure_file(i));
         std::fs::write(&path, svg).map_err(|e| LabError::io(path, e))?;
     }
-    let html = render(results, exp)?;
+    let html = page(results, exp, note)?;
     let path = dir.join("report.html");
     std::fs::write(&path, html).map_err(|e| LabError::io(path, e))
 }
@@ -34,20 +47,26 @@ pub fn figure_file(i: usize) -> String {
     format!("figure-{}.svg", i + 1)
 }
 
-/// Rebuilds `report.html` of a results directory from its `results.json`.
+/// Rebuilds `report.html` of a results directory from its `results.json`,
+/// with the words of the definition [`Definition::for_rebuild`] chooses.
 pub fn rebuild(dir: &Path) -> Result<()> {
     let results = RunResults::read(dir)?;
-    let exp = Experiment::parse(&results.source, &results.source_file)?;
+    let def = Definition::for_rebuild(&results)?;
     let dir = if dir.is_dir() {
         dir
     } else {
         dir.parent().unwrap_or(Path::new("."))
     };
-    write(dir, &results, &exp)
+    write_noted(dir, &results, &def.exp, def.note.as_deref())
 }
 
 /// The report's HTML text.
 pub fn render(results: &RunResults, exp: &Experiment) -> Result<String> {
+    page(results, exp, None)
+}
+
+/// [`render`] with a sentence about the definition rendered under the question.
+fn page(results: &RunResults, exp: &Experiment, note: Option<&str>) -> Result<String> {
     let mut h = String::new();
     let title = format!("{} ({})", exp.title, results.experiment);
     let _ = write!(
@@ -59,6 +78,9 @@ pub fn render(results: &RunResults, exp: &Experiment) -> Result<String> {
     );
     let _ = writeln!(h, "<h1>{}</h1>", esc(&exp.title));
     let _ = writeln!(h, "<p class=\"q\">{}</p>", esc(&exp.question));
+    if let Some(note) = note {
+        let _ = writeln!(h, "<p class=\"definition\">{}</p>", esc(note));
+    }
     if results.interrupted {
         let _ = writeln!(
             h,

@@ -1,7 +1,7 @@
 //! Running a planned experiment end to end: files, predictions, servers,
 //! warm-up, repeats, progress, failures, Ctrl-C, and the results directory.
 //!
-//! The run follows the experiment's [`Plan`] and nothing else: every field was
+//! The run follows the experiment's [`Plan`](crate::experiment::Plan) and nothing else: every field was
 //! expanded, parsed and checked when it was planned, before anything ran. Every
 //! point gets a freshly started server (so a log file or a cache from one point
 //! never favours the next), a warm-up at full load that is thrown away, then

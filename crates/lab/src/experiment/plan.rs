@@ -46,7 +46,7 @@ impl PlanOptions {
 }
 
 /// Everything a run does, resolved.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
     /// Whether this is the `--quick` sweep.
     pub quick: bool,
@@ -76,7 +76,7 @@ pub struct ServedFile {
 }
 
 /// One point of the sweep.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PlannedPoint {
     /// Position in the run, from 0.
     pub index: usize,
@@ -87,7 +87,7 @@ pub struct PlannedPoint {
 }
 
 /// What a point does.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Work {
     /// Start a server, drive it with load, maybe predict it.
     Measure(Box<Measure>),
@@ -96,7 +96,7 @@ pub enum Work {
 }
 
 /// A measured point.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Measure {
     /// The server's label (`[[server]] label`).
     pub label: String,
@@ -159,7 +159,7 @@ impl Trust {
 }
 
 /// A server to start.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Server {
     /// `servelab serve` with these flags; the run adds only `--port`.
     Servelab(Box<ServeArgs>),
