@@ -28,7 +28,7 @@ use crate::check::CheckKind;
 use crate::experiment::{ClaimSpec, ClaimTest, Expect, Experiment};
 use crate::metric::{self, Metric};
 use crate::results::{PointRecord, RunResults, Stat, Status};
-use crate::stats::{CONFIDENCE, Welch, t_cdf, t_quantile};
+use crate::sample::{CONFIDENCE, Welch, t_cdf, t_quantile};
 
 /// "Equal" and "flat" by default: within 10% of each other.
 const WITHIN_PCT: f64 = 10.0;

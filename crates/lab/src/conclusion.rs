@@ -14,7 +14,7 @@
 use crate::experiment::{Axis, ConclusionKind, ConclusionSpec, Experiment, Scalar};
 use crate::metric::{self, Better, Metric};
 use crate::results::{PointRecord, RunResults, Stat, Status};
-use crate::stats::Welch;
+use crate::sample::Welch;
 
 /// The conclusion of a run (a sentence; never empty).
 pub fn conclude(exp: &Experiment, results: &RunResults) -> String {
@@ -588,7 +588,7 @@ fn scaling(ctx: &Ctx<'_>) -> Option<String> {
         let rel = |s: &Stat| s.sd.unwrap_or(0.0) / s.mean.abs().max(f64::MIN_POSITIVE);
         let n = f.n.min(l.n);
         let sd = ratio * (rel(f).powi(2) + rel(l).powi(2)).sqrt();
-        let h = crate::stats::Sample { n, mean: ratio, sd }
+        let h = crate::sample::Sample { n, mean: ratio, sd }
             .half_width()
             .unwrap_or(0.0);
         Stat {

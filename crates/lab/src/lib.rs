@@ -17,7 +17,7 @@
 //! - [`sched`]: the kernel scheduler's slice and switch cost, for round-robin models
 //! - [`protocol`], [`check`]: the measurement protocol (warm-up, windows of time,
 //!   repeats until a precision) and the validity checks of every point
-//! - [`stats`]: Student-t intervals and Welch's t-test
+//! - [`sample`]: a sample of repeats (its Student-t interval) and Welch's t-test
 //! - [`results`], [`machine`], [`metric`]: what is recorded, and about what
 //! - [`rundir`], [`index`]: the results directory, and what the lab may overwrite
 //! - [`estimate`]: how long a run takes, from its plan (`lab list`)
@@ -87,9 +87,9 @@ pub mod report;
 pub mod results;
 pub mod run;
 pub mod rundir;
+pub mod sample;
 pub mod sched;
 pub mod server;
-pub mod stats;
 
 pub use error::{LabError, Result};
 pub use experiment::Experiment;

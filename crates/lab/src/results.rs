@@ -99,7 +99,7 @@ impl Stat {
     /// Mean, interval, median and range of some values; `None` when none is finite.
     pub fn of(values: &[f64]) -> Option<Stat> {
         let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
-        let s = crate::stats::Sample::of(&v)?;
+        let s = crate::sample::Sample::of(&v)?;
         v.sort_by(f64::total_cmp);
         let n = v.len();
         let median = if n % 2 == 1 {
@@ -122,7 +122,7 @@ impl Stat {
 
     /// A simulated mean over `n` replications with its 95% half-width.
     pub fn interval(mean: f64, half_width: f64, n: u32) -> Stat {
-        let t = crate::stats::t_quantile(0.975, f64::from(n.max(2) - 1));
+        let t = crate::sample::t_quantile(0.975, f64::from(n.max(2) - 1));
         Stat {
             n,
             mean,
@@ -155,8 +155,8 @@ impl Stat {
     }
 
     /// The sample behind it, for a test.
-    pub(crate) fn sample(&self) -> crate::stats::Sample {
-        crate::stats::Sample {
+    pub(crate) fn sample(&self) -> crate::sample::Sample {
+        crate::sample::Sample {
             n: self.n,
             mean: self.mean,
             sd: self.sd.unwrap_or(0.0),

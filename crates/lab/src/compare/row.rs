@@ -3,7 +3,7 @@
 
 use crate::metric::Metric;
 use crate::results::{PointRecord, RunResults, Stat, Status};
-use crate::stats::Welch;
+use crate::sample::Welch;
 
 /// Metrics compared, in this order, when both runs have them.
 const METRICS: [Metric; 5] = [

@@ -1,4 +1,4 @@
-//! The statistics the lab's protocol rests on: the Student-t distribution (for
+//! A sample of repeats ([`Sample`]) and the statistics the lab's protocol rests on: the Student-t distribution (for
 //! the 95% interval of a mean over a few repeats) and Welch's t-test (for "is B
 //! different from A" when the two runs' spreads differ).
 //!
