@@ -20,7 +20,7 @@
 //! - [`sample`]: a sample of repeats (its Student-t interval) and Welch's t-test
 //! - [`results`], [`machine`], [`metric`]: what is recorded, and about what
 //! - [`rundir`], [`index`]: the results directory, and what the lab may overwrite
-//! - [`estimate`]: how long a run takes, from its plan (`lab list`)
+//! - [`run_time`]: how long a run takes, estimated from its plan (`lab list`)
 //! - [`plot`], [`report`], [`conclusion`], [`claim`], [`compare`]: the reports,
 //!   the seed's claims tested, two runs compared
 //! - [`accuracy`]: measured against simulated, error per point and per metric
@@ -74,7 +74,6 @@ pub mod construction;
 pub mod cpu;
 pub mod definition;
 mod error;
-pub mod estimate;
 pub mod experiment;
 pub mod html;
 pub mod index;
@@ -86,6 +85,7 @@ pub mod protocol;
 pub mod report;
 pub mod results;
 pub mod run;
+pub mod run_time;
 pub mod rundir;
 pub mod sample;
 pub mod sched;

@@ -20,7 +20,7 @@ pub const REPEAT_OVERHEAD_S: f64 = 0.2;
 
 /// The estimated wall time of a run.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Estimate {
+pub struct RunTime {
     /// Points measured (servers started).
     pub measured: usize,
     /// Seconds if every point stops at the fewest repeats.
@@ -29,10 +29,10 @@ pub struct Estimate {
     pub cap_s: f64,
 }
 
-impl Estimate {
-    /// The estimate of a planned run.
-    pub fn of(plan: &Plan) -> Estimate {
-        let mut e = Estimate {
+impl RunTime {
+    /// The run time of a planned run, estimated.
+    pub fn of(plan: &Plan) -> RunTime {
+        let mut e = RunTime {
             measured: 0,
             min_s: 0.0,
             cap_s: 0.0,
@@ -51,14 +51,14 @@ impl Estimate {
     }
 
     /// The sum of several estimates.
-    pub fn total<'a>(all: impl IntoIterator<Item = &'a Estimate>) -> Estimate {
+    pub fn total<'a>(all: impl IntoIterator<Item = &'a RunTime>) -> RunTime {
         all.into_iter().fold(
-            Estimate {
+            RunTime {
                 measured: 0,
                 min_s: 0.0,
                 cap_s: 0.0,
             },
-            |a, b| Estimate {
+            |a, b| RunTime {
                 measured: a.measured + b.measured,
                 min_s: a.min_s + b.min_s,
                 cap_s: a.cap_s + b.cap_s,
@@ -67,7 +67,7 @@ impl Estimate {
     }
 }
 
-impl fmt::Display for Estimate {
+impl fmt::Display for RunTime {
     /// "12.5..20.1 min", or "simulated" for a run that measures nothing.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.measured == 0 {
@@ -88,7 +88,7 @@ mod tests {
         let plan = exp
             .plan(&crate::experiment::PlanOptions::sweep(false), tmp)
             .unwrap();
-        let e = Estimate::of(&plan);
+        let e = RunTime::of(&plan);
         let measured = plan
             .points
             .iter()
@@ -103,12 +103,12 @@ mod tests {
         assert!(e.to_string().ends_with(" min"));
         // A simulated experiment measures nothing.
         let sim = crate::builtin::load("seed002").unwrap();
-        let e = Estimate::of(
+        let e = RunTime::of(
             &sim.plan(&crate::experiment::PlanOptions::sweep(false), tmp)
                 .unwrap(),
         );
         assert_eq!((e.measured, e.to_string().as_str()), (0, "simulated"));
-        let t = Estimate::total(&[e, Estimate::of(&plan)]);
+        let t = RunTime::total(&[e, RunTime::of(&plan)]);
         assert_eq!(t.measured, measured);
     }
 }
