@@ -193,8 +193,8 @@ mod tests {
     use servelab_dist::Dist;
 
     use super::*;
+    use crate::estimate::Estimate;
     use crate::spec::{Length, Warmup};
-    use crate::stats::Estimate;
     use crate::warmup::{cut, pooled_cut};
     use crate::window::Replication;
 

@@ -58,8 +58,8 @@
 use rayon::prelude::*;
 
 use crate::error::Result;
+use crate::estimate::mser;
 use crate::spec::Warmup;
-use crate::stats::mser;
 use crate::window::{RepOutput, Replication, Series};
 
 /// Chooses the warm-up cut of every replication of one point and closes them (in

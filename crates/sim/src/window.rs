@@ -777,7 +777,7 @@ mod tests {
 
     /// MSER's cut in completions, as `warmup` computes it.
     fn cut(s: &Series) -> u64 {
-        crate::stats::mser(&s.rt).max(crate::stats::mser(&s.occupancy)) as u64 * s.batch
+        crate::estimate::mser(&s.rt).max(crate::estimate::mser(&s.occupancy)) as u64 * s.batch
     }
 
     /// The coarsened series (at most 1,024 batches here, so 625 batches of 320 at the

@@ -1,5 +1,5 @@
-//! Statistics a reviewer accepts: Student-t intervals over independent replications,
-//! and MSER-5 warm-up deletion.
+//! An [`Estimate`]: a mean with its Student-t interval over independent replications;
+//! and the statistics behind it and behind the warm-up cut (MSER-5, quantiles).
 //!
 //! Replications are independent (separate random streams), so their means are i.i.d.
 //! and the t interval with R-1 degrees of freedom is the textbook one. Within one
