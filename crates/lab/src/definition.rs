@@ -25,8 +25,8 @@ use std::path::Path;
 use crate::builtin;
 use crate::error::Result;
 use crate::experiment::{Experiment, Plan, PlanOptions};
+use crate::process::sched::KernelSched;
 use crate::results::RunResults;
-use crate::sched::KernelSched;
 
 /// The definition a report renders, and what the report says about it.
 #[derive(Debug)]

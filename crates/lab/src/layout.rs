@@ -22,6 +22,7 @@ fn the_files_of_each_module_folder_import_no_circle() {
         ),
         ("plot", &["figure", "draw", "bars", "lines", "legend"][..]),
         ("run", &["measure", "record"][..]),
+        ("process", &["cpu", "server", "peer"][..]),
     ] {
         servelab_layout::assert_no_circle_within(env!("CARGO_MANIFEST_DIR"), module, expect);
     }

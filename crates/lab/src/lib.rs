@@ -12,9 +12,9 @@
 //! - [`builtin`]: the experiments of `experiments/`, compiled in
 //! - [`run`]: running an experiment (servers, warm-up, repeats, progress, Ctrl-C), and
 //!   [`run::run_ab`] two servelab binaries interleaved repeat by repeat (`lab ab`)
-//! - [`server`], [`peer`], [`apache`], [`cpu`]: child processes, peer configs (Apache httpd
-//!   with its own whole configuration), CPU placement
-//! - [`sched`]: the kernel scheduler's slice and switch cost, for round-robin models
+//! - [`process`]: the processes a run starts and where they run: [`server`], [`peer`],
+//!   [`apache`] (child processes, peer configs), [`cpu`] (placement), [`sched`] (the
+//!   kernel scheduler's slice and switch cost, for round-robin models)
 //! - [`protocol`], [`check`]: the measurement protocol (warm-up, windows of time,
 //!   repeats until a precision) and the validity checks of every point
 //! - [`sample`]: a sample of repeats (its Student-t interval) and Welch's t-test
@@ -63,7 +63,6 @@
 #![deny(missing_docs)]
 
 pub mod accuracy;
-pub mod apache;
 pub mod applicability;
 pub mod builtin;
 pub mod check;
@@ -71,7 +70,6 @@ pub mod claim;
 pub mod compare;
 pub mod conclusion;
 pub mod construction;
-pub mod cpu;
 pub mod definition;
 mod error;
 pub mod experiment;
@@ -79,7 +77,6 @@ pub mod html;
 pub mod index;
 pub mod machine;
 pub mod metric;
-pub mod peer;
 pub mod plot;
 pub mod protocol;
 pub mod report;
@@ -88,8 +85,10 @@ pub mod run;
 pub mod run_time;
 pub mod rundir;
 pub mod sample;
-pub mod sched;
-pub mod server;
+
+pub mod process;
+/// The process modules where other crates have always found them.
+pub use process::{apache, cpu, peer, sched, server};
 
 pub use error::{LabError, Result};
 pub use experiment::Experiment;

@@ -42,7 +42,7 @@ impl Machine {
             .unwrap_or_else(|_| "unknown".into());
         Machine {
             cpu_model,
-            cores: crate::cpu::allowed_cpus().len(),
+            cores: crate::process::cpu::allowed_cpus().len(),
             kernel,
             version: version.to_string(),
             git_commit: git_commit(repo),

@@ -354,7 +354,7 @@ pub struct RunResults {
     /// The kernel scheduler's slice and switch cost, when the experiment
     /// used them (`{kernel_quantum}`, `{kernel_switch}`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kernel: Option<crate::sched::KernelSched>,
+    pub kernel: Option<crate::process::sched::KernelSched>,
     /// Every point.
     pub points: Vec<PointRecord>,
 }

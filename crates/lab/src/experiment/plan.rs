@@ -15,8 +15,8 @@ use servelab_server::{LogTarget, ServeArgs};
 use super::schema::{Experiment, ModelSpec, Scalar, ServerSpec, Template};
 use super::template::{FieldError, Vars, expand, opt_num, parse_num, parse_with};
 use crate::error::Result;
-use crate::peer::Peer;
-use crate::sched::KernelSched;
+use crate::process::peer::Peer;
+use crate::process::sched::KernelSched;
 
 /// What the command line says about a plan (`--quick`, `--repeats`,
 /// `--precision`): with the experiment's text, all that a plan is built from.
@@ -521,7 +521,9 @@ impl Experiment {
                         format!("tls: the lab configures TLS for nginx, lighttpd and h2o, not {p}"),
                     ));
                 }
-                Some(_) => Some(Trust::CaCert(crate::peer::certificate_paths(tmp).0)),
+                Some(_) => Some(Trust::CaCert(
+                    crate::process::peer::certificate_paths(tmp).0,
+                )),
                 None => None,
             },
         };

@@ -69,7 +69,7 @@ use toml::Spanned;
 
 use crate::error::{LabError, Result};
 use crate::metric::Metric;
-use crate::peer::Peer;
+use crate::process::peer::Peer;
 
 /// A TOML scalar as written: the value of an axis or of a templated field.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]

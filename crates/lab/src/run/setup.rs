@@ -2,10 +2,10 @@
 //! served files, the one plan, the CPU placement and the kernel's scheduler
 //! figures; and what `results.json` records of them.
 
-use crate::cpu::Placement;
 use crate::error::{LabError, Result};
 use crate::experiment::{Experiment, Plan};
 use crate::machine::Machine;
+use crate::process::cpu::Placement;
 use crate::results::{PointRecord, RunResults, SCHEMA};
 
 use super::options::RunOptions;
@@ -21,7 +21,7 @@ pub(super) struct Setup {
     tmp: tempfile::TempDir,
     pub(super) plan: Plan,
     pub(super) placement: Placement,
-    kernel: Option<crate::sched::KernelSched>,
+    kernel: Option<crate::process::sched::KernelSched>,
 }
 
 impl Setup {
@@ -62,16 +62,17 @@ impl Setup {
             Placement::plan()
         };
         let kernel = exp.uses_kernel().then(|| {
-            let cpu = placement
-                .server
-                .first()
-                .copied()
-                .unwrap_or_else(|| crate::cpu::allowed_cpus().first().copied().unwrap_or(0));
-            crate::sched::KernelSched::detect(cpu)
+            let cpu = placement.server.first().copied().unwrap_or_else(|| {
+                crate::process::cpu::allowed_cpus()
+                    .first()
+                    .copied()
+                    .unwrap_or(0)
+            });
+            crate::process::sched::KernelSched::detect(cpu)
         });
         // The one plan of the run: the experiment's text and the command
         // line's options, with the kernel's figures where its templates use them.
-        let unmeasured = crate::sched::KernelSched::unmeasured();
+        let unmeasured = crate::process::sched::KernelSched::unmeasured();
         let plan = exp.plan_with(&options, tmp.path(), kernel.as_ref().unwrap_or(&unmeasured))?;
         Ok(Setup {
             tmp,

@@ -1,7 +1,7 @@
 //! Peer servers (nginx, lighttpd, h2o) for side-by-side comparisons: the command
 //! and the generated configuration of each (one worker, no access log, sendfile,
 //! keep-alive without limit); and Apache httpd with each of its MPMs, as a
-//! server to predict (configured in [`crate::apache`]).
+//! server to predict (configured in [`crate::process::apache`]).
 //!
 //! A peer that is not installed is reported as unavailable; the lab never installs
 //! anything itself.
@@ -13,7 +13,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer};
 
-use crate::apache::Mpm;
+use crate::process::apache::Mpm;
 
 /// A peer server the lab knows how to configure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,7 +149,7 @@ pub fn command(
     dir: &Path,
     tls: Option<&(PathBuf, PathBuf)>,
 ) -> std::io::Result<Vec<OsString>> {
-    let apache = |mpm| crate::apache::command(mpm, exe, root, port, dir);
+    let apache = |mpm| crate::process::apache::command(mpm, exe, root, port, dir);
     let (root, dir_s, exe_s) = (root.display(), dir.display(), exe.as_os_str().to_owned());
     let tls = tls.map(|(c, k)| (c.display(), k.display()));
     match peer {

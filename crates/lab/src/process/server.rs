@@ -18,7 +18,7 @@ use rustix::process::{Pid, Signal, kill_process_group};
 
 use servelab_server::{REPORT_ENV, StartFailure, StartFailureKind};
 
-use crate::cpu;
+use crate::process::cpu;
 
 /// How long a server may take to start listening.
 const START_TIMEOUT: Duration = Duration::from_secs(10);

@@ -200,7 +200,7 @@ pub fn measure_slice(cpu: usize, run: Duration) -> std::io::Result<Option<Measur
     let spin = |me: usize| {
         let (start, last_runner) = (start.clone(), last_runner.clone());
         move || -> std::io::Result<Vec<f64>> {
-            crate::cpu::pin_current_thread(&[cpu])?;
+            crate::process::cpu::pin_current_thread(&[cpu])?;
             while !start.load(Ordering::Acquire) {
                 std::hint::spin_loop();
             }
@@ -253,7 +253,7 @@ fn ping_pong(cpu: usize, rounds: u32) -> std::io::Result<Duration> {
     let (mut a_read, mut b_write) = pipe()?;
     let (mut b_read, mut a_write) = pipe()?;
     let echo = std::thread::spawn(move || -> std::io::Result<()> {
-        crate::cpu::pin_current_thread(&[cpu])?;
+        crate::process::cpu::pin_current_thread(&[cpu])?;
         let mut byte = [0u8];
         for _ in 0..rounds {
             b_read.read_exact(&mut byte)?;
@@ -262,7 +262,7 @@ fn ping_pong(cpu: usize, rounds: u32) -> std::io::Result<Duration> {
         Ok(())
     });
     let timed = std::thread::spawn(move || -> std::io::Result<Duration> {
-        crate::cpu::pin_current_thread(&[cpu])?;
+        crate::process::cpu::pin_current_thread(&[cpu])?;
         let mut byte = [0u8];
         let t0 = Instant::now();
         for _ in 0..rounds {
@@ -280,7 +280,7 @@ fn ping_pong(cpu: usize, rounds: u32) -> std::io::Result<Duration> {
 /// part of a ping-pong hand-over that is not the switch.
 fn pipe_alone(cpu: usize, rounds: u32) -> std::io::Result<Duration> {
     let t = std::thread::spawn(move || -> std::io::Result<Duration> {
-        crate::cpu::pin_current_thread(&[cpu])?;
+        crate::process::cpu::pin_current_thread(&[cpu])?;
         let (mut r, mut w) = pipe()?;
         let mut byte = [0u8];
         let t0 = Instant::now();
