@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use crate::applicability;
 use crate::experiment::{AccuracySpec, Experiment, TargetSpec};
 use crate::metric::{self, Metric};
-use crate::results::{PointRecord, RunResults, Status};
+use crate::store::results::{PointRecord, RunResults, Status};
 
 /// The default floor: 5% of the throughput bound.
 const FLOOR: f64 = 0.05;
@@ -476,7 +476,7 @@ fn withheld_html(withheld: &[(String, String)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::Stat;
+    use crate::store::results::Stat;
 
     #[test]
     fn errors_are_relative_to_the_measurement_unless_it_is_near_zero() {
@@ -525,7 +525,7 @@ mod tests {
 
     fn run(points: Vec<PointRecord>) -> RunResults {
         RunResults {
-            schema: crate::results::SCHEMA.into(),
+            schema: crate::store::results::SCHEMA.into(),
             experiment: "t".into(),
             source_file: "t".into(),
             source: String::new(),
@@ -535,7 +535,7 @@ mod tests {
             protocol: None,
             started_utc: String::new(),
             duration_s: 0.0,
-            machine: crate::machine::Machine::detect("0", None),
+            machine: crate::store::machine::Machine::detect("0", None),
             placement: String::new(),
             interrupted: false,
             kernel: None,

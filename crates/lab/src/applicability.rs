@@ -24,7 +24,7 @@
 use crate::experiment::{Experiment, Scalar};
 use crate::metric::{self, Metric};
 use crate::protocol::CheckKind;
-use crate::results::PointRecord;
+use crate::store::results::PointRecord;
 
 /// Why the prediction does not apply at `p`, or `None` where it does.
 pub fn why_not(exp: &Experiment, p: &PointRecord) -> Option<String> {
@@ -110,7 +110,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::metric::Metric;
     use crate::protocol::Check;
-    use crate::results::Stat;
+    use crate::store::results::Stat;
     use std::collections::BTreeMap;
 
     pub(crate) fn experiment(applies: &str) -> Experiment {
@@ -135,7 +135,7 @@ pub(crate) mod tests {
                 detail: "load generator CPU 99%".into(),
             }],
             predicted: BTreeMap::from([(Metric::Throughput, Stat::exact(1.0))]),
-            ..crate::results::tests::empty_point()
+            ..crate::store::results::tests::empty_point()
         }
     }
 

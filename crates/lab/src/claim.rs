@@ -27,8 +27,8 @@
 use crate::check::CheckKind;
 use crate::experiment::{ClaimSpec, ClaimTest, Expect, Experiment};
 use crate::metric::{self, Metric};
-use crate::results::{PointRecord, RunResults, Stat, Status};
 use crate::sample::{CONFIDENCE, Welch, t_cdf, t_quantile};
+use crate::store::results::{PointRecord, RunResults, Stat, Status};
 
 /// "Equal" and "flat" by default: within 10% of each other.
 const WITHIN_PCT: f64 = 10.0;

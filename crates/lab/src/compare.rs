@@ -53,8 +53,8 @@ mod tests {
     use super::*;
     use crate::experiment::Experiment;
     use crate::metric::Metric;
-    use crate::results::Stat;
-    use crate::results::Status;
+    use crate::store::results::Stat;
+    use crate::store::results::Status;
     use page::{PAGE_START, both};
 
     /// `--html` never replaces a file that is not a comparison page, and
@@ -134,7 +134,7 @@ mod tests {
         assert!(w.contains("different CPU placement"), "{w}");
         // A run stored before servelab-lab/4 holds response times of another kind.
         let mut old = a.clone();
-        old.schema = crate::results::SCHEMA_V3.into();
+        old.schema = crate::store::results::SCHEMA_V3.into();
         let w = warnings(&old, &a).join("\n");
         assert!(
             w.contains("response times differ in kind: A was written as servelab-lab/3"),

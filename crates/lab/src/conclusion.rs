@@ -13,8 +13,8 @@
 
 use crate::experiment::{Axis, ConclusionKind, ConclusionSpec, Experiment, Scalar};
 use crate::metric::{self, Better, Metric};
-use crate::results::{PointRecord, RunResults, Stat, Status};
 use crate::sample::Welch;
+use crate::store::results::{PointRecord, RunResults, Stat, Status};
 
 /// The conclusion of a run (a sentence; never empty).
 pub fn conclude(exp: &Experiment, results: &RunResults) -> String {
@@ -799,7 +799,7 @@ mod tests {
             })
             .collect();
         RunResults {
-            schema: crate::results::SCHEMA.into(),
+            schema: crate::store::results::SCHEMA.into(),
             experiment: exp.name().into(),
             source_file: exp.source.file.clone(),
             source: exp.source.text.clone(),
@@ -809,7 +809,7 @@ mod tests {
             protocol: None,
             started_utc: String::new(),
             duration_s: 0.0,
-            machine: crate::machine::Machine::detect("0", None),
+            machine: crate::store::machine::Machine::detect("0", None),
             placement: String::new(),
             interrupted: false,
             kernel: None,

@@ -26,7 +26,7 @@ use crate::builtin;
 use crate::error::Result;
 use crate::experiment::{Experiment, Plan, PlanOptions};
 use crate::process::sched::KernelSched;
-use crate::results::RunResults;
+use crate::store::results::RunResults;
 
 /// The definition a report renders, and what the report says about it.
 #[derive(Debug)]

@@ -13,8 +13,8 @@ use crate::conclusion;
 use crate::error::{LabError, Result};
 use crate::experiment::Experiment;
 use crate::html::{STYLE, esc};
-use crate::results::{RunResults, Status};
-use crate::rundir;
+use crate::store::results::{RunResults, Status};
+use crate::store::rundir;
 
 /// What [`write()`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

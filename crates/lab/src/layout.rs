@@ -9,7 +9,7 @@
 
 #[test]
 fn the_modules_import_no_circle() {
-    servelab_layout::assert_no_circle(env!("CARGO_MANIFEST_DIR"), &["check", "results"]);
+    servelab_layout::assert_no_circle(env!("CARGO_MANIFEST_DIR"), &["check", "store", "process"]);
 }
 
 #[test]
@@ -23,6 +23,7 @@ fn the_files_of_each_module_folder_import_no_circle() {
         ("plot", &["figure", "draw", "bars", "lines", "legend"][..]),
         ("run", &["measure", "record"][..]),
         ("process", &["cpu", "server", "peer"][..]),
+        ("store", &["results", "rundir"][..]),
     ] {
         servelab_layout::assert_no_circle_within(env!("CARGO_MANIFEST_DIR"), module, expect);
     }

@@ -18,8 +18,10 @@
 //! - [`protocol`], [`check`]: the measurement protocol (warm-up, windows of time,
 //!   repeats until a precision) and the validity checks of every point
 //! - [`sample`]: a sample of repeats (its Student-t interval) and Welch's t-test
-//! - [`results`], [`machine`], [`metric`]: what is recorded, and about what
-//! - [`rundir`], [`index`]: the results directory, and what the lab may overwrite
+//! - [`store`]: what a run keeps: [`results`], [`machine`] (what is recorded, and on
+//!   what), [`rundir`] (the results directory, and what the lab may overwrite)
+//! - [`metric`]: the metrics a point records, one catalogue
+//! - [`index`]: the listing of a directory of runs
 //! - [`run_time`]: how long a run takes, estimated from its plan (`lab list`)
 //! - [`plot`], [`report`], [`conclusion`], [`claim`], [`compare`]: the reports,
 //!   the seed's claims tested, two runs compared
@@ -75,26 +77,27 @@ mod error;
 pub mod experiment;
 pub mod html;
 pub mod index;
-pub mod machine;
 pub mod metric;
 pub mod plot;
 pub mod protocol;
 pub mod report;
-pub mod results;
 pub mod run;
 pub mod run_time;
-pub mod rundir;
 pub mod sample;
 
 pub mod process;
 /// The process modules where other crates have always found them.
 pub use process::{apache, cpu, peer, sched, server};
 
+pub mod store;
+/// The storage modules where other crates have always found them.
+pub use store::{machine, results, rundir};
+
 pub use error::{LabError, Result};
 pub use experiment::Experiment;
 pub use experiment::Source;
-pub use results::RunResults;
 pub use run::{AbFinished, Finished, RunOptions};
+pub use store::results::RunResults;
 
 #[cfg(test)]
 mod layout;

@@ -18,7 +18,7 @@ use crate::experiment::Experiment;
 use crate::html::{STYLE, esc};
 use crate::metric::{self, Metric};
 use crate::plot;
-use crate::results::{RunResults, Status, UNMEASURABLE};
+use crate::store::results::{RunResults, Status, UNMEASURABLE};
 
 /// Writes `report.html` into `dir`, and each figure beside it as `figure-N.svg`.
 pub fn write(dir: &Path, results: &RunResults, exp: &Experiment) -> Result<()> {
@@ -197,11 +197,11 @@ fn protocol_sentence(results: &RunResults) -> String {
     };
     let pair = p.interleaved.as_ref().map_or_else(String::new, |i| {
         let design = match i.by {
-            crate::results::Alternation::Repeat => {
+            crate::store::results::Alternation::Repeat => {
                 "with both servers alive side by side and their repeats alternating in ABBA order \
                  by repeat"
             }
-            crate::results::Alternation::Point => "back to back, in ABBA order by point",
+            crate::store::results::Alternation::Point => "back to back, in ABBA order by point",
         };
         format!(
             " Side {} of an interleaved pair (servelab lab ab): every point was measured with A ({}) \
@@ -212,7 +212,7 @@ fn protocol_sentence(results: &RunResults) -> String {
         )
     });
     // A run stored before servelab-lab/4 measured and checked the old way.
-    let (times, little) = if results.schema == crate::results::SCHEMA {
+    let (times, little) = if results.schema == crate::store::results::SCHEMA {
         (
             "response times are over finished requests",
             "N = X·(R+C) + thinks/s·Z + the time of requests unfinished and of thinks cut at the \
@@ -480,7 +480,7 @@ fn timelines(h: &mut String, results: &RunResults) -> Result<()> {
     let keys = plot::timeline::key_points(results);
     // Each drawn point with why: the knee and collapse of its curve, and any
     // check it failed.
-    let mut drawn: Vec<(&crate::results::PointRecord, Vec<&str>)> = Vec::new();
+    let mut drawn: Vec<(&crate::store::results::PointRecord, Vec<&str>)> = Vec::new();
     for p in &results.points {
         let mut why: Vec<&str> = keys
             .iter()
@@ -630,19 +630,19 @@ mod tests {
             "{s}"
         );
         let mut old = r.clone();
-        old.schema = crate::results::SCHEMA_V3.into();
+        old.schema = crate::store::results::SCHEMA_V3.into();
         let s = protocol_sentence(&old);
         assert!(
             s.contains("stored before servelab-lab/4") && s.contains("N = X·(R+C+Z)"),
             "{s}"
         );
         r.protocol = Some(Protocol {
-            interleaved: Some(crate::results::Interleaved {
-                side: crate::results::Side::B,
+            interleaved: Some(crate::store::results::Interleaved {
+                side: crate::store::results::Side::B,
                 pair: "p".into(),
                 exe_a: "/old/servelab".into(),
                 exe_b: "/new/servelab".into(),
-                by: crate::results::Alternation::Point,
+                by: crate::store::results::Alternation::Point,
                 first: vec![],
                 started_s: vec![],
                 repeat_started_s: vec![],
@@ -656,7 +656,7 @@ mod tests {
             "{s}"
         );
         if let Some(i) = r.protocol.as_mut().and_then(|p| p.interleaved.as_mut()) {
-            i.by = crate::results::Alternation::Repeat;
+            i.by = crate::store::results::Alternation::Repeat;
         }
         let s = protocol_sentence(&r);
         assert!(
@@ -693,7 +693,7 @@ mod tests {
             p.summary.remove(&Metric::CpuPct);
         }
         assert_eq!(utilisation_law(&r), None);
-        let stat = |mean| crate::results::Stat {
+        let stat = |mean| crate::store::results::Stat {
             mean,
             ..r.points[0].summary[&Metric::Throughput]
         };

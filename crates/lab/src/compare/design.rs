@@ -6,7 +6,7 @@
 use super::row::key;
 use crate::error::{LabError, Result};
 use crate::metric;
-use crate::results::{Alternation, Interleaved, RunResults, Status};
+use crate::store::results::{Alternation, Interleaved, RunResults, Status};
 
 /// A's record of the interleaved pair that A and B form, when `servelab lab
 /// ab` measured them together (either way round); `None` for separate runs.
@@ -26,7 +26,7 @@ pub fn design(a: &RunResults, b: &RunResults) -> String {
             let led_by_a = i
                 .first
                 .iter()
-                .filter(|s| **s == crate::results::Side::A)
+                .filter(|s| **s == crate::store::results::Side::A)
                 .count();
             match i.by {
                 Alternation::Repeat => format!(
@@ -94,17 +94,19 @@ pub fn warnings(a: &RunResults, b: &RunResults) -> Vec<String> {
     if a.protocol.is_none() != b.protocol.is_none() {
         out.push("one run records its protocol and the other does not".into());
     }
-    if (a.schema == crate::results::SCHEMA_V3) != (b.schema == crate::results::SCHEMA_V3) {
+    if (a.schema == crate::store::results::SCHEMA_V3)
+        != (b.schema == crate::store::results::SCHEMA_V3)
+    {
         out.push(format!(
             "response times differ in kind: {} was written as {} (mean_ms, p50_ms and p99_ms \
              over every started request, those unfinished at a window's end counted to it, \
              which biases them low), the other over finished requests only",
-            if a.schema == crate::results::SCHEMA_V3 {
+            if a.schema == crate::store::results::SCHEMA_V3 {
                 "A"
             } else {
                 "B"
             },
-            crate::results::SCHEMA_V3
+            crate::store::results::SCHEMA_V3
         ));
     }
     if pair(a, b).is_none() {

@@ -14,7 +14,7 @@ use std::fmt;
 use super::design::pair;
 use super::row::Row;
 use crate::metric::{Better, Metric};
-use crate::results::RunResults;
+use crate::store::results::RunResults;
 
 /// Fewest marked figures with a direction before a common shift is named: with
 /// two or three, "most of them" is an anecdote.

@@ -13,7 +13,7 @@ use crate::experiment::Experiment;
 use crate::html::{STYLE, esc};
 use crate::plot::style::Marker;
 use crate::plot::{self, Figure, Style};
-use crate::results::RunResults;
+use crate::store::results::RunResults;
 
 /// One figure with both runs on the same axes: A's series, then B's, each label
 /// ending in the run's letter.

@@ -2,8 +2,8 @@
 //! points matched by server and axis values.
 
 use crate::metric::Metric;
-use crate::results::{PointRecord, RunResults, Stat, Status};
 use crate::sample::Welch;
+use crate::store::results::{PointRecord, RunResults, Stat, Status};
 
 /// Metrics compared, in this order, when both runs have them.
 const METRICS: [Metric; 5] = [

@@ -8,7 +8,7 @@ use super::drift::separate_shift;
 use super::row::rows;
 use super::tally;
 use crate::metric;
-use crate::results::{RunResults, Stat};
+use crate::store::results::{RunResults, Stat};
 
 /// "2.5e4 ±1.2% (n=3)": the mean, its interval relative to it, and the repeats.
 pub(crate) fn cell(s: Option<Stat>) -> String {
@@ -79,7 +79,7 @@ mod tests {
     use crate::experiment::Experiment;
     use crate::metric::Metric;
     use crate::plot::figure::tests::{EXP, quick_run};
-    use crate::results::{RunResults, Stat, Status};
+    use crate::store::results::{RunResults, Stat, Status};
 
     /// A run of `EXP` whose 4 measured points each have throughput, mean and
     /// 99th percentile response time and CPU per request from 3 repeats
@@ -184,7 +184,7 @@ mod tests {
 
     #[test]
     fn an_interleaved_pair_gets_no_common_shift_line() {
-        use crate::results::{Alternation, Interleaved, Side};
+        use crate::store::results::{Alternation, Interleaved, Side};
         let mut a = run(|_, _| 1.0);
         let mut b = run(slower);
         let record = |side| Interleaved {

@@ -21,7 +21,7 @@
 use std::collections::BTreeMap;
 
 use crate::check::CheckKind;
-use crate::results::RunResults;
+use crate::store::results::RunResults;
 
 use super::row::Row;
 
@@ -158,7 +158,7 @@ fn binomial_quantile(n: usize, p: f64, q: f64) -> usize {
 mod tests {
     use super::*;
     use crate::metric::Metric;
-    use crate::results::Stat;
+    use crate::store::results::Stat;
 
     #[test]
     fn the_binomial_quantile_is_what_chance_allows() {
@@ -205,7 +205,7 @@ mod tests {
                 Metric::CpuUs,
                 Metric::P99Ms,
             ] {
-                if pa.status != crate::results::Status::Ok {
+                if pa.status != crate::store::results::Status::Ok {
                     continue;
                 }
                 let v = 100.0;

@@ -16,7 +16,7 @@ use super::style::{BANNER, GRID, WARN};
 use super::{bars, legend, lines};
 use crate::error::{LabError, Result};
 use crate::experiment::{Experiment, PlotSpec};
-use crate::results::RunResults;
+use crate::store::results::RunResults;
 
 /// Height of the plotting part (axes, ticks and their labels).
 const PLOT_HEIGHT: u32 = 470;

@@ -7,7 +7,7 @@ use super::style::Style;
 use crate::applicability;
 use crate::experiment::{Axis, Experiment, PlotSpec, Scalar};
 use crate::metric::Metric;
-use crate::results::{PointRecord, RunResults, Status};
+use crate::store::results::{PointRecord, RunResults, Status};
 
 /// One series of a plot: (x, mean, 95% interval low, high) sorted by x, and predictions.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -585,7 +585,7 @@ pub fn x_label(plot: &PlotSpec, exp: &Experiment) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::results::Stat;
+    use crate::store::results::Stat;
 
     pub(crate) const EXP: &str = r#"
 name = "t"
@@ -662,7 +662,7 @@ y = "throughput"
             });
         }
         RunResults {
-            schema: crate::results::SCHEMA.into(),
+            schema: crate::store::results::SCHEMA.into(),
             experiment: "t".into(),
             source_file: "t.toml".into(),
             source: EXP.into(),
@@ -672,7 +672,7 @@ y = "throughput"
             protocol: None,
             started_utc: String::new(),
             duration_s: 0.0,
-            machine: crate::machine::Machine {
+            machine: crate::store::machine::Machine {
                 cpu_model: String::new(),
                 cores: 1,
                 kernel: String::new(),

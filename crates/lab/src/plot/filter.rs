@@ -2,7 +2,7 @@
 //! when the run has no point at a wanted value (a quick sweep lacks most values).
 
 use crate::experiment::{PlotSpec, Scalar};
-use crate::results::{PointRecord, RunResults, Status};
+use crate::store::results::{PointRecord, RunResults, Status};
 
 /// A filter: each axis with the values wanted (any of them; usually one).
 pub(super) type Filter = Vec<(String, Vec<String>)>;

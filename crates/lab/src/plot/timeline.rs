@@ -6,7 +6,7 @@
 
 use super::figure::{Figure, Series};
 use crate::metric::Metric;
-use crate::results::{PointRecord, RunResults};
+use crate::store::results::{PointRecord, RunResults};
 
 /// Most timelines in a report: beyond it, the table of figures names the rest.
 pub(crate) const MOST: usize = 12;
@@ -249,7 +249,7 @@ mod tests {
         };
         let mut p = PointRecord {
             server: Some("pool".into()),
-            ..crate::results::tests::empty_point()
+            ..crate::store::results::tests::empty_point()
         };
         assert!(timeline(&p).is_none());
         p.windows = vec![
@@ -299,7 +299,7 @@ mod tests {
     /// A point of a curve of `server` at `users` with this goodput and mean
     /// response time (ms).
     fn at(index: usize, server: &str, users: i64, goodput: f64, r_ms: Option<f64>) -> PointRecord {
-        let stat = |mean| crate::results::Stat {
+        let stat = |mean| crate::store::results::Stat {
             n: 3,
             mean,
             sd: Some(0.0),
@@ -313,7 +313,7 @@ mod tests {
             index,
             server: Some(server.into()),
             vars: vec![("users".into(), crate::experiment::Scalar::Int(users))],
-            ..crate::results::tests::empty_point()
+            ..crate::store::results::tests::empty_point()
         };
         p.summary.insert(Metric::Goodput, stat(goodput));
         if let Some(r) = r_ms {

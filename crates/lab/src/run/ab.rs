@@ -50,7 +50,7 @@
 //! The pair is written as `OUT/a` and `OUT/b`, two ordinary run directories
 //! (`lab report` and `lab compare` read them), each recording in its protocol
 //! that it was measured interleaved with the other
-//! ([`crate::results::Interleaved`]: the order, when each side's server and
+//! ([`crate::store::results::Interleaved`]: the order, when each side's server and
 //! each repeat began, and each server's process id), `OUT/compare.html`, and
 //! `OUT/index.html` listing both sides (the pair's directory is marked as a lab
 //! run, so that `--force` may replace it, and as a directory of runs, so that
@@ -70,9 +70,9 @@ use super::setup::{Setup, write_files};
 use super::signals::Signals;
 use crate::error::{LabError, Result};
 use crate::experiment::Experiment;
-use crate::machine;
-use crate::results::{Alternation, Interleaved, Side};
-use crate::rundir;
+use crate::store::machine;
+use crate::store::results::{Alternation, Interleaved, Side};
+use crate::store::rundir;
 
 /// A pair that `servelab lab ab` measured and wrote.
 #[derive(Debug, Clone)]

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use crate::error::{LabError, Result};
 use crate::experiment::Experiment;
-use crate::results::{RunResults, Status};
+use crate::store::results::{RunResults, Status};
 
 /// A run that wrote its results.
 #[derive(Debug, Clone)]
@@ -64,8 +64,8 @@ pub(super) fn write_run(
 mod tests {
     use super::*;
     use crate::experiment::{Model, PlannedPoint, Work};
-    use crate::machine::Machine;
-    use crate::results::{PointRecord, SCHEMA};
+    use crate::store::machine::Machine;
+    use crate::store::results::{PointRecord, SCHEMA};
 
     #[test]
     fn a_run_with_no_figures_or_an_interruption_is_an_error() {

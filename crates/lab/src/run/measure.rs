@@ -25,7 +25,7 @@ use crate::process::cpu::{CpuReading, Placement};
 use crate::process::peer;
 use crate::process::server::{self, ServerProcess, StartError};
 use crate::protocol::{Stopped, Window};
-use crate::results::{Figures, PointRecord, Status};
+use crate::store::results::{Figures, PointRecord, Status};
 
 /// What every point of a measured run shares, whichever arm measures it.
 struct Ctx<'a> {

@@ -4,9 +4,9 @@
 
 use crate::error::{LabError, Result};
 use crate::experiment::{Experiment, Plan};
-use crate::machine::Machine;
 use crate::process::cpu::Placement;
-use crate::results::{PointRecord, RunResults, SCHEMA};
+use crate::store::machine::Machine;
+use crate::store::results::{PointRecord, RunResults, SCHEMA};
 
 use super::options::RunOptions;
 

@@ -47,8 +47,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{LabError, Result};
 use crate::experiment::Scalar;
-use crate::machine::Machine;
 use crate::metric::Metric;
+use crate::store::machine::Machine;
 
 /// Whether a simulated attempt's response time stands for the user's: their
 /// means agree within 1% (nobody timed out and retried). Version 2 stored the
