@@ -193,8 +193,9 @@ pub fn assert_no_circle(manifest_dir: &str, expect: &[&str]) {
     }
 }
 
-/// The submodules of `module` → the submodules (and `module` itself) that
-/// their code names, from the files under `src/<module>/`: the same check
+/// The submodules of `module` (`plot`, or `report/plot` for a folder inside
+/// a folder) → the submodules (and `module` itself) that their code names,
+/// from the files under `src/<module>/`: the same check
 /// one level down, since a circle among `plot/figure.rs`, `plot/draw.rs` and
 /// `plot.rs` hides from [`edges`] inside the one node `plot`. A submodule is
 /// a file's first component under the folder; paths are read as
@@ -208,6 +209,9 @@ pub fn assert_no_circle(manifest_dir: &str, expect: &[&str]) {
 /// If a file under `src/<module>/` cannot be read: this runs in tests only.
 pub fn edges_within(src: &Path, module: &str) -> Graph {
     let dir = src.join(module);
+    // `report/plot`: the path below the crate root, and where a child's name is.
+    let base: Vec<String> = module.split('/').map(str::to_string).collect();
+    let depth = base.len();
     let files = rust_files(&dir);
     // A file's module path below the crate root: ["plot", "draw"].
     let path_of = |p: &Path| -> Vec<String> {
@@ -221,7 +225,7 @@ pub fn edges_within(src: &Path, module: &str) -> Graph {
         }
         v
     };
-    let children: BTreeSet<String> = files.iter().map(|f| path_of(f)[1].clone()).collect();
+    let children: BTreeSet<String> = files.iter().map(|f| path_of(f)[depth].clone()).collect();
     let mut g = Graph::new();
     g.insert(module.into(), children.clone());
     for f in &files {
@@ -233,7 +237,7 @@ pub fn edges_within(src: &Path, module: &str) -> Graph {
             .collect::<Vec<_>>()
             .join("\n");
         let tests_at = code.find("mod tests").unwrap_or(code.len());
-        let to = g.entry(here[1].clone()).or_default();
+        let to = g.entry(here[depth].clone()).or_default();
         for (at, path) in paths(&code) {
             let mut abs: Vec<String> = Vec::new();
             let mut rest = path.as_slice();
@@ -251,14 +255,14 @@ pub fn edges_within(src: &Path, module: &str) -> Graph {
                 }
             }
             abs.extend(rest.iter().cloned());
-            if abs.first().is_none_or(|m| m != module) {
+            if !abs.starts_with(&base) {
                 continue;
             }
-            let target = match abs.get(1) {
+            let target = match abs.get(depth) {
                 Some(c) if children.contains(c) => c.clone(),
                 _ => module.to_string(),
             };
-            if target != here[1] {
+            if target != here[depth] {
                 to.insert(target);
             }
         }
@@ -440,6 +444,20 @@ mod tests {
             g["draw"],
             BTreeSet::from(["plot".to_string(), "figure".to_string()])
         );
+        assert!(circle(&g).is_some(), "{g:?}");
+        // A folder inside a folder: `report/plot`.
+        std::fs::create_dir_all(dir.join("src/report/plot")).unwrap();
+        std::fs::write(
+            dir.join("src/report/plot/a.rs"),
+            "use crate::report::plot::b::X;",
+        )
+        .unwrap();
+        std::fs::write(dir.join("src/report/plot/b.rs"), "pub struct X;").unwrap();
+        let g = edges_within(&dir.join("src"), "report/plot");
+        assert_eq!(g["a"], BTreeSet::from(["b".to_string()]));
+        assert_eq!(circle(&g), None, "{g:?}");
+        std::fs::write(dir.join("src/report/plot/b.rs"), "use super::a;").unwrap();
+        let g = edges_within(&dir.join("src"), "report/plot");
         assert!(circle(&g).is_some(), "{g:?}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
