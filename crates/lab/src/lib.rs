@@ -23,7 +23,7 @@
 //! - [`metric`]: the metrics a point records, one catalogue
 //! - [`index`]: the listing of a directory of runs
 //! - [`run_time`]: how long a run takes, estimated from its plan (`lab list`)
-//! - [`plot`], [`report`], [`conclusion`], [`claim`], [`compare`]: the reports,
+//! - [`plot`], [`page`], [`conclusion`], [`claim`], [`compare`]: the reports,
 //!   the seed's claims tested, two runs compared
 //! - [`accuracy`]: measured against simulated, error per point and per metric
 //! - [`applicability`]: where a prediction applies, and why not elsewhere
@@ -78,9 +78,9 @@ pub mod experiment;
 pub mod html;
 pub mod index;
 pub mod metric;
+pub mod page;
 pub mod plot;
 pub mod protocol;
-pub mod report;
 pub mod run;
 pub mod run_time;
 pub mod sample;
@@ -96,6 +96,8 @@ pub use store::{machine, results, rundir};
 pub use error::{LabError, Result};
 pub use experiment::Experiment;
 pub use experiment::Source;
+/// The report's page where other crates have always found it.
+pub use page as report;
 pub use run::{AbFinished, Finished, RunOptions};
 pub use store::results::RunResults;
 
