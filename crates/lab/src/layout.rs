@@ -9,21 +9,28 @@
 
 #[test]
 fn the_modules_import_no_circle() {
-    servelab_layout::assert_no_circle(env!("CARGO_MANIFEST_DIR"), &["check", "store", "process"]);
+    servelab_layout::assert_no_circle(
+        env!("CARGO_MANIFEST_DIR"),
+        &["check", "store", "process", "report"],
+    );
 }
 
 #[test]
 fn the_files_of_each_module_folder_import_no_circle() {
     for (module, expect) in [
-        ("compare", &["drift", "tally"][..]),
+        ("report/compare", &["drift", "tally"][..]),
         (
             "experiment",
             &["schema", "template", "validate", "plan"][..],
         ),
-        ("plot", &["figure", "draw", "bars", "lines", "legend"][..]),
+        (
+            "report/plot",
+            &["figure", "draw", "bars", "lines", "legend"][..],
+        ),
         ("run", &["measure", "record"][..]),
         ("process", &["cpu", "server", "peer"][..]),
         ("store", &["results", "rundir"][..]),
+        ("report", &["page", "plot", "claim", "compare"][..]),
     ] {
         servelab_layout::assert_no_circle_within(env!("CARGO_MANIFEST_DIR"), module, expect);
     }

@@ -21,17 +21,12 @@
 //! - [`store`]: what a run keeps: [`results`], [`machine`] (what is recorded, and on
 //!   what), [`rundir`] (the results directory, and what the lab may overwrite)
 //! - [`metric`]: the metrics a point records, one catalogue
-//! - [`index`]: the listing of a directory of runs
 //! - [`run_time`]: how long a run takes, estimated from its plan (`lab list`)
-//! - [`plot`], [`page`], [`conclusion`], [`claim`], [`compare`]: the reports,
-//!   the seed's claims tested, two runs compared
-//! - [`accuracy`]: measured against simulated, error per point and per metric
-//! - [`applicability`]: where a prediction applies, and why not elsewhere
-//! - [`construction`]: agreement by construction (a server that sleeps the model's
-//!   own service time), said wherever it is quoted
+//! - [`report`]: the reports: the page, its plots, conclusion, the seed's claims
+//!   tested, measured against simulated, where a prediction applies, agreement by
+//!   construction, which definition a rebuilt report renders, the index of runs,
+//!   and two runs compared
 //! - [`html`]: escaping and the style sheet of every page
-//! - [`definition`]: which definition of an experiment a rebuilt report renders (its
-//!   current words when it plans the run's points, else the run's own)
 //!
 //! The modules import no circle: a test (`src/layout.rs`) walks their `crate::`
 //! paths with `servelab-layout`.
@@ -64,22 +59,12 @@
 
 #![deny(missing_docs)]
 
-pub mod accuracy;
-pub mod applicability;
 pub mod builtin;
 pub mod check;
-pub mod claim;
-pub mod compare;
-pub mod conclusion;
-pub mod construction;
-pub mod definition;
 mod error;
 pub mod experiment;
 pub mod html;
-pub mod index;
 pub mod metric;
-pub mod page;
-pub mod plot;
 pub mod protocol;
 pub mod run;
 pub mod run_time;
@@ -93,11 +78,13 @@ pub mod store;
 /// The storage modules where other crates have always found them.
 pub use store::{machine, results, rundir};
 
+pub mod report;
+/// The reporting modules other crates use, where they have always found them.
+pub use report::{accuracy, compare, conclusion, index, plot};
+
 pub use error::{LabError, Result};
 pub use experiment::Experiment;
 pub use experiment::Source;
-/// The report's page where other crates have always found it.
-pub use page as report;
 pub use run::{AbFinished, Finished, RunOptions};
 pub use store::results::RunResults;
 

@@ -47,7 +47,7 @@ use std::time::Instant;
 
 use crate::error::Result;
 use crate::experiment::Experiment;
-use crate::index;
+use crate::report::index;
 use crate::store::machine;
 use crate::store::results::PointRecord;
 use crate::store::rundir;

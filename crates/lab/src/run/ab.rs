@@ -264,15 +264,15 @@ pub fn run_ab(exp: &Experiment, opts: &RunOptions, exe_b: &Path) -> Result<AbFin
     let b = finish(Side::B, &opts_b, arm_b, dir_b.path)?;
     let compare_html = out.path.join("compare.html");
     let names = |f: &Finished| f.dir.display().to_string();
-    let page = crate::compare::html(&a.results, &b.results, &names(&a), &names(&b))?;
-    crate::compare::write_html(&compare_html, &page)?;
+    let page = crate::report::compare::html(&a.results, &b.results, &names(&a), &names(&b))?;
+    crate::report::compare::write_html(&compare_html, &page)?;
     // The pair's index lists both sides, and the directory of runs around it
     // links to the pair; a failure here costs only the listings.
     if rundir::mark_runs(&out.path).is_ok() {
-        let _ = crate::index::write(&out.path);
+        let _ = crate::report::index::write(&out.path);
     }
     if let Some(runs) = &out.runs {
-        let _ = crate::index::write(runs);
+        let _ = crate::report::index::write(runs);
     }
     Ok(AbFinished {
         dir: out.path,

@@ -57,7 +57,7 @@ pub(super) fn write_run(
 ) -> Result<()> {
     results.write_json(dir)?;
     results.write_csv(dir)?;
-    crate::page::write(dir, results, exp)
+    crate::report::page::write(dir, results, exp)
 }
 
 #[cfg(test)]

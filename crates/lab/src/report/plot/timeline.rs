@@ -324,9 +324,10 @@ mod tests {
 
     #[test]
     fn the_knee_and_the_collapse_of_each_curve_are_found() {
-        let exp = crate::experiment::Experiment::parse(crate::plot::figure::tests::EXP, "t.toml")
-            .unwrap();
-        let mut r = crate::plot::figure::tests::quick_run(&exp);
+        let exp =
+            crate::experiment::Experiment::parse(crate::report::plot::figure::tests::EXP, "t.toml")
+                .unwrap();
+        let mut r = crate::report::plot::figure::tests::quick_run(&exp);
         // finish: rises to 100/s, then collapses to 0 (no response time);
         // cancel: rises and holds. Power (rate / R) peaks at 40 users in
         // both: 90/10 against 20/5 and 100/40.

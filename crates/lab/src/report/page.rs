@@ -3,7 +3,7 @@
 //! point and the command that reruns it. It is rebuilt from `results.json`
 //! (`servelab lab report DIR`), where the run's numbers and the experiment's
 //! text are stored; the words come from the experiment's current definition
-//! when it plans the same points ([`crate::definition`]), and the page says so.
+//! when it plans the same points ([`crate::report::definition`]), and the page says so.
 //!
 //! Every figure is also written beside the page as `figure-N.svg`, and linked from
 //! its caption, so that it can go into a paper or a slide as it is.
@@ -11,13 +11,13 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::conclusion;
-use crate::definition::Definition;
 use crate::error::{LabError, Result};
 use crate::experiment::Experiment;
 use crate::html::{STYLE, esc};
 use crate::metric::{self, Metric};
-use crate::plot;
+use crate::report::conclusion;
+use crate::report::definition::Definition;
+use crate::report::plot;
 use crate::store::results::{RunResults, Status, UNMEASURABLE};
 
 /// Writes `report.html` into `dir`, and each figure beside it as `figure-N.svg`.
@@ -88,7 +88,7 @@ fn page(results: &RunResults, exp: &Experiment, note: Option<&str>) -> Result<St
         );
     }
     // The seed's claims first: what this run says about them.
-    h.push_str(&crate::claim::html(exp, results));
+    h.push_str(&crate::report::claim::html(exp, results));
     let concluded = conclusion::conclude(exp, results);
     let _ = writeln!(
         h,
@@ -96,8 +96,8 @@ fn page(results: &RunResults, exp: &Experiment, note: Option<&str>) -> Result<St
         esc(&concluded)
     );
     // The prediction drawn in the figures agrees by construction too.
-    if let Some(note) =
-        crate::construction::note(exp).filter(|_| !concluded.contains(crate::construction::LABEL))
+    if let Some(note) = crate::report::construction::note(exp)
+        .filter(|_| !concluded.contains(crate::report::construction::LABEL))
     {
         let _ = writeln!(h, "<p class=\"conclusion\">{}</p>", esc(&note));
     }
@@ -147,8 +147,8 @@ fn page(results: &RunResults, exp: &Experiment, note: Option<&str>) -> Result<St
     for (i, p) in exp.plots.iter().enumerate() {
         figure(&mut h, i, &plot::figure(p, exp, results))?;
     }
-    if let Some(t) = crate::accuracy::table(exp, results) {
-        h.push_str(&crate::accuracy::html(&t));
+    if let Some(t) = crate::report::accuracy::table(exp, results) {
+        h.push_str(&crate::report::accuracy::html(&t));
     }
     if let Some(k) = &results.kernel {
         h.push_str(&k.html());
@@ -427,7 +427,7 @@ fn table(h: &mut String, results: &RunResults, exp: &Experiment) {
         notes.extend(p.notes.iter().cloned());
         if !p.predicted.is_empty() || !p.exact.is_empty() {
             notes.extend(
-                crate::applicability::why_not(exp, p)
+                crate::report::applicability::why_not(exp, p)
                     .map(|why| format!("prediction not drawn or scored: {why}")),
             );
         }
@@ -573,12 +573,12 @@ fn strip_repeat(why: &str) -> &str {
 mod tests {
     use super::*;
     use crate::check::{Check, CheckKind};
-    use crate::plot::figure::tests::{EXP, quick_run};
     use crate::protocol::Protocol;
+    use crate::report::plot::figure::tests::{EXP, quick_run};
 
     #[test]
     fn the_table_of_figures_says_where_a_prediction_was_withheld_and_why() {
-        use crate::applicability::tests::{experiment, point};
+        use crate::report::applicability::tests::{experiment, point};
         let exp = experiment("");
         let results = RunResults {
             points: vec![point("epoll", false), point("thread", true)],

@@ -78,7 +78,7 @@ mod tests {
     use super::*;
     use crate::experiment::Experiment;
     use crate::metric::Metric;
-    use crate::plot::figure::tests::{EXP, quick_run};
+    use crate::report::plot::figure::tests::{EXP, quick_run};
     use crate::store::results::{RunResults, Stat, Status};
 
     /// A run of `EXP` whose 4 measured points each have throughput, mean and

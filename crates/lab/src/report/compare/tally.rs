@@ -186,7 +186,7 @@ mod tests {
     /// is no evidence about the server: the tally is 0 of 3 points.
     #[test]
     fn marks_count_by_point_and_client_bound_points_stay_out_of_the_tally() {
-        use crate::plot::figure::tests::{EXP, quick_run};
+        use crate::report::plot::figure::tests::{EXP, quick_run};
         let exp = crate::experiment::Experiment::parse(EXP, "t.toml").unwrap();
         let a = quick_run(&exp);
         let mut b = a.clone();

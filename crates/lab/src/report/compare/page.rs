@@ -11,8 +11,8 @@ use super::tally;
 use crate::error::{LabError, Result};
 use crate::experiment::Experiment;
 use crate::html::{STYLE, esc};
-use crate::plot::style::Marker;
-use crate::plot::{self, Figure, Style};
+use crate::report::plot::style::Marker;
+use crate::report::plot::{self, Figure, Style};
 use crate::store::results::RunResults;
 
 /// One figure with both runs on the same axes: A's series, then B's, each label

@@ -118,7 +118,7 @@ mod tests {
 
     #[test]
     fn a_run_against_itself_or_a_quick_one_is_said() {
-        use crate::plot::figure::tests::{EXP, quick_run};
+        use crate::report::plot::figure::tests::{EXP, quick_run};
         let exp = Experiment::parse(EXP, "t.toml").unwrap();
         let a = quick_run(&exp);
         let w = warnings(&a, &a);
@@ -144,7 +144,7 @@ mod tests {
 
     #[test]
     fn runs_with_no_point_in_common_are_refused() {
-        use crate::plot::figure::tests::{EXP, quick_run};
+        use crate::report::plot::figure::tests::{EXP, quick_run};
         let exp = Experiment::parse(EXP, "t.toml").unwrap();
         let a = quick_run(&exp);
         assert!(check(&a, &a, "A", "B").is_ok());
@@ -169,7 +169,7 @@ mod tests {
 
     #[test]
     fn the_html_page_draws_both_runs_on_the_same_axes() {
-        use crate::plot::figure::tests::{EXP, quick_run};
+        use crate::report::plot::figure::tests::{EXP, quick_run};
         let exp = Experiment::parse(EXP, "t.toml").unwrap();
         let a = quick_run(&exp);
         let page = html(&a, &a, "A", "B").unwrap();
@@ -184,7 +184,7 @@ mod tests {
 
     #[test]
     fn categories_of_both_runs_are_bars_in_one_group_per_server() {
-        use crate::plot::figure::tests::{EXP, quick_run};
+        use crate::report::plot::figure::tests::{EXP, quick_run};
         let text = EXP.replace("values = [1, 8, 32]", "values = [1, 8]");
         let exp = Experiment::parse(&text, "t.toml").unwrap();
         let a = quick_run(&exp);

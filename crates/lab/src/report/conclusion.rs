@@ -33,12 +33,11 @@ pub fn conclude(exp: &Experiment, results: &RunResults) -> String {
         ConclusionKind::Best => best(&ctx),
         ConclusionKind::Scaling => scaling(&ctx),
         ConclusionKind::Model => model(&ctx),
-        ConclusionKind::Prediction => {
-            crate::accuracy::table(exp, results).and_then(|t| crate::accuracy::sentence(&t))
-        }
+        ConclusionKind::Prediction => crate::report::accuracy::table(exp, results)
+            .and_then(|t| crate::report::accuracy::sentence(&t)),
     };
     // A sentence about the model's accuracy says when that is by construction.
-    let sentence = match (c.kind.get_ref(), crate::construction::note(exp)) {
+    let sentence = match (c.kind.get_ref(), crate::report::construction::note(exp)) {
         (ConclusionKind::Model | ConclusionKind::Prediction, Some(note)) => {
             sentence.map(|s| format!("{s} {note}"))
         }
@@ -646,7 +645,7 @@ fn model(ctx: &Ctx<'_>) -> Option<String> {
             continue;
         };
         // Scored only where the model applies, as in the accuracy table.
-        if crate::applicability::why_not(ctx.exp, p).is_some() {
+        if crate::report::applicability::why_not(ctx.exp, p).is_some() {
             withheld += 1;
             continue;
         }

@@ -4,9 +4,9 @@ use std::collections::BTreeMap;
 
 use super::filter::{Filter, filter_of, matches, substitute};
 use super::style::Style;
-use crate::applicability;
 use crate::experiment::{Axis, Experiment, PlotSpec, Scalar};
 use crate::metric::Metric;
+use crate::report::applicability;
 use crate::store::results::{PointRecord, RunResults, Status};
 
 /// One series of a plot: (x, mean, 95% interval low, high) sorted by x, and predictions.
@@ -687,11 +687,11 @@ y = "throughput"
     }
 
     /// Regression: lines drawn across ground no point of the series tested.
-    /// The rule of `crate::applicability` holds in figures too: `tls` drew one
+    /// The rule of `crate::report::applicability` holds in figures too: `tls` drew one
     /// FCFS loop's prediction beside thread, pool and prefork.
     #[test]
     fn a_prediction_is_drawn_only_where_its_model_applies() {
-        use crate::applicability::tests::{experiment, point};
+        use crate::report::applicability::tests::{experiment, point};
         let exp = experiment(
             "[predict.applies]\nservers = [\"epoll\"]\nbecause = \"it is one FCFS loop\"\n",
         );

@@ -194,7 +194,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plot::figure::Series;
+    use crate::report::plot::figure::Series;
 
     /// Regression: a series with no measured point still got a "(measured)"
     /// entry beside its prediction.

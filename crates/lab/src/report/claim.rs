@@ -125,15 +125,15 @@ fn test(exp: &Experiment, c: &ClaimSpec, results: &RunResults) -> Tested {
         } else {
             context.clone()
         }),
-        (ClaimTest::Prediction, _, _) => match crate::accuracy::table(exp, results) {
+        (ClaimTest::Prediction, _, _) => match crate::report::accuracy::table(exp, results) {
             None => no_evidence("no point has both a measurement and a prediction".into()),
             Some(t) if t.verdicts.is_empty() => untestable(
                 "the experiment states no accuracy target to judge the prediction by".into(),
             ),
             Some(t) => {
                 let missed = t.verdicts.iter().filter(|v| !v.misses.is_empty()).count();
-                let mut sentence = crate::accuracy::sentence(&t).unwrap_or_default();
-                if let Some(note) = crate::construction::note(exp) {
+                let mut sentence = crate::report::accuracy::sentence(&t).unwrap_or_default();
+                if let Some(note) = crate::report::construction::note(exp) {
                     sentence = format!("{sentence} {note}");
                 }
                 if missed == 0 {
@@ -903,7 +903,7 @@ pub(crate) fn html(exp: &Experiment, results: &RunResults) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plot::figure::tests::{EXP, quick_run};
+    use crate::report::plot::figure::tests::{EXP, quick_run};
 
     fn claims(text: &str) -> Vec<Tested> {
         let exp = Experiment::parse(&(EXP.to_string() + text), "t.toml").unwrap();

@@ -144,7 +144,7 @@ fn current(results: &RunResults) -> Option<Result<Experiment>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plot::figure::tests::{EXP, quick_run};
+    use crate::report::plot::figure::tests::{EXP, quick_run};
 
     fn run_of(text: &str) -> (RunResults, Experiment) {
         let exp = Experiment::parse(text, "t.toml").unwrap();

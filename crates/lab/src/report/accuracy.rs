@@ -13,7 +13,7 @@
 //! table marks it. Times are never floored.
 //!
 //! Only points where the model applies are scored (see
-//! [`crate::applicability`]): the others are listed with the reason, never
+//! [`crate::report::applicability`]): the others are listed with the reason, never
 //! silently dropped.
 //!
 //! Targets are bands of the population in units of the saturation point N*
@@ -22,9 +22,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::applicability;
 use crate::experiment::{AccuracySpec, Experiment, TargetSpec};
 use crate::metric::{self, Metric};
+use crate::report::applicability;
 use crate::store::results::{PointRecord, RunResults, Status};
 
 /// The default floor: 5% of the throughput bound.
@@ -557,7 +557,7 @@ mod tests {
              [[target]]\nmetrics = [\"throughput\"]\nwithin_pct = 5\nnstar = [1.5, 1e9]\n",
         );
         let t = compute(
-            &crate::applicability::tests::experiment(""),
+            &crate::report::applicability::tests::experiment(""),
             &spec,
             &results,
         );
@@ -575,7 +575,7 @@ mod tests {
         let mut results = results;
         results.points[2].predicted = BTreeMap::from([(Metric::Throughput, Stat::exact(150.0))]);
         let t = compute(
-            &crate::applicability::tests::experiment(""),
+            &crate::report::applicability::tests::experiment(""),
             &spec,
             &results,
         );
@@ -589,7 +589,7 @@ mod tests {
     /// and at 24 points where the client was the bottleneck.
     #[test]
     fn points_where_the_model_does_not_apply_are_not_scored_and_say_why() {
-        use crate::applicability::tests::{experiment, point};
+        use crate::report::applicability::tests::{experiment, point};
         let exp = experiment(
             "[predict.applies]\nservers = [\"epoll\"]\nbecause = \"it is one FCFS loop\"\n",
         );

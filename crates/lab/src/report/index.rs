@@ -9,10 +9,10 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::conclusion;
 use crate::error::{LabError, Result};
 use crate::experiment::Experiment;
 use crate::html::{STYLE, esc};
+use crate::report::conclusion;
 use crate::store::results::{RunResults, Status};
 use crate::store::rundir;
 
