@@ -77,18 +77,20 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
             let mut estimates = Vec::new();
             for (name, _) in builtin::BUILTIN {
                 let exp = builtin::load(name)?;
-                let full = exp.plan(false, None, tmp)?;
-                let estimate = servelab_lab::estimate::Estimate::of(&full);
+                let full = exp.plan(&servelab_lab::experiment::PlanOptions::sweep(false), tmp)?;
+                let estimate = servelab_lab::run_time::RunTime::of(&full);
                 println!(
                     "{name:<18} {:>4} points ({:>3} with --quick)  full run {:<16} {}",
                     full.points.len(),
-                    exp.plan(true, None, tmp)?.points.len(),
+                    exp.plan(&servelab_lab::experiment::PlanOptions::sweep(true), tmp)?
+                        .points
+                        .len(),
                     estimate.to_string(),
                     exp.title
                 );
                 estimates.push(estimate);
             }
-            let total = servelab_lab::estimate::Estimate::total(&estimates);
+            let total = servelab_lab::run_time::RunTime::total(&estimates);
             println!(
                 "{:<18} {:>4} measured points          full runs {total} (fewest repeats..cap)",
                 "total", total.measured

@@ -62,7 +62,10 @@ fn run_quick(name: &str, out: &Path) -> RunResults {
 fn check_run(name: &str, dir: &Path, r: &RunResults) {
     let exp = servelab_lab::builtin::load(name).unwrap();
     let planned = exp
-        .plan(true, None, Path::new("/tmp/servelab-lab"))
+        .plan(
+            &servelab_lab::experiment::PlanOptions::sweep(true),
+            Path::new("/tmp/servelab-lab"),
+        )
         .unwrap()
         .points
         .len();

@@ -105,8 +105,12 @@ mod tests {
         for (name, _) in BUILTIN {
             let exp = load(name).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(exp.name(), *name, "{}", exp.source.file);
-            let quick = exp.plan(true, None, tmp).unwrap_or_else(|e| panic!("{e}"));
-            let full = exp.plan(false, None, tmp).unwrap_or_else(|e| panic!("{e}"));
+            let quick = exp
+                .plan(&crate::experiment::PlanOptions::sweep(true), tmp)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let full = exp
+                .plan(&crate::experiment::PlanOptions::sweep(false), tmp)
+                .unwrap_or_else(|e| panic!("{e}"));
             assert!(!quick.points.is_empty());
             assert!(quick.points.len() <= full.points.len());
             assert!(!exp.plots.is_empty(), "{name} has no plot");

@@ -370,7 +370,7 @@ const WORK_FLOOR_SHARE: f64 = 0.95;
 /// - under the burn the server was told to do: the CPU was not all measured;
 /// - over answers that are mostly not 2xx.
 pub(crate) fn cpu_per_request(
-    p: &crate::results::PointRecord,
+    p: &crate::store::results::PointRecord,
     work_mean_us: Option<f64>,
 ) -> Option<Check> {
     use crate::metric::Metric;
@@ -484,11 +484,14 @@ mod tests {
 
     /// A point of `repeats` (CPU µs per request, CPU share %, completed, ok)
     /// over 10 s windows, its throughput `ok / 10 s` unless `x` says otherwise.
-    fn cpu_point(repeats: &[(f64, f64, u64, u64)], x: Option<f64>) -> crate::results::PointRecord {
+    fn cpu_point(
+        repeats: &[(f64, f64, u64, u64)],
+        x: Option<f64>,
+    ) -> crate::store::results::PointRecord {
         use crate::metric::Metric;
-        let mut p = crate::results::tests::empty_point();
+        let mut p = crate::store::results::tests::empty_point();
         for &(us, pct, completed, ok) in repeats {
-            p.repeats.push(crate::results::Figures::from([
+            p.repeats.push(crate::store::results::Figures::from([
                 (Metric::CpuUs, us),
                 (Metric::CpuPct, pct),
                 (Metric::Throughput, x.unwrap_or(ok as f64 / 10.0)),
@@ -541,7 +544,7 @@ mod tests {
         );
 
         // No CPU figure, no check.
-        assert!(cpu_per_request(&crate::results::tests::empty_point(), None).is_none());
+        assert!(cpu_per_request(&crate::store::results::tests::empty_point(), None).is_none());
     }
 
     /// A window as a run stored before servelab-lab/4 has it: no ages, no

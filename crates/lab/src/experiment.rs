@@ -7,7 +7,8 @@
 //! Layout:
 //! - `schema.rs`: the TOML format as serde types ([`Experiment`] and its parts)
 //! - `template.rs`: `{AXIS}` and `{tmp}` placeholders
-//! - `validate.rs`: checks that do not depend on a point
+//! - `validate.rs`: checks that do not depend on a point, and reading a file
+//!   ([`Experiment::parse`]: deserialise, then check)
 //! - `plan.rs`: every point expanded and resolved ([`Plan`])
 
 mod plan;
@@ -16,7 +17,8 @@ mod template;
 mod validate;
 
 pub use plan::{
-    Measure, Model, Plan, PlannedPoint, PointTls, ResolvedLoad, ServedFile, Server, Trust, Work,
+    Measure, Model, Plan, PlanOptions, PlannedPoint, PointTls, ResolvedLoad, ServedFile, Server,
+    Trust, Work,
 };
 pub use schema::{
     AccuracySpec, AppliesSpec, Axis, ClaimSpec, ClaimTest, ConclusionKind, ConclusionSpec,

@@ -12,21 +12,20 @@
 //! - [`builtin`]: the experiments of `experiments/`, compiled in
 //! - [`run`]: running an experiment (servers, warm-up, repeats, progress, Ctrl-C), and
 //!   [`run::run_ab`] two servelab binaries interleaved repeat by repeat (`lab ab`)
-//! - [`server`], [`peer`], [`apache`], [`cpu`]: child processes, peer configs (Apache httpd
-//!   with its own whole configuration), CPU placement
-//! - [`sched`]: the kernel scheduler's slice and switch cost, for round-robin models
+//! - [`process`]: the processes a run starts and where they run: [`server`], [`peer`],
+//!   [`apache`] (child processes, peer configs), [`cpu`] (placement), [`sched`] (the
+//!   kernel scheduler's slice and switch cost, for round-robin models)
 //! - [`protocol`], [`check`]: the measurement protocol (warm-up, windows of time,
 //!   repeats until a precision) and the validity checks of every point
-//! - [`stats`]: Student-t intervals and Welch's t-test
-//! - [`results`], [`machine`], [`metric`]: what is recorded, and about what
-//! - [`rundir`], [`index`]: the results directory, and what the lab may overwrite
-//! - [`estimate`]: how long a run takes, from its plan (`lab list`)
-//! - [`plot`], [`report`], [`conclusion`], [`claim`], [`compare`]: the reports,
-//!   the seed's claims tested, two runs compared
-//! - [`accuracy`]: measured against simulated, error per point and per metric
-//! - [`applicability`]: where a prediction applies, and why not elsewhere
-//! - [`construction`]: agreement by construction (a server that sleeps the model's
-//!   own service time), said wherever it is quoted
+//! - [`sample`]: a sample of repeats (its Student-t interval) and Welch's t-test
+//! - [`store`]: what a run keeps: [`results`], [`machine`] (what is recorded, and on
+//!   what), [`rundir`] (the results directory, and what the lab may overwrite)
+//! - [`metric`]: the metrics a point records, one catalogue
+//! - [`run_time`]: how long a run takes, estimated from its plan (`lab list`)
+//! - [`report`]: the reports: the page, its plots, conclusion, the seed's claims
+//!   tested, measured against simulated, where a prediction applies, agreement by
+//!   construction, which definition a rebuilt report renders, the index of runs,
+//!   and two runs compared
 //! - [`html`]: escaping and the style sheet of every page
 //!
 //! The modules import no circle: a test (`src/layout.rs`) walks their `crate::`
@@ -60,39 +59,34 @@
 
 #![deny(missing_docs)]
 
-pub mod accuracy;
-pub mod apache;
-pub mod applicability;
 pub mod builtin;
 pub mod check;
-pub mod claim;
-pub mod compare;
-pub mod conclusion;
-pub mod construction;
-pub mod cpu;
 mod error;
-pub mod estimate;
 pub mod experiment;
 pub mod html;
-pub mod index;
-pub mod machine;
 pub mod metric;
-pub mod peer;
-pub mod plot;
 pub mod protocol;
-pub mod report;
-pub mod results;
 pub mod run;
-pub mod rundir;
-pub mod sched;
-pub mod server;
-pub mod stats;
+pub mod run_time;
+pub mod sample;
+
+pub mod process;
+/// The process modules where other crates have always found them.
+pub use process::{apache, cpu, peer, sched, server};
+
+pub mod store;
+/// The storage modules where other crates have always found them.
+pub use store::{machine, results, rundir};
+
+pub mod report;
+/// The reporting modules other crates use, where they have always found them.
+pub use report::{accuracy, compare, conclusion, index, plot};
 
 pub use error::{LabError, Result};
 pub use experiment::Experiment;
 pub use experiment::Source;
-pub use results::RunResults;
 pub use run::{AbFinished, Finished, RunOptions};
+pub use store::results::RunResults;
 
 #[cfg(test)]
 mod layout;

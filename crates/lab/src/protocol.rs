@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::metric::Metric;
-use crate::stats::Sample;
+use crate::sample::Sample;
 
 /// Measured time of every repeat of a full run, unless the experiment asks for more.
 pub const FULL_WINDOW: Duration = Duration::from_secs(10);

@@ -17,6 +17,8 @@
 //! - [`edges`]: module → the modules its code names, read from `src/`
 //! - [`circle`]: a circle in such a graph, if any
 //! - [`assert_no_circle`]: the test each crate runs
+//! - [`edges_within`], [`assert_no_circle_within`]: the same one level down,
+//!   among the files of a module folder (`plot/figure.rs` ↔ `plot/draw.rs`)
 //!
 //! ```
 //! use std::collections::{BTreeMap, BTreeSet};
@@ -191,6 +193,155 @@ pub fn assert_no_circle(manifest_dir: &str, expect: &[&str]) {
     }
 }
 
+/// The submodules of `module` (`plot`, or `report/plot` for a folder inside
+/// a folder) → the submodules (and `module` itself) that their code names,
+/// from the files under `src/<module>/`: the same check
+/// one level down, since a circle among `plot/figure.rs`, `plot/draw.rs` and
+/// `plot.rs` hides from [`edges`] inside the one node `plot`. A submodule is
+/// a file's first component under the folder; paths are read as
+/// `crate::module::x`, `super::x` and `super::super::x` (a `mod tests` at a
+/// file's end is one level deeper). A name the parent only re-exports
+/// (`super::Figure`) is an edge to `module`, which declares every submodule,
+/// so it makes a circle, as the crate root does in [`edges`].
+///
+/// # Panics
+///
+/// If a file under `src/<module>/` cannot be read: this runs in tests only.
+pub fn edges_within(src: &Path, module: &str) -> Graph {
+    let dir = src.join(module);
+    // `report/plot`: the path below the crate root, and where a child's name is.
+    let base: Vec<String> = module.split('/').map(str::to_string).collect();
+    let depth = base.len();
+    let files = rust_files(&dir);
+    // A file's module path below the crate root: ["plot", "draw"].
+    let path_of = |p: &Path| -> Vec<String> {
+        let rel = p.strip_prefix(src).unwrap().with_extension("");
+        let mut v: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        if v.last().is_some_and(|l| l == "mod") {
+            v.pop();
+        }
+        v
+    };
+    let children: BTreeSet<String> = files.iter().map(|f| path_of(f)[depth].clone()).collect();
+    let mut g = Graph::new();
+    g.insert(module.into(), children.clone());
+    for f in &files {
+        let here = path_of(f);
+        let text = std::fs::read_to_string(f).unwrap();
+        let code: String = text
+            .lines()
+            .map(|l| l.split("//").next().unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let tests_at = code.find("mod tests").unwrap_or(code.len());
+        let to = g.entry(here[depth].clone()).or_default();
+        for (at, path) in paths(&code) {
+            let mut abs: Vec<String> = Vec::new();
+            let mut rest = path.as_slice();
+            if rest[0] == "crate" {
+                rest = &rest[1..];
+            } else {
+                // `super` in a file is its parent; inside `mod tests`, the file.
+                abs = here.clone();
+                if at > tests_at {
+                    abs.push("tests".into());
+                }
+                while rest.first().is_some_and(|s| s == "super") {
+                    abs.pop();
+                    rest = &rest[1..];
+                }
+            }
+            abs.extend(rest.iter().cloned());
+            if !abs.starts_with(&base) {
+                continue;
+            }
+            let target = match abs.get(depth) {
+                Some(c) if children.contains(c) => c.clone(),
+                _ => module.to_string(),
+            };
+            if target != here[depth] {
+                to.insert(target);
+            }
+        }
+    }
+    g
+}
+
+/// Every path that starts with `crate::` or `super::` in `code`, with where
+/// it starts, as its names (`super::super::bars::x` is
+/// `["super", "super", "bars", "x"]`); a group `{a::B, c}` gives one path per
+/// item, each to its first name.
+fn paths(code: &str) -> Vec<(usize, Vec<String>)> {
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = Vec::new();
+    for head in ["crate::", "super::"] {
+        for (i, _) in code.match_indices(head) {
+            let before = &code[..i];
+            if before.ends_with("::") || before.ends_with(is_ident) {
+                continue; // the middle of a path, or `pub(super)`-like text
+            }
+            let mut names = vec![head.trim_end_matches(':').to_string()];
+            let mut rest = &code[i + head.len()..];
+            loop {
+                let name: String = rest.chars().take_while(|c| is_ident(*c)).collect();
+                if !name.is_empty() {
+                    rest = &rest[name.len()..];
+                    names.push(name);
+                    match rest.strip_prefix("::") {
+                        Some(r) => rest = r,
+                        None => break,
+                    }
+                } else {
+                    if rest.starts_with('{') {
+                        // Only this group: up to the brace that closes it.
+                        let mut depth = 0usize;
+                        let end = rest
+                            .char_indices()
+                            .find(|&(_, c)| {
+                                match c {
+                                    '{' => depth += 1,
+                                    '}' => depth -= 1,
+                                    _ => {}
+                                }
+                                depth == 0
+                            })
+                            .map_or(rest.len(), |(j, _)| j + 1);
+                        for n in crate_paths(&format!("crate::{}", &rest[..end])) {
+                            let mut p = names.clone();
+                            p.push(n);
+                            out.push((i, p));
+                        }
+                    }
+                    break;
+                }
+            }
+            if names.len() > 1 && !rest.starts_with('{') {
+                out.push((i, names));
+            }
+        }
+    }
+    out
+}
+
+/// [`assert_no_circle`] one level down: the submodules of `module` (its
+/// files under `src/<module>/`, and `module` itself) import no circle.
+/// `expect` names a few submodules the graph must hold.
+pub fn assert_no_circle_within(manifest_dir: &str, module: &str, expect: &[&str]) {
+    let g = edges_within(&Path::new(manifest_dir).join("src"), module);
+    for m in expect {
+        assert!(g.contains_key(*m), "no submodule {m} of {module} in {g:?}");
+    }
+    if let Some(c) = circle(&g) {
+        panic!(
+            "import circle in {module}: {}\nedges: {g:#?}",
+            c.join(" -> ")
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,6 +405,60 @@ mod tests {
             c.contains(&ROOT.to_string()) && c.contains(&"driver".to_string()),
             "{c:?}"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_circle_one_level_down_is_found() {
+        let dir = std::env::temp_dir().join(format!("servelab-layout-in-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("src/plot")).unwrap();
+        std::fs::write(dir.join("src/lib.rs"), "mod plot;").unwrap();
+        std::fs::write(
+            dir.join("src/plot.rs"),
+            "mod draw;\nmod figure;\npub use figure::Figure;",
+        )
+        .unwrap();
+        std::fs::write(dir.join("src/plot/figure.rs"), "pub struct Figure;").unwrap();
+        std::fs::write(
+            dir.join("src/plot/draw.rs"),
+            "use super::{figure::Figure, style};\nuse crate::plot::figure;\nuse crate::error::Result;\nmod tests { use super::*; use super::super::figure::Figure; }",
+        )
+        .unwrap();
+        std::fs::write(dir.join("src/plot/style.rs"), "").unwrap();
+        let g = edges_within(&dir.join("src"), "plot");
+        assert_eq!(circle(&g), None, "{g:?}");
+        // A group names only its own items; `crate::error` is outside `plot`.
+        assert_eq!(
+            g["draw"],
+            BTreeSet::from(["figure".to_string(), "style".to_string()])
+        );
+        // figure → draw closes a circle.
+        std::fs::write(dir.join("src/plot/figure.rs"), "use super::draw;").unwrap();
+        let g = edges_within(&dir.join("src"), "plot");
+        assert!(circle(&g).is_some(), "{g:?}");
+        // So does a name that the parent re-exports.
+        std::fs::write(dir.join("src/plot/figure.rs"), "").unwrap();
+        std::fs::write(dir.join("src/plot/draw.rs"), "use super::{Figure, figure};").unwrap();
+        let g = edges_within(&dir.join("src"), "plot");
+        assert_eq!(
+            g["draw"],
+            BTreeSet::from(["plot".to_string(), "figure".to_string()])
+        );
+        assert!(circle(&g).is_some(), "{g:?}");
+        // A folder inside a folder: `report/plot`.
+        std::fs::create_dir_all(dir.join("src/report/plot")).unwrap();
+        std::fs::write(
+            dir.join("src/report/plot/a.rs"),
+            "use crate::report::plot::b::X;",
+        )
+        .unwrap();
+        std::fs::write(dir.join("src/report/plot/b.rs"), "pub struct X;").unwrap();
+        let g = edges_within(&dir.join("src"), "report/plot");
+        assert_eq!(g["a"], BTreeSet::from(["b".to_string()]));
+        assert_eq!(circle(&g), None, "{g:?}");
+        std::fs::write(dir.join("src/report/plot/b.rs"), "use super::a;").unwrap();
+        let g = edges_within(&dir.join("src"), "report/plot");
+        assert!(circle(&g).is_some(), "{g:?}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -31,7 +31,7 @@ use servelab_sim::{Connections, Model, OnFull, Policy};
 
 use crate::delay::NonCpuDelay;
 use crate::staircase::{Load, Repeat, Step};
-use servelab_lab::stats::Sample;
+use servelab_lab::sample::Sample;
 use servelab_lab::{LabError, Result};
 
 /// Response-time CV within this distance of 1 is fitted as exponential.

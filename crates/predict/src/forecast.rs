@@ -85,12 +85,12 @@ pub struct Forecast {
     pub users_waiting_at_end: Estimate,
 }
 
-fn est(e: &servelab_sim::stats::Estimate, scale: f64) -> Option<Estimate> {
+fn est(e: &servelab_sim::estimate::Estimate, scale: f64) -> Option<Estimate> {
     shifted(e, scale, 0.0)
 }
 
 /// A response time: the simulator's, plus the fit's delay outside the server.
-fn shifted(e: &servelab_sim::stats::Estimate, scale: f64, delay_s: f64) -> Option<Estimate> {
+fn shifted(e: &servelab_sim::estimate::Estimate, scale: f64, delay_s: f64) -> Option<Estimate> {
     e.mean.is_finite().then(|| Estimate {
         value: (e.mean + delay_s) * scale,
         half_width: e.half_width.is_finite().then_some(e.half_width * scale),

@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::fit::Estimate;
 use crate::staircase::Step;
-use servelab_lab::stats::Sample;
+use servelab_lab::sample::Sample;
 
 /// The step past W and its reading.
 #[derive(Debug, Clone, Serialize)]

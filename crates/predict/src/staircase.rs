@@ -32,7 +32,7 @@ use crate::cpu_source::CpuSource;
 use crate::progress::Progress;
 use servelab_lab::check::Check;
 use servelab_lab::protocol::{StopReason, Stopped, Window};
-use servelab_lab::stats::Sample;
+use servelab_lab::sample::Sample;
 use servelab_lab::{LabError, Result};
 
 /// Steps the staircase is sized for: 1, 2, 4, ... 32 users and the open

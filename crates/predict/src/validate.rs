@@ -201,7 +201,7 @@ pub(crate) fn point(step: &Step, predicted: Forecast, steady: Forecast) -> Point
             half_width: s.half_width(),
         },
     );
-    let e = |s: Option<servelab_lab::stats::Sample>| {
+    let e = |s: Option<servelab_lab::sample::Sample>| {
         s.map(|s| Estimate {
             value: s.mean,
             half_width: s.half_width(),

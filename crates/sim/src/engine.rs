@@ -837,6 +837,7 @@ fn simulate<T: Tracer>(
         spec: *spec,
         point,
         rep,
+        run_to,
     };
     Ok(window.finish(sim.cum, sim.censored(), model.cores, events, Some(again)))
 }

@@ -32,7 +32,8 @@
 //! - `queue`, `engine`, `window`: the event list, one replication's event loop, and
 //!   its kept window (streamed statistics, the MSER-5 series, metrics at the cut)
 //! - `warmup`: the warm-up cut, chosen over all replications of a point
-//! - [`stats`]: t intervals, MSER-5, quantiles
+//! - [`estimate`]: an [`Estimate`] (a mean with its t interval over replications),
+//!   MSER-5, quantiles
 //! - [`exact`]: the exact solution and when it applies
 //! - [`bounds`]: asymptotic bounds and the saturation point
 //! - [`result`]: what a sweep point returns (the JSON schema)
@@ -68,6 +69,7 @@
 pub mod bounds;
 mod engine;
 mod error;
+pub mod estimate;
 pub mod exact;
 pub mod model;
 pub mod no_effect;
@@ -75,7 +77,6 @@ mod queue;
 pub mod report;
 pub mod result;
 pub mod spec;
-pub mod stats;
 pub mod sweep;
 pub mod trace;
 mod warmup;
@@ -83,11 +84,14 @@ mod window;
 
 pub use bounds::Bounds;
 pub use error::{Result, SimError};
+pub use estimate::Estimate;
 pub use exact::Exact;
 pub use model::{Affinity, Connections, HeldWorkers, Model, OnAbandon, OnFull, Policy};
 pub use no_effect::{NoEffect, no_effect};
 pub use result::{Diff, LittleCheck, Metrics, PointResult, WarmupUsed};
 pub use servelab_dist::Dist;
 pub use spec::{Length, RunSpec, Warmup};
-pub use stats::Estimate;
 pub use sweep::{Sweep, parse_users, run_models, run_models_on, run_point, trace_replication};
+
+#[cfg(test)]
+mod layout;

@@ -56,9 +56,9 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::estimate::Estimate;
 use crate::result::{Metrics, PointResult};
 use crate::spec::RunSpec;
-use crate::stats::Estimate;
 
 mod table;
 

@@ -10,10 +10,10 @@
 use serde::Serialize;
 
 use crate::bounds::Bounds;
+use crate::estimate::Estimate;
 use crate::exact::Exact;
 use crate::model::Model;
 use crate::spec::{RunSpec, Warmup};
-use crate::stats::Estimate;
 use crate::window::{RepMetrics, RepOutput};
 
 /// Simulated metrics of one point, each a mean over replications with its 95%

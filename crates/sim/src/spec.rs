@@ -4,6 +4,13 @@ use serde::Serialize;
 
 use crate::error::{Result, SimError};
 
+/// Most batches a replication's MSER series holds (24 bytes each: 192 KiB). When a
+/// run fills it, adjacent batches are merged in pairs and the batch size doubles (see
+/// `window::Series`); a power of two, so that the merges land on batch boundaries. Runs of
+/// up to `5 * SERIES_MAX` completions (40,960: seed 002's 20,000 and the lab's
+/// defaults) keep batches of 5, so their cut is exactly MSER-5's as before.
+pub(crate) const SERIES_MAX: usize = 1 << 13;
+
 /// Most MSER batches of one point, held at once to choose the warm-up cut: each
 /// replication's series holds at most 8,192 batches of 24 bytes (192 KiB), whatever
 /// its length, so this bounds replications x batches (about 1 GB here).
@@ -105,7 +112,7 @@ impl RunSpec {
         if let (true, Length::Requests(r)) = (mser, self.length) {
             // Choosing the cut needs the batch series of every replication of a
             // point at once; a fixed warm-up keeps none.
-            let batches = (r / 5).min(crate::window::SERIES_MAX as u64);
+            let batches = (r / 5).min(SERIES_MAX as u64);
             if u64::from(self.reps).saturating_mul(batches) > MAX_POINT_BATCHES {
                 return Err(SimError::InvalidRun(format!(
                     "{} replications of {r} requests hold more than {MAX_POINT_BATCHES} \

@@ -30,7 +30,7 @@
 //! time-average number on the server per batch), and is searched over the first half
 //! of the run.
 //!
-//! Measured (`coverage_grid` below, by hand in release): at five knees N = N*, 20
+//! Measured (`coverage_grid` in `sweep.rs`'s tests, by hand in release): at five knees N = N*, 20
 //! experiments each of 100 replications x 20,000 requests, the same replications cut
 //! three ways. How often the 95% interval of R covered the exact value:
 //!
@@ -58,8 +58,8 @@
 use rayon::prelude::*;
 
 use crate::error::Result;
+use crate::estimate::mser;
 use crate::spec::Warmup;
-use crate::stats::mser;
 use crate::window::{RepOutput, Replication, Series};
 
 /// Chooses the warm-up cut of every replication of one point and closes them (in
@@ -77,7 +77,7 @@ pub(crate) fn close_point(reps: Vec<Replication>, warmup: Warmup) -> Result<Vec<
 
 /// The MSER cut of a series pair, in completions: the later of the two, in whole
 /// batches of the series.
-fn cut(s: &Series) -> u64 {
+pub(crate) fn cut(s: &Series) -> u64 {
     mser(&s.rt).max(mser(&s.occupancy)) as u64 * s.batch
 }
 
@@ -85,7 +85,7 @@ fn cut(s: &Series) -> u64 {
 /// replication has (with a horizon, replications end after different numbers of
 /// completions, and a longer one may have coarsened its series further: all are
 /// brought to the coarsest batch first).
-fn pooled_cut(reps: &[Replication]) -> u64 {
+pub(crate) fn pooled_cut(reps: &[Replication]) -> u64 {
     if let [one] = reps {
         return cut(one.series());
     }
@@ -114,15 +114,7 @@ fn pooled_cut(reps: &[Replication]) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use rayon::prelude::*;
-    use servelab_dist::Dist;
-
     use super::*;
-    use crate::engine::run_replication;
-    use crate::model::Model;
-    use crate::spec::{Length, RunSpec};
-    use crate::stats::Estimate;
-    use crate::trace::NoTrace;
 
     #[test]
     fn mser_cut_removes_a_transient_in_either_series() {
@@ -141,131 +133,5 @@ mod tests {
             ..Series::default()
         };
         assert_eq!(cut(&s), 10);
-    }
-
-    /// Closing at a cut runs the replication again to it: the kept part then is
-    /// what a run that opened its window at the cut would have kept.
-    #[test]
-    fn closing_at_a_cut_repeats_the_run_up_to_it() {
-        let m = Model {
-            users: 60,
-            ..Model::default()
-        };
-        let spec = RunSpec {
-            reps: 1,
-            length: Length::Requests(2_000),
-            warmup: Warmup::Mser5,
-            seed: 9,
-        };
-        let r = run_replication(&m, &spec, 0, 0, &mut NoTrace).unwrap();
-        let all = r.close(0).unwrap();
-        let cut = r.close(200).unwrap();
-        assert_eq!((cut.warmup_deleted, cut.kept), (200, 1_800));
-        assert!(cut.warmup_time > all.warmup_time);
-        assert!((cut.metrics.duration + cut.warmup_time - all.metrics.duration).abs() < 1e-9);
-        // The first 200 completions and the last 1,800 add up to the whole window.
-        let whole = all.metrics.throughput * all.metrics.duration;
-        let parts = cut.metrics.throughput * cut.metrics.duration + 200.0;
-        assert!((whole - parts).abs() < 1e-6, "{whole} against {parts}");
-    }
-
-    fn env(name: &str, default: u64) -> u64 {
-        std::env::var(name)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(default)
-    }
-
-    /// The measurement behind the choice of cut (see the module doc): at the knee of
-    /// several product-form models, how often the 95% interval of R covers the exact
-    /// value, with each cut applied to the same replications. Prints a table; asserts
-    /// nothing. `SIM_COVERAGE_REPS`, `_REQUESTS`, `_EXPERIMENTS`, `_POINTS` change its size.
-    #[test]
-    #[ignore = "minutes in release: cargo test --release -p servelab-sim --lib coverage_grid -- --ignored --nocapture"]
-    fn coverage_grid() {
-        let reps = env("SIM_COVERAGE_REPS", 100) as u32;
-        let requests = env("SIM_COVERAGE_REQUESTS", 20_000);
-        let experiments = env("SIM_COVERAGE_EXPERIMENTS", 20);
-        let points = env("SIM_COVERAGE_POINTS", 5) as usize;
-        // (cores, S, Z): N* = c (S + Z) / S.
-        let grid = [
-            (8, 0.1, 7.0),
-            (4, 0.2, 7.0),
-            (1, 0.1, 7.0),
-            (16, 0.1, 7.0),
-            (4, 0.1, 1.0),
-        ];
-        println!("{reps} replications x {requests} requests, {experiments} experiments a point");
-        println!("   c    S    Z     N  method       cover R  cover X   mean dR%  deleted%");
-        for (cores, s, z) in grid.into_iter().take(points) {
-            let users = (f64::from(cores) * (s + z) / s).round() as u32;
-            let m = Model {
-                users,
-                cores,
-                service: Dist::exp(s),
-                think: Dist::exp(z),
-                buffer: 100_000,
-                ..Model::default()
-            };
-            let exact = crate::exact::solve(&m).unwrap();
-            let names = ["each", "largest-each", "pooled"];
-            let mut cover = [[0u32; 2]; 3];
-            let mut err = [0.0; 3];
-            let mut deleted = [0.0; 3];
-            for e in 0..experiments {
-                let spec = RunSpec {
-                    reps,
-                    length: Length::Requests(requests),
-                    warmup: Warmup::Mser5,
-                    seed: 1000 + e,
-                };
-                let runs: Vec<Replication> = (0..reps)
-                    .into_par_iter()
-                    .map(|r| run_replication(&m, &spec, 0, r, &mut NoTrace).unwrap())
-                    .collect();
-                let each: Vec<u64> = runs.iter().map(|r| cut(r.series())).collect();
-                let largest = each.iter().copied().max().unwrap_or(0);
-                let pooled = pooled_cut(&runs);
-                for (i, outs) in [
-                    runs.iter()
-                        .zip(&each)
-                        .map(|(r, &d)| r.close(d).unwrap())
-                        .collect::<Vec<_>>(),
-                    runs.iter().map(|r| r.close(largest).unwrap()).collect(),
-                    runs.iter().map(|r| r.close(pooled).unwrap()).collect(),
-                ]
-                .iter()
-                .enumerate()
-                {
-                    let rt = Estimate::from_samples(
-                        &outs
-                            .iter()
-                            .map(|o| o.metrics.attempt_response_time)
-                            .collect::<Vec<_>>(),
-                    );
-                    let x = Estimate::from_samples(
-                        &outs
-                            .iter()
-                            .map(|o| o.metrics.throughput)
-                            .collect::<Vec<_>>(),
-                    );
-                    cover[i][0] += u32::from(rt.covers(exact.response_time));
-                    cover[i][1] += u32::from(x.covers(exact.throughput));
-                    err[i] += (rt.mean / exact.response_time - 1.0) / experiments as f64;
-                    deleted[i] += outs.iter().map(|o| o.warmup_deleted as f64).sum::<f64>()
-                        / (f64::from(reps) * requests as f64 * experiments as f64);
-                }
-            }
-            for i in 0..3 {
-                println!(
-                    "{cores:>4} {s:>4} {z:>4} {users:>5}  {:<12} {:>6.0}%  {:>6.0}%  {:>+8.2}  {:>8.1}",
-                    names[i],
-                    100.0 * f64::from(cover[i][0]) / experiments as f64,
-                    100.0 * f64::from(cover[i][1]) / experiments as f64,
-                    100.0 * err[i],
-                    100.0 * deleted[i]
-                );
-            }
-        }
     }
 }

@@ -35,14 +35,7 @@ use hdrhistogram::Histogram;
 
 use crate::error::{Result, SimError};
 use crate::model::Model;
-use crate::spec::RunSpec;
-
-/// Most batches a replication's MSER series holds (24 bytes each: 192 KiB). When a
-/// run fills it, adjacent batches are merged in pairs and the batch size doubles (see
-/// [`Series`]); a power of two, so that the merges land on batch boundaries. Runs of
-/// up to `5 * SERIES_MAX` completions (40,960: seed 002's 20,000 and the lab's
-/// defaults) keep batches of 5, so their cut is exactly MSER-5's as before.
-pub(crate) const SERIES_MAX: usize = 1 << 13;
+use crate::spec::{RunSpec, SERIES_MAX};
 
 /// Significant decimal digits of the response-time histograms: a percentile is the
 /// middle of the histogram bucket that holds the nearest-rank value, within 0.05% of
@@ -506,7 +499,15 @@ pub(crate) struct Again {
     pub(crate) spec: RunSpec,
     pub(crate) point: usize,
     pub(crate) rep: u32,
+    /// The engine's run to `kept` completions (`engine::run_to`), handed over
+    /// by the engine that made the replication, so that the window, which the
+    /// engine uses, does not name the engine back.
+    pub(crate) run_to: RunTo,
 }
+
+/// How a replication is run again up to a count of completions: (model, spec,
+/// point, replication, completions) → the counters and histograms there.
+pub(crate) type RunTo = fn(&Model, &RunSpec, usize, u32, u64) -> Result<Prefix>;
 
 /// A replication that has run, before its warm-up cut: the cut may depend on the
 /// other replications of its point (see `warmup`).
@@ -561,8 +562,7 @@ impl Replication {
         let again = self.again.as_ref().ok_or_else(|| {
             SimError::InvalidRun("this replication cannot be run again to its cut".into())
         })?;
-        let prefix =
-            crate::engine::run_to(&again.model, &again.spec, again.point, again.rep, kept)?;
+        let prefix = (again.run_to)(&again.model, &again.spec, again.point, again.rep, kept)?;
         if prefix.count != kept {
             // Cannot happen while the loop is a pure function of the seed; a silent
             // mismatch would shift every metric, so it is an error.
@@ -777,7 +777,7 @@ mod tests {
 
     /// MSER's cut in completions, as `warmup` computes it.
     fn cut(s: &Series) -> u64 {
-        crate::stats::mser(&s.rt).max(crate::stats::mser(&s.occupancy)) as u64 * s.batch
+        crate::estimate::mser(&s.rt).max(crate::estimate::mser(&s.occupancy)) as u64 * s.batch
     }
 
     /// The coarsened series (at most 1,024 batches here, so 625 batches of 320 at the

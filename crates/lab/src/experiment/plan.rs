@@ -15,11 +15,38 @@ use servelab_server::{LogTarget, ServeArgs};
 use super::schema::{Experiment, ModelSpec, Scalar, ServerSpec, Template};
 use super::template::{FieldError, Vars, expand, opt_num, parse_num, parse_with};
 use crate::error::Result;
-use crate::peer::Peer;
-use crate::sched::KernelSched;
+use crate::process::peer::Peer;
+use crate::process::sched::KernelSched;
+
+/// What the command line says about a plan (`--quick`, `--repeats`,
+/// `--precision`): with the experiment's text, all that a plan is built from.
+/// A run, `lab ab` and a rebuilt report each build their one [`Plan`] from
+/// these, and nothing patches the plan afterwards.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct PlanOptions {
+    /// The `--quick` sweep.
+    pub quick: bool,
+    /// A fixed number of repeats per point instead of the experiment's
+    /// fewest-to-cap (`--repeats`).
+    pub repeats: Option<u32>,
+    /// Target relative half-width of the headline metric's 95% interval
+    /// instead of the experiment's (`--precision`, a fraction: 0.02 is 2%).
+    pub precision: Option<f64>,
+}
+
+impl PlanOptions {
+    /// The full or `--quick` sweep with the experiment's own repeats and
+    /// precision.
+    pub fn sweep(quick: bool) -> PlanOptions {
+        PlanOptions {
+            quick,
+            ..PlanOptions::default()
+        }
+    }
+}
 
 /// Everything a run does, resolved.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
     /// Whether this is the `--quick` sweep.
     pub quick: bool,
@@ -49,7 +76,7 @@ pub struct ServedFile {
 }
 
 /// One point of the sweep.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PlannedPoint {
     /// Position in the run, from 0.
     pub index: usize,
@@ -60,7 +87,7 @@ pub struct PlannedPoint {
 }
 
 /// What a point does.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Work {
     /// Start a server, drive it with load, maybe predict it.
     Measure(Box<Measure>),
@@ -69,7 +96,7 @@ pub enum Work {
 }
 
 /// A measured point.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Measure {
     /// The server's label (`[[server]] label`).
     pub label: String,
@@ -132,7 +159,7 @@ impl Trust {
 }
 
 /// A server to start.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Server {
     /// `servelab serve` with these flags; the run adds only `--port`.
     Servelab(Box<ServeArgs>),
@@ -191,30 +218,25 @@ impl PlannedPoint {
 const LAB_SETS: &str = "--root, --addr, --port and --engine";
 
 impl Experiment {
-    /// Expands and resolves every point of the full or `--quick` sweep, with
-    /// `tmp` as the run's temporary directory. `repeats` overrides the file's.
-    /// `{kernel_quantum}` and `{kernel_switch}` take the kernel's setting and
-    /// no switch cost ([`KernelSched::unmeasured`]); a run measures them and
-    /// uses [`Experiment::plan_with`].
-    pub fn plan(&self, quick: bool, repeats: Option<u32>, tmp: &Path) -> Result<Plan> {
-        self.plan_with(quick, repeats, tmp, &KernelSched::unmeasured())
+    /// Expands and resolves every point of the full or `--quick` sweep
+    /// (`options`), with `tmp` as the run's temporary directory; the options'
+    /// repeats and precision override the file's. `{kernel_quantum}` and
+    /// `{kernel_switch}` take the kernel's setting and no switch cost
+    /// ([`KernelSched::unmeasured`]); a run measures them and uses
+    /// [`Experiment::plan_with`].
+    pub fn plan(&self, options: &PlanOptions, tmp: &Path) -> Result<Plan> {
+        self.plan_with(options, tmp, &KernelSched::unmeasured())
     }
 
     /// [`Experiment::plan`] with the kernel's measured quantum and switch cost.
     pub fn plan_with(
         &self,
-        quick: bool,
-        repeats: Option<u32>,
+        options: &PlanOptions,
         tmp: &Path,
         kernel: &KernelSched,
     ) -> Result<Plan> {
-        self.plan_fields(
-            quick,
-            repeats,
-            tmp,
-            (kernel.quantum(), kernel.switch_cost()),
-        )
-        .map_err(|(span, message)| self.source.error_at(span, message))
+        self.plan_fields(options, tmp, (kernel.quantum(), kernel.switch_cost()))
+            .map_err(|(span, message)| self.source.error_at(span, message))
     }
 
     /// Whether a template names the kernel's figures, so a run must measure them.
@@ -224,11 +246,11 @@ impl Experiment {
 
     fn plan_fields(
         &self,
-        quick: bool,
-        repeats: Option<u32>,
+        options: &PlanOptions,
         tmp: &Path,
         kernel: (f64, f64),
     ) -> Result<Plan, FieldError> {
+        let quick = options.quick;
         let tmp_text = tmp.to_string_lossy();
         let mut points = Vec::new();
         let mut files: Vec<ServedFile> = Vec::new();
@@ -272,12 +294,12 @@ impl Experiment {
                 });
             }
         }
-        let (min, max) = self.repeats(quick, repeats);
+        let (min, max) = self.repeats(quick, options.repeats);
         Ok(Plan {
             quick,
             repeats: min,
             max_repeats: max,
-            precision: self.precision(),
+            precision: options.precision.unwrap_or_else(|| self.precision()),
             headline: self.headline(),
             tmp: tmp.to_path_buf(),
             files,
@@ -499,7 +521,9 @@ impl Experiment {
                         format!("tls: the lab configures TLS for nginx, lighttpd and h2o, not {p}"),
                     ));
                 }
-                Some(_) => Some(Trust::CaCert(crate::peer::certificate_paths(tmp).0)),
+                Some(_) => Some(Trust::CaCert(
+                    crate::process::peer::certificate_paths(tmp).0,
+                )),
                 None => None,
             },
         };
@@ -804,7 +828,7 @@ y = "throughput"
 "#;
 
     fn plan(text: &str) -> Result<Plan> {
-        Experiment::parse(text, "t.toml")?.plan(false, None, Path::new("/tmp/x"))
+        Experiment::parse(text, "t.toml")?.plan(&PlanOptions::sweep(false), Path::new("/tmp/x"))
     }
 
     fn err(text: &str) -> String {
@@ -894,19 +918,49 @@ y = "throughput"
         // Read from its file, not through `builtin` (which depends on this module).
         let seed = include_str!("../../../../experiments/seed002.toml");
         let exp = Experiment::parse(seed, "seed002.toml").unwrap();
-        let p = exp.plan(false, None, Path::new("/tmp/x")).unwrap();
+        let p = exp
+            .plan(&PlanOptions::sweep(false), Path::new("/tmp/x"))
+            .unwrap();
         assert!(p.points.iter().all(|pt| matches!(
             &pt.work,
             Work::Simulate(m) if m.model.connections == Connections::Free
         )));
     }
 
+    /// `--repeats` and `--precision` are both options the plan is built from
+    /// (issue 31: `--precision` was patched onto a finished plan, so a plan
+    /// built elsewhere, for a report, lacked it).
+    #[test]
+    fn the_command_lines_repeats_and_precision_are_in_the_plan() {
+        let e = Experiment::parse(GOOD, "t.toml").unwrap();
+        let tmp = Path::new("/tmp/x");
+        let own = e.plan(&PlanOptions::sweep(false), tmp).unwrap();
+        assert_eq!(own.precision, e.precision());
+        let p = e
+            .plan(
+                &PlanOptions {
+                    quick: false,
+                    repeats: Some(5),
+                    precision: Some(0.05),
+                },
+                tmp,
+            )
+            .unwrap();
+        assert_eq!((p.repeats, p.max_repeats, p.precision), (5, 5, 0.05));
+        assert_ne!(own.precision, 0.05, "the test must change the precision");
+        assert_eq!(p.points.len(), own.points.len());
+    }
+
     #[test]
     fn points_are_the_product_of_axes_and_servers_resolved_to_types() {
         let e = Experiment::parse(GOOD, "t.toml").unwrap();
-        let full = e.plan(false, None, Path::new("/tmp/x")).unwrap();
+        let full = e
+            .plan(&PlanOptions::sweep(false), Path::new("/tmp/x"))
+            .unwrap();
         assert_eq!(full.points.len(), 3);
-        let quick = e.plan(true, None, Path::new("/tmp/x")).unwrap();
+        let quick = e
+            .plan(&PlanOptions::sweep(true), Path::new("/tmp/x"))
+            .unwrap();
         assert_eq!(
             quick.points.len(),
             2,

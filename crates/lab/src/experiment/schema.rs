@@ -69,7 +69,7 @@ use toml::Spanned;
 
 use crate::error::{LabError, Result};
 use crate::metric::Metric;
-use crate::peer::Peer;
+use crate::process::peer::Peer;
 
 /// A TOML scalar as written: the value of an axis or of a templated field.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -622,23 +622,6 @@ pub struct QuickSpec {
 }
 
 impl Experiment {
-    /// Reads an experiment and checks what does not depend on a point (names,
-    /// references between fields, metrics); `file` names it in error messages.
-    /// The templated fields are checked when it is planned ([`Experiment::plan`]).
-    pub fn parse(text: &str, file: &str) -> Result<Experiment> {
-        let source = Source {
-            file: file.to_string(),
-            text: text.to_string(),
-        };
-        let mut exp: Experiment = toml::from_str(text).map_err(|e| {
-            let msg = e.message().trim().to_string();
-            source.error_at(e.span().unwrap_or(0..0), msg)
-        })?;
-        exp.source = source;
-        super::validate::experiment(&exp).map_err(|(span, m)| exp.source.error_at(span, m))?;
-        Ok(exp)
-    }
-
     /// The experiment's name.
     pub fn name(&self) -> &str {
         self.name.get_ref()

@@ -2,7 +2,7 @@
 //! run's temporary directory, in any templated field of an experiment.
 //! `{kernel_quantum}` and `{kernel_switch}` become the kernel scheduler's
 //! effective slice and context-switch cost in seconds, as the run measured them
-//! on the server's CPU (see [`crate::sched`]).
+//! on the server's CPU (see [`crate::process::sched`]).
 //!
 //! A field that cannot be expanded or read is a [`FieldError`]: the byte span of
 //! the field in the file and what is wrong, turned into `file:line:column:

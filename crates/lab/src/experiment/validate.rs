@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use toml::Spanned;
 
-use super::schema::{ConclusionKind, Experiment};
+use super::schema::{ConclusionKind, Experiment, Source};
 use super::template::FieldError;
 use crate::metric::Metric;
 
@@ -301,6 +301,27 @@ fn servers(exp: &Experiment) -> Result<BTreeSet<String>, FieldError> {
         }
     }
     Ok(labels)
+}
+
+// Here rather than in `schema.rs`, so that the types do not name their check:
+// reading an experiment is deserialising it and then checking it.
+impl Experiment {
+    /// Reads an experiment and checks what does not depend on a point (names,
+    /// references between fields, metrics); `file` names it in error messages.
+    /// The templated fields are checked when it is planned ([`Experiment::plan`]).
+    pub fn parse(text: &str, file: &str) -> crate::error::Result<Experiment> {
+        let source = Source {
+            file: file.to_string(),
+            text: text.to_string(),
+        };
+        let mut exp: Experiment = toml::from_str(text).map_err(|e| {
+            let msg = e.message().trim().to_string();
+            source.error_at(e.span().unwrap_or(0..0), msg)
+        })?;
+        exp.source = source;
+        experiment(&exp).map_err(|(span, m)| exp.source.error_at(span, m))?;
+        Ok(exp)
+    }
 }
 
 #[cfg(test)]

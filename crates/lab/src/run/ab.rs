@@ -50,7 +50,7 @@
 //! The pair is written as `OUT/a` and `OUT/b`, two ordinary run directories
 //! (`lab report` and `lab compare` read them), each recording in its protocol
 //! that it was measured interleaved with the other
-//! ([`crate::results::Interleaved`]: the order, when each side's server and
+//! ([`crate::store::results::Interleaved`]: the order, when each side's server and
 //! each repeat began, and each server's process id), `OUT/compare.html`, and
 //! `OUT/index.html` listing both sides (the pair's directory is marked as a lab
 //! run, so that `--force` may replace it, and as a directory of runs, so that
@@ -62,12 +62,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use super::{Finished, RunOptions, Setup, Signals, measure, progress_bar, write_files, write_run};
+use super::finished::{Finished, write_run};
+use super::measure;
+use super::options::RunOptions;
+use super::progress::progress_bar;
+use super::setup::{Setup, write_files};
+use super::signals::Signals;
 use crate::error::{LabError, Result};
 use crate::experiment::Experiment;
-use crate::machine;
-use crate::results::{Alternation, Interleaved, Side};
-use crate::rundir;
+use crate::store::machine;
+use crate::store::results::{Alternation, Interleaved, Side};
+use crate::store::rundir;
 
 /// A pair that `servelab lab ab` measured and wrote.
 #[derive(Debug, Clone)]
@@ -259,15 +264,15 @@ pub fn run_ab(exp: &Experiment, opts: &RunOptions, exe_b: &Path) -> Result<AbFin
     let b = finish(Side::B, &opts_b, arm_b, dir_b.path)?;
     let compare_html = out.path.join("compare.html");
     let names = |f: &Finished| f.dir.display().to_string();
-    let page = crate::compare::html(&a.results, &b.results, &names(&a), &names(&b))?;
-    crate::compare::write_html(&compare_html, &page)?;
+    let page = crate::report::compare::html(&a.results, &b.results, &names(&a), &names(&b))?;
+    crate::report::compare::write_html(&compare_html, &page)?;
     // The pair's index lists both sides, and the directory of runs around it
     // links to the pair; a failure here costs only the listings.
     if rundir::mark_runs(&out.path).is_ok() {
-        let _ = crate::index::write(&out.path);
+        let _ = crate::report::index::write(&out.path);
     }
     if let Some(runs) = &out.runs {
-        let _ = crate::index::write(runs);
+        let _ = crate::report::index::write(runs);
     }
     Ok(AbFinished {
         dir: out.path,

@@ -24,7 +24,7 @@ pub(crate) use fetch::{Wire, get};
 use servelab_server::StatusDocument;
 
 use crate::metric::Metric;
-use crate::results::Figures;
+use crate::store::results::Figures;
 
 /// One reading of `/-/status`.
 #[derive(Debug, Clone, Copy, PartialEq)]

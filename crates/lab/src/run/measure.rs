@@ -19,13 +19,13 @@ use servelab_load::{LoadSpec, Target, Workload};
 use super::counters::{self, Wire};
 use super::record::{error_classes, failures, record_repeat, record_tls};
 use super::simulate::{add_model_error, predict};
-use crate::cpu::{CpuReading, Placement};
 use crate::error::{LabError, Result};
 use crate::experiment::{Measure, Plan, PointTls, ResolvedLoad, Server, Work};
-use crate::peer;
+use crate::process::cpu::{CpuReading, Placement};
+use crate::process::peer;
+use crate::process::server::{self, ServerProcess, StartError};
 use crate::protocol::{Stopped, Window};
-use crate::results::{Figures, PointRecord, Status};
-use crate::server::{self, ServerProcess, StartError};
+use crate::store::results::{Figures, PointRecord, Status};
 
 /// What every point of a measured run shares, whichever arm measures it.
 struct Ctx<'a> {
@@ -132,8 +132,8 @@ pub(super) fn measure_all(
             predict(plan, &mut arm.records);
         }
     }
-    let original = crate::cpu::allowed_cpus();
-    crate::cpu::pin_current_thread(&placement.load)
+    let original = crate::process::cpu::allowed_cpus();
+    crate::process::cpu::pin_current_thread(&placement.load)
         .map_err(|e| LabError::Other(format!("pinning the load generator: {e}")))?;
     let ctx = Ctx {
         plan,
@@ -165,7 +165,7 @@ pub(super) fn measure_all(
         }
         measure_point(&ctx, arms, order, i, m);
     }
-    let _ = crate::cpu::pin_current_thread(&original);
+    let _ = crate::process::cpu::pin_current_thread(&original);
     for arm in arms.iter_mut() {
         add_model_error(&mut arm.records);
     }

@@ -4,7 +4,7 @@
 //! recorded with its reason, never as a zero; what failed becomes a note.
 
 use crate::metric::Metric;
-use crate::results::{Figures, PointRecord};
+use crate::store::results::{Figures, PointRecord};
 
 /// The figures of repeat `r` into the point's record; `server` holds the
 /// server's own rates when its counters were read.

@@ -9,7 +9,7 @@ use indicatif::ProgressBar;
 
 use crate::experiment::{Model, Plan, Work};
 use crate::metric::Metric;
-use crate::results::{PointRecord, Stat, Status};
+use crate::store::results::{PointRecord, Stat, Status};
 
 /// Simulates every point of a simulated experiment.
 pub(super) fn simulate_all(
@@ -174,7 +174,7 @@ pub(super) fn add_model_error(records: &mut [PointRecord]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::Figures;
+    use crate::store::results::Figures;
     use servelab_sim::{Dist, Length, RunSpec, Warmup};
 
     /// Regression: where users timed out and retried, a simulated point had no

@@ -12,8 +12,11 @@ fn check(text: &str) -> Result<(), String> {
     std::fs::write(&path, text).unwrap();
     let exp = builtin::load(path.to_str().unwrap()).map_err(|e| strip(&e, tmp.path()))?;
     for quick in [true, false] {
-        exp.plan(quick, None, Path::new("/tmp/servelab-lab"))
-            .map_err(|e| strip(&e, tmp.path()))?;
+        exp.plan(
+            &servelab_lab::experiment::PlanOptions::sweep(quick),
+            Path::new("/tmp/servelab-lab"),
+        )
+        .map_err(|e| strip(&e, tmp.path()))?;
     }
     Ok(())
 }

@@ -45,7 +45,10 @@ fn plan(text: &str) -> Result<Vec<Option<PointTls>>, String> {
     let mut out = Vec::new();
     for quick in [true, false] {
         let p = exp
-            .plan(quick, None, Path::new("/tmp/servelab-lab"))
+            .plan(
+                &servelab_lab::experiment::PlanOptions::sweep(quick),
+                Path::new("/tmp/servelab-lab"),
+            )
             .map_err(|e| strip(&e))?;
         if !quick {
             for point in p.points {
@@ -156,7 +159,12 @@ fn session_and_first_demand_reach_the_model_and_are_checked() {
     let path = tmp.path().join("s.toml");
     std::fs::write(&path, simulated(r#""{session}""#, r#""const:4ms""#)).unwrap();
     let exp = builtin::load(path.to_str().unwrap()).unwrap();
-    let p = exp.plan(false, None, tmp.path()).unwrap();
+    let p = exp
+        .plan(
+            &servelab_lab::experiment::PlanOptions::sweep(false),
+            tmp.path(),
+        )
+        .unwrap();
     let models: Vec<_> = p
         .points
         .iter()
@@ -169,7 +177,12 @@ fn session_and_first_demand_reach_the_model_and_are_checked() {
     // `none` is one connection for the whole run.
     std::fs::write(&path, simulated(r#""none""#, r#""4ms""#)).unwrap();
     let exp = builtin::load(path.to_str().unwrap()).unwrap();
-    let p = exp.plan(false, None, tmp.path()).unwrap();
+    let p = exp
+        .plan(
+            &servelab_lab::experiment::PlanOptions::sweep(false),
+            tmp.path(),
+        )
+        .unwrap();
     assert!(matches!(&p.points[0].work, Work::Simulate(m) if m.model.session.is_none()));
     for (session, first, want) in [
         ("0", r#""4ms""#, "session must be at least 1"),
@@ -178,7 +191,13 @@ fn session_and_first_demand_reach_the_model_and_are_checked() {
     ] {
         std::fs::write(&path, simulated(session, first)).unwrap();
         let e = builtin::load(path.to_str().unwrap())
-            .and_then(|exp| exp.plan(false, None, tmp.path()).map(drop))
+            .and_then(|exp| {
+                exp.plan(
+                    &servelab_lab::experiment::PlanOptions::sweep(false),
+                    tmp.path(),
+                )
+                .map(drop)
+            })
             .unwrap_err()
             .to_string();
         assert!(e.contains(want), "{session} {first}: {e}");

@@ -10,10 +10,10 @@
 
 use std::fmt::Write as _;
 
+use crate::estimate::Estimate;
 use crate::model::{OnAbandon, OnFull, Policy};
 use crate::result::{LittleCheck, PointResult};
 use crate::spec::{Length, RunSpec, Warmup};
-use crate::stats::Estimate;
 
 /// Widest line the default table prints.
 pub const FIT_WIDTH: usize = 100;
