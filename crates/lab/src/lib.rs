@@ -27,7 +27,8 @@
 //!   and two runs compared
 //! - [`html`]: escaping and the style sheet of every page
 //!
-//! The modules import no circle: a test (`src/layout.rs`) walks their `crate::`
+//! The modules import no circle, nor do the files of each module folder: a test
+//! (`src/layout.rs`) walks their `crate::` and `super::`
 //! paths with `servelab-layout`.
 //!
 //! `servelab predict URL` lives in its own crate, `servelab-predict`, which
