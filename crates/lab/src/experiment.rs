@@ -10,8 +10,12 @@
 //! - `validate.rs`: checks that do not depend on a point, and reading a file
 //!   ([`Experiment::parse`]: deserialise, then check)
 //! - `plan.rs`: every point expanded and resolved ([`Plan`])
+//! - [`run_time`]: how long a run of a plan takes, estimated (`lab list`)
+//! - [`builtin`]: the experiments of `experiments/`, compiled in
 
+pub mod builtin;
 mod plan;
+pub mod run_time;
 mod schema;
 mod template;
 mod validate;

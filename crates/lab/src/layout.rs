@@ -21,7 +21,7 @@ fn the_files_of_each_module_folder_import_no_circle() {
         ("report/compare", &["drift", "tally"][..]),
         (
             "experiment",
-            &["schema", "template", "validate", "plan"][..],
+            &["schema", "template", "validate", "plan", "builtin"][..],
         ),
         (
             "report/plot",

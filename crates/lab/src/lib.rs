@@ -8,8 +8,8 @@
 //! `results.csv`, `results.json` and a self-contained `report.html`.
 //!
 //! Layout:
-//! - [`experiment`]: the TOML experiment format, its validation, the plan of its points
-//! - [`builtin`]: the experiments of `experiments/`, compiled in
+//! - [`experiment`]: the TOML experiment format, its validation, the plan of its points,
+//!   how long a run of it takes, and the [`builtin`] experiments
 //! - [`run`]: running an experiment (servers, warm-up, repeats, progress, Ctrl-C), and
 //!   [`run::run_ab`] two servelab binaries interleaved repeat by repeat (`lab ab`)
 //! - [`process`]: the processes a run starts and where they run: [`server`], [`peer`],
@@ -21,14 +21,14 @@
 //! - [`store`]: what a run keeps: [`results`], [`machine`] (what is recorded, and on
 //!   what), [`rundir`] (the results directory, and what the lab may overwrite)
 //! - [`metric`]: the metrics a point records, one catalogue
-//! - [`run_time`]: how long a run takes, estimated from its plan (`lab list`)
 //! - [`report`]: the reports: the page, its plots, conclusion, the seed's claims
 //!   tested, measured against simulated, where a prediction applies, agreement by
 //!   construction, which definition a rebuilt report renders, the index of runs,
 //!   and two runs compared
 //! - [`html`]: escaping and the style sheet of every page
 //!
-//! The modules import no circle: a test (`src/layout.rs`) walks their `crate::`
+//! The modules import no circle, nor do the files of each module folder: a test
+//! (`src/layout.rs`) walks their `crate::` and `super::`
 //! paths with `servelab-layout`.
 //!
 //! `servelab predict URL` lives in its own crate, `servelab-predict`, which
@@ -59,7 +59,6 @@
 
 #![deny(missing_docs)]
 
-pub mod builtin;
 pub mod check;
 mod error;
 pub mod experiment;
@@ -67,7 +66,6 @@ pub mod html;
 pub mod metric;
 pub mod protocol;
 pub mod run;
-pub mod run_time;
 pub mod sample;
 
 pub mod process;
@@ -85,6 +83,8 @@ pub use report::{accuracy, compare, conclusion, index, plot};
 pub use error::{LabError, Result};
 pub use experiment::Experiment;
 pub use experiment::Source;
+/// The experiments' modules where other crates have always found them.
+pub use experiment::{builtin, run_time};
 pub use run::{AbFinished, Finished, RunOptions};
 pub use store::results::RunResults;
 

@@ -68,12 +68,7 @@ pub fn edges(src: &Path) -> Graph {
     for f in &files {
         let from = module_of(f);
         let text = std::fs::read_to_string(f).unwrap();
-        // Comments aside: a doc link to `crate::X` is no import.
-        let code: String = text
-            .lines()
-            .map(|l| l.split("//").next().unwrap_or(""))
-            .collect::<Vec<_>>()
-            .join("\n");
+        let code = without_comments(&text);
         let to = g.entry(from.clone()).or_default();
         for name in crate_paths(&code) {
             let target = if modules.contains(&name) {
@@ -87,6 +82,15 @@ pub fn edges(src: &Path) -> Graph {
         }
     }
     g
+}
+
+/// `text` with every `//` comment cut off: a doc link to `crate::X` is no
+/// import.
+fn without_comments(text: &str) -> String {
+    text.lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Every `.rs` file under `dir`.
@@ -231,11 +235,7 @@ pub fn edges_within(src: &Path, module: &str) -> Graph {
     for f in &files {
         let here = path_of(f);
         let text = std::fs::read_to_string(f).unwrap();
-        let code: String = text
-            .lines()
-            .map(|l| l.split("//").next().unwrap_or(""))
-            .collect::<Vec<_>>()
-            .join("\n");
+        let code = without_comments(&text);
         let tests_at = code.find("mod tests").unwrap_or(code.len());
         let to = g.entry(here[depth].clone()).or_default();
         for (at, path) in paths(&code) {
@@ -408,23 +408,29 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// Writes `text` at `rel` under `dir`, making its folders.
+    fn put(dir: &Path, rel: &str, text: &str) {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
     #[test]
     fn a_circle_one_level_down_is_found() {
         let dir = std::env::temp_dir().join(format!("servelab-layout-in-{}", std::process::id()));
-        std::fs::create_dir_all(dir.join("src/plot")).unwrap();
-        std::fs::write(dir.join("src/lib.rs"), "mod plot;").unwrap();
-        std::fs::write(
-            dir.join("src/plot.rs"),
+        put(&dir, "src/lib.rs", "mod plot;");
+        put(
+            &dir,
+            "src/plot.rs",
             "mod draw;\nmod figure;\npub use figure::Figure;",
-        )
-        .unwrap();
-        std::fs::write(dir.join("src/plot/figure.rs"), "pub struct Figure;").unwrap();
-        std::fs::write(
-            dir.join("src/plot/draw.rs"),
+        );
+        put(&dir, "src/plot/figure.rs", "pub struct Figure;");
+        put(
+            &dir,
+            "src/plot/draw.rs",
             "use super::{figure::Figure, style};\nuse crate::plot::figure;\nuse crate::error::Result;\nmod tests { use super::*; use super::super::figure::Figure; }",
-        )
-        .unwrap();
-        std::fs::write(dir.join("src/plot/style.rs"), "").unwrap();
+        );
+        put(&dir, "src/plot/style.rs", "");
         let g = edges_within(&dir.join("src"), "plot");
         assert_eq!(circle(&g), None, "{g:?}");
         // A group names only its own items; `crate::error` is outside `plot`.
@@ -433,12 +439,12 @@ mod tests {
             BTreeSet::from(["figure".to_string(), "style".to_string()])
         );
         // figure → draw closes a circle.
-        std::fs::write(dir.join("src/plot/figure.rs"), "use super::draw;").unwrap();
+        put(&dir, "src/plot/figure.rs", "use super::draw;");
         let g = edges_within(&dir.join("src"), "plot");
         assert!(circle(&g).is_some(), "{g:?}");
         // So does a name that the parent re-exports.
-        std::fs::write(dir.join("src/plot/figure.rs"), "").unwrap();
-        std::fs::write(dir.join("src/plot/draw.rs"), "use super::{Figure, figure};").unwrap();
+        put(&dir, "src/plot/figure.rs", "");
+        put(&dir, "src/plot/draw.rs", "use super::{Figure, figure};");
         let g = edges_within(&dir.join("src"), "plot");
         assert_eq!(
             g["draw"],
@@ -446,17 +452,16 @@ mod tests {
         );
         assert!(circle(&g).is_some(), "{g:?}");
         // A folder inside a folder: `report/plot`.
-        std::fs::create_dir_all(dir.join("src/report/plot")).unwrap();
-        std::fs::write(
-            dir.join("src/report/plot/a.rs"),
+        put(
+            &dir,
+            "src/report/plot/a.rs",
             "use crate::report::plot::b::X;",
-        )
-        .unwrap();
-        std::fs::write(dir.join("src/report/plot/b.rs"), "pub struct X;").unwrap();
+        );
+        put(&dir, "src/report/plot/b.rs", "pub struct X;");
         let g = edges_within(&dir.join("src"), "report/plot");
         assert_eq!(g["a"], BTreeSet::from(["b".to_string()]));
         assert_eq!(circle(&g), None, "{g:?}");
-        std::fs::write(dir.join("src/report/plot/b.rs"), "use super::a;").unwrap();
+        put(&dir, "src/report/plot/b.rs", "use super::a;");
         let g = edges_within(&dir.join("src"), "report/plot");
         assert!(circle(&g).is_some(), "{g:?}");
         std::fs::remove_dir_all(&dir).unwrap();

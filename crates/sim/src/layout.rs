@@ -9,3 +9,8 @@
 fn the_modules_import_no_circle() {
     servelab_layout::assert_no_circle(env!("CARGO_MANIFEST_DIR"), &["engine", "spec", "window"]);
 }
+
+#[test]
+fn the_files_of_the_report_folder_import_no_circle() {
+    servelab_layout::assert_no_circle_within(env!("CARGO_MANIFEST_DIR"), "report", &["table"]);
+}

@@ -729,8 +729,8 @@ fn vars_phrase(exp: &Experiment, p: &PointRecord) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builtin::{self, BUILTIN};
     use crate::experiment::Work;
+    use crate::experiment::builtin::{self, BUILTIN};
     use std::collections::BTreeMap;
 
     /// Fixed synthetic results of an experiment's quick sweep: every figure a

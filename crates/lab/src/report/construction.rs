@@ -58,7 +58,7 @@ pub fn note(exp: &Experiment) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builtin;
+    use crate::experiment::builtin;
 
     #[test]
     fn sleeping_servers_agree_by_construction_and_working_ones_do_not() {

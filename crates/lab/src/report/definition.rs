@@ -22,8 +22,8 @@
 
 use std::path::Path;
 
-use crate::builtin;
 use crate::error::Result;
+use crate::experiment::builtin;
 use crate::experiment::{Experiment, Plan, PlanOptions};
 use crate::process::sched::KernelSched;
 use crate::store::results::RunResults;

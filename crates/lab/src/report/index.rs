@@ -1,5 +1,6 @@
 //! `index.html` of a directory of runs (such as `results/`): one line per run
-//! with a link to its report and its conclusion, and a link to every directory
+//! with a link to its report and its conclusion (in the words a rebuilt report
+//! uses, [`crate::report::definition`]), and a link to every directory
 //! of runs inside it (such as `results/reference/`), so that `servelab serve
 //! --root results` is browsable.
 //!
@@ -10,9 +11,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::error::{LabError, Result};
-use crate::experiment::Experiment;
 use crate::html::{STYLE, esc};
 use crate::report::conclusion;
+use crate::report::definition::Definition;
 use crate::store::results::{RunResults, Status};
 use crate::store::rundir;
 
@@ -53,8 +54,10 @@ pub fn write(dir: &Path) -> Result<Written> {
                 continue;
             }
         };
-        let conclusion = Experiment::parse(&r.source, &r.source_file)
-            .map(|exp| conclusion::conclude(&exp, &r))
+        // The words a rebuilt report would use, so that the index and the
+        // report conclude alike.
+        let conclusion = Definition::for_rebuild(&r)
+            .map(|d| conclusion::conclude(&d.exp, &r))
             .unwrap_or_default();
         runs.push((name, r, conclusion));
     }

@@ -1,49 +1,61 @@
 //! The built-in experiments: the TOML files of `experiments/`, compiled in so that
 //! `servelab lab run NAME` works from any directory.
 
+use super::schema::Experiment;
 use crate::error::{LabError, Result};
-use crate::experiment::Experiment;
 
 /// (name, text) of every built-in experiment, in the order `lab list` shows them.
 pub const BUILTIN: &[(&str, &str)] = &[
     (
         "filesize",
-        include_str!("../../../experiments/filesize.toml"),
+        include_str!("../../../../experiments/filesize.toml"),
     ),
-    ("session", include_str!("../../../experiments/session.toml")),
+    (
+        "session",
+        include_str!("../../../../experiments/session.toml"),
+    ),
     (
         "connections",
-        include_str!("../../../experiments/connections.toml"),
+        include_str!("../../../../experiments/connections.toml"),
     ),
     (
         "handlers",
-        include_str!("../../../experiments/handlers.toml"),
+        include_str!("../../../../experiments/handlers.toml"),
     ),
     (
         "fork-thread-pool",
-        include_str!("../../../experiments/fork-thread-pool.toml"),
+        include_str!("../../../../experiments/fork-thread-pool.toml"),
     ),
-    ("model", include_str!("../../../experiments/model.toml")),
+    ("model", include_str!("../../../../experiments/model.toml")),
     (
         "model-cpu",
-        include_str!("../../../experiments/model-cpu.toml"),
+        include_str!("../../../../experiments/model-cpu.toml"),
     ),
-    ("seed002", include_str!("../../../experiments/seed002.toml")),
-    ("engines", include_str!("../../../experiments/engines.toml")),
+    (
+        "seed002",
+        include_str!("../../../../experiments/seed002.toml"),
+    ),
+    (
+        "engines",
+        include_str!("../../../../experiments/engines.toml"),
+    ),
     (
         "overload",
-        include_str!("../../../experiments/overload.toml"),
+        include_str!("../../../../experiments/overload.toml"),
     ),
     (
         "overload-cpu",
-        include_str!("../../../experiments/overload-cpu.toml"),
+        include_str!("../../../../experiments/overload-cpu.toml"),
     ),
     (
         "timeslice",
-        include_str!("../../../experiments/timeslice.toml"),
+        include_str!("../../../../experiments/timeslice.toml"),
     ),
-    ("apache", include_str!("../../../experiments/apache.toml")),
-    ("tls", include_str!("../../../experiments/tls.toml")),
+    (
+        "apache",
+        include_str!("../../../../experiments/apache.toml"),
+    ),
+    ("tls", include_str!("../../../../experiments/tls.toml")),
 ];
 
 /// Finds an experiment: a built-in name, or a path to a `.toml` file.
@@ -106,10 +118,10 @@ mod tests {
             let exp = load(name).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(exp.name(), *name, "{}", exp.source.file);
             let quick = exp
-                .plan(&crate::experiment::PlanOptions::sweep(true), tmp)
+                .plan(&super::super::plan::PlanOptions::sweep(true), tmp)
                 .unwrap_or_else(|e| panic!("{e}"));
             let full = exp
-                .plan(&crate::experiment::PlanOptions::sweep(false), tmp)
+                .plan(&super::super::plan::PlanOptions::sweep(false), tmp)
                 .unwrap_or_else(|e| panic!("{e}"));
             assert!(!quick.points.is_empty());
             assert!(quick.points.len() <= full.points.len());

@@ -11,7 +11,7 @@
 
 use std::fmt;
 
-use crate::experiment::{Plan, Work};
+use super::plan::{Plan, Work};
 
 /// Start and stop of a point's server, seconds.
 pub const SERVER_START_S: f64 = 0.5;
@@ -84,9 +84,9 @@ mod tests {
     #[test]
     fn a_full_plan_costs_start_warmup_and_its_repeats_per_measured_point() {
         let tmp = std::path::Path::new("/tmp/servelab-lab-test");
-        let exp = crate::builtin::load("model-cpu").unwrap();
+        let exp = super::super::builtin::load("model-cpu").unwrap();
         let plan = exp
-            .plan(&crate::experiment::PlanOptions::sweep(false), tmp)
+            .plan(&super::super::plan::PlanOptions::sweep(false), tmp)
             .unwrap();
         let e = RunTime::of(&plan);
         let measured = plan
@@ -102,9 +102,9 @@ mod tests {
         assert!((e.cap_s - measured as f64 * per(5.0)).abs() < 1e-6, "{e:?}");
         assert!(e.to_string().ends_with(" min"));
         // A simulated experiment measures nothing.
-        let sim = crate::builtin::load("seed002").unwrap();
+        let sim = super::super::builtin::load("seed002").unwrap();
         let e = RunTime::of(
-            &sim.plan(&crate::experiment::PlanOptions::sweep(false), tmp)
+            &sim.plan(&super::super::plan::PlanOptions::sweep(false), tmp)
                 .unwrap(),
         );
         assert_eq!((e.measured, e.to_string().as_str()), (0, "simulated"));
