@@ -132,8 +132,22 @@ pub(super) fn draw<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    let series = bar_series(fig);
-    let predicted = predicted_series(fig);
+    let (mut series, mut predicted) = (bar_series(fig), predicted_series(fig));
+    // As on a line figure: values that are all at or above zero draw no
+    // interval below it (a few noisy repeats' symmetric t interval).
+    let means = || {
+        series
+            .iter()
+            .chain(&predicted)
+            .flat_map(|(_, v)| v.iter().flatten().map(|b| b.0))
+    };
+    if means().all(|m| !m.is_finite() || m >= 0.0) {
+        for (_, v) in series.iter_mut().chain(predicted.iter_mut()) {
+            for b in v.iter_mut().flatten() {
+                b.1 = b.1.max(0.0);
+            }
+        }
+    }
     let groups = groups(fig);
     let n = groups.len().max(1);
     let values = series

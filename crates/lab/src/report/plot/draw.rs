@@ -314,4 +314,57 @@ mod tests {
         assert!(lines.len() > 2);
         assert!(lines.iter().all(|l| l.len() as u32 * CHAR <= WIDTH - 32));
     }
+    /// The texts of the SVG's `<text>` elements.
+    fn texts(svg: &str) -> Vec<String> {
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|t| {
+                Some(
+                    t.split_once('>')?
+                        .1
+                        .split_once("</text>")?
+                        .0
+                        .trim()
+                        .to_string(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_interval_below_zero_of_a_quantity_that_cannot_be_negative_is_cut_at_zero() {
+        // Three noisy repeats: a mean of 50 ms with a t interval of -80..180.
+        let mut r = series("server", &[(1.0, 20.0), (4.0, 50.0), (8.0, 90.0)]);
+        r.points[1] = (4.0, 50.0, -80.0, 180.0);
+        let svg = document(&figure(vec![r])).unwrap();
+        let negative: Vec<String> = texts(&svg)
+            .into_iter()
+            .filter(|t| t.starts_with('-') || t.starts_with('\u{2212}'))
+            .collect();
+        assert!(negative.is_empty(), "negative ticks {negative:?}");
+        // Bars alike.
+        let mut b = series("epoll", &[(1.0, 20.0), (4.0, 50.0)]);
+        b.points[1] = (4.0, 50.0, -80.0, 180.0);
+        let bars = Figure {
+            categorical: true,
+            x_names: vec![(1.0, "1".into()), (4.0, "4".into())],
+            ..figure(vec![b, series("fork", &[(1.0, 30.0), (4.0, 40.0)])])
+        };
+        let svg = document(&bars).unwrap();
+        assert!(
+            !texts(&svg).iter().any(|t| t.starts_with('-')),
+            "{:?}",
+            texts(&svg)
+        );
+        // A difference in percent keeps its negative side.
+        let d = series("change", &[(1.0, -20.0), (4.0, 5.0), (8.0, 10.0)]);
+        let svg = document(&figure(vec![d])).unwrap();
+        assert!(
+            texts(&svg)
+                .iter()
+                .any(|t| t.starts_with('-') || t.starts_with('\u{2212}')),
+            "{:?}",
+            texts(&svg)
+        );
+    }
 }

@@ -11,6 +11,19 @@ use super::style::{EXACT, GRID, Marker};
 use super::ticks;
 
 /// A continuous x axis: lines through the means, 95% interval bars, predictions.
+/// Whether every value the figure draws (measured means, predictions,
+/// exact values) is at or above zero.
+fn non_negative(fig: &Figure) -> bool {
+    fig.series.iter().all(|s| {
+        s.points
+            .iter()
+            .chain(&s.predicted)
+            .map(|p| p.1)
+            .chain(s.exact.iter().map(|p| p.1))
+            .all(|v| !v.is_finite() || v >= 0.0)
+    })
+}
+
 pub(super) fn draw<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     fig: &Figure,
@@ -19,7 +32,16 @@ where
     DB::ErrorType: 'static,
 {
     let tx = |x: f64| if fig.log_x { x.max(1e-12).log10() } else { x };
-    let ty = |y: f64| if fig.log_y { y.max(1e-12).log10() } else { y };
+    // A figure whose values are all at or above zero (rates, times, CPU)
+    // draws nothing below zero: an interval that reaches under it is the
+    // symmetric t interval of a few noisy repeats, and an axis running to
+    // "-30 ms" would tell a reader that a response time could be negative.
+    // Relative figures (a difference in percent) keep their negative side.
+    let floor = non_negative(fig).then_some(0.0);
+    let ty = |y: f64| {
+        let y = floor.map_or(y, |f| y.max(f));
+        if fig.log_y { y.max(1e-12).log10() } else { y }
+    };
     let xs: Vec<f64> = fig
         .series
         .iter()
@@ -49,6 +71,7 @@ where
             .chain(s.predicted.iter().flat_map(|p| [p.2, p.3]))
             .chain(s.exact.iter().map(|p| p.1))
     });
+    let ys = ys.map(|y| floor.map_or(y, |f| y.max(f)));
     let (ya, yb) = min_max(ys.filter(|y| !fig.log_y || *y > 0.0)).unwrap_or((0.0, 1.0));
     let (y0, y1, y_ticks) = y_axis(ya, yb, fig.log_y);
     let fmt_x = |v: &f64| ticks::label(if fig.log_x { 10f64.powf(*v) } else { *v });
