@@ -22,6 +22,10 @@ use crate::store::results::RunResults;
 const PLOT_HEIGHT: u32 = 470;
 /// The title's font size, as plotters takes it (19 px in the SVG).
 const TITLE: u32 = 24;
+/// The width of one of the title's bold letters, px (on average).
+const TITLE_CHAR: u32 = 12;
+/// The height of one line of the title, px.
+const TITLE_LINE: u32 = 30;
 
 impl Figure {
     /// The figure as an SVG document.
@@ -45,13 +49,17 @@ fn document(fig: &Figure) -> DrawResult<String> {
         .flat_map(|n| wrap_to(n, (WIDTH - 32) as usize * 9 / 10 / CHAR as usize))
         .collect();
     let notes: Vec<String> = fig.notes.iter().flat_map(|n| wrap(n)).collect();
+    // The title in lines that fit: its bold 24 px letters are about
+    // TITLE_CHAR wide (one line of 93 ran off both edges of the figure).
+    let title = wrap_to(&fig.title, ((WIDTH - 32) / TITLE_CHAR) as usize);
+    let title_h = TITLE_LINE * title.len().max(1) as u32;
     // The banner: a framed box of its lines, with 6 px of padding and 8 below.
     let banner_h = if banner.is_empty() {
         0
     } else {
         LINE * banner.len() as u32 + 20
     };
-    let head = 40 + banner_h + LINE * notes.len() as u32;
+    let head = title_h + 10 + banner_h + LINE * notes.len() as u32;
     let (cols, rows) = legend::grid(&legend);
     let foot = if legend.is_empty() {
         0
@@ -70,28 +78,32 @@ fn document(fig: &Figure) -> DrawResult<String> {
         root.fill(&WHITE)?;
         let (top, rest) = root.split_vertically(head);
         let (plot, bottom) = rest.split_vertically(body);
-        top.draw(&Text::new(
-            fig.title.clone(),
-            (WIDTH as i32 / 2, 8),
-            (FONT, TITLE)
-                .into_font()
-                .style(FontStyle::Bold)
-                .color(&BLACK)
-                .pos(Pos::new(HPos::Center, VPos::Top)),
-        ))?;
+        for (i, line) in title.iter().enumerate() {
+            top.draw(&Text::new(
+                line.clone(),
+                (WIDTH as i32 / 2, 8 + (TITLE_LINE * i as u32) as i32),
+                (FONT, TITLE)
+                    .into_font()
+                    .style(FontStyle::Bold)
+                    .color(&BLACK)
+                    .pos(Pos::new(HPos::Center, VPos::Top)),
+            ))?;
+        }
+        // What follows the title starts below its last line.
+        let below = title_h as i32 + 6;
         if !banner.is_empty() {
             top.draw(&Rectangle::new(
-                [(8, 36), (WIDTH as i32 - 8, 36 + banner_h as i32 - 8)],
+                [(8, below), (WIDTH as i32 - 8, below + banner_h as i32 - 8)],
                 BANNER.filled(),
             ))?;
             top.draw(&Rectangle::new(
-                [(8, 36), (WIDTH as i32 - 8, 36 + banner_h as i32 - 8)],
+                [(8, below), (WIDTH as i32 - 8, below + banner_h as i32 - 8)],
                 WARN.stroke_width(2),
             ))?;
             for (i, n) in banner.iter().enumerate() {
                 top.draw(&Text::new(
                     n.clone(),
-                    (16, 42 + (LINE * i as u32) as i32),
+                    (16, below + 6 + (LINE * i as u32) as i32),
                     (FONT, TICK).into_font().style(FontStyle::Bold).color(&WARN),
                 ))?;
             }
@@ -99,7 +111,7 @@ fn document(fig: &Figure) -> DrawResult<String> {
         for (i, n) in notes.iter().enumerate() {
             top.draw(&Text::new(
                 n.clone(),
-                (16, 40 + banner_h as i32 + (LINE * i as u32) as i32),
+                (16, below + 4 + banner_h as i32 + (LINE * i as u32) as i32),
                 (FONT, TICK).into_font().color(&WARN),
             ))?;
         }
@@ -365,6 +377,25 @@ mod tests {
                 .any(|t| t.starts_with('-') || t.starts_with('\u{2212}')),
             "{:?}",
             texts(&svg)
+        );
+    }
+    #[test]
+    fn a_long_title_is_wrapped_into_lines_that_fit() {
+        let mut fig = figure(vec![series("a", &[(1.0, 1.0), (2.0, 2.0), (4.0, 3.0)])]);
+        let title = "99th percentile of the user's response time (no target; predicted only \
+                     where nobody retries)";
+        fig.title = title.into();
+        let svg = document(&fig).unwrap();
+        // The title's lines are the SVG's first texts, in order.
+        let t: Vec<String> = texts(&svg)
+            .into_iter()
+            .take(2)
+            .map(|l| l.replace("&apos;", "'"))
+            .collect();
+        assert_eq!(t.join(" "), title, "{t:?}");
+        assert!(
+            t.iter().all(|l| l.len() as u32 * TITLE_CHAR <= WIDTH - 32),
+            "{t:?}"
         );
     }
 }
