@@ -779,4 +779,18 @@ mod tests {
         assert_eq!(s.targets.len(), 2);
         assert_eq!(s.targets[0].weight, 3.0);
     }
+
+    #[test]
+    fn h2_takes_streams_and_streams_need_h2() {
+        let s = spec(&["http://x/", "--h2", "-c", "5", "--streams", "10"]).unwrap();
+        assert_eq!(s.protocol, servelab_load::Protocol::H2 { streams: 10 });
+        assert!(matches!(s.workload, Workload::Closed { users: 5, .. }));
+        let s = spec(&["http://x/", "--h2"]).unwrap();
+        assert_eq!(s.protocol, servelab_load::Protocol::H2 { streams: 1 });
+        assert_eq!(
+            spec(&["http://x/"]).unwrap().protocol,
+            servelab_load::Protocol::Http1
+        );
+        assert!(parse(&["http://x/", "--streams", "10"]).is_err());
+    }
 }

@@ -193,3 +193,44 @@ fn what_h2_does_not_support_yet_is_refused_in_one_line() {
     let e = servelab_load::run(&spec).unwrap_err().to_string();
     assert!(e.contains("--streams must be"), "{e}");
 }
+
+#[test]
+fn a_timeout_cancels_the_stream_and_the_retry_goes_out_on_the_same_connection() {
+    let server = H2Server::start(H2Behavior {
+        stall_every: Some(10),
+        ..H2Behavior::ok(16)
+    });
+    let mut spec = h2(closed(&server.url(), 1, None, 50), 4);
+    spec.timeout = Some("200ms".parse().unwrap());
+    spec.retries = Some(1);
+    let report = servelab_load::run(&spec).unwrap();
+    let c = &report.counts;
+    // Requests 10, 20, ... of the server are never answered; each retry is
+    // a later request there, answered unless it too lands on a multiple of 10.
+    assert_eq!(c.completed, 50);
+    assert!(c.timeouts >= 4, "{c:?}");
+    assert_eq!(c.retries, c.timeouts - report.errors.timeout);
+    assert_eq!(c.ok + report.errors.timeout, 50);
+    let h = report.h2.unwrap();
+    assert_eq!(h.streams_cancelled, c.timeouts);
+    // The stalled streams were cancelled, not their connection closed.
+    assert_eq!(c.connections, 1);
+    assert_eq!(server.seen.accepted.load(SeqCst), 1);
+}
+
+#[test]
+fn closed_users_think_between_requests_on_their_streams() {
+    let server = H2Server::start(H2Behavior::ok(16));
+    let mut spec = h2(closed(&server.url(), 1, None, 100), 4);
+    spec.workload = Workload::Closed {
+        users: 1,
+        session: None,
+        think: "2ms".parse().unwrap(),
+    };
+    let report = servelab_load::run(&spec).unwrap();
+    assert_eq!(report.counts.ok, 100);
+    // 4 users of 25 requests: 24 thinks each end in a request; the first (a
+    // residual) and the last (the quota is spent) are no draw of Z.
+    let think = report.think.expect("a think time is reported");
+    assert_eq!(think.count, 96);
+}

@@ -25,6 +25,8 @@ pub struct H2Behavior {
     /// Each connection sends a graceful GOAWAY after answering this many
     /// requests, then closes once its streams are done.
     pub goaway_after: Option<u64>,
+    /// The n-th, 2n-th... request (server-wide, 1-based) is never answered.
+    pub stall_every: Option<u64>,
 }
 
 impl H2Behavior {
@@ -34,6 +36,7 @@ impl H2Behavior {
             max_streams: 100,
             reset_every: None,
             goaway_after: None,
+            stall_every: None,
         }
     }
 }
@@ -166,6 +169,9 @@ fn serve(mut sock: TcpStream, b: H2Behavior, seen: &H2Seen) {
                 seen.resets.fetch_add(1, Ordering::SeqCst);
                 conn.reset(stream, ErrorCode::InternalError);
                 open.remove(&stream.0);
+                continue;
+            }
+            if b.stall_every.is_some_and(|k| nth % k == 0) {
                 continue;
             }
             let fields: [(&str, &[u8]); 1] = [("content-length", length.as_bytes())];
