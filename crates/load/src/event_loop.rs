@@ -121,6 +121,49 @@ pub(crate) struct LoopConfig {
     pub streams: Option<u32>,
 }
 
+impl LoopConfig {
+    /// Whether a loop stops at the top of a turn at `now`: `Some(false)` at
+    /// the time limit or when told to stop, `Some(true)` when it gives up on
+    /// an unreachable target (see [`UNREACHABLE`] and
+    /// [`NEVER_CONNECTED`](crate::connect_failure::NEVER_CONNECTED)), `None`
+    /// to go on. `backing_off`: connections waiting out a backoff.
+    fn stops_at(
+        &self,
+        control: &RunControl,
+        now: Instant,
+        backing_off: usize,
+        last_connected: Instant,
+    ) -> Option<bool> {
+        if self.deadline.is_some_and(|d| now >= d) || control.stop.load(Ordering::Relaxed) {
+            return Some(false);
+        }
+        if self.deadline.is_none()
+            && backing_off > 0
+            && now.saturating_duration_since(last_connected) >= UNREACHABLE
+        {
+            return Some(true);
+        }
+        // Nothing ever connected: the target is down or the address is
+        // wrong, and waiting longer would only fill the report with zeros.
+        control
+            .never_connected(now.saturating_duration_since(self.start))
+            .then_some(true)
+    }
+
+    /// Until when a loop may sleep: its next timed event `timed`, the run's
+    /// time limit, and at most [`MAX_WAIT`] (so that the stop flag is seen).
+    fn sleep_until(&self, now: Instant, timed: Option<Instant>) -> Instant {
+        let mut until = now + MAX_WAIT;
+        if let Some(t) = timed {
+            until = until.min(t);
+        }
+        if let Some(d) = self.deadline {
+            until = until.min(d);
+        }
+        until
+    }
+}
+
 /// What a thread hands back.
 #[derive(Debug)]
 pub(crate) struct LoopResult {
@@ -438,25 +481,11 @@ impl ClientLoop {
         ];
         for turn in 0u64.. {
             let now = Instant::now();
-            if self.cfg.deadline.is_some_and(|d| now >= d)
-                || self.control.stop.load(Ordering::Relaxed)
+            if let Some(gave_up) =
+                self.cfg
+                    .stops_at(&self.control, now, self.backing_off, self.last_connected)
             {
-                break;
-            }
-            if self.cfg.deadline.is_none()
-                && self.backing_off > 0
-                && now.saturating_duration_since(self.last_connected) >= UNREACHABLE
-            {
-                self.gave_up = true;
-                break;
-            }
-            // Nothing ever connected: the target is down or the address is
-            // wrong, and waiting longer would only fill the report with zeros.
-            if self
-                .control
-                .never_connected(now.saturating_duration_since(self.cfg.start))
-            {
-                self.gave_up = true;
+                self.gave_up = gave_up;
                 break;
             }
             self.sample_in_flight(now);
@@ -492,13 +521,7 @@ impl ClientLoop {
                     let next = self.schedule.next();
                     timed = Some(timed.map_or(next, |t| t.min(next)));
                 }
-                let mut until = now + MAX_WAIT;
-                if let Some(t) = timed {
-                    until = until.min(t);
-                }
-                if let Some(d) = self.cfg.deadline {
-                    until = until.min(d);
-                }
+                let mut until = self.cfg.sleep_until(now, timed);
                 if !self.parked.is_empty() {
                     until = until.min(now + STAGE_TICK);
                 }

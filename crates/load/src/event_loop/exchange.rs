@@ -36,12 +36,20 @@ const BACKOFF_CAP: Duration = Duration::from_secs(1);
 /// A refused connect on loopback fails in microseconds; without a backoff a
 /// connection would spin through a hundred thousand of them a second and
 /// report them as if they were a benchmark result.
-pub(super) fn next_backoff(previous: Duration) -> Duration {
+fn next_backoff(previous: Duration) -> Duration {
     if previous.is_zero() {
         BACKOFF_FIRST
     } else {
         (previous * 2).min(BACKOFF_CAP)
     }
+}
+
+/// Grows `backoff` after another failed connect and draws the wait before
+/// the next: jittered, so that connections refused together do not all come
+/// back together (a uniform draw in [backoff/2, backoff)).
+pub(super) fn backoff_wait(backoff: &mut Duration, rng: &mut impl Rng) -> Duration {
+    *backoff = next_backoff(*backoff);
+    backoff.mul_f64(0.5 + 0.5 * rng.random::<f64>())
 }
 
 pub(super) fn connect_class(e: Errno) -> ErrorClass {
@@ -238,10 +246,7 @@ impl ClientLoop {
     /// Waits out a growing backoff before connecting again for the same request.
     pub(super) fn back_off(&mut self, i: usize, now: Instant) {
         let s = &mut self.conns[i];
-        s.backoff = next_backoff(s.backoff);
-        // Jitter, so that connections refused together do not all come back
-        // together: a uniform draw in [backoff/2, backoff).
-        let wait = s.backoff.mul_f64(0.5 + 0.5 * s.rng.random::<f64>());
+        let wait = backoff_wait(&mut s.backoff, &mut s.rng);
         s.state = ConnState::Backoff;
         s.timer.arm(now + wait, i, &mut self.timers);
         self.backing_off += 1;

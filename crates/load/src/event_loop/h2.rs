@@ -42,10 +42,7 @@ use rustix::event::epoll;
 
 use super::open::Arrivals;
 use super::waker::{Waker, is_timer, wait_events};
-use super::{
-    EVENTS, LoopConfig, LoopResult, MAX_WAIT, READ_BUF, ThreadShare, UNREACHABLE, seeded,
-    thread_cpu,
-};
+use super::{EVENTS, LoopConfig, LoopResult, READ_BUF, ThreadShare, seeded, thread_cpu};
 use crate::arrival::Schedule;
 use crate::client_conn::Request;
 use crate::connect_failure::ConnectFailure;
@@ -234,19 +231,11 @@ impl H2Loop {
         ];
         loop {
             let now = Instant::now();
-            if self.cfg.deadline.is_some_and(|d| now >= d)
-                || self.control.stop.load(Ordering::Relaxed)
+            if let Some(gave_up) =
+                self.cfg
+                    .stops_at(&self.control, now, self.backing_off, self.last_connected)
             {
-                break;
-            }
-            if (self.cfg.deadline.is_none()
-                && self.backing_off > 0
-                && now.saturating_duration_since(self.last_connected) >= UNREACHABLE)
-                || self
-                    .control
-                    .never_connected(now.saturating_duration_since(self.cfg.start))
-            {
-                self.gave_up = true;
+                self.gave_up = gave_up;
                 break;
             }
             self.each_second(now);
@@ -270,13 +259,7 @@ impl H2Loop {
                     let next = self.schedule.next();
                     timed = Some(timed.map_or(next, |t| t.min(next)));
                 }
-                let mut until = now + MAX_WAIT;
-                if let Some(t) = timed {
-                    until = until.min(t);
-                }
-                if let Some(d) = self.cfg.deadline {
-                    until = until.min(d);
-                }
+                let until = self.cfg.sleep_until(now, timed);
                 self.waker.plan(now, until, timed == Some(until))?
             } else {
                 Duration::ZERO
@@ -356,18 +339,9 @@ impl H2Loop {
 
     /// Closed user `k` begins its next request, if its quota allows.
     fn start_request(&mut self, k: usize, now: Instant) {
-        match self.slots[k].think_from.take() {
-            Some((from, Some(drawn))) if self.slots[k].quota != 0 => {
-                self.rec
-                    .thinks
-                    .record(drawn, now.saturating_duration_since(from));
-            }
-            Some((from, _)) => self
-                .rec
-                .thinks
-                .uncounted(now.saturating_duration_since(from)),
-            None => {}
-        }
+        let think = self.slots[k].think_from.take();
+        let goes_on = self.slots[k].quota != 0;
+        self.rec.thinks.end(think, now, goes_on);
         let s = &mut self.slots[k];
         if s.quota == 0 {
             s.state = SlotState::Stopped;

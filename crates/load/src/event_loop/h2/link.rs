@@ -13,7 +13,6 @@ use std::os::fd::OwnedFd;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 use rustix::event::epoll;
 use rustix::io::Errno;
@@ -22,7 +21,7 @@ use servelab_h2::{ClientConn, Limits, State};
 
 use super::H2Loop;
 use crate::connect_failure::ConnectFailure;
-use crate::event_loop::exchange::{connect_class, connect_socket, io_class, next_backoff};
+use crate::event_loop::exchange::{backoff_wait, connect_class, connect_socket, io_class};
 use crate::event_loop::thread_cpu;
 use crate::event_loop::tls_io::{Step, errno_of, handshake_step};
 use crate::handshake_failure::HandshakeFailureKind;
@@ -248,8 +247,7 @@ impl H2Loop {
     /// As the HTTP/1.1 loop's backoff: 10 ms doubling to 1 s, jittered.
     fn back_off(&mut self, l: usize, now: Instant) {
         let link = &mut self.links[l];
-        link.backoff = next_backoff(link.backoff);
-        let wait = link.backoff.mul_f64(0.5 + 0.5 * link.rng.random::<f64>());
+        let wait = backoff_wait(&mut link.backoff, &mut link.rng);
         link.state = LinkState::Backoff;
         link.timer
             .arm_as(now + wait, Kind::Link(l), &mut self.timers);
