@@ -234,3 +234,44 @@ fn closed_users_think_between_requests_on_their_streams() {
     let think = report.think.expect("a think time is reported");
     assert_eq!(think.count, 96);
 }
+
+#[test]
+fn https_negotiates_h2_by_alpn() {
+    let pki = crate::tls_server::Pki::new(&["localhost"]);
+    let server = H2Server::start_tls(H2Behavior::ok(256), pki.server_config(false, b"h2"));
+    let mut spec = h2(
+        closed(
+            &format!("https://localhost:{}/f", server.addr.port()),
+            2,
+            None,
+            200,
+        ),
+        4,
+    );
+    spec.tls.cacert = Some(pki.ca_file());
+    let report = servelab_load::run(&spec).unwrap();
+    assert_eq!(
+        report.counts.ok, 200,
+        "{:?} {:?}",
+        report.errors, report.connect_failure
+    );
+    assert_eq!(report.counts.tls_full + report.counts.tls_resumed, 2);
+    assert_eq!(report.h2.unwrap().streams_completed, 200);
+    assert_eq!(server.seen.answered.load(SeqCst), 200);
+}
+
+#[test]
+fn a_server_without_h2_in_alpn_stops_the_run_in_one_line() {
+    let pki = crate::tls_server::Pki::new(&["localhost"]);
+    let server = crate::tls_server::TlsServer::start(&pki, false);
+    let mut spec = h2(closed(&server.url("localhost"), 1, None, 5), 2);
+    spec.tls.cacert = Some(pki.ca_file());
+    spec.duration = Some(Duration::from_secs(10));
+    let report = servelab_load::run(&spec).unwrap();
+    assert_eq!(report.counts.completed, 0);
+    let why = report
+        .connect_failure
+        .expect("no connection was usable")
+        .to_string();
+    assert!(why.contains("did not agree to HTTP/2"), "{why}");
+}

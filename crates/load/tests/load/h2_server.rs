@@ -70,7 +70,30 @@ impl H2Server {
         let addr = listener.local_addr().unwrap();
         let seen = Arc::new(H2Seen::default());
         let s = Arc::clone(&seen);
-        let acceptor = Acceptor::start(listener, move |conn| serve(conn, b, &s));
+        let acceptor = Acceptor::start(listener, move |conn: TcpStream| {
+            let _ = conn.set_nodelay(true);
+            serve(conn, b, &s)
+        });
+        H2Server {
+            addr,
+            seen,
+            _acceptor: acceptor,
+        }
+    }
+
+    /// The same server over TLS, ALPN `h2` (`config` offers it).
+    pub fn start_tls(b: H2Behavior, config: Arc<rustls::ServerConfig>) -> H2Server {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let seen = Arc::new(H2Seen::default());
+        let s = Arc::clone(&seen);
+        let acceptor = Acceptor::start(listener, move |tcp: TcpStream| {
+            let _ = tcp.set_nodelay(true);
+            let Ok(conn) = rustls::ServerConnection::new(Arc::clone(&config)) else {
+                return;
+            };
+            serve(rustls::StreamOwned::new(conn, tcp), b, &s);
+        });
         H2Server {
             addr,
             seen,
@@ -83,14 +106,13 @@ impl H2Server {
     }
 }
 
-fn write_out(conn: &mut ServerConn, sock: &mut TcpStream) -> bool {
+fn write_out<S: Write>(conn: &mut ServerConn, sock: &mut S) -> bool {
     let out = conn.take_output();
-    out.is_empty() || sock.write_all(&out).is_ok()
+    out.is_empty() || sock.write_all(&out).and_then(|()| sock.flush()).is_ok()
 }
 
-fn serve(mut sock: TcpStream, b: H2Behavior, seen: &H2Seen) {
+fn serve<S: Read + Write>(mut sock: S, b: H2Behavior, seen: &H2Seen) {
     seen.accepted.fetch_add(1, Ordering::SeqCst);
-    let _ = sock.set_nodelay(true);
     let limits = Limits {
         max_concurrent_streams: b.max_streams,
         ..Limits::default()

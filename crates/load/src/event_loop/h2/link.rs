@@ -100,6 +100,10 @@ impl Link {
     }
 }
 
+/// Why an `https://` server cannot be measured with `--h2`.
+const NO_H2: &str = "the server did not agree to HTTP/2 in ALPN (it may speak HTTP/1.1 only: \
+                     drop --h2)";
+
 /// The client's HTTP/2 limits: the defaults of `servelab-h2` (16 KiB header
 /// lists, 4 KiB HPACK table, the flood counts), with the RFC's 65,535-octet
 /// stream window: the connection gives credit back every half window, so a
@@ -191,9 +195,7 @@ impl H2Loop {
             Step::Wait => {}
             Step::Done => {
                 if tls.alpn_protocol() != Some(b"h2") {
-                    let detail = "the server did not agree to HTTP/2 in ALPN (it may speak \
-                                  HTTP/1.1 only: drop --h2)"
-                        .to_string();
+                    let detail = NO_H2.to_string();
                     return self.handshake_failed(l, now, HandshakeFailureKind::Other, detail);
                 }
                 let resumed = tls.handshake_kind() == Some(rustls::HandshakeKind::Resumed);
@@ -202,6 +204,15 @@ impl H2Loop {
                 let cpu = link.tls_cpu;
                 self.rec.handshake(took, resumed, cpu);
                 self.link_up(l);
+            }
+            // A server with ALPN but without h2 in it (rustls's servers)
+            // refuses the handshake with this alert; one without ALPN
+            // completes it and is caught above.
+            Step::Failed(HandshakeFailureKind::Alert, detail)
+                if detail.contains("NoApplicationProtocol") =>
+            {
+                let detail = format!("{NO_H2} ({detail})");
+                self.handshake_failed(l, now, HandshakeFailureKind::Other, detail)
             }
             Step::Failed(kind, detail) => self.handshake_failed(l, now, kind, detail),
         }
