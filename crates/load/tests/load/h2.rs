@@ -275,3 +275,26 @@ fn a_server_without_h2_in_alpn_stops_the_run_in_one_line() {
         .to_string();
     assert!(why.contains("did not agree to HTTP/2"), "{why}");
 }
+
+#[test]
+fn littles_law_closes_over_the_stream_slots() {
+    // 2 connections x 4 streams = 8 users with exponential thinks of 5 ms;
+    // `run.users` counts the 8, so N·T is theirs.
+    let server = H2Server::start(H2Behavior::ok(64));
+    let mut spec = h2(closed(&server.url(), 2, None, u64::MAX), 4);
+    spec.requests = None;
+    spec.duration = Some(Duration::from_millis(1200));
+    spec.workload = Workload::Closed {
+        users: 2,
+        session: None,
+        think: "exp:5ms".parse().unwrap(),
+    };
+    let r = servelab_load::run(&spec).unwrap();
+    assert_eq!(r.run.users, Some(8));
+    let (sum, n_t, terms) = crate::little::accounted(&r);
+    assert!(r.counts.completed > 100, "{:?}", r.counts);
+    assert!(
+        (sum / n_t - 1.0).abs() < 0.01,
+        "the users' time is not all accounted for: {terms}"
+    );
+}

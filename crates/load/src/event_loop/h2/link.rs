@@ -414,11 +414,10 @@ impl H2Loop {
 
     /// Writes each dirty link's output: one write per connection per turn.
     pub(super) fn flush(&mut self) {
-        let now = Instant::now();
         while let Some(l) = self.dirty.pop() {
             self.links[l].dirty = false;
             if let Err(class) = self.write_out(l) {
-                self.link_failed(l, now, class);
+                self.link_failed(l, Instant::now(), class);
             }
         }
     }
