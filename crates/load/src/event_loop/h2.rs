@@ -204,12 +204,15 @@ impl H2Loop {
         if think.is_zero() {
             return;
         }
+        // From the run's start, not this thread's: the time the thread took
+        // to start is the users' too, and N·T counts it.
+        let start = self.cfg.start.min(now);
         for k in self.ready.drain(..) {
             let s = &mut self.slots[k];
             s.state = SlotState::Thinking;
             let d = Duration::from_secs_f64(think.sample_residual(&mut s.rng));
-            s.think_from = Some((now, None));
-            s.timer.arm(now + d, k, &mut self.timers);
+            s.think_from = Some((start, None));
+            s.timer.arm(start + d, k, &mut self.timers);
         }
     }
 

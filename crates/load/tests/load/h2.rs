@@ -298,3 +298,23 @@ fn littles_law_closes_over_the_stream_slots() {
         "the users' time is not all accounted for: {terms}"
     );
 }
+
+#[test]
+fn a_run_that_never_connects_stops_early_and_says_why() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/");
+    let r = servelab_load::run(&h2(closed(&url, 2, None, 100), 3)).unwrap();
+    assert!(r.unreachable);
+    assert_eq!(r.counts.completed, 0);
+    // Six users each held a request that no connection ever carried.
+    assert_eq!((r.counts.sent, r.counts.never_sent), (0, 6));
+    let f = r.connect_failure.expect("says why").to_string();
+    assert_eq!(
+        f,
+        format!("connection refused to 127.0.0.1:{port}: is a server listening?")
+    );
+}

@@ -278,8 +278,13 @@ impl H2Loop {
                 self.close_stream(l, k);
                 if let Some(h2) = self.links[l].h2.as_deref_mut() {
                     h2.reset(StreamId(self.slots[k].stream), ErrorCode::Cancel);
+                    // After a GOAWAY, the last stream's end ends the connection.
+                    let ended = h2.state() == State::Closed;
                     self.rec.h2.streams_cancelled += 1;
                     self.mark_dirty(l);
+                    if ended {
+                        self.link_failed(l, now, ErrorClass::Closed);
+                    }
                 }
                 self.pump(l, now);
             }
