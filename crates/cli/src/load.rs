@@ -83,7 +83,17 @@ struct RunArgs {
     #[arg(long = "urls", value_name = "FILE")]
     url_file: Option<PathBuf>,
 
-    /// Closed workload: number of users, each with one connection at a time [default: 10].
+    /// HTTP/2: ALPN h2 over TLS for https:// URLs, prior knowledge for http://.
+    /// With --users N the run has N connections of --streams users each.
+    #[arg(long)]
+    h2: bool,
+    /// With --h2: requests kept in flight per connection (h2load's -m); the
+    /// server's SETTINGS_MAX_CONCURRENT_STREAMS caps it.
+    #[arg(long, value_name = "N", requires = "h2")]
+    streams: Option<u32>,
+
+    /// Closed workload: number of users, each with one connection at a time
+    /// (with --h2: connections, each with --streams users) [default: 10].
     #[arg(long, short = 'c', value_name = "N", conflicts_with = "rate")]
     users: Option<u32>,
     /// Requests per connection (keep-alive); 1 = a connection per request (ab without -k).
@@ -227,7 +237,7 @@ struct RunArgs {
     #[arg(long, value_name = "LIST", default_value = "50,90,99,99.9")]
     percentiles: String,
 
-    /// Write the report as JSON (schema servelab-load/5) to this file.
+    /// Write the report as JSON (schema servelab-load/6) to this file.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
     /// Do not print the summary.
@@ -297,6 +307,11 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<LoadSpec> {
         },
     };
     spec.stages = stages;
+    if a.h2 {
+        spec.protocol = servelab_load::Protocol::H2 {
+            streams: a.streams.unwrap_or(1),
+        };
+    }
     spec.requests = a.requests;
     spec.duration = match &a.duration {
         Some(d) => {
@@ -763,5 +778,19 @@ mod tests {
         let s = spec(&["--urls", f.to_str().unwrap()]).unwrap();
         assert_eq!(s.targets.len(), 2);
         assert_eq!(s.targets[0].weight, 3.0);
+    }
+
+    #[test]
+    fn h2_takes_streams_and_streams_need_h2() {
+        let s = spec(&["http://x/", "--h2", "-c", "5", "--streams", "10"]).unwrap();
+        assert_eq!(s.protocol, servelab_load::Protocol::H2 { streams: 10 });
+        assert!(matches!(s.workload, Workload::Closed { users: 5, .. }));
+        let s = spec(&["http://x/", "--h2"]).unwrap();
+        assert_eq!(s.protocol, servelab_load::Protocol::H2 { streams: 1 });
+        assert_eq!(
+            spec(&["http://x/"]).unwrap().protocol,
+            servelab_load::Protocol::Http1
+        );
+        assert!(parse(&["http://x/", "--streams", "10"]).is_err());
     }
 }

@@ -24,8 +24,12 @@
 
 mod closed;
 mod exchange;
+mod h2;
 mod open;
 mod tls_io;
+mod waker;
+
+use waker::{Waker, is_timer, wait_events};
 
 use std::collections::VecDeque;
 use std::os::fd::OwnedFd;
@@ -36,7 +40,6 @@ use std::time::{Duration, Instant};
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 use rustix::event::epoll;
-use rustix::io::Errno;
 use servelab_dist::Dist;
 
 use crate::arrival::Schedule;
@@ -113,6 +116,52 @@ pub(crate) struct LoopConfig {
     pub threads: usize,
     pub start: Instant,
     pub deadline: Option<Instant>,
+    /// HTTP/2 (`--h2`): the streams per connection; `None` for HTTP/1.1.
+    /// Closed users are then `users` connections × `streams` slots.
+    pub streams: Option<u32>,
+}
+
+impl LoopConfig {
+    /// Whether a loop stops at the top of a turn at `now`: `Some(false)` at
+    /// the time limit or when told to stop, `Some(true)` when it gives up on
+    /// an unreachable target (see [`UNREACHABLE`] and
+    /// [`NEVER_CONNECTED`](crate::connect_failure::NEVER_CONNECTED)), `None`
+    /// to go on. `backing_off`: connections waiting out a backoff.
+    fn stops_at(
+        &self,
+        control: &RunControl,
+        now: Instant,
+        backing_off: usize,
+        last_connected: Instant,
+    ) -> Option<bool> {
+        if self.deadline.is_some_and(|d| now >= d) || control.stop.load(Ordering::Relaxed) {
+            return Some(false);
+        }
+        if self.deadline.is_none()
+            && backing_off > 0
+            && now.saturating_duration_since(last_connected) >= UNREACHABLE
+        {
+            return Some(true);
+        }
+        // Nothing ever connected: the target is down or the address is
+        // wrong, and waiting longer would only fill the report with zeros.
+        control
+            .never_connected(now.saturating_duration_since(self.start))
+            .then_some(true)
+    }
+
+    /// Until when a loop may sleep: its next timed event `timed`, the run's
+    /// time limit, and at most [`MAX_WAIT`] (so that the stop flag is seen).
+    fn sleep_until(&self, now: Instant, timed: Option<Instant>) -> Instant {
+        let mut until = now + MAX_WAIT;
+        if let Some(t) = timed {
+            until = until.min(t);
+        }
+        if let Some(d) = self.deadline {
+            until = until.min(d);
+        }
+        until
+    }
 }
 
 /// What a thread hands back.
@@ -186,14 +235,7 @@ struct ClientLoop {
     schedule: Schedule,
     /// A timerfd armed for the loop's next timed event (a think's end, a
     /// retry wait's, an arrival), in the epoll set: see [`wake_timer`].
-    wake_timer: OwnedFd,
-    /// The deadline the timerfd is armed for, so it is armed once per deadline.
-    armed_for: Option<Instant>,
-    /// When the timerfd is set to expire: the deadline less the wake lead.
-    armed_at: Option<Instant>,
-    /// How early the timerfd is set before a deadline: the machine's wake-up
-    /// latency, learnt from the wakes themselves (see [`WakeLead`]).
-    wake_lead: WakeLead,
+    waker: Waker,
     arrivals_done: bool,
     arrival_rng: Pcg64Mcg,
 }
@@ -272,6 +314,9 @@ pub(crate) fn thread_cpu() -> Duration {
 
 /// Runs one event loop to the end of the run.
 pub(crate) fn run(cfg: LoopConfig, control: Arc<RunControl>) -> std::io::Result<LoopResult> {
+    if cfg.streams.is_some() {
+        return h2::run(cfg, control);
+    }
     let cpu0 = thread_cpu();
     let mut w = ClientLoop::new(cfg, control)?;
     let ended = w.run()?;
@@ -355,7 +400,7 @@ impl ClientLoop {
         }
         let rec = Recorder::new(cfg.start);
         let open = matches!(cfg.share, ThreadShare::Open { .. });
-        let wake_timer = wake_timer(&epoll)?;
+        let waker = Waker::new(&epoll)?;
         let mut l = ClientLoop {
             epoll,
             conns,
@@ -400,10 +445,7 @@ impl ClientLoop {
                 }
                 (ThreadShare::Closed { .. }, _) => Schedule::new(cfg.start, 1.0, Arrival::Uniform),
             },
-            wake_timer,
-            armed_for: None,
-            armed_at: None,
-            wake_lead: WakeLead::default(),
+            waker,
             arrivals_done: !open,
             arrival_rng,
             cfg,
@@ -411,31 +453,6 @@ impl ClientLoop {
         };
         l.stagger_closed_users(now);
         Ok(l)
-    }
-
-    /// Arms the wake-up timer to expire `wait` from now (not for a zero
-    /// wait: the loop does not sleep then).
-    fn arm_wake_timer(&self, wait: Duration) -> std::io::Result<()> {
-        if wait.is_zero() {
-            return Ok(());
-        }
-        let zero = rustix::time::Timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        let spec = rustix::time::Itimerspec {
-            it_interval: zero,
-            it_value: rustix::time::Timespec {
-                tv_sec: wait.as_secs() as i64,
-                tv_nsec: i64::from(wait.subsec_nanos()),
-            },
-        };
-        rustix::time::timerfd_settime(
-            &self.wake_timer,
-            rustix::time::TimerfdTimerFlags::empty(),
-            &spec,
-        )?;
-        Ok(())
     }
 
     fn open(&self) -> bool {
@@ -464,25 +481,11 @@ impl ClientLoop {
         ];
         for turn in 0u64.. {
             let now = Instant::now();
-            if self.cfg.deadline.is_some_and(|d| now >= d)
-                || self.control.stop.load(Ordering::Relaxed)
+            if let Some(gave_up) =
+                self.cfg
+                    .stops_at(&self.control, now, self.backing_off, self.last_connected)
             {
-                break;
-            }
-            if self.cfg.deadline.is_none()
-                && self.backing_off > 0
-                && now.saturating_duration_since(self.last_connected) >= UNREACHABLE
-            {
-                self.gave_up = true;
-                break;
-            }
-            // Nothing ever connected: the target is down or the address is
-            // wrong, and waiting longer would only fill the report with zeros.
-            if self
-                .control
-                .never_connected(now.saturating_duration_since(self.cfg.start))
-            {
-                self.gave_up = true;
+                self.gave_up = gave_up;
                 break;
             }
             self.sample_in_flight(now);
@@ -518,57 +521,22 @@ impl ClientLoop {
                     let next = self.schedule.next();
                     timed = Some(timed.map_or(next, |t| t.min(next)));
                 }
-                let mut until = now + MAX_WAIT;
-                if let Some(t) = timed {
-                    until = until.min(t);
-                }
-                if let Some(d) = self.cfg.deadline {
-                    until = until.min(d);
-                }
+                let mut until = self.cfg.sleep_until(now, timed);
                 if !self.parked.is_empty() {
                     until = until.min(now + STAGE_TICK);
                 }
-                let mut wait = until.saturating_duration_since(now);
-                if timed == Some(until) {
-                    let lead = self.wake_lead.get();
-                    if wait <= lead {
-                        // Inside the lead: a wake-up would land late, so
-                        // poll until the deadline instead of sleeping.
-                        wait = Duration::ZERO;
-                    } else if self.armed_for != Some(until) {
-                        self.arm_wake_timer(wait - lead)?;
-                        self.armed_for = Some(until);
-                        self.armed_at = Some(now + (wait - lead));
-                    }
-                }
-                wait
+                self.waker.plan(now, until, timed == Some(until))?
             } else {
                 Duration::ZERO
             };
-            let ts = rustix::time::Timespec {
-                tv_sec: wait.as_secs() as i64,
-                tv_nsec: i64::from(wait.subsec_nanos()),
-            };
             let slept_from = Instant::now();
-            let n = match epoll::wait(&self.epoll, &mut events[..], Some(&ts)) {
-                Ok(n) => n,
-                Err(Errno::INTR) => continue,
-                Err(e) => return Err(e.into()),
+            let Some(n) = wait_events(&self.epoll, &mut events[..], wait)? else {
+                continue;
             };
             let woke = Instant::now();
             for ev in &events[..n] {
-                if ev.data.u64() == TIMER_TOKEN {
-                    // Edge-triggered: nothing to read (see `wake_timer`). A
-                    // wake from a sleep that began before the expiry tells
-                    // how late this machine wakes.
-                    // (Before the expiry, the event is a stale edge of an
-                    // earlier expiry, found after the timer was re-armed.)
-                    if let Some(at) = self.armed_at.filter(|&at| woke >= at) {
-                        self.armed_at = None;
-                        if slept_from < at {
-                            self.wake_lead.learn(woke - at);
-                        }
-                    }
+                if is_timer(ev) {
+                    self.waker.woke(woke, slept_from);
                     continue;
                 }
                 let (i, generation) = ClientConn::untoken(ev.data.u64());
@@ -607,6 +575,7 @@ impl ClientLoop {
                         self.on_timer(i, now);
                     }
                 }
+                Kind::Link(_) => {} // the HTTP/2 loop's
                 Kind::Retry { id } => {
                     if let Some(p) = self.retrying[id].take() {
                         self.retry_ids.push(id);

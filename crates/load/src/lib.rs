@@ -130,6 +130,19 @@
 //!   both). GET and HEAD take no body; POST, PUT and PATCH without one send
 //!   `Content-Length: 0`; POST and PATCH are never sent again after a
 //!   keep-alive close.
+//! - HTTP/2 ([`Protocol::H2`], `--h2 --streams N`): ALPN `h2` over TLS,
+//!   prior knowledge over `http://`, through `servelab_h2::ClientConn` in an
+//!   event loop of its own (`event_loop::h2`). A closed run's `users` are
+//!   connections, each with `streams` closed users (one per stream slot, as
+//!   h2load's clients × max concurrent streams); an open run's arrivals take
+//!   a free slot of the `connections` × `streams`, and wait in the schedule
+//!   when none is free. The server's SETTINGS_MAX_CONCURRENT_STREAMS caps
+//!   the streams (a request waits at its connection for one); a stream the
+//!   server refuses (REFUSED_STREAM, above a GOAWAY's last stream) goes out
+//!   again once with no error; one it resets is an error of class `reset`;
+//!   a timeout cancels the stream (RST_STREAM CANCEL), not the connection.
+//!   Streams are counted apart from connections ([`H2Counts`]). Sessions
+//!   and stages are refused with `--h2` for now, in one line each.
 //! - HTTPS (`https://`, [`TlsOptions`]): rustls with the aws-lc-rs provider,
 //!   TLS 1.3 and 1.2, ALPN `http/1.1`, SNI from the URL's host (none for an IP
 //!   literal), verified against the system's trust store, or only
@@ -190,12 +203,21 @@
 //! rate (`scheduled` per second) is saturated ([`Report::saturation`]): the
 //! summary warns that its latencies measure the client's backlog.
 //!
-//! # JSON schema `servelab-load/5`
+//! # JSON schema `servelab-load/6`
 //!
 //! `servelab load --json FILE` writes [`Report`] with serde; readers check
 //! `schema` first. Within a version fields may be added, never renamed or
 //! removed, and a field never changes its meaning. All durations in
 //! histograms are integer microseconds.
+//!
+//! Version 6 (from 5), for HTTP/2: new `run.protocol` (`http/1.1` or `h2`),
+//! `run.streams` (`--streams`, `null` for HTTP/1.1) and `h2` ([`H2Counts`]:
+//! streams opened, completed, reset, refused, cancelled; GOAWAYs; requests
+//! that waited for a stream; the server's lowest stream limit; `null` for
+//! HTTP/1.1). A closed `h2` run's `run.users` counts every closed user
+//! (connections × streams) and its `run.connections` the connections; an
+//! HTTP/1.1 report keeps the meaning of every field of version 5, and
+//! version 5 reports are still read (as HTTP/1.1 runs) and merged.
 //!
 //! Version 5 (from 4), for censoring: `latency` holds the finished requests
 //! only (`count == counts.completed`), so its mean is the mean of finished
@@ -248,9 +270,10 @@
 //!
 //! ```text
 //! {
-//!   "schema": "servelab-load/5",
+//!   "schema": "servelab-load/6",
 //!   "generator": "servelab-load 0.1.0",
-//!   "run": { "workload": "closed"|"open", "users", "rate", "arrival", "connections",
+//!   "run": { "workload": "closed"|"open", "protocol": "http/1.1"|"h2", "streams": null|N,
+//!            "users", "rate", "arrival", "connections",
 //!            "session", "think", "targets": [[url, weight]], "method",
 //!            "body_bytes": [per target], "headers",
 //!            "requests", "duration_s", "timeout", "retries": "N"|"inf",
@@ -302,7 +325,10 @@
 //!                 "stage": 0,                 // only with stages
 //!                 "in_flight": 4,             // as the second began (null: not sampled)
 //!                 "p50_us", "p99_us",         // of the requests that finished in it
-//!                 "latency_buckets": [[bucket, count], ...] }, ... ]
+//!                 "latency_buckets": [[bucket, count], ...] }, ... ],
+//!   "h2": null | { "streams_opened", "streams_completed", "streams_reset",
+//!                  "streams_refused", "streams_cancelled", "goaways",
+//!                  "waited_for_stream", "server_max_streams": null|N }
 //! }
 //! HISTOGRAM = { "count", "min", "mean", "stdev", "p50", "p90", "p99", "p999", "max",
 //!               "percentiles": [[0.0, v], [10.0, v], ..., [99.999, v], [100.0, v]],
@@ -326,9 +352,11 @@
 
 pub mod connect_failure;
 pub mod expect_status;
+pub mod h2_counts;
 pub mod handshake_failure;
 pub mod histogram;
 pub mod metric;
+pub mod protocol;
 pub mod report;
 pub mod spec;
 pub mod stages;
@@ -343,6 +371,7 @@ pub mod coarse_histogram;
 mod control;
 mod error;
 mod event_loop;
+mod h2_head;
 mod login;
 mod metrics;
 mod progress;
@@ -356,11 +385,13 @@ pub use coarse_histogram::CoarseHistogram;
 pub use connect_failure::{ConnectFailure, ConnectFailureKind};
 pub use error::LoadError;
 pub use expect_status::ExpectStatus;
+pub use h2_counts::H2Counts;
 pub use handshake_failure::{HandshakeFailureKind, HandshakeFailures};
 pub use histogram::Histogram;
 pub use login::redact as redact_login;
 pub use metric::Metric;
 pub use metrics::{Counts, Errors, Second};
+pub use protocol::Protocol;
 pub use report::{Report, RunInfo, SCHEMA, Throughput};
 pub use run::{run, stop_on_signals, stop_signal};
 pub use servelab_dist::Dist;

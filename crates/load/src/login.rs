@@ -24,9 +24,14 @@ impl std::fmt::Debug for Login {
 impl Login {
     /// The `Authorization` header line, CRLF included.
     pub(crate) fn header(&self) -> String {
+        format!("Authorization: {}\r\n", self.value())
+    }
+
+    /// The `Authorization` field's value, `Basic …` (HTTP/2 sends it as a field).
+    pub(crate) fn value(&self) -> String {
         let pair = format!("{}:{}", self.user, self.password);
         format!(
-            "Authorization: Basic {}\r\n",
+            "Basic {}",
             base64::engine::general_purpose::STANDARD.encode(pair)
         )
     }

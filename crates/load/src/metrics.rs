@@ -29,6 +29,7 @@ use hdrhistogram::Histogram as Hdr;
 use serde::{Deserialize, Serialize};
 
 use crate::coarse_histogram::CoarseHistogram;
+use crate::h2_counts::H2Counts;
 use crate::handshake_failure::{HandshakeFailureKind, HandshakeFailures};
 use crate::histogram::new_hdr;
 use crate::think::ThinkTotals;
@@ -288,6 +289,8 @@ pub(crate) struct Recorder {
     pub series: Vec<Second>,
     /// Closed users' thinks that ended in a request, drawn and measured.
     pub thinks: ThinkTotals,
+    /// HTTP/2: what the streams did (all zero for HTTP/1.1).
+    pub h2: H2Counts,
     start: Instant,
 }
 
@@ -311,6 +314,7 @@ impl Recorder {
             status: vec![0; STATUS_SLOTS],
             series: Vec::with_capacity(64),
             thinks: ThinkTotals::default(),
+            h2: H2Counts::default(),
             start,
         }
     }
@@ -463,6 +467,7 @@ impl Recorder {
         }
         add_series(&mut self.series, &o.series);
         self.thinks.add(&o.thinks);
+        self.h2.add(&o.h2);
     }
 }
 

@@ -1,7 +1,7 @@
 //! The result of a run: [`Report`], its JSON form, its human summary, and merging.
 //!
 //! The JSON form is the contract with the lab and with `servelab load merge`; its
-//! schema is versioned by the `schema` field (`servelab-load/5`) and documented in
+//! schema is versioned by the `schema` field (`servelab-load/6`) and documented in
 //! the crate docs. A reader must check `schema` and refuse other versions; fields
 //! may be added within a version, never renamed or removed.
 
@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::connect_failure::{ConnectFailure, NEVER_CONNECTED};
 use crate::error::LoadError;
+use crate::h2_counts::H2Counts;
 use crate::handshake_failure::HandshakeFailures;
 use crate::histogram::Histogram;
 use crate::metric::{Metric, Percentiles};
@@ -23,7 +24,12 @@ use crate::stages::Stages;
 use crate::think::ThinkTimes;
 
 /// The schema version written in every report.
-pub const SCHEMA: &str = "servelab-load/5";
+pub const SCHEMA: &str = "servelab-load/6";
+
+/// The version before [`SCHEMA`], still read: it differs only by the fields
+/// version 6 added (`run.protocol`, `run.streams`, `h2`), and every
+/// version 5 report is an HTTP/1.1 run.
+pub const SCHEMA_V5: &str = "servelab-load/5";
 
 /// Below this share of the offered rate, an open run's target is saturated.
 pub const SATURATED_BELOW: f64 = 0.95;
@@ -33,13 +39,22 @@ pub const SATURATED_BELOW: f64 = 0.95;
 pub struct RunInfo {
     /// `closed` or `open`.
     pub workload: String,
-    /// Closed: number of users.
+    /// `http/1.1` or `h2` (version 6; version 5 reports read as `http/1.1`).
+    #[serde(default = "http1_name")]
+    pub protocol: String,
+    /// `h2`: requests in flight per connection (`--streams`); `null` for
+    /// HTTP/1.1.
+    #[serde(default)]
+    pub streams: Option<u32>,
+    /// Closed: number of users (with `h2`: connections × streams, one user
+    /// per stream slot).
     pub users: Option<u32>,
     /// Open: requests per second.
     pub rate: Option<f64>,
     /// Open: `poisson` or `uniform`.
     pub arrival: Option<String>,
-    /// Open: most connections at once.
+    /// Open: most connections at once. Closed `h2`: the connections the
+    /// users share (`null` for closed HTTP/1.1, where it equals `users`).
     pub connections: Option<u32>,
     /// Requests per connection (`null`: one connection for the whole run).
     pub session: Option<u32>,
@@ -80,10 +95,17 @@ pub struct RunInfo {
     pub percentiles: Percentiles,
 }
 
+fn http1_name() -> String {
+    crate::protocol::Protocol::Http1.name().to_string()
+}
+
 impl RunInfo {
     pub(crate) fn of(spec: &LoadSpec) -> RunInfo {
+        let h2 = spec.protocol.is_h2();
         let mut info = RunInfo {
             workload: String::new(),
+            protocol: spec.protocol.name().to_string(),
+            streams: h2.then(|| spec.protocol.streams()),
             users: None,
             rate: None,
             arrival: None,
@@ -126,7 +148,8 @@ impl RunInfo {
                 think,
             } => {
                 info.workload = "closed".into();
-                info.users = Some(users);
+                info.users = Some(users.saturating_mul(spec.protocol.streams()));
+                info.connections = h2.then_some(users);
                 info.session = session;
                 info.think = Some(think.to_string());
             }
@@ -245,6 +268,9 @@ pub struct Report {
     /// users holds with `think.measured_mean_us` as Z.
     #[serde(default)]
     pub think: Option<ThinkTimes>,
+    /// `h2` runs: what the streams did ([`H2Counts`]); `null` for HTTP/1.1.
+    #[serde(default)]
+    pub h2: Option<H2Counts>,
 }
 
 impl Report {
@@ -303,6 +329,7 @@ impl Report {
                 }
                 _ => None,
             },
+            h2: spec.protocol.is_h2().then_some(rec.h2),
         };
         r.throughput = r.rates();
         r.finish_series();
@@ -404,7 +431,7 @@ impl Report {
         let value: serde_json::Value =
             serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
         match value.get("schema").and_then(|s| s.as_str()) {
-            Some(SCHEMA) => {}
+            Some(SCHEMA | SCHEMA_V5) => {}
             Some(old @ ("servelab-load/4" | "servelab-load/3" | "servelab-load/2")) => {
                 return Err(bad(format!(
                     "schema `{old}`, expected `{SCHEMA}`: its `latency` mixes the unfinished \
@@ -498,6 +525,13 @@ impl Report {
                 out.connect_failure = None;
             }
             out.client_cpu_s += r.client_cpu_s;
+            out.h2 = match (out.h2, r.h2) {
+                (Some(mut a), Some(b)) => {
+                    a.add(&b);
+                    Some(a)
+                }
+                (a, b) => a.or(b),
+            };
             out.think = match (out.think, r.think) {
                 (Some(a), Some(b)) => Some(a.merged(&b)),
                 (a, b) => a.or(b),
@@ -542,10 +576,15 @@ impl Report {
             Some(st) => format!("{shape}, stages {st}"),
             None => shape,
         };
-        let session = match (r.session, r.workload.as_str()) {
-            (Some(k), _) => format!("session {k}"),
-            (None, "open") => "keep-alive".to_string(),
-            (None, _) => "one connection each".to_string(),
+        let session = match (r.session, r.workload.as_str(), r.streams) {
+            (_, "open", Some(m)) => format!("h2, {m} streams per connection"),
+            (_, _, Some(m)) => format!(
+                "h2, {} connections x {m} streams",
+                r.connections.unwrap_or(0)
+            ),
+            (Some(k), _, _) => format!("session {k}"),
+            (None, "open", _) => "keep-alive".to_string(),
+            (None, _, _) => "one connection each".to_string(),
         };
         let _ = writeln!(
             s,
@@ -575,6 +614,25 @@ impl Report {
             "  attempts     {} attempts, {} timeouts, {} retries",
             c.attempts, c.timeouts, c.retries
         );
+        if let Some(h) = &self.h2 {
+            let limit = h
+                .server_max_streams
+                .map_or("none".to_string(), |m| m.to_string());
+            let _ = writeln!(
+                s,
+                "  h2 streams   {} opened, {} completed, {} reset by the server, {} refused \
+                 (sent again), {} cancelled (timeouts); {} waited for a stream; {} connections, \
+                 {} GOAWAY; server's stream limit {limit}",
+                h.streams_opened,
+                h.streams_completed,
+                h.streams_reset,
+                h.streams_refused,
+                h.streams_cancelled,
+                h.waited_for_stream,
+                c.connections,
+                h.goaways
+            );
+        }
         if c.close_retries > 0 {
             let _ = writeln!(
                 s,

@@ -37,6 +37,7 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
         seg.body.as_ref(),
         &seg.tls,
         seg.tls_pin,
+        seg.protocol,
     )?);
     let picker = Picker::new(&seg.targets);
     let units = match seg.workload {
@@ -44,6 +45,7 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
         Workload::Open { connections, .. } => connections,
     };
     let threads = seg.threads.min(units as usize).max(1);
+    // Connections: closed HTTP/2 users share them, `streams` to each.
     let want = u64::from(units) + 64;
     let have = raise_fd_limit(want);
     if have < want {
@@ -121,6 +123,7 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
             threads,
             start,
             deadline,
+            streams: seg.protocol.is_h2().then(|| seg.protocol.streams()),
         };
         let c = Arc::clone(&control);
         let h = std::thread::Builder::new()

@@ -22,6 +22,10 @@ use servelab_dist::Dist;
 /// The highest `--rate` accepted, in requests per second.
 pub const MAX_RATE: f64 = 1e7;
 
+/// The most `--streams` accepted: far above any server's
+/// SETTINGS_MAX_CONCURRENT_STREAMS (nginx and servelab say 100, h2o 100).
+pub const MAX_STREAMS: u32 = 10_000;
+
 /// How requests are generated.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Workload {
@@ -218,6 +222,11 @@ pub struct LoadSpec {
     /// The latency percentiles of the summary, added to the JSON spectrum
     /// (default p50, p90, p99, p99.9).
     pub percentiles: crate::metric::Percentiles,
+    /// HTTP/1.1, or HTTP/2 with N streams per connection (`--h2 --streams N`).
+    /// With HTTP/2 a closed run's `users` are connections, each carrying
+    /// `streams` closed users (one per stream slot), and an open run's
+    /// `connections` carry up to `streams` requests each.
+    pub protocol: crate::protocol::Protocol,
     /// Draw a progress bar on stderr when it is a terminal.
     pub progress: bool,
     /// When set (by another thread, or by [`stop_on_signals`](crate::stop_on_signals)),
@@ -253,6 +262,7 @@ impl LoadSpec {
             tls: crate::tls::TlsOptions::default(),
             tls_pin: None,
             percentiles: crate::metric::Percentiles::standard(),
+            protocol: crate::protocol::Protocol::Http1,
             progress: false,
             stop: None,
         }
@@ -327,6 +337,9 @@ impl LoadSpec {
         if self.timeout.is_some_and(|t| t.mean() <= 0.0) {
             return bad("--timeout must be positive");
         }
+        if let crate::protocol::Protocol::H2 { streams } = self.protocol {
+            self.validate_h2(streams)?;
+        }
         if let Some(st) = &self.stages {
             if self.duration.is_some() {
                 return bad("--stages set the length of the run: drop --duration");
@@ -377,6 +390,29 @@ impl LoadSpec {
                     return bad("--session must be at least 1");
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// What HTTP/2 does not support yet, refused in one line each (never
+    /// silently ignored).
+    fn validate_h2(&self, streams: u32) -> Result<(), LoadError> {
+        let bad = |s: &str| Err(LoadError::Spec(s.to_string()));
+        if streams == 0 || streams > MAX_STREAMS {
+            return bad(&format!(
+                "--streams must be from 1 to {MAX_STREAMS} (requests in flight per connection)"
+            ));
+        }
+        if self.stages.is_some() {
+            return bad("--stages is not supported with --h2 yet: use --users or --rate");
+        }
+        let session = match self.workload {
+            Workload::Closed { session, .. } | Workload::Open { session, .. } => session,
+        };
+        if session.is_some() {
+            return bad(
+                "--session is not supported with --h2 yet: an HTTP/2 connection lasts the run",
+            );
         }
         Ok(())
     }

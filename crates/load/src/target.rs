@@ -22,6 +22,8 @@ use std::sync::Arc;
 use rand::Rng;
 
 use crate::error::LoadError;
+use crate::h2_head::H2Head;
+use crate::protocol::Protocol;
 use crate::tls::{Pin, TlsOptions, TlsTarget, client_config_pinned, server_name};
 
 /// The largest request body, in bytes: far above what a load test posts, and
@@ -343,6 +345,8 @@ pub(crate) struct Prepared {
     pub head: bool,
     /// `https://`: the TLS configuration and server name of its connections.
     pub tls: Option<TlsTarget>,
+    /// The same request for HTTP/2 (`--h2`).
+    pub h2: H2Head,
 }
 
 /// Resolves the targets and builds their requests; `headers` are `Name: value`;
@@ -354,8 +358,10 @@ pub(crate) fn prepare(
     body: Option<&Arc<[u8]>>,
     tls: &TlsOptions,
     pin: Option<Pin>,
+    protocol: Protocol,
 ) -> Result<Vec<Prepared>, LoadError> {
     let mut extra = String::new();
+    let mut pairs: Vec<(String, String)> = Vec::new();
     let mut has_host = false;
     let mut has_authorization = false;
     for h in headers {
@@ -384,6 +390,7 @@ pub(crate) fn prepare(
         extra.push_str(": ");
         extra.push_str(value.trim());
         extra.push_str("\r\n");
+        pairs.push((name.to_string(), value.trim().to_string()));
     }
     let mut out: Vec<Prepared> = Vec::with_capacity(targets.len());
     // Built once, for the first https target: every connection of the run
@@ -395,7 +402,7 @@ pub(crate) fn prepare(
         let tls = if u.tls {
             let config = match &config {
                 Some(c) => Arc::clone(c),
-                None => Arc::clone(config.insert(client_config_pinned(tls, pin)?)),
+                None => Arc::clone(config.insert(client_config_pinned(tls, pin, protocol)?)),
             };
             let name = server_name(&u.host)?;
             Some(TlsTarget { config, name })
@@ -434,6 +441,18 @@ pub(crate) fn prepare(
             method.as_str(),
             u.path
         );
+        let h2 = H2Head::build(
+            method.as_str(),
+            u.tls,
+            &u.authority,
+            &u.path,
+            &pairs,
+            u.login
+                .as_ref()
+                .filter(|_| !has_authorization)
+                .map(|l| l.value()),
+            (!body.is_empty() || method.expects_body()).then_some(body.len()),
+        )?;
         out.push(Prepared {
             addrs,
             server,
@@ -442,7 +461,15 @@ pub(crate) fn prepare(
             body,
             head: method == Method::Head,
             tls,
+            h2,
         });
+    }
+    // An HTTP/2 connection carries any of the run's requests, so they must
+    // all go to one server (a rule of this generator, not of HTTP/2).
+    if protocol.is_h2() && out.iter().any(|p| p.server != 0) {
+        return Err(LoadError::Spec(
+            "--h2 needs every URL on one server (same scheme, host and port)".to_string(),
+        ));
     }
     Ok(out)
 }
@@ -562,7 +589,16 @@ mod tests {
     #[test]
     fn a_login_in_the_url_is_sent_as_basic_auth() {
         let t = [Target::new("http://alice:s3cret@127.0.0.1:1/x")];
-        let p = prepare(&t, Method::Get, &[], None, &TlsOptions::default(), None).unwrap();
+        let p = prepare(
+            &t,
+            Method::Get,
+            &[],
+            None,
+            &TlsOptions::default(),
+            None,
+            Protocol::Http1,
+        )
+        .unwrap();
         let head = String::from_utf8(p[0].keep_alive.clone()).unwrap();
         assert_eq!(
             head,
@@ -570,7 +606,16 @@ mod tests {
         );
         // -H Authorization wins over the URL's login.
         let h = ["Authorization: Bearer t".to_string()];
-        let p = prepare(&t, Method::Get, &h, None, &TlsOptions::default(), None).unwrap();
+        let p = prepare(
+            &t,
+            Method::Get,
+            &h,
+            None,
+            &TlsOptions::default(),
+            None,
+            Protocol::Http1,
+        )
+        .unwrap();
         let head = String::from_utf8(p[0].keep_alive.clone()).unwrap();
         assert!(
             !head.contains("Basic") && head.contains("Bearer t"),
@@ -607,6 +652,7 @@ mod tests {
             None,
             &TlsOptions::default(),
             None,
+            Protocol::Http1,
         )
         .unwrap();
         assert_eq!(
@@ -621,6 +667,7 @@ mod tests {
             None,
             &TlsOptions::default(),
             None,
+            Protocol::Http1,
         )
         .unwrap();
         assert_eq!(p[0].keep_alive, b"HEAD /x HTTP/1.1\r\nHost: h\r\n\r\n");
@@ -631,7 +678,8 @@ mod tests {
                 &["nocolon".to_string()],
                 None,
                 &TlsOptions::default(),
-                None
+                None,
+                Protocol::Http1
             )
             .is_err()
         );
@@ -642,7 +690,8 @@ mod tests {
                 &["A: b\r\nC: d".to_string()],
                 None,
                 &TlsOptions::default(),
-                None
+                None,
+                Protocol::Http1
             )
             .is_err()
         );
@@ -655,6 +704,7 @@ mod tests {
             Some(&body),
             &TlsOptions::default(),
             None,
+            Protocol::Http1,
         )
         .unwrap();
         assert_eq!(
@@ -662,9 +712,27 @@ mod tests {
             b"POST /x HTTP/1.1\r\nHost: 127.0.0.1:1\r\nContent-Length: 7\r\n\r\n"
         );
         assert_eq!(&p[0].body[..], b"{\"a\":1}");
-        let p = prepare(&t, Method::Put, &[], None, &TlsOptions::default(), None).unwrap();
+        let p = prepare(
+            &t,
+            Method::Put,
+            &[],
+            None,
+            &TlsOptions::default(),
+            None,
+            Protocol::Http1,
+        )
+        .unwrap();
         assert!(p[0].keep_alive.ends_with(b"Content-Length: 0\r\n\r\n"));
-        let p = prepare(&t, Method::Delete, &[], None, &TlsOptions::default(), None).unwrap();
+        let p = prepare(
+            &t,
+            Method::Delete,
+            &[],
+            None,
+            &TlsOptions::default(),
+            None,
+            Protocol::Http1,
+        )
+        .unwrap();
         assert!(!p[0].keep_alive.windows(7).any(|w| w == b"Content"));
         let own = [Target {
             body: Some(Arc::from(&b"xy"[..])),
@@ -677,6 +745,7 @@ mod tests {
             Some(&body),
             &TlsOptions::default(),
             None,
+            Protocol::Http1,
         )
         .unwrap();
         assert_eq!(&p[0].body[..], b"xy", "a URL's own body wins");
@@ -687,6 +756,7 @@ mod tests {
             Some(&body),
             &TlsOptions::default(),
             None,
+            Protocol::Http1,
         );
         assert!(matches!(e, Err(LoadError::FramingHeader(_))));
     }
@@ -746,7 +816,16 @@ mod tests {
             Target::new("http://127.0.0.1:2/b"),
             Target::new("http://127.0.0.1:1/c"),
         ];
-        let p = prepare(&t, Method::Get, &[], None, &TlsOptions::default(), None).unwrap();
+        let p = prepare(
+            &t,
+            Method::Get,
+            &[],
+            None,
+            &TlsOptions::default(),
+            None,
+            Protocol::Http1,
+        )
+        .unwrap();
         let servers: Vec<usize> = p.iter().map(|p| p.server).collect();
         assert_eq!(servers, vec![0, 1, 0]);
     }

@@ -58,6 +58,26 @@ impl ThinkTotals {
         self.uncounted_time += within_run;
     }
 
+    /// A closed user's think (`from`, and its draw: `None` for a first,
+    /// residual think) ends at `now`, in a request when `goes_on`, or not (the
+    /// quota is spent, a ramp parks the user): only a drawn think that ends
+    /// in a request is a draw of Z; any other is the users' time, uncounted.
+    #[inline]
+    pub(crate) fn end(
+        &mut self,
+        think: Option<(std::time::Instant, Option<Duration>)>,
+        now: std::time::Instant,
+        goes_on: bool,
+    ) {
+        match think {
+            Some((from, Some(drawn))) if goes_on => {
+                self.record(drawn, now.saturating_duration_since(from));
+            }
+            Some((from, _)) => self.uncounted(now.saturating_duration_since(from)),
+            None => {}
+        }
+    }
+
     pub(crate) fn add(&mut self, o: &ThinkTotals) {
         self.count += o.count;
         self.drawn += o.drawn;

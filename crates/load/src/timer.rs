@@ -17,7 +17,10 @@ use std::time::Instant;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Kind {
     /// A client connection's own deadline (think, timeout, retry wait or backoff; its state says which).
+    /// In the HTTP/2 loop, a stream slot's (think, timeout or retry wait).
     Conn(usize),
+    /// HTTP/2: a connection's backoff after a failed connect.
+    Link(usize),
     /// An open-workload request waiting to be retried; no client connection holds it meanwhile.
     Retry {
         /// Index into the event loop's table of waiting retries.
@@ -74,10 +77,16 @@ impl ConnTimer {
     /// Arms the deadline; pushes an entry only when it is earlier than the live one.
     #[inline]
     pub(crate) fn arm(&mut self, at: Instant, conn: usize, timers: &mut Timers) {
+        self.arm_as(at, Kind::Conn(conn), timers);
+    }
+
+    /// [`ConnTimer::arm`] for a timer whose heap entries are `kind`.
+    #[inline]
+    pub(crate) fn arm_as(&mut self, at: Instant, kind: Kind, timers: &mut Timers) {
         self.at = Some(at);
         if self.queued.is_none_or(|q| at < q) {
             self.queued = Some(at);
-            timers.push(at, Kind::Conn(conn));
+            timers.push(at, kind);
         }
     }
 
@@ -96,6 +105,17 @@ impl ConnTimer {
         conn: usize,
         timers: &mut Timers,
     ) -> bool {
+        self.fire_as(entry, now, Kind::Conn(conn), timers)
+    }
+
+    /// [`ConnTimer::fire`] for a timer whose heap entries are `kind`.
+    pub(crate) fn fire_as(
+        &mut self,
+        entry: Instant,
+        now: Instant,
+        kind: Kind,
+        timers: &mut Timers,
+    ) -> bool {
         if self.queued != Some(entry) {
             return false; // stale: a newer, earlier entry stands for it
         }
@@ -104,7 +124,7 @@ impl ConnTimer {
             None => false,
             Some(at) if at > now => {
                 self.queued = Some(at);
-                timers.push(at, Kind::Conn(conn));
+                timers.push(at, kind);
                 false
             }
             Some(_) => {

@@ -171,7 +171,7 @@ fn certs(path: &Path, flag: &str) -> Result<Vec<CertificateDer<'static>>, LoadEr
 /// Builds the run's client configuration from its options: the one TLS
 /// client of the workspace (the lab's status reader and drain use it too).
 pub fn client_config(o: &TlsOptions) -> Result<Arc<ClientConfig>, LoadError> {
-    client_config_pinned(o, None)
+    client_config_pinned(o, None, crate::protocol::Protocol::Http1)
 }
 
 /// [`client_config`], verifying the server by a pinned certificate
@@ -180,6 +180,7 @@ pub fn client_config(o: &TlsOptions) -> Result<Arc<ClientConfig>, LoadError> {
 pub(crate) fn client_config_pinned(
     o: &TlsOptions,
     pin: Option<Pin>,
+    protocol: crate::protocol::Protocol,
 ) -> Result<Arc<ClientConfig>, LoadError> {
     let builder = ClientConfig::builder_with_provider(provider())
         .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
@@ -237,7 +238,9 @@ pub(crate) fn client_config_pinned(
     // it would otherwise land in the first handshake's time and CPU (one
     // handshake of a `-c 1 -n 1` run measured 73 ms and 21.6 ms of CPU).
     let _ = config.crypto_provider().secure_random.fill(&mut [0u8; 16]);
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    // One protocol offered, the run's: an `h2` run against a server that
+    // only speaks HTTP/1.1 must fail (said in one line), not measure HTTP/1.1.
+    config.alpn_protocols = vec![protocol.name().as_bytes().to_vec()];
     config.resumption = if o.resume {
         rustls::client::Resumption::store(Arc::new(SessionStore::new()))
     } else {

@@ -16,20 +16,8 @@ impl ClientLoop {
     pub(super) fn start_request(&mut self, i: usize, now: Instant) {
         // A think ends here, in a request or (quota done, ramp) not.
         let think = self.conns[i].think_from.take();
-        match think {
-            Some((from, Some(drawn))) if self.conns[i].quota != 0 && i < self.users_at(now) => {
-                self.rec
-                    .thinks
-                    .record(drawn, now.saturating_duration_since(from));
-            }
-            // The first think (a residual), or one after which the user stops
-            // or waits for a ramp: the users' time, but no draw of Z.
-            Some((from, _)) => self
-                .rec
-                .thinks
-                .uncounted(now.saturating_duration_since(from)),
-            None => {}
-        }
+        let goes_on = self.conns[i].quota != 0 && i < self.users_at(now);
+        self.rec.thinks.end(think, now, goes_on);
         if self.conns[i].quota == 0 {
             self.close_sock(i);
             self.conns[i].state = ConnState::Stopped;

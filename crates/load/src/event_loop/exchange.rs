@@ -8,6 +8,7 @@
 //! connection takes the next queued request.
 
 use std::net::SocketAddr;
+use std::os::fd::OwnedFd;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -43,7 +44,15 @@ fn next_backoff(previous: Duration) -> Duration {
     }
 }
 
-fn connect_class(e: Errno) -> ErrorClass {
+/// Grows `backoff` after another failed connect and draws the wait before
+/// the next: jittered, so that connections refused together do not all come
+/// back together (a uniform draw in [backoff/2, backoff)).
+pub(super) fn backoff_wait(backoff: &mut Duration, rng: &mut impl Rng) -> Duration {
+    *backoff = next_backoff(*backoff);
+    backoff.mul_f64(0.5 + 0.5 * rng.random::<f64>())
+}
+
+pub(super) fn connect_class(e: Errno) -> ErrorClass {
     if e == Errno::CONNREFUSED {
         ErrorClass::ConnectRefused
     } else {
@@ -66,6 +75,41 @@ pub(super) fn io_class(e: Errno) -> ErrorClass {
         ErrorClass::Reset
     } else {
         ErrorClass::IoOther
+    }
+}
+
+/// Opens a non-blocking socket to `addr`, registers it in `epoll` under
+/// `token` (edge-triggered, for input and output, once for its life) and
+/// starts the connect: `Ok((sock, true))` connected at once, `Ok((sock,
+/// false))` in progress (EPOLLOUT says how it ended), `Err` failed (the socket
+/// is closed). Shared by the HTTP/1.1 and HTTP/2 loops.
+pub(super) fn connect_socket(
+    epoll: &OwnedFd,
+    addr: SocketAddr,
+    token: u64,
+) -> Result<(OwnedFd, bool), Errno> {
+    let family = if addr.is_ipv4() {
+        AddressFamily::INET
+    } else {
+        AddressFamily::INET6
+    };
+    let sock = rustix::net::socket_with(
+        family,
+        SocketType::STREAM,
+        SocketFlags::NONBLOCK | SocketFlags::CLOEXEC,
+        None,
+    )?;
+    // Requests are small and answered at once: Nagle would only add delay.
+    let _ = rustix::net::sockopt::set_tcp_nodelay(&sock, true);
+    let flags = epoll::EventFlags::IN
+        | epoll::EventFlags::OUT
+        | epoll::EventFlags::RDHUP
+        | epoll::EventFlags::ET;
+    epoll::add(epoll, &sock, epoll::EventData::new_u64(token), flags)?;
+    match rustix::net::connect(&sock, &addr) {
+        Ok(()) => Ok((sock, true)),
+        Err(Errno::INPROGRESS) | Err(Errno::INTR) => Ok((sock, false)),
+        Err(e) => Err(e), // dropping the socket closes it
     }
 }
 
@@ -140,47 +184,16 @@ impl ClientLoop {
     /// progress, `Err` failed (the socket is closed).
     fn open_socket(&mut self, i: usize, k: usize, now: Instant) -> Result<bool, Errno> {
         let addr = self.cfg.targets[self.conns[i].req.target].addrs[k];
-        let family = if addr.is_ipv4() {
-            AddressFamily::INET
-        } else {
-            AddressFamily::INET6
-        };
-        let sock = rustix::net::socket_with(
-            family,
-            SocketType::STREAM,
-            SocketFlags::NONBLOCK | SocketFlags::CLOEXEC,
-            None,
-        )?;
-        // Requests are small and answered at once: Nagle would only add delay.
-        let _ = rustix::net::sockopt::set_tcp_nodelay(&sock, true);
         let s = &mut self.conns[i];
         s.generation = s.generation.wrapping_add(1);
-        let flags = epoll::EventFlags::IN
-            | epoll::EventFlags::OUT
-            | epoll::EventFlags::RDHUP
-            | epoll::EventFlags::ET;
-        epoll::add(
-            &self.epoll,
-            &sock,
-            epoll::EventData::new_u64(s.token(i)),
-            flags,
-        )?;
+        let (sock, done) = connect_socket(&self.epoll, addr, s.token(i))?;
         s.connect_start = now;
         s.conn_target = s.req.target;
         s.reused = false;
         s.session_left = self.cfg.session.unwrap_or(u32::MAX);
         s.state = ConnState::Connecting;
-        match rustix::net::connect(&sock, &addr) {
-            Ok(()) => {
-                s.sock = Some(sock);
-                Ok(true)
-            }
-            Err(Errno::INPROGRESS) | Err(Errno::INTR) => {
-                s.sock = Some(sock);
-                Ok(false)
-            }
-            Err(e) => Err(e), // dropping the socket closes it
-        }
+        s.sock = Some(sock);
+        Ok(done)
     }
 
     /// The TCP connect succeeded: send the request, or, for an `https://`
@@ -233,10 +246,7 @@ impl ClientLoop {
     /// Waits out a growing backoff before connecting again for the same request.
     pub(super) fn back_off(&mut self, i: usize, now: Instant) {
         let s = &mut self.conns[i];
-        s.backoff = next_backoff(s.backoff);
-        // Jitter, so that connections refused together do not all come back
-        // together: a uniform draw in [backoff/2, backoff).
-        let wait = s.backoff.mul_f64(0.5 + 0.5 * s.rng.random::<f64>());
+        let wait = backoff_wait(&mut s.backoff, &mut s.rng);
         s.state = ConnState::Backoff;
         s.timer.arm(now + wait, i, &mut self.timers);
         self.backing_off += 1;

@@ -101,14 +101,42 @@ impl ClientLoop {
 
     /// Open workload: the arrivals due before the end that no connection took.
     pub(super) fn count_never_sent(&mut self, end: Instant) {
-        // Arrivals up to the end of the run, but none past its time limit.
         let until = self.cfg.deadline.map_or(end, |d| d.min(end));
-        while !self.arrivals_done && self.schedule.next() <= until {
+        let mut arrivals = Arrivals {
+            schedule: &mut self.schedule,
+            rng: &mut self.arrival_rng,
+            control: &self.control,
+            done: self.arrivals_done,
+        };
+        arrivals.count_never_sent(&mut self.rec, until, end);
+    }
+}
+
+/// An open loop's arrivals, borrowed: what the loops of both protocols share
+/// for the end of a run.
+pub(super) struct Arrivals<'a> {
+    pub(super) schedule: &'a mut crate::arrival::Schedule,
+    pub(super) rng: &'a mut rand_pcg::Pcg64Mcg,
+    pub(super) control: &'a crate::control::RunControl,
+    /// No more arrivals (the request limit was reached).
+    pub(super) done: bool,
+}
+
+impl Arrivals<'_> {
+    /// Counts the arrivals due up to `until` (the end of the run, but none
+    /// past its time limit) that no connection took, with their ages at `end`.
+    pub(super) fn count_never_sent(
+        &mut self,
+        rec: &mut crate::metrics::Recorder,
+        until: Instant,
+        end: Instant,
+    ) {
+        while !self.done && self.schedule.next() <= until {
             if !self.control.take_ticket() {
                 break;
             }
-            if let Some(intended) = self.schedule.take_due(until, &mut self.arrival_rng) {
-                self.rec.unfinished(end, intended, false);
+            if let Some(intended) = self.schedule.take_due(until, &mut *self.rng) {
+                rec.unfinished(end, intended, false);
             }
         }
     }

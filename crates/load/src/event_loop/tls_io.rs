@@ -24,12 +24,50 @@ use super::{ClientLoop, thread_cpu};
 use crate::client_conn::ConnState;
 use crate::connect_failure::ConnectFailure;
 use crate::handshake_failure::HandshakeFailureKind;
-use crate::metrics::ErrorClass;
+use crate::metrics::{Counts, ErrorClass};
 use crate::response::Feed;
 use crate::tls::Wire;
+use std::os::fd::OwnedFd;
+
+/// Moves a handshake on as far as the socket allows (shared by the HTTP/1.1
+/// and HTTP/2 loops); counts the bytes in `counts`.
+pub(super) fn handshake_step(
+    sock: &OwnedFd,
+    tls: &mut rustls::ClientConnection,
+    counts: &mut Counts,
+) -> Step {
+    loop {
+        while tls.wants_write() {
+            match tls.write_tls(&mut Wire(sock)) {
+                Ok(n) => counts.bytes_sent += n as u64,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) => return Step::Failed(HandshakeFailureKind::Closed, e.to_string()),
+            }
+        }
+        if !tls.is_handshaking() {
+            return Step::Done;
+        }
+        match tls.read_tls(&mut Wire(sock)) {
+            Ok(0) => {
+                return Step::Failed(
+                    HandshakeFailureKind::Closed,
+                    "the server closed the connection".to_string(),
+                );
+            }
+            Ok(n) => counts.bytes_received += n as u64,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Step::Wait,
+            Err(e) => return Step::Failed(HandshakeFailureKind::Closed, e.to_string()),
+        }
+        if let Err(e) = tls.process_new_packets() {
+            // Tell the server why (rustls queued the alert).
+            let _ = tls.write_tls(&mut Wire(sock));
+            return Step::Failed(HandshakeFailureKind::of(&e), e.to_string());
+        }
+    }
+}
 
 /// How a handshake step ended.
-enum Step {
+pub(super) enum Step {
     /// The handshake is done.
     Done,
     /// Waiting for the socket (an edge will call again).
@@ -38,7 +76,7 @@ enum Step {
     Failed(HandshakeFailureKind, String),
 }
 
-fn errno_of(e: &io::Error) -> Errno {
+pub(super) fn errno_of(e: &io::Error) -> Errno {
     Errno::from_io_error(e).unwrap_or(Errno::IO)
 }
 
@@ -102,34 +140,7 @@ impl ClientLoop {
         let (Some(sock), Some(tls)) = (s.sock.as_ref(), s.tls.as_deref_mut()) else {
             return Step::Wait;
         };
-        loop {
-            while tls.wants_write() {
-                match tls.write_tls(&mut Wire(sock)) {
-                    Ok(n) => self.rec.counts.bytes_sent += n as u64,
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) => return Step::Failed(HandshakeFailureKind::Closed, e.to_string()),
-                }
-            }
-            if !tls.is_handshaking() {
-                return Step::Done;
-            }
-            match tls.read_tls(&mut Wire(sock)) {
-                Ok(0) => {
-                    return Step::Failed(
-                        HandshakeFailureKind::Closed,
-                        "the server closed the connection".to_string(),
-                    );
-                }
-                Ok(n) => self.rec.counts.bytes_received += n as u64,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Step::Wait,
-                Err(e) => return Step::Failed(HandshakeFailureKind::Closed, e.to_string()),
-            }
-            if let Err(e) = tls.process_new_packets() {
-                // Tell the server why (rustls queued the alert).
-                let _ = tls.write_tls(&mut Wire(sock));
-                return Step::Failed(HandshakeFailureKind::of(&e), e.to_string());
-            }
-        }
+        handshake_step(sock, tls, &mut self.rec.counts)
     }
 
     /// A handshake failed: one error, and a backoff before the same request

@@ -18,7 +18,7 @@ use servelab_load::Report;
 use crate::support::{Behavior, TinyServer, closed};
 
 /// Users' seconds in the report's terms, and N·T.
-fn accounted(r: &Report) -> (f64, f64, String) {
+pub fn accounted(r: &Report) -> (f64, f64, String) {
     let t = r.think.expect("a closed run with a think time reports it");
     let finished = r.counts.completed as f64 * r.latency.mean / 1e6;
     let unfinished = r.unfinished_age.count as f64 * r.unfinished_age.mean / 1e6;

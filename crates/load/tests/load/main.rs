@@ -11,6 +11,8 @@ mod against_serve;
 mod bodies;
 mod counts;
 mod failures;
+mod h2;
+mod h2_server;
 mod keep_alive_close;
 mod little;
 mod malformed;

@@ -45,7 +45,7 @@ fn get_over_tls_with_keep_alive_and_a_handshake_histogram() {
     assert!(r.connect_failure.is_none());
     // The JSON carries the handshake beside connect and first byte.
     let v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
-    assert_eq!(v["schema"], "servelab-load/5");
+    assert_eq!(v["schema"], "servelab-load/6");
     assert_eq!(v["tls_handshake"]["count"], 4);
     assert_eq!(v["connect"]["count"], 4);
     // Regression: a handshake done within one step took its event's time,

@@ -73,6 +73,11 @@ impl Pki {
     }
 
     fn config(&self, client_auth: bool) -> Arc<ServerConfig> {
+        self.server_config(client_auth, b"http/1.1")
+    }
+
+    /// The server's TLS configuration, offering the one ALPN protocol `alpn`.
+    pub fn server_config(&self, client_auth: bool, alpn: &[u8]) -> Arc<ServerConfig> {
         let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(self.server_key.clone()));
         let builder = ServerConfig::builder();
         let builder = if client_auth {
@@ -89,7 +94,7 @@ impl Pki {
         let mut config = builder
             .with_single_cert(vec![self.server_cert.clone()], key)
             .unwrap();
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        config.alpn_protocols = vec![alpn.to_vec()];
         Arc::new(config)
     }
 }
