@@ -24,8 +24,10 @@
 //! What the connection times (it has a clock through [`Conn::deadline`]; the
 //! protocol layer has none): a window held at zero past `--write-timeout`
 //! resets the stalled streams (CANCEL); no progress in writing past
-//! `--write-timeout` abandons the connection; nothing to do for
-//! `--keepalive-timeout` ends it with GOAWAY NO_ERROR; shutdown sends GOAWAY
+//! `--write-timeout` abandons the connection; no request and no response
+//! completed for `--keepalive-timeout` (PINGs and SETTINGS do not count) ends
+//! it with GOAWAY NO_ERROR; our SETTINGS unacknowledged past `--read-timeout`
+//! end it with GOAWAY SETTINGS_TIMEOUT; shutdown sends GOAWAY
 //! NO_ERROR at once, the streams already opened are answered, then it closes;
 //! the flood counts' window is one second ([`Connection::tick`]).
 //!
@@ -89,8 +91,10 @@ pub(super) struct H2 {
     resp: Vec<u8>,
     chunk: Vec<u8>,
     next_tick: Instant,
-    /// When bytes last came from the client (the idle timer counts from here).
-    heard: Instant,
+    /// When a request last came or a response was last completed: the idle
+    /// timer counts from here, not from the last byte read, so that a client
+    /// that trickles PINGs or SETTINGS still meets `--keepalive-timeout`.
+    active: Instant,
     /// The earliest `blocked_since` of the responses being sent.
     stalled_since: Option<Instant>,
     /// GOAWAY NO_ERROR sent for shutdown.
@@ -150,7 +154,7 @@ impl Conn {
                     resp: Vec::with_capacity(1024),
                     chunk: Vec::new(),
                     next_tick: now + TICK,
-                    heard: now,
+                    active: now,
                     stalled_since: None,
                     said_goaway: false,
                     stats: Arc::clone(&site.stats),
@@ -180,7 +184,6 @@ impl Conn {
                 self.h2_close(&mut h, site, w);
             }
             Event::Read(n) => {
-                h.heard = now;
                 // A connection error queues its GOAWAY: the state says Closed.
                 let _ = h.conn.feed(&self.buf[..n]);
             }
@@ -271,9 +274,9 @@ impl Conn {
             return since + site.config.write_timeout;
         }
         if h.conn.settings_ack_pending() || h.conn.state() == servelab_h2::State::Handshake {
-            return h.heard + site.config.read_timeout;
+            return h.active + site.config.read_timeout;
         }
-        h.heard + site.config.keepalive_timeout
+        h.active + site.config.keepalive_timeout
     }
 
     fn h2_deadline_reached(&mut self, h: &mut H2, now: Instant, site: &Shared, w: &mut Local) {
@@ -413,6 +416,7 @@ impl Conn {
         w: &mut Local,
     ) {
         let started = Instant::now();
+        h.active = started;
         w.clock.tick_at(started);
         w.tally.request_started();
         site.stats.h2_stream(true);
@@ -540,6 +544,7 @@ impl Conn {
         while h.done.front().is_some_and(|(end, _)| *end <= h.written) {
             let (_, ledger) = h.done.pop_front().expect("just looked");
             retire(h, ledger, false, site, w);
+            h.active = Instant::now();
         }
     }
 }

@@ -261,3 +261,33 @@ fn frames_on_closed_streams_get_stream_closed() {
         assert_eq!(raw.goaway(), Some(ErrorCode::StreamClosed), "{engine}");
     });
 }
+
+#[test]
+fn a_client_that_only_pings_meets_the_keepalive_timeout() {
+    // The idle timer counts from the last request or response, not the last
+    // byte: PINGs every 100 ms do not keep a connection that asks for nothing.
+    each_h2_engine(
+        |c| c.keepalive_timeout = Duration::from_millis(400),
+        |engine, server, _| {
+            let mut raw = Raw::connect(server.local_addr(), &[]);
+            let ping = frame_bytes(&Frame::Ping {
+                ack: false,
+                data: *b"stillup!",
+            });
+            let mut code = None;
+            // Bounded: 100 PINGs (10 s) at most; the timeout comes long before.
+            for _ in 0..100 {
+                raw.write(&ping);
+                let seen =
+                    raw.read_until(|s| *s == Seen::Other || matches!(s, Seen::GoAway { .. }));
+                if let Some(Seen::GoAway { code: c, .. }) = seen.last() {
+                    code = Some(*c);
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            assert_eq!(code, Some(ErrorCode::NoError), "{engine}");
+            still_serves(server, engine);
+        },
+    );
+}

@@ -272,6 +272,29 @@ fn shutdown_sends_goaway_and_closes_an_idle_connection() {
 }
 
 #[test]
+fn shutdown_lets_a_download_in_flight_finish_after_goaway() {
+    for engine in crate::h2_client::h2_engines() {
+        let dir = fixture();
+        let server = start(dir.path(), engine, |c| c.h2c = true);
+        let mut c = Client::connect(server.local_addr());
+        let id = c.send("GET", "/big.bin", &[]);
+        // Shutdown begins while the 1 MiB is held by the client's windows
+        // (it has read nothing yet).
+        std::thread::sleep(Duration::from_millis(100));
+        let stopper = std::thread::spawn(move || server.shutdown().unwrap());
+        let r = c.wait(&[id]).remove(0);
+        assert!(r.body == big_bytes(), "{engine}: the download finished");
+        c.wait_for_close();
+        stopper.join().unwrap();
+        assert_eq!(
+            c.goaway.map(|(last, code)| (last.0, code)),
+            Some((1, servelab_h2::ErrorCode::NoError)),
+            "{engine}"
+        );
+    }
+}
+
+#[test]
 fn the_preface_without_h2c_gets_505_and_http1_still_works_with_it() {
     for engine in crate::h2_client::h2_engines() {
         let dir = fixture();
