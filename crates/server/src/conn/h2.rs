@@ -64,6 +64,12 @@ const OUT_HIGH: usize = 64 * 1024;
 /// At most this much DATA per stream per turn: one default-sized frame, so
 /// that streams share the connection in turn rather than one file at a time.
 const FRAME: usize = 16 * 1024;
+/// Answer no further request while the bodies made in memory and not yet
+/// sent (small cached files, listings, `--compress`ed bodies) pass this: a
+/// client that opens 100 streams for a large listing and opens no window
+/// holds one listing at a time, not 100. (HTTP/1.1's pipelining stops at
+/// 64 KiB of output the same way.)
+const HELD_MAX: usize = 256 * 1024;
 /// The preface's first line, `PRI * HTTP/2.0\r\n`.
 const PRI_LINE: usize = 16;
 /// The window of the flood counts (`Limits::max_pings` and the rest).
@@ -75,8 +81,9 @@ pub(super) struct H2 {
     conn: ServerConn,
     /// Responses with body left to send, served in turn.
     sending: Vec<Sending>,
-    /// Requests waiting for [`Conn::work`] (a connection that defers its
-    /// answers to a worker).
+    /// Requests not answered yet: waiting for [`Conn::work`] (a connection
+    /// that defers its answers to a worker), or for the bodies made in
+    /// memory to drain below [`HELD_MAX`].
     waiting: VecDeque<Request>,
     /// Responses whose last byte is in the output, with the output offset
     /// (counted from the connection's start) it ends at.
@@ -122,6 +129,18 @@ struct Sending {
     /// Since when its windows have let nothing through (the client keeps
     /// them at zero, or other streams took the connection's window).
     blocked_since: Option<Instant>,
+}
+
+impl H2 {
+    /// Bytes of bodies made in memory still to send.
+    fn held(&self) -> usize {
+        self.sending.iter().map(|s| s.inline.len() - s.at).sum()
+    }
+
+    /// A request waits and may be answered now.
+    fn can_answer(&self) -> bool {
+        !self.waiting.is_empty() && self.held() < HELD_MAX
+    }
 }
 
 impl Conn {
@@ -230,7 +249,7 @@ impl Conn {
         if let State::Closed { linger } = self.state {
             return Interest::Close { linger };
         }
-        if !self.service.work().is_zero() || !h.waiting.is_empty() {
+        if !self.service.work().is_zero() || h.can_answer() {
             Interest::Work
         } else if self.service.hold().is_some() {
             Interest::Hold
@@ -339,11 +358,23 @@ impl Conn {
         let Some(mut h) = self.h2.take() else {
             return;
         };
-        while let Some(req) = h.waiting.pop_front() {
-            self.answer_stream(&mut h, req, None, site, w);
-        }
-        self.pump(&mut h, site, w);
+        self.answer_waiting(&mut h, site, w);
         self.h2 = Some(h);
+    }
+
+    /// Answers the requests that wait, in order, while the bodies held in
+    /// memory stay below [`HELD_MAX`], and sends what the windows allow.
+    fn answer_waiting(&mut self, h: &mut H2, site: &Shared, w: &mut Local) {
+        loop {
+            self.pump(h, site, w);
+            if !h.can_answer() {
+                return;
+            }
+            let Some(req) = h.waiting.pop_front() else {
+                return;
+            };
+            self.answer_stream(h, req, None, site, w);
+        }
     }
 
     /// [`Conn::refuse`] for an HTTP/2 connection: the waiting requests get
@@ -371,8 +402,7 @@ impl Conn {
         }
         while let Some(event) = h.conn.poll_event() {
             match event {
-                H2Event::Request(req) if self.defer => h.waiting.push_back(req),
-                H2Event::Request(req) => self.answer_stream(h, req, None, site, w),
+                H2Event::Request(req) => h.waiting.push_back(req),
                 H2Event::Reset { stream, .. } => {
                     h.waiting.retain(|r| r.stream != stream);
                     if let Some(i) = h.sending.iter().position(|s| s.stream == stream) {
@@ -394,7 +424,11 @@ impl Conn {
             h.said_goaway = true;
             h.conn.shutdown();
         }
-        self.pump(h, site, w);
+        if self.defer {
+            self.pump(h, site, w);
+        } else {
+            self.answer_waiting(h, site, w);
+        }
         if h.conn.state() == servelab_h2::State::Closed {
             // A connection error (or the end of a drain): what is still
             // being sent never completes.

@@ -291,3 +291,60 @@ fn a_client_that_only_pings_meets_the_keepalive_timeout() {
         },
     );
 }
+
+#[test]
+fn bodies_made_in_memory_are_held_one_bound_at_a_time() {
+    // A client that opens no window and asks for a large listing on many
+    // streams: the server answers one, holds its body, and answers the next
+    // only once the first is gone (here: reset at the write timeout), so it
+    // never holds ten listings for one connection.
+    each_h2_engine(
+        |c| {
+            c.autoindex = true;
+            c.write_timeout = Duration::from_millis(300);
+        },
+        |engine, server, root| {
+            let big = root.join("many");
+            std::fs::create_dir(&big).unwrap();
+            for i in 0..1500 {
+                std::fs::write(big.join(format!("{i:0>120}.txt")), "").unwrap();
+            }
+            let mut raw = Raw::connect(server.local_addr(), &[(4, 0)]);
+            let mut out = Vec::new();
+            for i in 0..10u32 {
+                out.extend(raw.get(2 * i + 1, "/many/", true));
+            }
+            raw.write(&out);
+            let seen = raw.read_until(|s| matches!(s, Seen::Rst { .. } | Seen::GoAway { .. }));
+            let heads: Vec<_> = seen
+                .iter()
+                .filter(|s| matches!(s, Seen::Headers { .. }))
+                .collect();
+            assert_eq!(
+                heads,
+                [&Seen::Headers {
+                    stream: 1,
+                    status: 200
+                }],
+                "{engine}: {seen:?}"
+            );
+            assert_eq!(
+                seen.last(),
+                Some(&Seen::Rst {
+                    stream: 1,
+                    code: ErrorCode::Cancel
+                })
+            );
+            // Then the next one is answered.
+            let seen = raw.read_until(|s| matches!(s, Seen::Headers { .. }));
+            assert_eq!(
+                seen.last(),
+                Some(&Seen::Headers {
+                    stream: 3,
+                    status: 200
+                }),
+                "{engine}"
+            );
+        },
+    );
+}
