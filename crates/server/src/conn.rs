@@ -674,19 +674,12 @@ impl Conn {
         if self.out_pos < self.out.len() {
             return Some(Chunk::Bytes(&self.out[self.out_pos..]));
         }
-        let (file, offset, remaining) = match &self.body {
-            Body::Empty => return self.h2_next_write(),
-            Body::File {
-                file,
-                offset,
-                remaining,
-            } => (file, *offset, *remaining),
-            Body::Parts {
-                file,
-                current: Some((offset, remaining)),
-                ..
-            } => (file, *offset, *remaining),
-            Body::Parts { current: None, .. } => return None,
+        let Some((file, offset, remaining)) = self.body.file_range() else {
+            // An HTTP/2 connection's output is its frames (`conn/h2.rs`).
+            return match self.body {
+                Body::Empty => self.h2_next_write(),
+                _ => None,
+            };
         };
         Some(Chunk::File {
             file,

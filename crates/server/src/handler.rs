@@ -60,7 +60,12 @@ const NOT_ACCEPTABLE: Status = Status::NOT_ACCEPTABLE;
 
 /// Answers one well-formed request; `head` is its bytes (for the fields the
 /// parser does not keep, see `servelab_http::fields`).
-#[inline]
+///
+/// `inline(always)`: it has two callers, HTTP/1.1's `Conn::answer` and
+/// HTTP/2's `conn/h2.rs`, and with two LLVM stopped inlining it into the
+/// first, which cost a keep-alive request about 20 instructions under
+/// callgrind (`bench/callgrind.sh --engine reactor`, 2026-12-03).
+#[inline(always)]
 pub(crate) fn respond(
     req: &RequestHead<'_>,
     head: &[u8],

@@ -263,7 +263,10 @@ impl Conn {
     }
 
     /// True when nothing is in flight: no stream served, nothing to write.
-    /// (Shutdown then looks at [`Conn::deadline`] at once.)
+    /// (Shutdown then looks at [`Conn::deadline`] at once.) Never inlined,
+    /// so that [`Conn::is_idle`] stays small enough to be inlined into
+    /// HTTP/1.1's path (`detach`, `wait`).
+    #[inline(never)]
     pub(super) fn h2_is_idle(&self) -> bool {
         self.h2.as_ref().is_some_and(|h| {
             h.sending.is_empty()
@@ -449,6 +452,16 @@ impl Conn {
         site: &Shared,
         w: &mut Local,
     ) {
+        if site
+            .config
+            .max_requests_per_conn
+            .is_some_and(|max| self.requests >= max)
+        {
+            // Came in the same read as the last one allowed: refused, which
+            // tells the client it was not processed (safe to retry).
+            h.conn.reset(req.stream, ErrorCode::RefusedStream);
+            return;
+        }
         let started = Instant::now();
         h.active = started;
         w.clock.tick_at(started);
@@ -456,6 +469,16 @@ impl Conn {
         site.stats.h2_stream(true);
         self.service.draw(w);
         self.requests += 1;
+        if site
+            .config
+            .max_requests_per_conn
+            .is_some_and(|max| self.requests >= max)
+        {
+            // HTTP/1.1's `Connection: close` on the last request: GOAWAY
+            // with this stream as the last, the open ones answered.
+            h.said_goaway = true;
+            h.conn.shutdown();
+        }
         rebuild_head(&req, &mut h.head);
         h.resp.clear();
         let persist = Persist {
@@ -601,24 +624,12 @@ fn send_some(h: &mut H2, i: usize, cap: usize) -> Step {
         let n = cap.min(s.inline.len() - s.at);
         (&s.inline[s.at..s.at + n], false)
     } else {
-        let (file, offset, remaining) = match &s.body {
-            Body::File {
-                file,
-                offset,
-                remaining,
-            } => (file, *offset, *remaining),
-            Body::Parts {
-                file,
-                current: Some((offset, remaining)),
-                ..
-            } => (file, *offset, *remaining),
-            Body::Empty | Body::Parts { current: None, .. } => {
-                // Nothing left: end the stream with an empty DATA.
-                return match h.conn.send_data(s.stream, &[], true) {
-                    Ok(_) => Step::Done,
-                    Err(_) => Step::Failed,
-                };
-            }
+        let Some((file, offset, remaining)) = s.body.file_range() else {
+            // Nothing left: end the stream with an empty DATA.
+            return match h.conn.send_data(s.stream, &[], true) {
+                Ok(_) => Step::Done,
+                Err(_) => Step::Failed,
+            };
         };
         let n = (remaining.min(cap as u64)) as usize;
         h.chunk.resize(n, 0);

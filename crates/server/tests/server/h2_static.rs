@@ -295,6 +295,29 @@ fn shutdown_lets_a_download_in_flight_finish_after_goaway() {
 }
 
 #[test]
+fn max_requests_per_conn_ends_with_goaway_after_the_last() {
+    each_h2_engine(
+        |c| c.max_requests_per_conn = Some(2),
+        |engine, server, _| {
+            let mut c = Client::connect(server.local_addr());
+            let ids: Vec<_> = (0..3).map(|_| c.send("GET", "/hello.txt", &[])).collect();
+            let replies = c.wait(&ids);
+            assert_eq!(replies[0].status, 200, "{engine}");
+            assert_eq!(replies[1].status, 200, "{engine}");
+            // The third was not taken: refused by the GOAWAY, safe to retry.
+            assert_eq!(
+                replies[2].reset,
+                Some(servelab_h2::ErrorCode::RefusedStream),
+                "{engine}"
+            );
+            let (_, code) = c.goaway.expect("GOAWAY");
+            assert_eq!(code, servelab_h2::ErrorCode::NoError, "{engine}");
+            c.wait_for_close();
+        },
+    );
+}
+
+#[test]
 fn the_preface_without_h2c_gets_505_and_http1_still_works_with_it() {
     for engine in crate::h2_client::h2_engines() {
         let dir = fixture();
