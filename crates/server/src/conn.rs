@@ -410,8 +410,11 @@ impl Conn {
     /// True between requests: nothing buffered, nothing owed. Shutdown closes
     /// such connections at once.
     pub(crate) fn is_idle(&self) -> bool {
-        matches!(self.state, State::Reading) && self.start == self.end && self.owed.is_empty()
-            || matches!(self.state, State::Http2) && self.h2_is_idle()
+        match self.state {
+            State::Reading => self.start == self.end && self.owed.is_empty(),
+            State::Http2 => self.h2_is_idle(),
+            _ => false,
+        }
     }
 
     /// When the driver reports [`Event::Deadline`] if nothing happens first:
@@ -421,10 +424,8 @@ impl Conn {
     /// write timeout counted from the last progress, or the end of a hold.
     /// `None` while working or closing (the lingering close has its own bound).
     pub(crate) fn deadline(&self, site: &Shared) -> Option<Instant> {
-        if let State::Http2 = self.state {
-            return self.h2_deadline(site);
-        }
         match self.interest() {
+            Interest::Read if matches!(self.state, State::Http2) => self.h2_deadline(site),
             Interest::Read => Some(self.wait(site).deadline()),
             Interest::Write => Some(self.progress_at + site.config.write_timeout),
             Interest::Hold => Some(self.held_until()),

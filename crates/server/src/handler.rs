@@ -127,8 +127,9 @@ struct Ask<'r, 'a> {
 }
 
 // One argument more than clippy's default: the worker's parts come one by one
-// (see `respond`).
+// (see `respond`). `inline(always)` for the reason `respond` gives.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn serve_path(
     ask: &Ask<'_, '_>,
     path: &str,
