@@ -442,10 +442,7 @@ impl Tally {
     }
     /// A response with `status` was completely written `d` after its request
     /// was parsed: its class, its service time, and one request fewer in
-    /// flight, with one look for the shard. `inline(always)`: once HTTP/2
-    /// settled responses too, LLVM stopped inlining it into HTTP/1.1's
-    /// `Ledger::settle` (callgrind, `bench/callgrind.sh --engine reactor`).
-    #[inline(always)]
+    /// flight, with one look for the shard.
     pub(crate) fn completed(&mut self, status: u16, d: Duration) {
         match self.own() {
             Some(s) => {

@@ -24,9 +24,7 @@ pub(super) struct ServiceTime {
 
 impl ServiceTime {
     /// Draws the work and the delay of one request from this thread's
-    /// generators. `inline(always)`: HTTP/1.1's and HTTP/2's answers both
-    /// call it, and with two callers LLVM stopped inlining it into the first.
-    #[inline(always)]
+    /// generators.
     pub(super) fn draw(&mut self, w: &mut Local) {
         if let Some(d) = w.service.work() {
             self.work += d;
