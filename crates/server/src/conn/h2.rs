@@ -143,11 +143,16 @@ impl H2 {
     }
 }
 
+// The entry points from `conn.rs` are `inline(never)`: each has one caller
+// there, so LLVM would inline it into HTTP/1.1's hot functions (`on`,
+// `interest`, `deadline`), whose frames and register use then grow for every
+// HTTP/1.1 request. HTTP/2 pays a call instead.
 impl Conn {
     /// The first bytes of a connection (`n` more just read behind `end`):
     /// the HTTP/2 preface makes it an HTTP/2 connection (when `site.http2`
     /// allows). `None`: HTTP/1.1 goes on as before; `Some`: the interest now
     /// (more bytes, when what came is a prefix of the preface).
+    #[inline(never)]
     pub(super) fn sniff_h2(&mut self, n: usize, site: &Shared, w: &mut Local) -> Option<Interest> {
         let seen = self.end + n;
         // Past `PRI * HTTP/2.0\r\n` this is an HTTP/2 client (no HTTP/1.1
@@ -192,6 +197,7 @@ impl Conn {
     }
 
     /// [`Conn::on`] for an HTTP/2 connection.
+    #[inline(never)]
     pub(super) fn h2_on(&mut self, event: Event, site: &Shared, w: &mut Local) -> Interest {
         let Some(mut h) = self.h2.take() else {
             return self.interest();
@@ -232,12 +238,14 @@ impl Conn {
     }
 
     /// What to write: the frames `ServerConn` queued.
+    #[inline(never)]
     pub(super) fn h2_next_write(&self) -> Option<Chunk<'_>> {
         let out = self.h2.as_ref()?.conn.pending_output();
         (!out.is_empty()).then_some(Chunk::Bytes(out))
     }
 
     /// [`Conn::interest`] for an HTTP/2 connection.
+    #[inline(never)]
     pub(super) fn h2_interest(&self) -> Interest {
         match &self.h2 {
             Some(h) => self.h2_interest_of(h),
@@ -278,6 +286,7 @@ impl Conn {
     }
 
     /// [`Conn::deadline`] for an HTTP/2 connection.
+    #[inline(never)]
     pub(super) fn h2_deadline(&self, site: &Shared) -> Option<Instant> {
         let h = self.h2.as_ref()?;
         match self.h2_interest_of(h) {
@@ -323,6 +332,9 @@ impl Conn {
                         }
                     }
                     h.stalled_since = h.sending.iter().filter_map(|s| s.blocked_since).min();
+                    // The idle timer counts from the streams' end, not from
+                    // their requests.
+                    h.active = now;
                 } else if h.conn.settings_ack_pending() {
                     h.conn.goaway(ErrorCode::SettingsTimeout);
                 } else {
@@ -357,6 +369,7 @@ impl Conn {
 
     /// [`Conn::work`] for an HTTP/2 connection: answers the requests that
     /// wait for it.
+    #[inline(never)]
     pub(super) fn h2_work(&mut self, site: &Shared, w: &mut Local) {
         let Some(mut h) = self.h2.take() else {
             return;
@@ -382,6 +395,7 @@ impl Conn {
 
     /// [`Conn::refuse`] for an HTTP/2 connection: the waiting requests get
     /// 503 (with `Retry-After`); the connection goes on.
+    #[inline(never)]
     pub(super) fn h2_refuse(&mut self, site: &Shared, w: &mut Local) -> Interest {
         if let Some(mut h) = self.h2.take() {
             while let Some(req) = h.waiting.pop_front() {

@@ -191,7 +191,8 @@ fn a_zero_window_held_open_resets_the_stream_at_the_write_timeout() {
             Some(&Seen::Headers {
                 stream: 3,
                 status: 404
-            })
+            }),
+            "{engine}"
         );
     });
 }
