@@ -95,7 +95,12 @@ pub(crate) fn list_engines() -> anyhow::Result<()> {
         } else {
             ""
         };
-        println!("{:width$}  {}{default}", e.name(), e.describe());
+        let http = if e.carries_http2() {
+            "; HTTP/1.1 and HTTP/2"
+        } else {
+            "; HTTP/1.1 only (ALPN offers http/1.1 alone)"
+        };
+        println!("{:width$}  {}{http}{default}", e.name(), e.describe());
     }
     Ok(())
 }

@@ -131,7 +131,8 @@ pub struct ServeArgs {
     /// serves it to the end for nobody (seed 002's badput).
     #[arg(long, value_name = "POLICY", default_value_t = OnAbandon::default())]
     pub on_abandon: OnAbandon,
-    /// Serve HTTPS (TLS 1.3 and 1.2, ALPN http/1.1) with the certificate
+    /// Serve HTTPS (TLS 1.3 and 1.2; ALPN h2 then http/1.1 on an engine
+    /// that carries HTTP/2, see `servelab engines`) with the certificate
     /// chain in this PEM file, leaf first (needs --tls-key).
     #[arg(
         long,
@@ -155,6 +156,13 @@ pub struct ServeArgs {
     /// wrote it.
     #[arg(long, value_name = "FILE", conflicts_with = "tls_cert")]
     pub tls_self_signed_cert: Option<PathBuf>,
+    /// Also take HTTP/2 in cleartext from a client with prior knowledge
+    /// (`curl --http2-prior-knowledge`): a connection that opens with the
+    /// HTTP/2 preface speaks HTTP/2, any other HTTP/1.1. Off, the preface
+    /// gets `505 HTTP Version Not Supported`. (No `Upgrade: h2c`: RFC 9113
+    /// deprecates it.) Needs an engine that carries HTTP/2.
+    #[arg(long)]
+    pub h2c: bool,
     /// With HTTPS, send `Strict-Transport-Security: max-age=SECONDS` on
     /// successful responses, so browsers use only HTTPS for this host for that
     /// long [default SECONDS: 31536000, one year; 0 tells them to forget].
@@ -253,6 +261,7 @@ impl ServeArgs {
             _ => None,
         };
         config.hsts = self.hsts;
+        config.h2c = self.h2c;
         Ok(config)
     }
 
@@ -359,6 +368,9 @@ impl ServeArgs {
         }
         if let Some(cert) = &self.tls_self_signed_cert {
             out.flag("--tls-self-signed-cert", cert.as_os_str());
+        }
+        if self.h2c {
+            out.switch("--h2c");
         }
         if let Some(age) = self.hsts {
             // `--hsts N` would read N as the directory: the value is glued on.
@@ -508,6 +520,7 @@ mod tests {
             tls_key: Some("/etc/tls/key.pem".into()),
             tls_self_signed: false,
             tls_self_signed_cert: None,
+            h2c: true,
             hsts: Some(600),
         };
         round_trips(&a);

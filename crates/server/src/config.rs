@@ -219,6 +219,9 @@ pub struct Config {
     /// seconds on every successful response (added to `headers` by
     /// [`crate::Server::bind`], which refuses it without TLS).
     pub hsts: Option<u64>,
+    /// `--h2c`: take HTTP/2 with prior knowledge on plain connections (over
+    /// TLS, ALPN offers `h2` whenever the engine carries HTTP/2).
+    pub h2c: bool,
 }
 
 impl Config {
@@ -255,6 +258,7 @@ impl Config {
             on_abandon: OnAbandon::default(),
             tls: None,
             hsts: None,
+            h2c: false,
         }
     }
 }

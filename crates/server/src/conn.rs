@@ -32,7 +32,9 @@
 //! - this file: the protocol state (reading, continuing, draining a body,
 //!   writing, closed), the buffers, and the rules after each [`Event`];
 //! - [`ledger`]: the responses owed, their log lines, 499s and counting;
-//! - [`service_time`]: the `--work` and `--delay` owed before writing.
+//! - [`service_time`]: the `--work` and `--delay` owed before writing;
+//! - [`h2`]: HTTP/2, which a connection becomes when it opens with the
+//!   client preface ([`State::Http2`]); the driver surface stays the same.
 
 use std::fs::File;
 use std::net::SocketAddr;
@@ -41,6 +43,7 @@ use std::time::{Duration, Instant};
 use servelab_http::{ChunkedDecoder, Method, Parse, Part, RequestHead, Status, Version};
 
 use crate::config::OnAbandon;
+mod h2;
 mod ledger;
 mod service_time;
 
@@ -156,6 +159,8 @@ enum State {
     Closed {
         linger: bool,
     },
+    /// HTTP/2, after the client preface: the state is in `Conn::h2`.
+    Http2,
 }
 
 #[derive(Debug)]
@@ -256,6 +261,8 @@ pub(crate) struct Conn {
     answered_at: Option<Instant>,
     /// Stop at each complete request instead of answering it ([`State::Ready`]).
     defer: bool,
+    /// HTTP/2's state, once the preface came ([`State::Http2`]).
+    h2: Option<Box<h2::H2>>,
 }
 
 impl Conn {
@@ -286,6 +293,7 @@ impl Conn {
             opened: now,
             answered_at: None,
             defer: false,
+            h2: None,
         }
     }
 
@@ -392,6 +400,7 @@ impl Conn {
             State::Closed { linger } => Interest::Close { linger },
             State::Draining(_) | State::Reading => Interest::Read,
             State::Ready => Interest::Work,
+            State::Http2 => self.h2_interest(),
             State::Writing | State::Continue(_) if !self.service.work().is_zero() => Interest::Work,
             State::Writing | State::Continue(_) if self.service.hold().is_some() => Interest::Hold,
             State::Writing | State::Continue(_) => Interest::Write,
@@ -401,7 +410,11 @@ impl Conn {
     /// True between requests: nothing buffered, nothing owed. Shutdown closes
     /// such connections at once.
     pub(crate) fn is_idle(&self) -> bool {
-        matches!(self.state, State::Reading) && self.start == self.end && self.owed.is_empty()
+        match self.state {
+            State::Reading => self.start == self.end && self.owed.is_empty(),
+            State::Http2 => self.h2_is_idle(),
+            _ => false,
+        }
     }
 
     /// When the driver reports [`Event::Deadline`] if nothing happens first:
@@ -412,6 +425,7 @@ impl Conn {
     /// `None` while working or closing (the lingering close has its own bound).
     pub(crate) fn deadline(&self, site: &Shared) -> Option<Instant> {
         match self.interest() {
+            Interest::Read if matches!(self.state, State::Http2) => self.h2_deadline(site),
             Interest::Read => Some(self.wait(site).deadline()),
             Interest::Write => Some(self.progress_at + site.config.write_timeout),
             Interest::Hold => Some(self.held_until()),
@@ -426,6 +440,9 @@ impl Conn {
 
     /// Carries out an [`Event`] and says what the connection wants next.
     pub(crate) fn on(&mut self, event: Event, site: &Shared, w: &mut Local) -> Interest {
+        if let State::Http2 = self.state {
+            return self.h2_on(event, site, w);
+        }
         let before = self.interest();
         // Only an answer produced by this event counts below (one from
         // `Conn::work`, before a burn of `--work`, is too old).
@@ -521,6 +538,14 @@ impl Conn {
             };
             return self.interest();
         }
+        // The first bytes: the HTTP/2 preface makes this an HTTP/2 connection.
+        if self.requests == 0
+            && self.start == 0
+            && site.http2
+            && let Some(next) = self.sniff_h2(n, site, w)
+        {
+            return next;
+        }
         self.end += n;
         self.advance(site, w);
         match self.interest() {
@@ -556,6 +581,9 @@ impl Conn {
     /// (a connection that defers its answers stops at each), and returns the
     /// CPU to burn (`--work`, zero without it) before [`Event::Worked`].
     pub(crate) fn work(&mut self, site: &Shared, w: &mut Local) -> Duration {
+        if let State::Http2 = self.state {
+            self.h2_work(site, w);
+        }
         while matches!(self.state, State::Ready) {
             self.answer_ready(site, w);
             self.advance(site, w);
@@ -566,6 +594,9 @@ impl Conn {
     /// Answers the waiting request with `503 Service Unavailable` (with
     /// `Retry-After`) instead, and closes: there is no room to serve it now.
     pub(crate) fn refuse(&mut self, site: &Shared, w: &mut Local) -> Interest {
+        if let State::Http2 = self.state {
+            return self.h2_refuse(site, w);
+        }
         if matches!(self.state, State::Ready) {
             let head = servelab_http::is_head_request(&self.buf[self.start..self.end]);
             self.start = self.end;
@@ -644,19 +675,12 @@ impl Conn {
         if self.out_pos < self.out.len() {
             return Some(Chunk::Bytes(&self.out[self.out_pos..]));
         }
-        let (file, offset, remaining) = match &self.body {
-            Body::Empty => return None,
-            Body::File {
-                file,
-                offset,
-                remaining,
-            } => (file, *offset, *remaining),
-            Body::Parts {
-                file,
-                current: Some((offset, remaining)),
-                ..
-            } => (file, *offset, *remaining),
-            Body::Parts { current: None, .. } => return None,
+        let Some((file, offset, remaining)) = self.body.file_range() else {
+            // An HTTP/2 connection's output is its frames (`conn/h2.rs`).
+            return match self.body {
+                Body::Empty => self.h2_next_write(),
+                _ => None,
+            };
         };
         Some(Chunk::File {
             file,
@@ -963,7 +987,8 @@ impl Conn {
             body_len,
             started,
         };
-        self.owed.owe(Some(req), self.peer.ip(), produced, site, w);
+        self.owed
+            .owe(Some(req), false, self.peer.ip(), produced, site, w);
     }
 
     /// Answers a request that could not be parsed (or timed out) and closes.
@@ -987,7 +1012,8 @@ impl Conn {
             body_len: resp.body_len,
             started,
         };
-        self.owed.owe(None, self.peer.ip(), produced, site, w);
+        self.owed
+            .owe(None, false, self.peer.ip(), produced, site, w);
         self.state = State::Writing;
     }
 

@@ -64,6 +64,7 @@ impl Engine {
                 threads: Threads::Single,
                 capacity: One,
                 waits: Blocking,
+                http2: false,
                 unavailable: always,
             },
             Engine::Thread => Entry {
@@ -73,6 +74,7 @@ impl Engine {
                 threads: Threads::PerConnection,
                 capacity: MaxConns,
                 waits: Blocking,
+                http2: false,
                 unavailable: always,
             },
             Engine::Pool => Entry {
@@ -81,6 +83,7 @@ impl Engine {
                 threads: Threads::Workers,
                 capacity: Workers,
                 waits: Blocking,
+                http2: false,
                 unavailable: always,
             },
             Engine::Fork => Entry {
@@ -90,6 +93,7 @@ impl Engine {
                 threads: Threads::PerConnection,
                 capacity: MaxConns,
                 waits: Blocking,
+                http2: false,
                 unavailable: always,
             },
             Engine::Prefork => Entry {
@@ -99,6 +103,7 @@ impl Engine {
                 threads: Threads::Workers,
                 capacity: Workers,
                 waits: Blocking,
+                http2: false,
                 unavailable: always,
             },
             Engine::Async => Entry {
@@ -108,6 +113,7 @@ impl Engine {
                 threads: Threads::Workers,
                 capacity: Unbounded,
                 waits: Tokio,
+                http2: true,
                 unavailable: always,
             },
             Engine::Epoll => Entry {
@@ -117,6 +123,7 @@ impl Engine {
                 threads: Threads::Single,
                 capacity: Unbounded,
                 waits: EventLoop,
+                http2: true,
                 unavailable: always,
             },
             Engine::Reactor => Entry {
@@ -126,6 +133,7 @@ impl Engine {
                 threads: Threads::Workers,
                 capacity: Unbounded,
                 waits: EventLoop,
+                http2: true,
                 unavailable: always,
             },
             Engine::Event => Entry {
@@ -136,6 +144,7 @@ impl Engine {
                 threads: Threads::Workers,
                 capacity: Unbounded,
                 waits: HandOff,
+                http2: true,
                 unavailable: always,
             },
         }
@@ -149,6 +158,12 @@ impl Engine {
     /// One line saying what the engine is.
     pub fn describe(self) -> &'static str {
         self.entry().describe
+    }
+
+    /// Does it carry HTTP/2 (ALPN offers `h2`, `--h2c` is taken)? One that
+    /// does not speaks HTTP/1.1 only.
+    pub fn carries_http2(self) -> bool {
+        self.entry().http2
     }
 
     /// Does `--workers` mean anything to this engine?
@@ -247,6 +262,8 @@ struct Entry {
     threads: Threads,
     capacity: Capacity,
     waits: Waits,
+    /// Carries HTTP/2 (ALPN `h2`, `--h2c`); see docs/architecture.md.
+    http2: bool,
     /// Why the engine cannot run here, if it cannot.
     unavailable: fn() -> Option<&'static str>,
 }

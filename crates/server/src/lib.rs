@@ -95,8 +95,8 @@ pub use servelab_dist::Dist;
 pub use server::{Running, Server};
 pub use service_time::ServiceTimes;
 pub use start_failure::{REPORT_ENV, StartFailure, StartFailureKind};
-pub use stats::{Snapshot, Stats, TlsCounts};
-pub use status::{ByClass, Connections, Handshakes, Requests, StatusDocument};
+pub use stats::{H2Counts, Snapshot, Stats, TlsCounts};
+pub use status::{ByClass, Connections, Handshakes, Http2, Requests, StatusDocument};
 pub use tls::TlsSource;
 
 #[cfg(test)]

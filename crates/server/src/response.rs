@@ -40,6 +40,28 @@ pub(crate) enum Body {
     },
 }
 
+impl Body {
+    /// The file range to send next, as (file, offset, bytes left): the whole
+    /// `File` body, or a multipart body's current part; `None` when what
+    /// comes next is not a file range.
+    #[inline]
+    pub(crate) fn file_range(&self) -> Option<(&Arc<File>, u64, u64)> {
+        match self {
+            Body::File {
+                file,
+                offset,
+                remaining,
+            } => Some((file, *offset, *remaining)),
+            Body::Parts {
+                file,
+                current: Some((offset, remaining)),
+                ..
+            } => Some((file, *offset, *remaining)),
+            Body::Empty | Body::Parts { current: None, .. } => None,
+        }
+    }
+}
+
 /// What `handler::respond` decided.
 #[derive(Debug)]
 pub(crate) struct Response {

@@ -47,6 +47,10 @@ pub(crate) struct Shared {
     /// HTTPS: the TLS configuration every connection shares (made before any
     /// engine forks, so children share its session-ticket key).
     pub(crate) tls: Option<crate::tls::Tls>,
+    /// A connection that opens with the HTTP/2 preface speaks HTTP/2: the
+    /// engine carries it, and the server has TLS (ALPN offers `h2`) or
+    /// `--h2c`. Otherwise the preface gets 505 (see `conn/h2.rs`).
+    pub(crate) http2: bool,
     /// [`Local`]s created so far: each gets its own random stream.
     locals_made: AtomicU64,
 }
@@ -73,11 +77,20 @@ impl Shared {
             Some(path) => Some(crate::auth::Auth::load(path)?),
             None => None,
         };
+        let carries = config.engine.carries_http2();
+        if config.h2c && !carries {
+            return Err(ServerError::Config(format!(
+                "--h2c needs an engine that carries HTTP/2 (async, epoll, reactor or event), \
+                 not {}",
+                config.engine
+            )));
+        }
         let tls = match &config.tls {
-            Some(source) => Some(crate::tls::Tls::new(source)?),
+            Some(source) => Some(crate::tls::Tls::new(source, carries)?),
             None => None,
         };
         Ok(Shared {
+            http2: carries && (tls.is_some() || config.h2c),
             tls,
             auth,
             extra_headers,

@@ -82,6 +82,12 @@ struct Block {
     handshake: [Counter; BUCKETS],
     /// Sum of their handshake times in nanoseconds.
     handshake_sum_ns: Counter,
+    /// Connections that became HTTP/2 (see `conn/h2.rs`), and those open now.
+    h2_conns: Counter,
+    h2_open: Counter,
+    /// HTTP/2 streams that carried a request, and those being served now.
+    h2_streams: Counter,
+    h2_streams_open: Counter,
 }
 
 /// Where the [`Block`] lives.
@@ -210,6 +216,22 @@ pub struct Snapshot {
     pub service: ServiceTimes,
     /// TLS handshakes (all zero without TLS).
     pub tls: TlsCounts,
+    /// HTTP/2 connections and streams (all zero without HTTP/2).
+    pub h2: H2Counts,
+}
+
+/// HTTP/2 counters of a [`Snapshot`]: connections and streams apart, since
+/// one connection carries many requests at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct H2Counts {
+    /// Connections that spoke HTTP/2 (also counted in `accepted`).
+    pub connections: u64,
+    /// HTTP/2 connections open now.
+    pub open: u64,
+    /// Streams that carried a request.
+    pub streams: u64,
+    /// Streams being served now.
+    pub open_streams: u64,
 }
 
 /// TLS handshake counters of a [`Snapshot`].
@@ -299,6 +321,27 @@ impl Stats {
         self.c().tls_failed.add(1);
     }
 
+    /// A connection became HTTP/2 (`opened`) or an HTTP/2 one ended.
+    pub(crate) fn h2_conn(&self, opened: bool) {
+        if opened {
+            self.c().h2_conns.add(1);
+            self.c().h2_open.add(1);
+        } else {
+            self.c().h2_open.sub(1);
+        }
+    }
+
+    /// An HTTP/2 stream's request began to be served (`opened`), or its
+    /// service ended (written, reset or abandoned).
+    pub(crate) fn h2_stream(&self, opened: bool) {
+        if opened {
+            self.c().h2_streams.add(1);
+            self.c().h2_streams_open.add(1);
+        } else {
+            self.c().h2_streams_open.sub(1);
+        }
+    }
+
     /// A tally for a worker thread: its own shard if one is free, else the
     /// shared counters. Not for a forked child, whose copy of the shards
     /// nobody reads: that is [`Stats::process_tally`].
@@ -348,6 +391,12 @@ impl Stats {
                     buckets: std::array::from_fn(|i| c.handshake[i].get()),
                     sum_ns: c.handshake_sum_ns.get(),
                 },
+            },
+            h2: H2Counts {
+                connections: c.h2_conns.get(),
+                open: c.h2_open.get(),
+                streams: c.h2_streams.get(),
+                open_streams: c.h2_streams_open.get(),
             },
         }
     }

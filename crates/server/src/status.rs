@@ -20,7 +20,7 @@ use servelab_http::RequestHead;
 
 mod document;
 
-pub use document::{ByClass, Connections, Handshakes, Requests, StatusDocument};
+pub use document::{ByClass, Connections, Handshakes, Http2, Requests, StatusDocument};
 
 use crate::response::{Persist, Response, small_ok};
 use crate::shared::{Local, Shared};
@@ -167,6 +167,30 @@ pub(crate) fn prometheus(s: &Snapshot, engine: &str, workers: usize) -> String {
             ("{kind=\"failed\"}", s.tls.failed),
         ],
     );
+    metric(
+        "http2_connections_total",
+        "counter",
+        "Connections that spoke HTTP/2 (also in connections_accepted_total).",
+        &[("", s.h2.connections)],
+    );
+    metric(
+        "http2_connections_open",
+        "gauge",
+        "HTTP/2 connections open now.",
+        &[("", s.h2.open)],
+    );
+    metric(
+        "http2_streams_total",
+        "counter",
+        "HTTP/2 streams that carried a request (each also a request).",
+        &[("", s.h2.streams)],
+    );
+    metric(
+        "http2_streams_open",
+        "gauge",
+        "HTTP/2 streams being served now.",
+        &[("", s.h2.open_streams)],
+    );
     let _ = writeln!(
         o,
         "# HELP servelab_uptime_seconds Seconds since the server started.\n\
@@ -206,6 +230,12 @@ mod tests {
                 failed: 1,
                 ..crate::stats::TlsCounts::default()
             },
+            h2: crate::stats::H2Counts {
+                connections: 3,
+                open: 1,
+                streams: 9,
+                open_streams: 2,
+            },
         }
     }
 
@@ -225,9 +255,10 @@ mod tests {
         assert!(j.contains("\"connections\":{\"accepted\":7,\"open\":1,\"dropped\":2}"));
         assert!(j.contains("\"requests\":{\"total\":13,\"in_flight\":1,\"abandoned\":3,"));
         assert!(j.contains("\"by_class\":{\"1xx\":0,\"2xx\":5,\"3xx\":1,\"4xx\":2,\"5xx\":2}}"));
-        assert!(
-            j.ends_with("\"bytes_sent\":12345,\"tls\":{\"full\":4,\"resumed\":2,\"failed\":1}}\n")
-        );
+        assert!(j.ends_with(
+            "\"bytes_sent\":12345,\"tls\":{\"full\":4,\"resumed\":2,\"failed\":1},\
+             \"http2\":{\"connections\":3,\"open\":1,\"streams\":9,\"open_streams\":2}}\n"
+        ));
         // What the server writes, a reader gets back whole.
         let back: StatusDocument = serde_json::from_str(&j).unwrap();
         assert_eq!(back, StatusDocument::new(&snap(), "fork", 4));
@@ -252,10 +283,12 @@ mod tests {
             assert!(name.starts_with("servelab_"), "{line}");
             assert!(value.parse::<f64>().is_ok(), "{line}");
         }
-        assert_eq!(types, 12);
+        assert_eq!(types, 16);
         assert!(p.contains("# TYPE servelab_service_seconds histogram\n"));
         assert!(p.contains("servelab_service_seconds_count 0\n"));
         assert!(p.contains("servelab_tls_handshakes_total{kind=\"resumed\"} 2\n"));
+        assert!(p.contains("servelab_http2_streams_total 9\n"));
+        assert!(p.contains("servelab_http2_connections_open 1\n"));
         assert!(p.contains("# TYPE servelab_tls_handshake_seconds histogram\n"));
         assert!(p.ends_with("servelab_tls_handshake_seconds_count 0\n"));
         assert!(p.contains("servelab_info{engine=\"prefork\",workers=\"2\"} 1\n"));

@@ -62,10 +62,12 @@ impl Ledger {
     }
 
     /// Records a response just produced (to `req`, `None` for a request that
-    /// could not be parsed, from `ip`), with its log line.
+    /// could not be parsed, from `ip`; `http2`: on an HTTP/2 stream), with
+    /// its log line.
     pub(super) fn owe(
         &mut self,
         req: Option<&RequestHead<'_>>,
+        http2: bool,
         ip: IpAddr,
         p: Produced,
         site: &Shared,
@@ -73,9 +75,15 @@ impl Ledger {
     ) {
         let fields = if w.log.enabled() {
             let (clf, at) = (w.clock.clf(), self.log_buf.len());
-            let f = site
-                .log_format
-                .request(&mut self.log_buf, ip, clf, req, p.status, p.body_len);
+            let f = site.log_format.request(
+                &mut self.log_buf,
+                ip,
+                clf,
+                req,
+                http2,
+                p.status,
+                p.body_len,
+            );
             at + f.start..at + f.end
         } else {
             0..0

@@ -15,8 +15,15 @@ use super::{json, line};
 use crate::config::LogFormat;
 
 /// Appends a request line without its service time; see [`Format::request`].
-type RequestFn =
-    fn(&mut Vec<u8>, IpAddr, &[u8; 26], Option<&RequestHead<'_>>, Status, u64) -> Range<usize>;
+type RequestFn = fn(
+    &mut Vec<u8>,
+    IpAddr,
+    &[u8; 26],
+    Option<&RequestHead<'_>>,
+    bool,
+    Status,
+    u64,
+) -> Range<usize>;
 /// Writes a `--log-connections` line; see [`Format::connection`].
 type ConnectionFn = fn(&mut Vec<u8>, SocketAddr, &[u8; 26], Option<(u64, u128)>, Option<bool>);
 
@@ -57,18 +64,24 @@ pub(crate) fn of(format: LogFormat) -> &'static Format {
 
 impl Format {
     /// Appends a request line without its service time to `out`; `req` is
-    /// `None` for a request that could not be parsed. Returns where its status
-    /// and byte count are in `out`, for [`Format::status_and_bytes`].
+    /// `None` for a request that could not be parsed; `http2`: it came on an
+    /// HTTP/2 stream (its head was rebuilt as HTTP/1.1's for the handler, so
+    /// the protocol field says `HTTP/2.0` instead of the head's version).
+    /// Returns where its status and byte count are in `out`, for
+    /// [`Format::status_and_bytes`].
+    // One argument more than clippy's default: the line's fields, one by one.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn request(
         &self,
         out: &mut Vec<u8>,
         ip: IpAddr,
         clf: &[u8; 26],
         req: Option<&RequestHead<'_>>,
+        http2: bool,
         status: Status,
         bytes: u64,
     ) -> Range<usize> {
-        (self.request)(out, ip, clf, req, status, bytes)
+        (self.request)(out, ip, clf, req, http2, status, bytes)
     }
 
     /// The status and byte-count fields, as [`Format::request`] writes them

@@ -45,6 +45,7 @@ pub(crate) fn request(
     ip: IpAddr,
     clf: &[u8; 26],
     req: Option<&RequestHead<'_>>,
+    http2: bool,
     status: Status,
     bytes: u64,
 ) -> std::ops::Range<usize> {
@@ -52,6 +53,7 @@ pub(crate) fn request(
         method: r.method_str,
         target: r.target,
         protocol: match r.version {
+            _ if http2 => "HTTP/2.0",
             Version::Http10 => "HTTP/1.0",
             Version::Http11 => "HTTP/1.1",
         },

@@ -22,6 +22,7 @@ pub(crate) fn request(
     ip: IpAddr,
     clf: &[u8; 26],
     req: Option<&RequestHead<'_>>,
+    http2: bool,
     status: Status,
     bytes: u64,
 ) -> std::ops::Range<usize> {
@@ -35,6 +36,7 @@ pub(crate) fn request(
             l.push(b' ');
             push_escaped(l, r.target.as_bytes());
             l.extend_from_slice(match r.version {
+                _ if http2 => b" HTTP/2.0",
                 Version::Http10 => b" HTTP/1.0",
                 Version::Http11 => b" HTTP/1.1",
             });
@@ -158,6 +160,7 @@ mod tests {
             "127.0.0.1".parse().unwrap(),
             clf,
             None,
+            false,
             Status::BAD_REQUEST,
             0,
         );
@@ -177,6 +180,7 @@ mod tests {
             "127.0.0.1".parse().unwrap(),
             D,
             None,
+            false,
             Status::OK,
             1000,
         );

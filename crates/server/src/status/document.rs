@@ -25,6 +25,25 @@ pub struct StatusDocument {
     /// TLS handshakes (all zero without TLS; absent from older servers).
     #[serde(default)]
     pub tls: Handshakes,
+    /// HTTP/2 connections and streams, counted apart (all zero without
+    /// HTTP/2; absent from older servers).
+    #[serde(default)]
+    pub http2: Http2,
+}
+
+/// HTTP/2 counters of [`StatusDocument`]: one connection carries many
+/// streams (requests) at once, so they are counted apart.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Http2 {
+    /// Connections that spoke HTTP/2 since the start (also in
+    /// `connections.accepted`).
+    pub connections: u64,
+    /// HTTP/2 connections open now.
+    pub open: u64,
+    /// Streams that carried a request since the start (each also a request).
+    pub streams: u64,
+    /// Streams being served now.
+    pub open_streams: u64,
 }
 
 /// TLS handshake counters of [`StatusDocument`].
@@ -112,6 +131,12 @@ impl StatusDocument {
                 full: s.tls.full,
                 resumed: s.tls.resumed,
                 failed: s.tls.failed,
+            },
+            http2: Http2 {
+                connections: s.h2.connections,
+                open: s.h2.open,
+                streams: s.h2.streams,
+                open_streams: s.h2.open_streams,
             },
         }
     }

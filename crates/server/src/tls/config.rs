@@ -76,9 +76,11 @@ pub(crate) struct Tls {
 }
 
 impl Tls {
-    /// Loads or makes the certificate and builds the configuration. A bad
-    /// file is a [`ServerError::Tls`] naming it and what is wrong.
-    pub(crate) fn new(source: &TlsSource) -> Result<Tls, ServerError> {
+    /// Loads or makes the certificate and builds the configuration; ALPN
+    /// offers `h2` before `http/1.1` when the engine carries HTTP/2
+    /// (`http2`). A bad file is a [`ServerError::Tls`] naming it and what is
+    /// wrong.
+    pub(crate) fn new(source: &TlsSource, http2: bool) -> Result<Tls, ServerError> {
         let (chain, key) = match source {
             TlsSource::Files { cert, key } => (load_chain(cert)?, load_key(key)?),
             TlsSource::SelfSigned => self_signed()?,
@@ -99,7 +101,13 @@ impl Tls {
         // The suite is the server's first choice among the client's, not the
         // client's: see SECURITY.md (TLS) for the order and why.
         config.ignore_client_order = true;
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        // ALPN: the server's order wins (rustls picks our first protocol the
+        // client offers), so a client that offers both gets HTTP/2.
+        config.alpn_protocols = if http2 {
+            vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+        } else {
+            vec![b"http/1.1".to_vec()]
+        };
         config.ticketer = rustls::crypto::aws_lc_rs::Ticketer::new()
             .map_err(|e| tls_error(format!("cannot make a session-ticket key: {e}")))?;
         config.session_storage = rustls::server::ServerSessionMemoryCache::new(SESSION_CACHE);
@@ -294,17 +302,20 @@ mod tests {
 
     #[test]
     fn self_signed_config_has_a_sha256_fingerprint_and_alpn() {
-        let tls = Tls::new(&TlsSource::SelfSigned).unwrap();
+        let tls = Tls::new(&TlsSource::SelfSigned, false).unwrap();
         assert_eq!(tls.fingerprint.len(), 32 * 3 - 1, "{}", tls.fingerprint);
         assert_eq!(tls.config.alpn_protocols, vec![b"http/1.1".to_vec()]);
         assert!(tls.config.ticketer.enabled());
+        let h2 = Tls::new(&TlsSource::SelfSigned, true).unwrap();
+        let offered = [b"h2".to_vec(), b"http/1.1".to_vec()];
+        assert_eq!(h2.config.alpn_protocols, offered, "h2 first");
     }
 
     /// The server picks the suite (testssl's "server cipher order"), in
     /// aws-lc-rs's order, which SECURITY.md states: AES-256-GCM first.
     #[test]
     fn the_server_orders_the_suites_aes_256_first() {
-        let tls = Tls::new(&TlsSource::SelfSigned).unwrap();
+        let tls = Tls::new(&TlsSource::SelfSigned, false).unwrap();
         assert!(tls.config.ignore_client_order);
         let names: Vec<String> = tls
             .config
@@ -350,7 +361,7 @@ mod tests {
                 cert: cert.clone(),
                 key: key.clone(),
             };
-            let e = Tls::new(&source).unwrap_err().to_string();
+            let e = Tls::new(&source, false).unwrap_err().to_string();
             assert!(e.contains("the private key is encrypted"), "{e}");
             assert!(
                 e.contains(&format!(
@@ -365,14 +376,14 @@ mod tests {
             cert: cert.clone(),
             key: foreign.clone(),
         };
-        let e = Tls::new(&source).unwrap_err().to_string();
+        let e = Tls::new(&source, false).unwrap_err().to_string();
         assert!(
             e.contains("the key does not belong to the certificate"),
             "{e}"
         );
         assert!(e.contains(&*cert.to_string_lossy()) && e.contains(&*foreign.to_string_lossy()));
         let own = write("own.pem", &made.signing_key.serialize_pem());
-        assert!(Tls::new(&TlsSource::Files { cert, key: own }).is_ok());
+        assert!(Tls::new(&TlsSource::Files { cert, key: own }, false).is_ok());
     }
 
     #[test]
@@ -380,7 +391,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("dev.pem");
         let saved = TlsSource::SelfSignedSaved { cert: path.clone() };
-        let first = Tls::new(&saved).unwrap();
+        let first = Tls::new(&saved, false).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.starts_with(SAVED_MARK), "{text}");
         let certs: Vec<CertificateDer<'_>> = CertificateDer::pem_slice_iter(text.as_bytes())
@@ -392,7 +403,7 @@ mod tests {
             first.fingerprint,
             "the certificate served"
         );
-        let second = Tls::new(&saved).unwrap();
+        let second = Tls::new(&saved, false).unwrap();
         let again = std::fs::read_to_string(&path).unwrap();
         let certs: Vec<CertificateDer<'_>> = CertificateDer::pem_slice_iter(again.as_bytes())
             .collect::<Result<_, _>>()
@@ -404,9 +415,12 @@ mod tests {
 
         let foreign = dir.path().join("foreign.pem");
         std::fs::write(&foreign, "-----BEGIN CERTIFICATE-----\n").unwrap();
-        let e = Tls::new(&TlsSource::SelfSignedSaved {
-            cert: foreign.clone(),
-        })
+        let e = Tls::new(
+            &TlsSource::SelfSignedSaved {
+                cert: foreign.clone(),
+            },
+            false,
+        )
         .unwrap_err()
         .to_string();
         assert!(e.contains("servelab did not write it"), "{e}");
@@ -430,7 +444,7 @@ mod tests {
                 cert: cert.clone(),
                 key: key.clone(),
             };
-            let e = Tls::new(&source).unwrap_err().to_string();
+            let e = Tls::new(&source, false).unwrap_err().to_string();
             assert!(e.contains(says), "{e}");
             assert!(!e.contains('\n'), "{e}");
         }
