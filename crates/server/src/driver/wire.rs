@@ -193,6 +193,85 @@ impl Wire {
     }
 }
 
+/// What [`Wire::unseal`] made of the bytes received.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unsealed {
+    /// This many plaintext bytes are in the space given.
+    Plain(usize),
+    /// Nothing yet: more bytes from the socket are needed.
+    More,
+    /// The client's clean end (a TLS `close_notify`).
+    End,
+}
+
+/// The sans-I/O side of the wire, for a driver that moves the bytes itself
+/// (the ring, [`super::ring`]): it hands in what the socket delivered and
+/// sends what the wire leaves in `out`. No call here touches a socket.
+impl Wire {
+    /// Takes received bytes from the front of `input` (advancing it past
+    /// what was used) and puts plaintext into `space`. TLS handshake records,
+    /// tickets and alerts that answer them are appended to `out`, to be sent.
+    /// `Err` when the client's bytes are not (valid) TLS: `out` then holds
+    /// rustls's alert, or the plain-HTTP `400`, and the connection closes
+    /// once it is sent.
+    pub(crate) fn unseal(
+        &mut self,
+        input: &mut &[u8],
+        space: &mut [u8],
+        out: &mut Vec<u8>,
+        site: &Shared,
+    ) -> rustix::io::Result<Unsealed> {
+        match self {
+            Wire::Plain => {
+                let n = input.len().min(space.len());
+                space[..n].copy_from_slice(&input[..n]);
+                *input = &input[n..];
+                Ok(if n == 0 {
+                    Unsealed::More
+                } else {
+                    Unsealed::Plain(n)
+                })
+            }
+            Wire::Tls(s) => s.unseal(input, space, out, site),
+        }
+    }
+
+    /// Takes plaintext to send: appends its bytes (over TLS, its records) to
+    /// `out`, and says how many plaintext bytes it took.
+    pub(crate) fn seal(&mut self, plain: &[u8], out: &mut Vec<u8>) -> rustix::io::Result<usize> {
+        match self {
+            Wire::Plain => {
+                out.extend_from_slice(plain);
+                Ok(plain.len())
+            }
+            Wire::Tls(s) => {
+                let tls = s.tls.as_mut().ok_or(Errno::PROTO)?;
+                let n = tls.writer().write(plain).map_err(|e| errno(&e))?;
+                drain(tls, out)?;
+                Ok(n)
+            }
+        }
+    }
+
+    /// The sans-I/O [`Wire::end`]: the `close_notify` (appended to `out`) of
+    /// a TLS connection whose handshake was done, or a failed handshake
+    /// counted. Called once, before the close.
+    pub(crate) fn finish(&mut self, out: &mut Vec<u8>, site: &Shared) {
+        let Wire::Tls(s) = self else {
+            return;
+        };
+        match (s.tls.as_mut(), s.handshake) {
+            (Some(tls), Handshake::Done { .. }) if !s.ending => {
+                tls.send_close_notify();
+                s.ending = true;
+                let _ = drain(tls, out);
+            }
+            (_, Handshake::Pending) if s.first.is_some() => s.fail(site),
+            _ => {}
+        }
+    }
+}
+
 impl Session {
     fn new(config: &Arc<ServerConfig>) -> Session {
         Session {
@@ -298,6 +377,53 @@ impl Session {
         }
     }
 
+    fn unseal(
+        &mut self,
+        input: &mut &[u8],
+        space: &mut [u8],
+        out: &mut Vec<u8>,
+        site: &Shared,
+    ) -> rustix::io::Result<Unsealed> {
+        let Some(tls) = self.tls.as_mut() else {
+            self.fail(site);
+            return Err(Errno::PROTO);
+        };
+        loop {
+            match tls.reader().read(space) {
+                Ok(0) if !space.is_empty() => return Ok(Unsealed::End),
+                Ok(n) => return Ok(Unsealed::Plain(n)),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(_) => return Ok(Unsealed::End),
+            }
+            if input.is_empty() {
+                return Ok(Unsealed::More);
+            }
+            if self.first.is_none() {
+                self.first = Some(input[0]);
+            }
+            match tls.read_tls(input) {
+                Ok(0) => return Ok(Unsealed::More),
+                Ok(_) => {}
+                Err(e) => return Err(errno(&e)),
+            }
+            if tls.process_new_packets().is_err() {
+                if self.first.is_some_and(|b| b.is_ascii_uppercase()) {
+                    out.extend_from_slice(PLAIN_HTTP);
+                } else {
+                    let _ = drain(tls, out);
+                }
+                self.fail(site);
+                return Err(Errno::PROTO);
+            }
+            if self.handshake == Handshake::Pending && !tls.is_handshaking() {
+                let resumed = tls.handshake_kind() == Some(HandshakeKind::Resumed);
+                self.handshake = Handshake::Done { resumed };
+                site.stats.tls_handshake(resumed, self.began.elapsed());
+            }
+            drain(tls, out)?;
+        }
+    }
+
     fn send(&mut self, sock: BorrowedFd<'_>, chunk: Chunk<'_>) -> rustix::io::Result<usize> {
         let Some(tls) = self.tls.as_mut() else {
             return Err(Errno::PROTO);
@@ -395,6 +521,14 @@ fn flush(
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(errno(&e)),
         }
+    }
+    Ok(())
+}
+
+/// Moves what rustls has to send into `out` (the sans-I/O [`flush`]).
+fn drain(tls: &mut ServerConnection, out: &mut Vec<u8>) -> rustix::io::Result<()> {
+    while tls.wants_write() {
+        tls.write_tls(out).map_err(|e| errno(&e))?;
     }
     Ok(())
 }
