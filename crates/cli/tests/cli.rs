@@ -615,7 +615,7 @@ fn a_server_whose_workers_ran_out_says_which_flag_to_raise() {
         );
         assert!(warning.contains(flag), "{engine}: {warning}");
         assert!(
-            warning.contains("--engine async, reactor or event"),
+            warning.contains("--engine async, reactor, event"),
             "{engine}: {warning}"
         );
         sigterm(&child);

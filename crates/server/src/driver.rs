@@ -15,6 +15,8 @@
 //! - [`connection`]: an event loop's connection (socket, `Conn`, readiness),
 //!   which travels between the loop and the workers;
 //! - [`tokio_task`]: a tokio task per connection (async);
+//! - [`ring`]: one thread, io_uring, many connections (uring): completion
+//!   I/O through the sans-I/O side of the [`wire`];
 //! - [`closing`]: the end of a connection (the TLS `close_notify`, the
 //!   lingering close's drain), one step that every driver waits for its own
 //!   way;
@@ -44,6 +46,7 @@ pub(crate) mod connection;
 pub(crate) mod evloop;
 pub(crate) mod handoff;
 pub(crate) mod policy;
+pub(crate) mod ring;
 pub(crate) mod step;
 pub(crate) mod tokio_task;
 pub(crate) mod wire;

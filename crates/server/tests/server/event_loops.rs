@@ -17,10 +17,7 @@ use crate::support::*;
 /// The engines that answer on their loop's own thread, from the catalogue
 /// (`epoll`, `reactor`).
 fn loops() -> impl Iterator<Item = Engine> {
-    Engine::ALL
-        .iter()
-        .copied()
-        .filter(|e| e.waits() == Waits::EventLoop)
+    Engine::here().filter(|e| e.waits() == Waits::EventLoop)
 }
 
 /// Reads one response of a keep-alive connection (Content-Length framed).
@@ -132,10 +129,7 @@ fn large_bodies_resume_after_a_client_that_reads_late() {
     // must arrive whole and in order, and another client is served meanwhile.
     // `event` is here too: its workers send without the mark and wait for
     // POLLOUT when the socket is full, a path this client forces as well.
-    let with_workers = Engine::ALL
-        .iter()
-        .copied()
-        .filter(|e| e.waits() == Waits::HandOff);
+    let with_workers = Engine::here().filter(|e| e.waits() == Waits::HandOff);
     for engine in loops().chain(with_workers) {
         let dir = fixture();
         let server = start(dir.path(), engine, |c| c.workers = 1);
