@@ -16,7 +16,8 @@
 //!   which travels between the loop and the workers;
 //! - [`tokio_task`]: a tokio task per connection (async);
 //! - [`ring`]: one thread, io_uring, many connections (uring): completion
-//!   I/O through the sans-I/O side of the [`wire`];
+//!   I/O through the sans-I/O side of the [`wire`], receiving into the
+//!   shared buffers of [`bufring`];
 //! - [`closing`]: the end of a connection (the TLS `close_notify`, the
 //!   lingering close's drain), one step that every driver waits for its own
 //!   way;
@@ -41,6 +42,7 @@
 
 pub(crate) mod accept;
 pub(crate) mod blocking;
+pub(crate) mod bufring;
 pub(crate) mod closing;
 pub(crate) mod connection;
 pub(crate) mod evloop;

@@ -47,15 +47,15 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::io::ErrorKind;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 use io_uring::{IoUring, cqueue, opcode, squeue, types};
 use rustix::io::Errno;
 
 use super::accept::{Accepting, Step};
+use super::bufring::{BufRing, GROUP};
 use super::policy::{self, Linger};
 use super::wire::{Unsealed, Wire};
 use crate::conn::{Buffers, Chunk, Conn, Event, Interest};
@@ -68,13 +68,6 @@ const SQ: u32 = 1024;
 /// Completion queue entries: multishot requests post many completions each,
 /// so it is larger than the submission queue.
 const CQ: u32 = 8192;
-/// Provided receive buffers per ring, and their size. 16 KiB holds a TLS
-/// record; 256 of them (4 MiB) cover a turn in which that many connections
-/// received; a receive that finds none ends with `ENOBUFS` and is re-armed.
-const BUFFERS: u16 = 256;
-const BUFFER: usize = 16 * 1024;
-/// The buffer group of the receive buffers.
-const GROUP: u16 = 0;
 /// Bytes received and not yet read by `Conn` past which the receive is
 /// cancelled (see "Receive" above).
 const INBOX_MOST: usize = 256 * 1024;
@@ -157,91 +150,6 @@ impl Slot {
 
     fn owes_bytes(&self) -> bool {
         self.sending || !self.out.is_empty()
-    }
-}
-
-/// The provided-buffer ring of one [`Ring`]: [`BUFFERS`] buffers of
-/// [`BUFFER`] bytes that the kernel fills with received bytes, each given
-/// back as soon as its bytes are copied out.
-struct BufRing {
-    entries: *mut types::BufRingEntry,
-    layout: std::alloc::Layout,
-    data: Vec<u8>,
-    tail: u16,
-}
-
-impl std::fmt::Debug for BufRing {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BufRing").field("tail", &self.tail).finish()
-    }
-}
-
-#[allow(unsafe_code)] // the buffer ring is memory shared with the kernel
-impl BufRing {
-    fn new(ring: &IoUring) -> std::io::Result<BufRing> {
-        let layout =
-            std::alloc::Layout::from_size_align(usize::from(BUFFERS) * 16, 4096).expect("layout");
-        // SAFETY: the layout has a non-zero size.
-        let entries = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<types::BufRingEntry>();
-        if entries.is_null() {
-            return Err(ErrorKind::OutOfMemory.into());
-        }
-        let mut bufs = BufRing {
-            entries,
-            layout,
-            data: vec![0; usize::from(BUFFERS) * BUFFER],
-            tail: 0,
-        };
-        for bid in 0..BUFFERS {
-            bufs.give(bid);
-        }
-        bufs.publish();
-        // SAFETY: `entries` is page aligned and holds `BUFFERS` entries; it
-        // and `data` live as long as the `BufRing`, which the `Ring` drops
-        // after the `IoUring` (field order), so the kernel never sees them
-        // freed while the group is registered.
-        unsafe {
-            ring.submitter()
-                .register_buf_ring_with_flags(entries as u64, BUFFERS, GROUP, 0)?;
-        }
-        Ok(bufs)
-    }
-
-    /// The bytes of buffer `bid` the kernel filled.
-    fn bytes(&self, bid: u16, len: usize) -> &[u8] {
-        let at = usize::from(bid) * BUFFER;
-        &self.data[at..at + len.min(BUFFER)]
-    }
-
-    /// Puts buffer `bid` back (seen by the kernel at the next `publish`).
-    fn give(&mut self, bid: u16) {
-        let slot = usize::from(self.tail & (BUFFERS - 1));
-        // SAFETY: `slot` < BUFFERS, inside the allocation; the kernel reads
-        // entries only up to the published tail, and this one is past it.
-        let e = unsafe { &mut *self.entries.add(slot) };
-        e.set_addr(self.data.as_ptr() as u64 + (usize::from(bid) * BUFFER) as u64);
-        e.set_len(BUFFER as u32);
-        e.set_bid(bid);
-        self.tail = self.tail.wrapping_add(1);
-    }
-
-    /// Tells the kernel about the buffers given back.
-    fn publish(&self) {
-        // SAFETY: the tail is the `resv` field of the first entry, inside the
-        // allocation, u16-aligned; the kernel reads it with acquire ordering.
-        unsafe {
-            let tail = types::BufRingEntry::tail(self.entries).cast_mut();
-            std::sync::atomic::AtomicU16::from_ptr(tail)
-                .store(self.tail, std::sync::atomic::Ordering::Release);
-        }
-    }
-}
-
-#[allow(unsafe_code)] // frees the allocation made in `new`
-impl Drop for BufRing {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this layout, freed once.
-        unsafe { std::alloc::dealloc(self.entries.cast(), self.layout) }
     }
 }
 
@@ -375,47 +283,59 @@ impl<'s> Ring<'s> {
                 }
             }
             let next = self.next_deadline();
-            let waited = match next {
-                Some(t) => {
-                    let ts = types::Timespec::from(t.saturating_duration_since(now));
-                    let args = types::SubmitArgs::new().timespec(&ts);
-                    self.ring.submitter().submit_with_args(1, &args)
-                }
-                None => self.ring.submit_and_wait(1),
-            };
-            match waited {
-                Ok(_) => {}
-                Err(e)
-                    if matches!(
-                        e.raw_os_error(),
-                        Some(libc::ETIME | libc::EINTR | libc::EBUSY)
-                    ) => {}
-                Err(e) => {
-                    eprintln!("servelab: io_uring_enter failed: {e}; stopping");
-                    self.site.shutdown.trigger();
-                    return Err(ServerError::io("waiting for completions")(e));
-                }
-            }
-            self.done.clear();
-            self.done.extend(
-                self.ring
-                    .completion()
-                    .map(|c| (c.user_data(), c.result(), c.flags())),
-            );
-            let mut gave = false;
-            for k in 0..self.done.len() {
-                let (ud, res, flags) = self.done[k];
-                gave |= self.complete(ud, res, flags);
-            }
-            if gave {
-                self.bufs.publish();
-            }
-            self.fire_timers();
+            self.turn(next)?;
         }
-        // Every request that names a slot's memory is cancelled and waited
-        // for (boundedly) before that memory goes.
+        // What is left (the grace period and AFTER_FORCE are over) is given
+        // up, and the kernel's reports of the cancels are waited for, a
+        // little, before the memory their requests name goes with the loop.
         self.close_all();
-        let _ = self.ring.submit_and_wait(0);
+        let until = Instant::now() + Duration::from_millis(100);
+        while self.open > 0 && Instant::now() < until {
+            self.turn(Some(until))?;
+        }
+        let _ = self.ring.submit();
+        Ok(())
+    }
+
+    /// One turn: submits what the last turn queued and waits, at most until
+    /// `next`, for completions; handles them and the timers that came due.
+    fn turn(&mut self, next: Option<Instant>) -> Result<(), ServerError> {
+        let waited = match next {
+            Some(t) => {
+                let ts = types::Timespec::from(t.saturating_duration_since(Instant::now()));
+                let args = types::SubmitArgs::new().timespec(&ts);
+                self.ring.submitter().submit_with_args(1, &args)
+            }
+            None => self.ring.submit_and_wait(1),
+        };
+        match waited {
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ETIME | libc::EINTR | libc::EBUSY)
+                ) => {}
+            Err(e) => {
+                eprintln!("servelab: io_uring_enter failed: {e}; stopping");
+                self.site.shutdown.trigger();
+                return Err(ServerError::io("waiting for completions")(e));
+            }
+        }
+        self.done.clear();
+        self.done.extend(
+            self.ring
+                .completion()
+                .map(|c| (c.user_data(), c.result(), c.flags())),
+        );
+        let mut gave = false;
+        for k in 0..self.done.len() {
+            let (ud, res, flags) = self.done[k];
+            gave |= self.complete(ud, res, flags);
+        }
+        if gave {
+            self.bufs.publish();
+        }
+        self.fire_timers();
         Ok(())
     }
 
@@ -816,6 +736,10 @@ impl<'s> Ring<'s> {
         self.gens[index] = self.gens[index].wrapping_add(1);
         self.free.push(index as u32);
         self.open -= 1;
+        // The close goes with the turn's other requests (no `close` call of
+        // its own); its number stays taken until the kernel closes it.
+        let fd = slot.sock.into_raw_fd();
+        self.push(opcode::Close::new(types::Fd(fd)).build().user_data(CANCEL));
     }
 
     fn fire_timers(&mut self) {
