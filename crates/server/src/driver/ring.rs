@@ -81,13 +81,6 @@ const POOL: usize = 256;
 /// the requests it cancelled before it lets their memory go.
 const AFTER_FORCE: Duration = Duration::from_secs(1);
 
-/// The longest wait of a loop with nothing timed: a process that runs the
-/// loop under valgrind gets its signals only when a syscall returns, and an
-/// idle ring's `io_uring_enter` would otherwise never return, so `SIGINT`
-/// would never reach its handler (`bench/callgrind.sh --engine uring` hung).
-/// One wake-up a second costs nothing measurable.
-const IDLE_WAKE: Duration = Duration::from_secs(1);
-
 /// What a completion is about: the low byte of its `user_data`.
 const RECV: u64 = 1;
 const SEND: u64 = 2;
@@ -289,7 +282,7 @@ impl<'s> Ring<'s> {
                     break;
                 }
             }
-            let next = self.next_deadline().unwrap_or(now + IDLE_WAKE);
+            let next = self.next_deadline();
             self.turn(next)?;
         }
         // What is left (the grace period and AFTER_FORCE are over) is given
@@ -298,7 +291,7 @@ impl<'s> Ring<'s> {
         self.close_all();
         let until = Instant::now() + Duration::from_millis(100);
         while self.open > 0 && Instant::now() < until {
-            self.turn(until)?;
+            self.turn(Some(until))?;
         }
         let _ = self.ring.submit();
         Ok(())
@@ -306,10 +299,15 @@ impl<'s> Ring<'s> {
 
     /// One turn: submits what the last turn queued and waits, at most until
     /// `next`, for completions; handles them and the timers that came due.
-    fn turn(&mut self, next: Instant) -> Result<(), ServerError> {
-        let ts = types::Timespec::from(next.saturating_duration_since(Instant::now()));
-        let args = types::SubmitArgs::new().timespec(&ts);
-        let waited = self.ring.submitter().submit_with_args(1, &args);
+    fn turn(&mut self, next: Option<Instant>) -> Result<(), ServerError> {
+        let waited = match next {
+            Some(t) => {
+                let ts = types::Timespec::from(t.saturating_duration_since(Instant::now()));
+                let args = types::SubmitArgs::new().timespec(&ts);
+                self.ring.submitter().submit_with_args(1, &args)
+            }
+            None => self.ring.submit_and_wait(1),
+        };
         match waited {
             Ok(_) => {}
             Err(e)
