@@ -103,7 +103,13 @@ wrk "${H[@]}" -t1 -c50 -d1s "http://127.0.0.1:$port/1k.txt" > /dev/null
 callgrind_control -z $vp > /dev/null 2>&1
 wrk "${H[@]}" -t1 -c50 -d3s "http://127.0.0.1:$port/1k.txt" > "$work/wrk.txt"
 callgrind_control -d $vp > /dev/null 2>&1
-kill -INT $vp; wait $vp || true
+kill -INT $vp
+# The counts were dumped above. A server that does not stop on SIGINT under valgrind
+# (uring does: it stops on SIGINT outside valgrind; why not under it is not known yet)
+# is killed after 10 s.
+for _ in $(seq 50); do kill -0 $vp 2>/dev/null || break; sleep 0.2; done
+kill -KILL $vp 2>/dev/null || true
+wait $vp || true
 trap - EXIT
 
 if grep -q "Non-2xx\|Socket errors" "$work/wrk.txt"; then

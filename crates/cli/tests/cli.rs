@@ -323,7 +323,7 @@ fn printing_into_a_closed_pipe_is_quiet() {
 fn sigterm_ends_a_busy_keep_alive_connection_on_every_engine() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.txt"), "hello").unwrap();
-    for engine in servelab_server::Engine::ALL {
+    for engine in servelab_server::Engine::here() {
         let (mut child, addr) = serve(&[
             "--root",
             dir.path().to_str().unwrap(),
@@ -615,7 +615,7 @@ fn a_server_whose_workers_ran_out_says_which_flag_to_raise() {
         );
         assert!(warning.contains(flag), "{engine}: {warning}");
         assert!(
-            warning.contains("--engine async, reactor or event"),
+            warning.contains("--engine async, reactor, event"),
             "{engine}: {warning}"
         );
         sigterm(&child);
@@ -652,7 +652,7 @@ fn wait_at_most(child: &mut Child, bound: Duration) -> Option<std::process::Exit
 /// measured in milliseconds, so the bound only catches a wait for them).
 #[test]
 fn sigint_does_not_wait_for_idle_or_unused_connections_on_any_engine() {
-    for engine in servelab_server::Engine::ALL {
+    for engine in servelab_server::Engine::here() {
         let (mut child, addr) = serve(&[
             WWW,
             "--engine",

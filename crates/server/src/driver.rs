@@ -15,6 +15,9 @@
 //! - [`connection`]: an event loop's connection (socket, `Conn`, readiness),
 //!   which travels between the loop and the workers;
 //! - [`tokio_task`]: a tokio task per connection (async);
+//! - [`ring`]: one thread, io_uring, many connections (uring): completion
+//!   I/O through the sans-I/O side of the [`wire`], receiving into the
+//!   shared buffers of [`bufring`];
 //! - [`closing`]: the end of a connection (the TLS `close_notify`, the
 //!   lingering close's drain), one step that every driver waits for its own
 //!   way;
@@ -39,11 +42,13 @@
 
 pub(crate) mod accept;
 pub(crate) mod blocking;
+pub(crate) mod bufring;
 pub(crate) mod closing;
 pub(crate) mod connection;
 pub(crate) mod evloop;
 pub(crate) mod handoff;
 pub(crate) mod policy;
+pub(crate) mod ring;
 pub(crate) mod step;
 pub(crate) mod tokio_task;
 pub(crate) mod wire;

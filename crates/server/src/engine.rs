@@ -34,6 +34,8 @@ pub enum Engine {
     /// One selector thread holds idle connections and reads heads; worker
     /// threads take complete requests from a bounded queue (half-sync/half-async).
     Event,
+    /// One io_uring loop per worker thread: completion I/O (Linux 6.0+).
+    Uring,
 }
 
 impl Engine {
@@ -48,6 +50,7 @@ impl Engine {
         Engine::Epoll,
         Engine::Reactor,
         Engine::Event,
+        Engine::Uring,
     ];
 
     /// The catalogue: every fact about an engine, in one entry (the way
@@ -56,7 +59,7 @@ impl Engine {
     /// of it.
     const fn entry(self) -> Entry {
         use Capacity::{MaxConns, One, Unbounded, Workers};
-        use Waits::{Blocking, EventLoop, HandOff, Tokio};
+        use Waits::{Blocking, EventLoop, HandOff, Ring, Tokio};
         match self {
             Engine::Serial => Entry {
                 name: "serial",
@@ -147,6 +150,16 @@ impl Engine {
                 http2: true,
                 unavailable: always,
             },
+            Engine::Uring => Entry {
+                name: "uring",
+                describe: "--workers threads, each its own io_uring (multishot accept and \
+                           receive, sends batched per turn) on the shared listener",
+                threads: Threads::Workers,
+                capacity: Unbounded,
+                waits: Ring,
+                http2: true,
+                unavailable: uring_refused,
+            },
         }
     }
 
@@ -207,6 +220,16 @@ impl Engine {
         }
     }
 
+    /// The engines this system can run, in [`Engine::ALL`]'s order: what
+    /// tests iterate, so that an engine the kernel refuses (`uring` under a
+    /// seccomp profile) is left out rather than failing them.
+    pub fn here() -> impl Iterator<Item = Engine> {
+        Engine::ALL
+            .iter()
+            .copied()
+            .filter(|e| e.available().is_ok())
+    }
+
     /// Does the engine's listener defer accepting until the client's first
     /// bytes come (`TCP_DEFER_ACCEPT`, set at bind)? Its event loops count
     /// on it (see `driver::evloop`).
@@ -242,6 +265,8 @@ pub enum Waits {
     HandOff,
     /// A tokio task.
     Tokio,
+    /// Completions of an io_uring loop that answers on its own thread.
+    Ring,
 }
 
 /// What the start-up line counts.
@@ -271,6 +296,31 @@ struct Entry {
 /// For the engines that run wherever servelab builds.
 fn always() -> Option<&'static str> {
     None
+}
+
+/// Why io_uring cannot run here, if it cannot: switched off by the
+/// administrator (`kernel.io_uring_disabled` = 2), or `io_uring_setup`
+/// refused (`EPERM` when disabled for this user or by a seccomp profile such
+/// as Docker's default, `ENOSYS` on an old kernel). Asked once per process.
+fn uring_refused() -> Option<&'static str> {
+    static WHY: std::sync::OnceLock<Option<&'static str>> = std::sync::OnceLock::new();
+    *WHY.get_or_init(|| {
+        let disabled = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
+            .is_ok_and(|v| v.trim() == "2");
+        if disabled {
+            return Some(
+                "io_uring is switched off (kernel.io_uring_disabled); use --engine reactor",
+            );
+        }
+        match io_uring::IoUring::new(2) {
+            Ok(_) => None,
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::ENOSYS)) => Some(
+                "io_uring_setup is refused (kernel.io_uring_disabled, a seccomp profile, \
+                 or an old kernel); use --engine reactor",
+            ),
+            Err(_) => Some("io_uring_setup failed; use --engine reactor"),
+        }
+    })
 }
 
 /// `1 worker`, `2 workers`.
@@ -331,7 +381,10 @@ mod tests {
     fn every_engine_is_listed_once_and_runs_here() {
         for (i, &e) in Engine::ALL.iter().enumerate() {
             assert!(!Engine::ALL[..i].contains(&e), "{e} listed twice");
-            assert_eq!(e.available(), Ok(()), "{e}");
+            // Only io_uring may be refused by the system (a seccomp profile).
+            if e.waits() != Waits::Ring {
+                assert_eq!(e.available(), Ok(()), "{e}");
+            }
         }
         assert!(Engine::ALL.contains(&Engine::default()));
     }

@@ -1,12 +1,24 @@
 //! One connection's transport: the socket itself ([`Wire::Plain`]), or a
-//! rustls session over it ([`Wire::Tls`]). Every driver calls [`Wire::recv`]
-//! and [`Wire::send`] where it would call `recv` and `send`/`sendfile`, and
-//! [`Wire::end`] before it closes, so that the TLS layer is written once.
-//! `end` sends the TLS `close_notify`; when the socket has no room for it
-//! (the last records filled it and the client is still reading) it answers
-//! [`Ending::Pending`], and the driver calls it again once the socket is
-//! writable, within [`policy::LINGER`]: a client that reads to the end then
-//! sees a clean end, never a truncation alarm.
+//! rustls session over it ([`Wire::Tls`]), so that the TLS layer is written
+//! once for every driver.
+//!
+//! Its core does no I/O (rustls is sans-I/O already): [`Wire::unseal`] takes
+//! bytes received and gives plaintext (and appends the handshake records to
+//! send), [`Wire::seal`] takes plaintext and appends the bytes to send,
+//! [`Wire::finish`] appends the `close_notify`. A driver that moves the
+//! bytes itself (the ring, [`super::ring`]) calls only these; sending a file
+//! is then its own business (the ring reads the range into its send buffer).
+//!
+//! The readiness drivers call [`Wire::recv`] and [`Wire::send`] where they
+//! would call `recv` and `send`/`sendfile`, and [`Wire::end`] before they
+//! close: over TLS these are the core plus one socket call each way (`pull`,
+//! `push`); plaintext goes straight to the socket ([`policy::send_chunk`]:
+//! `send`, or `sendfile` for a file range), so a plain keep-alive request
+//! costs what it did. `end` sends the TLS `close_notify`; when the socket has
+//! no room for it (the last records filled it and the client is still
+//! reading) it answers [`Ending::Pending`], and the driver calls it again
+//! once the socket is writable, within [`policy::LINGER`]: a client that
+//! reads to the end then sees a clean end, never a truncation alarm.
 //!
 //! The contract the drivers rely on, kept for TLS:
 //! - `recv` returns fewer bytes than asked only when the socket had nothing
@@ -102,6 +114,13 @@ pub(crate) struct Session {
     file_buf: Vec<u8>,
     /// The `close_notify` is queued in rustls ([`Wire::end`] began).
     ending: bool,
+    /// Readiness side: bytes received, from `cpos`, not yet taken by rustls.
+    cipher: Vec<u8>,
+    cpos: usize,
+    /// Readiness side: bytes to send, from `opos`, that the socket has not
+    /// taken yet.
+    out: Vec<u8>,
+    opos: usize,
 }
 
 impl Wire {
@@ -193,6 +212,76 @@ impl Wire {
     }
 }
 
+/// What [`Wire::unseal`] made of the bytes received.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unsealed {
+    /// This many plaintext bytes are in the space given.
+    Plain(usize),
+    /// Nothing yet: more bytes from the socket are needed.
+    More,
+    /// The client's clean end (a TLS `close_notify`).
+    End,
+}
+
+/// The sans-I/O side of the wire, for a driver that moves the bytes itself
+/// (the ring, [`super::ring`]): it hands in what the socket delivered and
+/// sends what the wire leaves in `out`. No call here touches a socket.
+impl Wire {
+    /// Takes received bytes from the front of `input` (advancing it past
+    /// what was used) and puts plaintext into `space`. TLS handshake records,
+    /// tickets and alerts that answer them are appended to `out`, to be sent.
+    /// `Err` when the client's bytes are not (valid) TLS: `out` then holds
+    /// rustls's alert, or the plain-HTTP `400`, and the connection closes
+    /// once it is sent.
+    pub(crate) fn unseal(
+        &mut self,
+        input: &mut &[u8],
+        space: &mut [u8],
+        out: &mut Vec<u8>,
+        site: &Shared,
+    ) -> rustix::io::Result<Unsealed> {
+        match self {
+            Wire::Plain => {
+                let n = input.len().min(space.len());
+                space[..n].copy_from_slice(&input[..n]);
+                *input = &input[n..];
+                Ok(if n == 0 {
+                    Unsealed::More
+                } else {
+                    Unsealed::Plain(n)
+                })
+            }
+            Wire::Tls(s) => s.unseal(input, space, out, site),
+        }
+    }
+
+    /// Takes plaintext to send: appends its bytes (over TLS, its records) to
+    /// `out`, and says how many plaintext bytes it took.
+    pub(crate) fn seal(&mut self, plain: &[u8], out: &mut Vec<u8>) -> rustix::io::Result<usize> {
+        match self {
+            Wire::Plain => {
+                out.extend_from_slice(plain);
+                Ok(plain.len())
+            }
+            Wire::Tls(s) => {
+                let tls = s.tls.as_mut().ok_or(Errno::PROTO)?;
+                let n = tls.writer().write(plain).map_err(|e| errno(&e))?;
+                drain(tls, out)?;
+                Ok(n)
+            }
+        }
+    }
+
+    /// The sans-I/O [`Wire::end`]: the `close_notify` (appended to `out`) of
+    /// a TLS connection whose handshake was done, or a failed handshake
+    /// counted. Called once, before the close.
+    pub(crate) fn finish(&mut self, out: &mut Vec<u8>, site: &Shared) {
+        if let Wire::Tls(s) = self {
+            s.finish(out, site);
+        }
+    }
+}
+
 impl Session {
     fn new(config: &Arc<ServerConfig>) -> Session {
         Session {
@@ -204,6 +293,10 @@ impl Session {
             owed: None,
             file_buf: Vec::new(),
             ending: false,
+            cipher: Vec::new(),
+            cpos: 0,
+            out: Vec::new(),
+            opos: 0,
         }
     }
 
@@ -213,88 +306,136 @@ impl Session {
         buf: &mut [u8],
         site: &Shared,
     ) -> rustix::io::Result<usize> {
+        let mut filled = 0;
+        loop {
+            let cipher = std::mem::take(&mut self.cipher);
+            let mut out = std::mem::take(&mut self.out);
+            let mut input = &cipher[self.cpos..];
+            let before = input.len();
+            let got = self.unseal(&mut input, &mut buf[filled..], &mut out, site);
+            self.cpos += before - input.len();
+            self.cipher = cipher;
+            if self.cpos == self.cipher.len() {
+                self.cipher.clear();
+                self.cpos = 0;
+            }
+            self.out = out;
+            // The handshake's flight (or a ticket, or an alert). It is small
+            // and the socket fresh, so it fits; what does not goes with the
+            // next read or write.
+            match self.push(sock, SendFlags::NOSIGNAL | SendFlags::DONTWAIT) {
+                Ok(()) | Err(Errno::AGAIN) => {}
+                Err(e) if got.is_ok() => return Err(e),
+                Err(_) => {}
+            }
+            match got? {
+                Unsealed::Plain(n) => {
+                    filled += n;
+                    if filled == buf.len() {
+                        return Ok(filled);
+                    }
+                }
+                Unsealed::End => return Ok(filled),
+                Unsealed::More if self.eof => return Ok(filled),
+                Unsealed::More => {
+                    // Wait only while there is nothing to return.
+                    let flags = if filled > 0 {
+                        RecvFlags::DONTWAIT
+                    } else {
+                        RecvFlags::empty()
+                    };
+                    match self.pull(sock, flags) {
+                        Ok(0) => {
+                            self.eof = true;
+                            if self.handshake == Handshake::Pending {
+                                // A truncated ClientHello, or a client that gave up.
+                                if self.first.is_some() {
+                                    self.handshake = Handshake::Failed;
+                                    site.stats.tls_failed();
+                                }
+                                return Ok(0);
+                            }
+                        }
+                        Ok(_) => {}
+                        Err(Errno::AGAIN) if filled > 0 => return Ok(filled),
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Readiness side: receives what the socket has (waiting as `flags` say)
+    /// after the bytes rustls has not taken yet.
+    fn pull(&mut self, sock: BorrowedFd<'_>, flags: RecvFlags) -> rustix::io::Result<usize> {
+        /// A record and its header, with room to spare.
+        const PULL: usize = RECORD + 1024;
+        let at = self.cipher.len();
+        self.cipher.resize(at + PULL, 0);
+        let got = rustix::net::recv(sock, &mut self.cipher[at..], flags).map(|(n, _)| n);
+        self.cipher.truncate(at + *got.as_ref().unwrap_or(&0));
+        got
+    }
+
+    /// Readiness side: sends what waits in `out` until it is all gone or the
+    /// socket is full (`EAGAIN`; on a blocking socket, the send timeout).
+    fn push(&mut self, sock: BorrowedFd<'_>, flags: SendFlags) -> rustix::io::Result<()> {
+        while self.opos < self.out.len() {
+            match rustix::net::send(sock, &self.out[self.opos..], flags) {
+                Ok(n) => self.opos += n,
+                Err(Errno::INTR) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.out.clear();
+        self.opos = 0;
+        Ok(())
+    }
+
+    fn unseal(
+        &mut self,
+        input: &mut &[u8],
+        space: &mut [u8],
+        out: &mut Vec<u8>,
+        site: &Shared,
+    ) -> rustix::io::Result<Unsealed> {
         let Some(tls) = self.tls.as_mut() else {
             self.fail(site);
             return Err(Errno::PROTO);
         };
-        let mut filled = 0;
         loop {
-            match tls.reader().read(&mut buf[filled..]) {
-                Ok(n) => {
-                    filled += n;
-                    // 0 into room: the client's close_notify, the end.
-                    if n == 0 && filled < buf.len() {
-                        return Ok(filled);
-                    }
-                }
+            match tls.reader().read(space) {
+                Ok(0) if !space.is_empty() => return Ok(Unsealed::End),
+                Ok(n) => return Ok(Unsealed::Plain(n)),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                // The socket ended without a close_notify: the end all the same.
-                Err(_) => return Ok(filled),
+                Err(_) => return Ok(Unsealed::End),
             }
-            if filled == buf.len() || self.eof && filled > 0 {
-                return Ok(filled);
+            if input.is_empty() {
+                return Ok(Unsealed::More);
             }
-            if self.eof {
-                return Ok(0);
+            if self.first.is_none() {
+                self.first = Some(input[0]);
             }
-            // Wait only while there is nothing to return.
-            let flags = if filled > 0 {
-                RecvFlags::DONTWAIT
-            } else {
-                RecvFlags::empty()
-            };
-            let mut io = Io {
-                sock,
-                recv: flags,
-                send: SendFlags::NOSIGNAL,
-                first: &mut self.first,
-            };
-            match tls.read_tls(&mut io) {
-                Ok(0) => {
-                    self.eof = true;
-                    if self.handshake == Handshake::Pending {
-                        // A truncated ClientHello, or a client that gave up.
-                        if self.first.is_some() {
-                            self.handshake = Handshake::Failed;
-                            site.stats.tls_failed();
-                        }
-                        return Ok(0);
-                    }
-                }
-                Ok(_) => {
-                    if tls.process_new_packets().is_err() {
-                        let plain_http = self.first.is_some_and(|b| b.is_ascii_uppercase());
-                        if plain_http {
-                            let _ = rustix::net::send(
-                                sock,
-                                PLAIN_HTTP,
-                                SendFlags::NOSIGNAL | SendFlags::DONTWAIT,
-                            );
-                        } else {
-                            // rustls's alert, best effort.
-                            let _ = flush(tls, sock, SendFlags::NOSIGNAL | SendFlags::DONTWAIT);
-                        }
-                        self.fail(site);
-                        return Err(Errno::PROTO);
-                    }
-                    if self.handshake == Handshake::Pending && !tls.is_handshaking() {
-                        let resumed = tls.handshake_kind() == Some(HandshakeKind::Resumed);
-                        self.handshake = Handshake::Done { resumed };
-                        site.stats.tls_handshake(resumed, self.began.elapsed());
-                    }
-                    // The handshake's flight (or a ticket, or an alert). It
-                    // is small and the socket fresh, so it fits; what does not
-                    // goes with the next read or write.
-                    match flush(tls, sock, SendFlags::NOSIGNAL | SendFlags::DONTWAIT) {
-                        Ok(()) | Err(Errno::AGAIN) => {}
-                        Err(e) => return Err(e),
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock && filled > 0 => {
-                    return Ok(filled);
-                }
+            match tls.read_tls(input) {
+                Ok(0) => return Ok(Unsealed::More),
+                Ok(_) => {}
                 Err(e) => return Err(errno(&e)),
             }
+            if tls.process_new_packets().is_err() {
+                if self.first.is_some_and(|b| b.is_ascii_uppercase()) {
+                    out.extend_from_slice(PLAIN_HTTP);
+                } else {
+                    let _ = drain(tls, out);
+                }
+                self.fail(site);
+                return Err(Errno::PROTO);
+            }
+            if self.handshake == Handshake::Pending && !tls.is_handshaking() {
+                let resumed = tls.handshake_kind() == Some(HandshakeKind::Resumed);
+                self.handshake = Handshake::Done { resumed };
+                site.stats.tls_handshake(resumed, self.began.elapsed());
+            }
+            drain(tls, out)?;
         }
     }
 
@@ -303,7 +444,7 @@ impl Session {
             return Err(Errno::PROTO);
         };
         if let Some(n) = self.owed {
-            flush(tls, sock, SendFlags::NOSIGNAL)?;
+            self.push(sock, SendFlags::NOSIGNAL)?;
             self.owed = None;
             return Ok(n);
         }
@@ -334,7 +475,8 @@ impl Session {
                 got
             }
         };
-        match flush(tls, sock, SendFlags::NOSIGNAL) {
+        drain(tls, &mut self.out)?;
+        match self.push(sock, SendFlags::NOSIGNAL) {
             Ok(()) => Ok(n),
             Err(e) => {
                 if e == Errno::AGAIN {
@@ -346,24 +488,29 @@ impl Session {
     }
 
     fn end(&mut self, sock: BorrowedFd<'_>, site: &Shared) -> Ending {
-        match (self.tls.as_mut(), self.handshake) {
-            (Some(tls), Handshake::Done { .. }) => {
-                if !self.ending {
-                    tls.send_close_notify();
-                    self.ending = true;
-                }
-                // Ciphertext still owed goes first, then the alert. Any error
-                // but a full socket ends the connection: nothing more can go.
-                match flush(tls, sock, SendFlags::NOSIGNAL | SendFlags::DONTWAIT) {
-                    Err(Errno::AGAIN) => Ending::Pending,
-                    _ => Ending::Done,
-                }
-            }
-            (_, Handshake::Pending) if self.first.is_some() => {
-                self.fail(site);
-                Ending::Done
-            }
+        let mut out = std::mem::take(&mut self.out);
+        self.finish(&mut out, site);
+        self.out = out;
+        // Ciphertext still owed goes first, then the alert. Any error but a
+        // full socket ends the connection: nothing more can go.
+        match self.push(sock, SendFlags::NOSIGNAL | SendFlags::DONTWAIT) {
+            Err(Errno::AGAIN) => Ending::Pending,
             _ => Ending::Done,
+        }
+    }
+
+    /// The `close_notify` (appended to `out`) of a connection whose
+    /// handshake was done, once; or a handshake that began and never
+    /// finished, counted as failed.
+    fn finish(&mut self, out: &mut Vec<u8>, site: &Shared) {
+        match (self.tls.as_mut(), self.handshake) {
+            (Some(tls), Handshake::Done { .. }) if !self.ending => {
+                tls.send_close_notify();
+                self.ending = true;
+                let _ = drain(tls, out);
+            }
+            (_, Handshake::Pending) if self.first.is_some() => self.fail(site),
+            _ => {}
         }
     }
 
@@ -375,61 +522,16 @@ impl Session {
     }
 }
 
-/// Writes what rustls has to send until it has nothing left or the socket
-/// is full (`EAGAIN`; on a blocking socket, the send timeout).
-fn flush(
-    tls: &mut ServerConnection,
-    sock: BorrowedFd<'_>,
-    flags: SendFlags,
-) -> rustix::io::Result<()> {
-    let mut first = None;
-    let mut io = Io {
-        sock,
-        recv: RecvFlags::empty(),
-        send: flags,
-        first: &mut first,
-    };
+/// Moves what rustls has to send into `out`.
+fn drain(tls: &mut ServerConnection, out: &mut Vec<u8>) -> rustix::io::Result<()> {
     while tls.wants_write() {
-        match tls.write_tls(&mut io) {
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(errno(&e)),
-        }
+        tls.write_tls(out).map_err(|e| errno(&e))?;
     }
     Ok(())
 }
 
 fn errno(e: &io::Error) -> Errno {
     Errno::from_io_error(e).unwrap_or(Errno::IO)
-}
-
-/// The socket as rustls's `Read` and `Write`, with the flags of this call;
-/// it notes the first byte the client sent.
-struct Io<'a, 'b> {
-    sock: BorrowedFd<'a>,
-    recv: RecvFlags,
-    send: SendFlags,
-    first: &'b mut Option<u8>,
-}
-
-impl Read for Io<'_, '_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let (n, _) = rustix::net::recv(self.sock, &mut *buf, self.recv)?;
-        if n > 0 && self.first.is_none() {
-            *self.first = Some(buf[0]);
-        }
-        Ok(n)
-    }
-}
-
-impl Write for Io<'_, '_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        Ok(rustix::net::send(self.sock, buf, self.send)?)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
 }
 
 #[cfg(test)]

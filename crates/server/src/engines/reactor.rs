@@ -24,43 +24,15 @@ use std::net::TcpListener;
 use std::sync::Arc;
 
 use crate::driver::evloop::EventLoop;
+use crate::engine::Engine;
 use crate::error::ServerError;
 use crate::shared::Shared;
 
 pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), ServerError> {
-    let workers = site.config.workers;
-    if workers == 1 {
+    if site.config.workers == 1 {
         return EventLoop::new(site, listeners, false)?.run();
     }
-    std::thread::scope(|scope| {
-        let mut handles = Vec::with_capacity(workers - 1);
-        for i in 1..workers {
-            let site: &Shared = site;
-            let handle = std::thread::Builder::new()
-                .name(format!("servelab-reactor-{i}"))
-                .spawn_scoped(scope, move || EventLoop::new(site, listeners, true)?.run())
-                .map_err(ServerError::io("starting a reactor thread"));
-            match handle {
-                Ok(h) => handles.push(h),
-                Err(e) => {
-                    site.shutdown.trigger();
-                    return Err(e);
-                }
-            }
-        }
-        let mine = EventLoop::new(site, listeners, true).and_then(|l| l.run());
-        if mine.is_err() {
-            site.shutdown.trigger();
-        }
-        let mut result = mine;
-        for h in handles {
-            let r = h
-                .join()
-                .unwrap_or_else(|_| Err(ServerError::Config("a reactor thread panicked".into())));
-            if result.is_ok() {
-                result = r;
-            }
-        }
-        result
+    super::on_workers(site, Engine::Reactor, |site| {
+        EventLoop::new(site, listeners, true)?.run()
     })
 }

@@ -83,7 +83,7 @@ fn request_then_leave(server: &Running, path: &str) {
 /// responses, on every engine and with either policy.
 #[test]
 fn client_gone_during_delay_is_abandoned_and_logged_499() {
-    for &engine in Engine::ALL {
+    for engine in Engine::here() {
         for policy in [OnAbandon::Finish, OnAbandon::Cancel] {
             for path in ["/hello.txt", "/big.bin"] {
                 let dir = fixture();
@@ -122,7 +122,7 @@ fn client_gone_during_delay_is_abandoned_and_logged_499() {
 /// The JSON log says 499 and the bytes sent too.
 #[test]
 fn client_gone_is_499_in_the_json_log_too() {
-    for &engine in Engine::ALL {
+    for engine in Engine::here() {
         let dir = fixture();
         let logdir = tempfile::tempdir().unwrap();
         let log = logdir.path().join("access.log");
@@ -150,7 +150,7 @@ fn client_gone_is_499_in_the_json_log_too() {
 /// and the response is still not written nor counted as 2xx.
 #[test]
 fn client_gone_during_work_is_abandoned() {
-    for &engine in Engine::ALL {
+    for engine in Engine::here() {
         for policy in [OnAbandon::Finish, OnAbandon::Cancel] {
             for path in ["/hello.txt", "/big.bin"] {
                 let dir = fixture();
@@ -203,7 +203,7 @@ fn responses(s: &mut std::net::TcpStream, n: usize) -> Vec<Resp> {
 fn half_close_after_pipelined_requests_is_answered() {
     let a = "GET /hello.txt HTTP/1.1\r\nHost: t\r\n\r\n";
     let b = "GET /big.bin HTTP/1.1\r\nHost: t\r\n\r\n";
-    for &engine in Engine::ALL {
+    for engine in Engine::here() {
         for delay in [None, Some(Duration::from_secs(1))] {
             let dir = fixture();
             let logdir = tempfile::tempdir().unwrap();

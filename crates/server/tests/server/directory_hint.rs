@@ -43,7 +43,7 @@ fn a_missing_path_keeps_the_plain_404() {
 
 #[test]
 fn with_the_flag_the_directory_is_listed() {
-    for &engine in servelab_server::Engine::ALL {
+    for engine in servelab_server::Engine::here() {
         let dir = fixture();
         let server = start(dir.path(), engine, |c| c.autoindex = true);
         let r = simple(server.local_addr(), "/noindex/");

@@ -16,7 +16,7 @@ fn plant(root: &std::path::Path) {
 
 #[test]
 fn hidden_by_default_well_known_served() {
-    for &engine in Engine::ALL {
+    for engine in Engine::here() {
         let dir = fixture();
         plant(dir.path());
         let server = start(dir.path(), engine, |_| {});
@@ -46,7 +46,7 @@ fn hidden_by_default_well_known_served() {
 
 #[test]
 fn served_when_asked() {
-    for &engine in Engine::ALL {
+    for engine in Engine::here() {
         let dir = fixture();
         plant(dir.path());
         let server = start(dir.path(), engine, |c| c.dotfiles = Dotfiles::Serve);

@@ -77,7 +77,7 @@ fn oversize_head_sent_slowly_is_refused_before_it_ends() {
 
 #[test]
 fn slow_head_times_out_with_408() {
-    for &engine in servelab_server::Engine::ALL {
+    for engine in servelab_server::Engine::here() {
         let dir = fixture();
         let server = start(dir.path(), engine, |c| {
             c.read_timeout = std::time::Duration::from_millis(300)

@@ -1,7 +1,7 @@
 //! What only the event-loop engines promise: nothing a client does stalls the
 //! others on the same loop, `--delay` parks a connection instead of a thread,
 //! and idle connections are cheap, and a large body sent in pieces resumes
-//! when the client reads. Each test runs `epoll` and `reactor` with one worker,
+//! when the client reads. Each test runs `epoll`, `reactor` and `uring` with one worker,
 //! so every connection shares one loop (the large-body test runs `event` too).
 //! Assertions are on counts and bytes.
 
@@ -15,12 +15,9 @@ use servelab_server::{Dist, Engine, Waits};
 use crate::support::*;
 
 /// The engines that answer on their loop's own thread, from the catalogue
-/// (`epoll`, `reactor`).
+/// (`epoll`, `reactor`, and `uring`'s ring).
 fn loops() -> impl Iterator<Item = Engine> {
-    Engine::ALL
-        .iter()
-        .copied()
-        .filter(|e| e.waits() == Waits::EventLoop)
+    Engine::here().filter(|e| matches!(e.waits(), Waits::EventLoop | Waits::Ring))
 }
 
 /// Reads one response of a keep-alive connection (Content-Length framed).
@@ -132,10 +129,7 @@ fn large_bodies_resume_after_a_client_that_reads_late() {
     // must arrive whole and in order, and another client is served meanwhile.
     // `event` is here too: its workers send without the mark and wait for
     // POLLOUT when the socket is full, a path this client forces as well.
-    let with_workers = Engine::ALL
-        .iter()
-        .copied()
-        .filter(|e| e.waits() == Waits::HandOff);
+    let with_workers = Engine::here().filter(|e| e.waits() == Waits::HandOff);
     for engine in loops().chain(with_workers) {
         let dir = fixture();
         let server = start(dir.path(), engine, |c| c.workers = 1);

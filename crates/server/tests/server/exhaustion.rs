@@ -31,7 +31,7 @@ fn hogs(addr: std::net::SocketAddr, n: usize) -> Vec<TcpStream> {
 
 #[test]
 fn bounded_engines_answer_overload_and_recover() {
-    for &engine in Engine::ALL {
+    for engine in Engine::here() {
         let dir = fixture();
         let server = start(dir.path(), engine, |c| {
             c.workers = 1;
@@ -81,7 +81,7 @@ fn many_short_connections_beyond_the_bounds_all_answered() {
     // 200 connections at once, each a complete request, against a pool with a
     // queue of 8 and engines capped at 4 connections: each gets 200 or 503
     // (the pool refusing), nothing else, and the server serves on.
-    for &engine in Engine::ALL {
+    for engine in Engine::here() {
         let dir = fixture();
         let server = start(dir.path(), engine, |c| {
             c.workers = 2;

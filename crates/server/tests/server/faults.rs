@@ -163,7 +163,7 @@ fn failing_log_disk_does_not_stop_serving() {
         eprintln!("no /dev/full here; skipped");
         return;
     }
-    for &engine in Engine::ALL {
+    for engine in Engine::here() {
         for mode in [LogMode::Sync, LogMode::Buffered] {
             let dir = fixture();
             let server = start(dir.path(), engine, |c| {

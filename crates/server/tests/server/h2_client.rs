@@ -19,7 +19,7 @@ use crate::support::{fixture, start};
 
 /// The engines that carry HTTP/2.
 pub fn h2_engines() -> impl Iterator<Item = Engine> {
-    Engine::ALL.iter().copied().filter(|e| e.carries_http2())
+    Engine::here().filter(|e| e.carries_http2())
 }
 
 /// Starts a server with `--h2c` (after `tune`) on a fresh fixture for each

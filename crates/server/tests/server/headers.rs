@@ -7,7 +7,7 @@ use crate::support::*;
 
 #[test]
 fn added_to_successful_responses_only() {
-    for &engine in Engine::ALL {
+    for engine in Engine::here() {
         let dir = fixture();
         let server = start(dir.path(), engine, |c| {
             c.headers = vec![

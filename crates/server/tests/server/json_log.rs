@@ -9,7 +9,7 @@ use crate::support::*;
 
 #[test]
 fn one_valid_object_per_request() {
-    for &engine in Engine::ALL {
+    for engine in Engine::here() {
         let dir = fixture();
         let logdir = tempfile::tempdir().unwrap();
         let log = logdir.path().join("access.json");

@@ -74,7 +74,7 @@ fn http10_closes_unless_keep_alive() {
 
 #[test]
 fn max_requests_per_connection() {
-    for &engine in servelab_server::Engine::ALL {
+    for engine in servelab_server::Engine::here() {
         let dir = fixture();
         let server = start(dir.path(), engine, |c| c.max_requests_per_conn = Some(2));
         let mut s = connect(server.local_addr());
@@ -94,7 +94,7 @@ fn max_requests_per_connection() {
 
 #[test]
 fn idle_keep_alive_connection_is_closed_after_timeout() {
-    for &engine in servelab_server::Engine::ALL {
+    for engine in servelab_server::Engine::here() {
         let dir = fixture();
         let server = start(dir.path(), engine, |c| {
             c.keepalive_timeout = Duration::from_millis(200)

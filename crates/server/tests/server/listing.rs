@@ -33,7 +33,7 @@ fn off_by_default() {
 
 #[test]
 fn listing_is_sorted_escaped_and_hides_dotfiles() {
-    for &engine in Engine::ALL {
+    for engine in Engine::here() {
         let dir = fixture();
         plant(dir.path());
         let outside = tempfile::tempdir().unwrap();

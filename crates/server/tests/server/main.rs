@@ -1,5 +1,6 @@
 //! Integration tests of `servelab serve`: each scenario starts a real server on
-//! port 0 for every engine in `Engine::ALL`, speaks raw bytes over `TcpStream`,
+//! port 0 for every engine this system runs (`Engine::here()`, the catalogue's `ALL`
+//! less what the kernel refuses), speaks raw bytes over `TcpStream`,
 //! and asserts on the response bytes.
 
 mod support;

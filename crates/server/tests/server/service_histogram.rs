@@ -14,7 +14,7 @@ fn sample(text: &str, name: &str) -> f64 {
 
 #[test]
 fn histogram_counts_every_response() {
-    for &engine in servelab_server::Engine::ALL {
+    for engine in servelab_server::Engine::here() {
         let dir = fixture();
         let server = start(dir.path(), engine, |c| c.status = true);
         let addr = server.local_addr();

@@ -9,7 +9,7 @@ use crate::support::*;
 
 #[test]
 fn slow_download_completes_across_shutdown() {
-    for &engine in Engine::ALL {
+    for engine in Engine::here() {
         let dir = fixture();
         // Larger than the socket buffers of both ends, so the response is still
         // being written when shutdown begins.
@@ -49,7 +49,7 @@ fn slow_download_completes_across_shutdown() {
 
 #[test]
 fn idle_connections_do_not_delay_shutdown() {
-    for &engine in Engine::ALL {
+    for engine in Engine::here() {
         let dir = fixture();
         let server = start(dir.path(), engine, |c| {
             c.keepalive_timeout = Duration::from_secs(60)

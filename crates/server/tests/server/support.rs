@@ -51,7 +51,7 @@ pub fn start(root: &Path, engine: Engine, tune: impl FnOnce(&mut Config)) -> Run
 
 /// Runs `scenario` against a fresh server for every engine.
 pub fn each_engine(scenario: impl Fn(Engine, SocketAddr, &Path)) {
-    for &engine in Engine::ALL {
+    for engine in Engine::here() {
         let dir = fixture();
         let server = start(dir.path(), engine, |_| {});
         scenario(engine, server.local_addr(), dir.path());

@@ -107,7 +107,7 @@ fn tls_server(engine: Engine, root: &Path, source: &TlsSource) -> Running {
 
 #[test]
 fn every_engine_serves_https() {
-    for &engine in Engine::ALL {
+    for engine in Engine::here() {
         let dir = fixture();
         let certs = tempfile::tempdir().unwrap();
         let (source, client) = pki(certs.path());
@@ -220,7 +220,7 @@ fn every_engine_serves_https() {
 /// waits up to 10 s), counted as a failed handshake, on every engine.
 #[test]
 fn a_stalled_handshake_ends_at_the_read_timeout() {
-    for &engine in Engine::ALL {
+    for engine in Engine::here() {
         let dir = fixture();
         let certs = tempfile::tempdir().unwrap();
         let (source, client) = pki(certs.path());
@@ -260,7 +260,7 @@ fn a_stalled_handshake_ends_at_the_read_timeout() {
 /// handshake was closed mid-handshake (seen as a broken pipe).
 #[test]
 fn a_handshake_slower_than_the_loop_is_served() {
-    for &engine in Engine::ALL {
+    for engine in Engine::here() {
         let dir = fixture();
         let certs = tempfile::tempdir().unwrap();
         let (source, client) = pki(certs.path());
@@ -320,7 +320,7 @@ fn server_random(addr: SocketAddr, client: &Arc<ClientConfig>) -> [u8; 32] {
 /// random, the same key share and the same nonces.
 #[test]
 fn each_connection_draws_its_own_server_random() {
-    for &engine in Engine::ALL {
+    for engine in Engine::here() {
         let dir = fixture();
         let certs = tempfile::tempdir().unwrap();
         let (source, client) = pki(certs.path());
@@ -453,7 +453,7 @@ impl rustls::client::danger::ServerCertVerifier for Capture {
 /// several sizes put the last record at different points of the socket's fill.
 #[test]
 fn a_slow_reader_of_a_large_response_gets_a_clean_tls_end() {
-    for &engine in Engine::ALL {
+    for engine in Engine::here() {
         let dir = fixture();
         let sizes: Vec<usize> = (0..6).map(|k| 256 * 1024 + k * 6 * 1024).collect();
         for (k, &size) in sizes.iter().enumerate() {
