@@ -171,7 +171,7 @@ impl ClientConn {
     /// The epoll data word for this connection's current socket.
     #[inline]
     pub(crate) fn token(&self, index: usize) -> u64 {
-        (u64::from(self.generation) << 32) | index as u64
+        token(index, self.generation)
     }
 
     /// Splits an epoll data word into (connection index, generation).
@@ -179,6 +179,14 @@ impl ClientConn {
     pub(crate) fn untoken(token: u64) -> (usize, u32) {
         ((token & 0xffff_ffff) as usize, (token >> 32) as u32)
     }
+}
+
+/// The epoll data word of connection `index` in its `generation`: both
+/// loops (HTTP/1.1's connections, HTTP/2's links) tag their sockets so, and
+/// [`ClientConn::untoken`] splits it.
+#[inline]
+pub(crate) fn token(index: usize, generation: u32) -> u64 {
+    (u64::from(generation) << 32) | index as u64
 }
 
 #[cfg(test)]

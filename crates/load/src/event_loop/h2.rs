@@ -277,8 +277,7 @@ impl H2Loop {
                     self.waker.woke(woke, slept_from);
                     continue;
                 }
-                let t = ev.data.u64();
-                let (l, generation) = ((t & 0xffff_ffff) as usize, (t >> 32) as u32);
+                let (l, generation) = crate::client_conn::ClientConn::untoken(ev.data.u64());
                 if self.links[l].generation != generation || self.links[l].sock.is_none() {
                     continue; // a socket closed earlier in this batch
                 }

@@ -96,7 +96,7 @@ impl Link {
 
     #[inline]
     pub(super) fn token(&self, index: usize) -> u64 {
-        (u64::from(self.generation) << 32) | index as u64
+        crate::client_conn::token(index, self.generation)
     }
 }
 
