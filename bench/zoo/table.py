@@ -3,11 +3,13 @@ bench/zoo/run.sh) and each server's predict results.json, writes OUT/zoo.md
 and OUT/zoo.json. `--summary RESULTS_JSON` prints one server's line.
 
 results.json's schema is read as `servelab predict` writes it:
-validation.table (one row per target: max_abs_pct, limit_pct, met) and,
+validation.table (one row per target: max_abs_pct, limit_pct, verdict; a
+servelab-predict/2 file, which had `met` only, is judged here by judge.rs's rule) and,
 where predict has the architecture probes, architecture.workers
 ({kind: held, workers} | not_held | not_kept_alive | unknown) and
 architecture.keepalive ({kind: closes, after_s} | longer_than | ...), and
-past_workers (the calibration step past W: served_users, confirms) where
+past_workers (the calibration step past W: served_users, reading, the
+model's model_served_users and model_agrees) where
 predict has it."""
 import json
 import sys
@@ -22,15 +24,66 @@ TARGETS = [
 NO_PROBES = "not found (predict has no probes)"
 
 
+LIMITS = {"throughput": 5.0, "mean_below_knee": 10.0, "mean_beyond_knee": 15.0, "goodput": 10.0}
+MEASURED = {"throughput": "goodput", "goodput": "goodput", "mean_below_knee": "mean_ms",
+            "mean_beyond_knee": "mean_ms"}
+
+
+def judge_v2(results):
+    """Verdicts for a servelab-predict/2 results.json, which judged the point
+    errors alone: the rule of crates/predict/src/judge.rs (/3) applied to its
+    stored points. Met within the limit; missed when |error| minus the error's
+    95% half-width (measured and predicted intervals in quadrature) is past
+    it; inconclusive otherwise."""
+    verdicts = {}
+    for p in (results.get("validation") or {}).get("points", []):
+        for target, pct in p.get("errors", []):
+            if target not in LIMITS:
+                continue
+            meas = p.get(MEASURED[target])
+            pred = p["predicted"].get(MEASURED[target])
+            m, hm = meas["value"], meas.get("half_width")
+            pv, hp = pred["value"], pred.get("half_width") or 0.0
+            if abs(pct) <= LIMITS[target]:
+                v = "met"
+            elif hm is not None and abs(pct) - 100 * ((hp / m) ** 2 + (pv * hm / m ** 2) ** 2) ** 0.5 > LIMITS[target]:
+                v = "missed"
+            else:
+                v = "inconclusive"
+            verdicts.setdefault(target, []).append(v)
+    out = {}
+    for target, vs in verdicts.items():
+        out[target] = ("missed" if "missed" in vs else "inconclusive" if "inconclusive" in vs else "met",
+                       sum(v != "met" for v in vs), len(vs))
+    return out
+
+
+def reading_v2(served, w, n):
+    h = served.get("half_width") or 0.0
+    v = served["value"]
+    if v - h <= w <= v + h or (v <= w and abs(v - w) < abs(v - n)):
+        return "held"
+    if v - h > w and v + h < n * (1 - 0.05):  # past_workers.rs NEAR_N
+        return "passed"
+    return "not_held"
+
+
 def rows(results):
-    return {r["target"]: r for r in (results.get("validation") or {}).get("table", [])}
+    table = {r["target"]: dict(r) for r in (results.get("validation") or {}).get("table", [])}
+    if results.get("schema") == "servelab-predict/2":
+        for target, (v, n, of) in judge_v2(results).items():
+            table[target].update(verdict=v, judged_by_table_py=True,
+                                 missed_points=n if v == "missed" else 0,
+                                 inconclusive_points=n if v == "inconclusive" else 0, points=of)
+    return table
 
 
 def cell(row):
     if row is None or row.get("max_abs_pct") is None:
         return "–"
-    met = {True: "met", False: "MISSED", None: ""}[row.get("met")]
-    return f"{row['max_abs_pct']:.1f}% {met}".strip()
+    v = row.get("verdict")
+    label = {"met": "met", "missed": "MISSED", "inconclusive": "inconclusive", None: ""}.get(v, v)
+    return f"{row['max_abs_pct']:.1f}% {label}".strip()
 
 
 def workers_found(results):
@@ -44,8 +97,18 @@ def workers_found(results):
         served = (past or {}).get("served_users")
         if served is None:
             return f"held, W = {w['workers']}"
-        verdict = "confirmed" if past.get("confirms") else "not confirmed"
-        return (f"held, W = {w['workers']}; under load X·R = {served['value']:.2f} at "
+        # servelab-predict/3 reads X·R three ways; /2 had only `confirms`
+        # ("nearer W than N"), so its reading is redone by past_workers.rs's rule.
+        reading = past.get("reading") or reading_v2(served, w["workers"], past["step"]["load"]["users"])
+        verdict = {"held": "confirmed", "passed": "between W and N: passed on under load",
+                   "not_held": "not confirmed"}.get(reading, reading)
+        model = past.get("model_served_users")
+        if model is not None:
+            agrees = "agrees" if past.get("model_agrees") else "does not agree"
+            verdict += f"; model {model['value']:.2f}, {agrees}"
+        hw = served.get("half_width")
+        pm = f" ± {hw:.2f}" if hw is not None else ""
+        return (f"held, W = {w['workers']}; under load X·R = {served['value']:.2f}{pm} at "
                 f"{past['step']['load']['users']} users ({verdict})")
     if kind == "not_held":
         return f"not held ({w['held']} idle answered)"
@@ -85,10 +148,12 @@ def summary(results):
     t = rows(results)
     if not t:
         return f"no validation; W {workers_found(results)}; keep-alive {keepalive_found(results)}"
-    missed = [label for key, label in TARGETS if t.get(key, {}).get("met") is False]
+    missed = [label for key, label in TARGETS if t.get(key, {}).get("verdict") == "missed"]
+    open_ = [label for key, label in TARGETS if t.get(key, {}).get("verdict") == "inconclusive"]
     parts = [f"{label} {t[key]['max_abs_pct']:.1f}%" for key, label in TARGETS
              if key in t and t[key].get("max_abs_pct") is not None]
-    verdict = "all met" if not missed else "missed: " + ", ".join(missed)
+    verdict = "; ".join(([f"missed: {', '.join(missed)}"] if missed else [])
+                        + ([f"inconclusive: {', '.join(open_)}"] if open_ else [])) or "all met"
     return f"{verdict} (largest |error|: {', '.join(parts)}); W {workers_found(results)}; keep-alive {keepalive_found(results)}"
 
 
@@ -123,10 +188,18 @@ def main(out):
     ]
     for r in runs:
         results = {}
-        if r.get("dir") and (Path(r["dir"]) / "results.json").is_file():
-            results = json.loads((Path(r["dir"]) / "results.json").read_text())
+        # The record's absolute path, or the server's directory beside the
+        # table (a zoo moved or cloned elsewhere).
+        for d in ([Path(r["dir"]), out / Path(r["dir"]).name] if r.get("dir") else []):
+            if (d / "results.json").is_file():
+                results = json.loads((d / "results.json").read_text())
+                r = dict(r, dir=str(d.relative_to(out)) if d.is_relative_to(out) else str(d))
+                break
         t = rows(results)
         entry = dict(r)
+        if results:
+            # Judged now, by this table.py (the record's line is from the run).
+            entry["summary"] = summary(results)
         entry["targets"] = {key: t.get(key) for key, _ in TARGETS}
         entry["architecture"] = results.get("architecture")
         entry["workers_found"] = workers_found(results) if results else None
@@ -146,7 +219,7 @@ def main(out):
     md += ["", "## Servers", ""]
     for r in servers:
         md.append(f"- **{r['server']}**: {r.get('version') or '?'}; {r.get('desc') or ''}; "
-                  f"exit {r.get('exit')}; {r.get('summary')}" + (f"; results `{r['dir']}`" if r.get("dir") else ""))
+                  f"exit {r.get('exit')}; {r.get('summary')}" + (f"; results `{r['dir']}/`" if r.get("dir") else ""))
     (out / "zoo.md").write_text("\n".join(md) + "\n")
     (out / "zoo.json").write_text(json.dumps({"schema": "servelab-zoo/1", "servers": servers}, indent=1) + "\n")
 

@@ -4,8 +4,10 @@
 //!
 //! Exit status: 0 when the prediction was made and, if validated, met every
 //! target (or `--no-validate`); 2 for bad input or a run that could not go on;
-//! [`EXIT_MISSED`] when the validation missed a target (the report is still
-//! printed and written, and each missed target is one line on stderr).
+//! [`EXIT_MISSED`] when the validation missed a target (past it by more than
+//! the error's 95% interval), [`EXIT_INCONCLUSIVE`] when none was missed but
+//! one could not be decided; the report is still printed and written, and
+//! each such target is one line on stderr.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -16,14 +18,19 @@ use servelab_predict::{self as predict, CpuSource, Load, PredictOptions, Progres
 /// Exit status when the validation missed a target: like `load --fail-if`'s
 /// crossed threshold, distinct from 2 (bad input, or the run could not go on).
 pub(crate) const EXIT_MISSED: u8 = 4;
+/// Exit status when no target was missed but at least one could not be
+/// decided (an error past its target within the error's 95% interval): not
+/// a pass, and not a miss shown.
+pub(crate) const EXIT_INCONCLUSIVE: u8 = 5;
 
 /// Flags of `servelab predict`.
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Example: servelab serve --engine event --workers 2 --work exp:5ms --port 8080 &\n         servelab predict http://127.0.0.1:8080/ --pid $! --users 4,16,64 --think exp:50ms --slo 'p99<200ms'\n\
     Exit status: 0 the prediction was made and met every validation target (or --no-validate); \
-    2 bad input, or the run could not go on; 4 the validation missed a target (each one is a line \
-    on stderr, the report is written)."
+    2 bad input, or the run could not go on; 4 the validation missed a target (past it by more \
+    than the error's 95% interval); 5 none missed, but one could not be decided (each such target \
+    is a line on stderr, the report is written)."
 )]
 pub(crate) struct Args {
     /// The URL to measure: http://host[:port]/path (it must answer 2xx).
@@ -123,26 +130,40 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
     };
     let o = predict::run(&opts)?;
     print(&o);
-    let missed = o.validation.as_ref().map_or_else(Vec::new, |v| v.missed());
-    if !missed.is_empty() {
-        for r in &missed {
+    let (missed, open) = o
+        .validation
+        .as_ref()
+        .map_or_else(Default::default, |v| (v.missed(), v.inconclusive()));
+    for (rows, what) in [(&missed, "target missed"), (&open, "target inconclusive")] {
+        for r in rows.iter() {
             eprintln!(
-                "servelab: predict: target missed: {} largest |error| {} > {}",
+                "servelab: predict: {what}: {} largest |error| {} > {} ({} of {} points past it)",
                 r.target.label(),
                 r.max_abs_pct.map_or("-".into(), |e| format!("{e:.1}%")),
                 r.limit_pct.map_or("-".into(), |l| format!("{l:.0}%")),
+                r.missed_points + r.inconclusive_points,
+                r.points
             );
         }
-        // The report is printed and written; only the status is left to give
-        // (`main` maps every error to 2).
-        use std::io::Write as _;
-        let _ = std::io::stdout().flush();
-        std::process::exit(i32::from(EXIT_MISSED));
     }
-    Ok(())
+    let status = if !missed.is_empty() {
+        EXIT_MISSED
+    } else if !open.is_empty() {
+        EXIT_INCONCLUSIVE
+    } else {
+        return Ok(());
+    };
+    // The report is printed and written; only the status is left to give
+    // (`main` maps every error to 2).
+    use std::io::Write as _;
+    let _ = std::io::stdout().flush();
+    std::process::exit(i32::from(status));
 }
 
 fn print(o: &predict::Outcome) {
+    if let Some(v) = &o.validation {
+        println!("{}", v.headline());
+    }
     for w in &o.warnings {
         println!("warning: {w}");
     }
@@ -313,12 +334,11 @@ fn print(o: &predict::Outcome) {
                 r.limit_pct.map_or("none".into(), |l| format!("{l:.0}%")),
                 r.max_abs_pct.map_or("-".into(), |e| format!("{e:.1}%")),
                 r.mean_abs_pct.map_or("-".into(), |e| format!("{e:.1}%")),
-                match r.met {
-                    Some(true) => "met",
-                    Some(false) => "MISSED",
-                    None => "",
-                }
+                r.verdict.map_or("", |v| v.label())
             );
+            for why in &r.why {
+                println!("    why: {why}");
+            }
         }
     }
     println!("report: {}", o.dir.join("report.html").display());

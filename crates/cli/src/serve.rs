@@ -100,7 +100,14 @@ pub(crate) fn list_engines() -> anyhow::Result<()> {
         } else {
             "; HTTP/1.1 only (ALPN offers http/1.1 alone)"
         };
-        println!("{:width$}  {}{http}{default}", e.name(), e.describe());
+        // An engine this system refuses (io_uring switched off, or
+        // refused by a seccomp profile) is listed with why, not left out:
+        // a user who read about it must learn why it does not start here.
+        let here = match e.available() {
+            Ok(()) => String::new(),
+            Err(u) => format!("; UNAVAILABLE here: {}", u.why),
+        };
+        println!("{:width$}  {}{http}{default}{here}", e.name(), e.describe());
     }
     Ok(())
 }

@@ -97,6 +97,34 @@ fn shifted(e: &servelab_sim::estimate::Estimate, scale: f64, delay_s: f64) -> Op
     })
 }
 
+/// A forecast of `goodput`/s with mean R `mean_ms` at `load`, each with a
+/// ±0.5% interval: the fixture of the judging tests.
+#[cfg(test)]
+pub(crate) fn fixture(load: Load, goodput: f64, mean_ms: f64) -> Forecast {
+    let e = |v: f64| Estimate {
+        value: v,
+        half_width: Some(v * 0.005),
+    };
+    Forecast {
+        load,
+        throughput: e(goodput),
+        goodput: e(goodput),
+        badput: zero(),
+        mean_ms: Some(e(mean_ms)),
+        p50_ms: None,
+        p90_ms: None,
+        p99_ms: None,
+        utilisation_pct: e(50.0),
+        drop_rate: zero(),
+        timeout_rate: zero(),
+        exact_throughput: None,
+        exact_mean_ms: None,
+        knee_users: 10.0,
+        past_held_workers: false,
+        users_waiting_at_end: zero(),
+    }
+}
+
 fn zero() -> Estimate {
     Estimate {
         value: 0.0,

@@ -27,6 +27,8 @@
 //! - [`PastWorkers`]: the calibration step past W, and whether it confirms W
 //! - [`Forecast`]: the simulator at the asked loads, the knee, the objective
 //! - `validate`: the loads the fit never saw, and the error table
+//! - [`Verdict`]: each target met, missed or inconclusive against the
+//!   error's interval, and what the measurement says about why
 //! - `report`: `results.json` and `report.html`, in a new directory
 //! - [`ProgressMode`]: a bar on a terminal, a line per step elsewhere
 
@@ -38,6 +40,7 @@ mod delay;
 mod fit;
 mod forecast;
 mod held;
+mod judge;
 mod kfit;
 mod listener;
 mod outcome;
@@ -56,6 +59,7 @@ pub use cpu_source::CpuSource;
 pub use delay::{DelayCause, NonCpuDelay};
 pub use fit::{DemandFrom, Estimate, Fit, OPEN_POPULATION, RR_QUANTUM_S, StepDemand};
 pub use forecast::Forecast;
+pub use judge::{PointError, Target, Verdict};
 pub use kfit::{Candidate, ThreadsFit};
 pub use outcome::{Outcome, PredictOptions, Validation};
 pub use past_workers::PastWorkers;
@@ -65,7 +69,7 @@ pub use run::{DEFAULT_BUDGET, MAX_BUDGET, run};
 pub use servelab_lab::{LabError, Result};
 pub use slo::{Slo, SloStat};
 pub use staircase::{Load, OPEN_SHARES, Repeat, Step};
-pub use validate::{KNEE_FACTORS, Point, Row, THINK_DEMANDS, Target};
+pub use validate::{KNEE_FACTORS, Point, Row, THINK_DEMANDS};
 
 #[cfg(test)]
 mod layout;

@@ -10,6 +10,7 @@ use crate::architecture::Architecture;
 use crate::cpu_source::CpuSource;
 use crate::fit::Fit;
 use crate::forecast::Forecast;
+use crate::judge::Verdict;
 use crate::past_workers::PastWorkers;
 use crate::progress::ProgressMode;
 use crate::slo::Slo;
@@ -58,9 +59,57 @@ pub struct Validation {
 }
 
 impl Validation {
-    /// The rows whose target was missed.
+    /// The rows whose target was missed: at some point past the limit by
+    /// more than the error's interval.
     pub fn missed(&self) -> Vec<&Row> {
-        self.table.iter().filter(|r| r.met == Some(false)).collect()
+        self.rows(Verdict::Missed)
+    }
+
+    /// The rows that this measurement cannot decide (none missed, some past
+    /// the limit within their interval).
+    pub fn inconclusive(&self) -> Vec<&Row> {
+        self.rows(Verdict::Inconclusive)
+    }
+
+    /// The validation in one line, first in the output and the report:
+    /// every target met, or which were missed and which cannot be decided.
+    pub fn headline(&self) -> String {
+        let names = |rows: Vec<&Row>| {
+            rows.iter()
+                .map(|r| {
+                    format!(
+                        "{} (largest |error| {} against {}, at {} of {} points)",
+                        r.target.label(),
+                        r.max_abs_pct.map_or("-".into(), |e| format!("{e:.1}%")),
+                        r.limit_pct.map_or("-".into(), |l| format!("{l:.0}%")),
+                        r.missed_points.max(r.inconclusive_points),
+                        r.points
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let (missed, open) = (self.missed(), self.inconclusive());
+        let judged = self.table.iter().filter(|r| r.verdict.is_some()).count();
+        match (missed.is_empty(), open.is_empty()) {
+            _ if judged == 0 => "validation: no target could be judged (no point measured)".into(),
+            (true, true) => format!("validation: all {judged} targets met"),
+            (false, true) => format!("validation: MISSED {}", names(missed)),
+            (true, false) => format!(
+                "validation: no target missed; inconclusive (past the target within the \
+                 error's 95% interval): {}",
+                names(open)
+            ),
+            (false, false) => format!(
+                "validation: MISSED {}; inconclusive: {}",
+                names(missed),
+                names(open)
+            ),
+        }
+    }
+
+    fn rows(&self, v: Verdict) -> Vec<&Row> {
+        self.table.iter().filter(|r| r.verdict == Some(v)).collect()
     }
 }
 

@@ -10,6 +10,15 @@
 //! holding a worker: W, whatever N is, where a server without the limit
 //! gives N. The step is kept out of the fit of the demand and of k, which
 //! read steps where every user is served.
+//!
+//! Why three readings and not "nearer W or N": a server that holds workers
+//! but closes a connection after a request limit (Apache's
+//! `MaxKeepAliveRequests 100`) passes its workers on under load, so more than
+//! W users get answers within the window and X·R lands between W and N
+//! (5.89 ± 0.85 for W = 4, N = 8): that neither confirms W nor denies it.
+//! The reading says so, and once the model is fitted the step is simulated as
+//! it was measured ([`PastWorkers::expect`]): the model with W held workers,
+//! the keep-alive timeout and the request limit should give the same X·R.
 
 use serde::Serialize;
 
@@ -29,14 +38,58 @@ pub struct PastWorkers {
     pub served_users: Option<Estimate>,
     /// Goodput of the highest closed step at or below W, for comparison.
     pub goodput_at_w: Option<f64>,
-    /// Whether X·R is nearer W than N. The two readings the step tells
-    /// apart are W (held) and N = 2W (not held); X·R sits a little below
-    /// W when the client takes time between an answer and its next request
-    /// (on a busy machine: 3.32 for W = 4 at a load average of 10), which
-    /// Little's law over the whole cycle would count and R does not.
-    pub confirms: bool,
+    /// What X·R says about W.
+    pub reading: Reading,
+    /// X·R of the model (W held, the probes' keep-alive timeout and request
+    /// limit) simulated as the step was measured, and whether the measured
+    /// X·R agrees with it within the two intervals.
+    pub model_served_users: Option<Estimate>,
+    /// Whether the measured and the model's X·R agree within their intervals.
+    pub model_agrees: Option<bool>,
     /// The reading in words, as in the output and the report.
     pub summary: String,
+}
+
+/// How far below N an X·R still reads as N: the client's turn-around
+/// between an answer and its next request, which R does not count, takes
+/// X·R a little below the users it serves (below W, the same allowance is
+/// "nearer W than N").
+const NEAR_N: f64 = 0.05;
+
+/// What the step's X·R says about the W workers the probes found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reading {
+    /// X·R is W: its interval holds W, or it is a little below W (a client
+    /// that takes time between an answer and its next request: 3.32 for
+    /// W = 4 at a load average of 10, which Little's law over the whole cycle
+    /// counts and R does not) and nearer W than N. W confirmed.
+    Held,
+    /// X·R is above W (its interval excludes W) and below N (its interval
+    /// ends more than 5% below N): workers are held, and passed on under load (a request
+    /// limit per connection, or the keep-alive timeout), so more than W users
+    /// were answered in the window.
+    Passed,
+    /// X·R is N (its interval reaches within 5% of N), or above it: every
+    /// user was served, which does not confirm W.
+    NotHeld,
+}
+
+impl Reading {
+    /// Reads `served` users against `w` workers and `n` users.
+    fn of(served: Estimate, w: f64, n: f64) -> Reading {
+        let h = served.half_width.unwrap_or(0.0);
+        let (lo, hi) = (served.value - h, served.value + h);
+        let holds = |x: f64| lo <= x && x <= hi;
+        let nearer_w = (served.value - w).abs() < (served.value - n).abs();
+        if holds(w) || (served.value <= w && nearer_w) {
+            Reading::Held
+        } else if lo > w && hi < n * (1.0 - NEAR_N) {
+            Reading::Passed
+        } else {
+            Reading::NotHeld
+        }
+    }
 }
 
 impl PastWorkers {
@@ -59,11 +112,75 @@ impl PastWorkers {
             .map(Step::goodput);
         let w = f64::from(workers);
         let n = f64::from(step.load.users);
-        let confirms = served_users.is_some_and(|e| (e.value - w).abs() < (e.value - n).abs());
-        let summary = format!(
+        let reading = served_users.map_or(Reading::NotHeld, |e| Reading::of(e, w, n));
+        let mut past = PastWorkers {
+            workers,
+            step,
+            served_users,
+            goodput_at_w,
+            reading,
+            model_served_users: None,
+            model_agrees: None,
+            summary: String::new(),
+        };
+        past.summary = past.words();
+        past
+    }
+
+    /// Sets the model's X·R for the step: its goodput and mean R (ms) over
+    /// the answers, simulated as the step was measured.
+    pub(crate) fn expect(&mut self, goodput: Estimate, mean_ms: Option<Estimate>) {
+        let model = mean_ms.map(|r| {
+            let value = goodput.value * r.value / 1e3;
+            // Both factors' relative intervals, added in quadrature.
+            let rel = ((goodput.half_width.unwrap_or(0.0) / goodput.value).powi(2)
+                + (r.half_width.unwrap_or(0.0) / r.value).powi(2))
+            .sqrt();
+            Estimate {
+                value,
+                half_width: Some(value * rel).filter(|h| h.is_finite()),
+            }
+        });
+        self.model_agrees = model.zip(self.served_users).map(|(m, s)| {
+            (m.value - s.value).abs() <= m.half_width.unwrap_or(0.0) + s.half_width.unwrap_or(0.0)
+        });
+        self.model_served_users = model;
+        self.summary = self.words();
+    }
+
+    /// The reading in words.
+    fn words(&self) -> String {
+        let step = &self.step;
+        let workers = self.workers;
+        let served_users = self.served_users;
+        let goodput_at_w = self.goodput_at_w;
+        let reading = match self.reading {
+            Reading::Held => format!(
+                "W = {workers} confirmed under load (the other {} waited at the accept \
+                 queue, unanswered)",
+                step.load.users.saturating_sub(workers)
+            ),
+            Reading::Passed => format!(
+                "between W and N: connections hold workers and pass them on under load (a \
+                 request limit per connection or the keep-alive timeout closes them), so more \
+                 than W = {workers} users were answered in the window"
+            ),
+            Reading::NotHeld => format!("this does not confirm W = {workers}"),
+        };
+        let model = match (self.model_served_users, self.model_agrees) {
+            (Some(m), Some(agrees)) => format!(
+                "; the model with W = {workers} held, simulated as the step was measured, \
+                 gives X·R = {:.2}{}: {}",
+                m.value,
+                m.half_width.map_or(String::new(), |h| format!(" ± {h:.2}")),
+                if agrees { "agrees" } else { "does not agree" }
+            ),
+            _ => String::new(),
+        };
+        format!(
             "calibration past W: {} users with no think time gave {:.1}/s{} and R {} ms over \
              the answers, so X·R = {} users were being served (W = {workers} if connections \
-             hold workers, {} if not): {}",
+             hold workers, {} if not): ",
             step.load.users,
             step.goodput(),
             goodput_at_w.map_or(String::new(), |x| format!(" ({x:.1}/s at or below W)")),
@@ -75,24 +192,8 @@ impl PastWorkers {
                 e.half_width.map_or(String::new(), |h| format!(" ± {h:.2}"))
             )),
             step.load.users,
-            if confirms {
-                format!(
-                    "W = {workers} confirmed under load (the other {} waited at the accept \
-                     queue, unanswered)",
-                    step.load.users.saturating_sub(workers)
-                )
-            } else {
-                format!("this does not confirm W = {workers}")
-            }
-        );
-        PastWorkers {
-            workers,
-            step,
-            served_users,
-            goodput_at_w,
-            confirms,
-            summary,
-        }
+        ) + &reading
+            + &model
     }
 }
 
@@ -118,21 +219,78 @@ mod tests {
         let below = [step(4, 190.0, 21.0)];
         // Held: 4 users served at 190/s, R = 4/190 s over the answers.
         let held = PastWorkers::of(step(8, 190.0, 21.05), 4, &below);
-        assert!(held.confirms, "{}", held.summary);
+        assert_eq!(held.reading, Reading::Held, "{}", held.summary);
         assert!((held.served_users.unwrap().value - 4.0).abs() < 0.05);
         assert_eq!(held.goodput_at_w, Some(190.0));
         assert!(held.summary.contains("W = 4 confirmed"), "{}", held.summary);
         // A slow client's turn-around between answer and request: X·R a
         // little below W, still nearer W than N.
         let slow = PastWorkers::of(step(8, 17.0, 195.0), 4, &below);
-        assert!(slow.confirms, "{}", slow.summary);
+        assert_eq!(slow.reading, Reading::Held, "{}", slow.summary);
         // Not held: all 8 served, R = 8/190 s.
         let free = PastWorkers::of(step(8, 190.0, 42.1), 4, &below);
-        assert!(!free.confirms, "{}", free.summary);
+        assert_eq!(free.reading, Reading::NotHeld, "{}", free.summary);
         assert!(
             free.summary.contains("does not confirm"),
             "{}",
             free.summary
         );
+    }
+
+    /// Three repeats at 190/s whose R gives X·R = each of `served`.
+    fn spread(users: u32, served: [f64; 3]) -> Step {
+        let repeats = served
+            .iter()
+            .map(|s| Repeat {
+                goodput: 190.0,
+                mean_ms: Some(s / 190.0 * 1e3),
+                ..Default::default()
+            })
+            .collect();
+        closed_step(users, repeats)
+    }
+
+    #[test]
+    fn a_reading_between_w_and_n_is_neither_w_confirmed_nor_denied() {
+        // Apache prefork, W = 4, MaxKeepAliveRequests 100, 8 users: 5.89 ±
+        // 0.85 was called "confirmed" by the nearer-of-two rule.
+        let passed = PastWorkers::of(spread(8, [5.55, 5.89, 6.23]), 4, &[]);
+        assert_eq!(passed.reading, Reading::Passed, "{}", passed.summary);
+        assert!(
+            passed.summary.contains("between W and N"),
+            "{}",
+            passed.summary
+        );
+        assert!(!passed.summary.contains("confirmed"), "{}", passed.summary);
+        // An interval that reaches W: confirmed.
+        let wide = PastWorkers::of(spread(8, [3.0, 4.5, 6.0]), 4, &[]);
+        assert_eq!(wide.reading, Reading::Held, "{}", wide.summary);
+        // One that reaches N: not confirmed.
+        let near_n = PastWorkers::of(spread(8, [6.9, 7.4, 7.9]), 4, &[]);
+        assert_eq!(near_n.reading, Reading::NotHeld, "{}", near_n.summary);
+    }
+
+    #[test]
+    fn the_model_s_own_reading_is_set_beside_the_measured_one() {
+        use crate::fit::Estimate as E;
+        let mut past = PastWorkers::of(spread(8, [5.55, 5.89, 6.23]), 4, &[]);
+        let x = E {
+            value: 190.0,
+            half_width: Some(1.0),
+        };
+        let r = |ms: f64| {
+            Some(E {
+                value: ms,
+                half_width: Some(0.1),
+            })
+        };
+        // The model gives 190/s × 31 ms = 5.89: agrees.
+        past.expect(x, r(31.0));
+        assert_eq!(past.model_agrees, Some(true), "{}", past.summary);
+        assert!(past.summary.contains("agrees"), "{}", past.summary);
+        // The model gives 190/s × 21 ms = 3.99: does not.
+        past.expect(x, r(21.0));
+        assert_eq!(past.model_agrees, Some(false), "{}", past.summary);
+        assert!(past.summary.contains("does not agree"), "{}", past.summary);
     }
 }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::judge::Verdict;
 use crate::outcome::Outcome;
 use crate::validate::Point;
 use servelab_lab::html::{STYLE, esc};
@@ -14,7 +15,7 @@ use servelab_lab::plot::{Figure, Series};
 use servelab_lab::{LabError, Result};
 
 /// The schema of `results.json`; a field never changes meaning under it.
-pub const SCHEMA: &str = "servelab-predict/2";
+pub const SCHEMA: &str = "servelab-predict/3";
 
 #[derive(Serialize)]
 struct Document<'a> {
@@ -74,6 +75,27 @@ fn html(o: &Outcome) -> Result<String> {
         esc(&o.url),
         esc(&o.command)
     );
+    if let Some(v) = &o.validation {
+        let missed_or_open = v.table.iter().any(|r| !r.why.is_empty());
+        h.push_str(&format!(
+            "<p{}><b>{}</b></p>",
+            if missed_or_open {
+                " class=\"flag\""
+            } else {
+                ""
+            },
+            esc(&v.headline())
+        ));
+        let why: Vec<String> = v
+            .table
+            .iter()
+            .filter(|r| !r.why.is_empty())
+            .map(|r| format!("<li>{}: {}</li>", r.target.label(), esc(&r.why.join("; "))))
+            .collect();
+        if !why.is_empty() {
+            h.push_str(&format!("<ul>{}</ul>", why.concat()));
+        }
+    }
     for w in &o.warnings {
         h.push_str(&format!("<p class=\"flag\">Warning: {}</p>", esc(w)));
     }
@@ -188,7 +210,11 @@ fn html(o: &Outcome) -> Result<String> {
     if let Some(p) = &o.past_workers {
         h.push_str(&format!(
             "<p{}>Past the {} held workers (kept out of the fit): {}.</p>",
-            if p.confirms { "" } else { " class=\"flag\"" },
+            if p.reading == crate::past_workers::Reading::NotHeld || p.model_agrees == Some(false) {
+                " class=\"flag\""
+            } else {
+                ""
+            },
             p.workers,
             esc(&p.summary)
         ));
@@ -243,10 +269,13 @@ fn html(o: &Outcome) -> Result<String> {
                  over the requests answered in the window, requests still waiting at its end \
                  apart); the steady state at the same load is beside it in the table. Measured R is over \
                  the answered requests too; requests unfinished at a window's end are \
-                 counted apart.</p>",
+                 counted apart. A target is met when every point's error is within it, missed \
+                 when at some point the error is past it by more than the error's 95% interval \
+                 (the measured and predicted intervals combined), and inconclusive otherwise: \
+                 this measurement cannot decide.</p>",
                 v.window_s, v.window_s
             ));
-            h.push_str("<table><tr><th class=\"l\">metric</th><th>target</th><th>points</th><th>largest |error|</th><th>mean |error|</th><th class=\"l\">met</th></tr>");
+            h.push_str("<table><tr><th class=\"l\">metric</th><th>target</th><th>points</th><th>largest |error|</th><th>mean |error|</th><th class=\"l\">verdict</th></tr>");
             for r in &v.table {
                 h.push_str(&format!(
                     "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
@@ -255,7 +284,16 @@ fn html(o: &Outcome) -> Result<String> {
                     r.points,
                     pct(r.max_abs_pct),
                     pct(r.mean_abs_pct),
-                    match r.met { Some(true) => "yes", Some(false) => "<span class=\"flag\">no</span>", None => "–" }
+                    match r.verdict {
+                        Some(Verdict::Met) => "met".to_string(),
+                        Some(v) => format!(
+                            "<span class=\"flag\">{}</span> at {} of {} points",
+                            v.label(),
+                            r.missed_points + r.inconclusive_points,
+                            r.points
+                        ),
+                        None => "–".into(),
+                    }
                 ));
             }
             h.push_str("</table>");
@@ -351,7 +389,20 @@ fn point_table(points: &[Point]) -> String {
         let errs: Vec<String> = p
             .errors
             .iter()
-            .map(|(t, e)| format!("{} {e:+.1}%", t.label()))
+            .map(|e| {
+                format!(
+                    "{} {:+.1}%{}{}",
+                    e.target.label(),
+                    e.pct,
+                    e.half_width_pct
+                        .map_or(String::new(), |h| format!(" ± {h:.1}")),
+                    match e.verdict {
+                        Some(Verdict::Missed) => " missed",
+                        Some(Verdict::Inconclusive) => " inconclusive",
+                        _ => "",
+                    }
+                )
+            })
             .collect();
         let failed: Vec<String> = p
             .checks

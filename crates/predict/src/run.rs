@@ -78,7 +78,7 @@ pub fn run(opts: &PredictOptions) -> Result<Outcome> {
     let (steps, past) = bench.staircase(staircase_budget, architecture.held_workers())?;
     // The evidence past W: the extra step, or a closed step of the
     // staircase that already went past W (W = 1, say).
-    let past_workers = architecture.held_workers().and_then(|w| {
+    let mut past_workers = architecture.held_workers().and_then(|w| {
         let step = past.or_else(|| {
             steps
                 .iter()
@@ -87,15 +87,30 @@ pub fn run(opts: &PredictOptions) -> Result<Outcome> {
         })?;
         Some(past_workers::PastWorkers::of(step, w, &steps))
     });
+    let mut fit = fit::fit(&steps, opts.cpu.measured())?;
+    progress.step("fit: fitting the threads per core by simulation");
+    threads::fit(&mut fit, &steps)?;
+    held::apply(&mut fit, &architecture);
+    // The step past W against the fitted model (W held, the keep-alive
+    // timeout and the request limit), simulated as the step was measured.
+    if let Some(p) = &mut past_workers
+        && let Some(window) = p.step.window_s
+    {
+        let f = forecast::as_measured(
+            &fit,
+            &architecture,
+            std::slice::from_ref(&p.step.load),
+            Duration::from_secs_f64(window),
+        )?;
+        if let Some(f) = f.first() {
+            p.expect(f.goodput, f.mean_ms);
+        }
+    }
     let mut architecture = architecture;
     if let Some(p) = &past_workers {
         architecture.how.push(p.summary.clone());
         progress.step(p.summary.clone());
     }
-    let mut fit = fit::fit(&steps, opts.cpu.measured())?;
-    progress.step("fit: fitting the threads per core by simulation");
-    threads::fit(&mut fit, &steps)?;
-    held::apply(&mut fit, &architecture);
     progress.step(format!(
         "fit: c = {}, k = {}, D = {:.3} ms; simulating the predictions",
         fit.cores,
@@ -184,7 +199,7 @@ fn validation(
         let step = bench.step(load, t, deadline)?;
         points.push(validate::point(&step, p, s));
     }
-    let table = validate::table(&points);
+    let table = validate::table(&points, fit, t.window.as_secs_f64());
     Ok(Validation {
         points,
         table,

@@ -10,6 +10,7 @@ use servelab_dist::Dist;
 
 use crate::fit::{Estimate, Fit};
 use crate::forecast::Forecast;
+use crate::judge::{PointError, Target, Verdict};
 use crate::staircase::{Load, Step};
 use servelab_lab::check::Check;
 
@@ -21,55 +22,6 @@ pub const THINK_DEMANDS: f64 = 10.0;
 
 /// Predicted utilisation from which an open stream counts as past the knee.
 const SATURATED_PCT: f64 = 99.0;
-
-/// A metric with a target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Target {
-    /// Throughput (2xx answers per second with no timeouts), within 5%.
-    Throughput,
-    /// Mean response time up to N*, within 10%.
-    MeanBelowKnee,
-    /// Mean response time past N*, within 15%.
-    MeanBeyondKnee,
-    /// Goodput, within 10%.
-    Goodput,
-    /// p99: reported, no target.
-    P99,
-}
-
-impl Target {
-    /// Every metric, in table order.
-    pub const ALL: [Target; 5] = [
-        Target::Throughput,
-        Target::MeanBelowKnee,
-        Target::MeanBeyondKnee,
-        Target::Goodput,
-        Target::P99,
-    ];
-
-    /// The largest error allowed, percent (`None`: no target).
-    pub fn limit_pct(self) -> Option<f64> {
-        match self {
-            Target::Throughput => Some(5.0),
-            Target::MeanBelowKnee => Some(10.0),
-            Target::MeanBeyondKnee => Some(15.0),
-            Target::Goodput => Some(10.0),
-            Target::P99 => None,
-        }
-    }
-
-    /// In words, for tables.
-    pub fn label(self) -> &'static str {
-        match self {
-            Target::Throughput => "throughput",
-            Target::MeanBelowKnee => "mean R up to N*",
-            Target::MeanBeyondKnee => "mean R beyond N*",
-            Target::Goodput => "goodput",
-            Target::P99 => "p99 R",
-        }
-    }
-}
 
 /// One checked load: measured, predicted, and the errors.
 #[derive(Debug, Clone, Serialize)]
@@ -84,6 +36,9 @@ pub struct Point {
     pub mean_ms: Option<Estimate>,
     /// Measured p99, ms.
     pub p99_ms: Option<Estimate>,
+    /// The server's measured CPU per request, ms (D = U/X over the repeats):
+    /// set against the model's one demand when a target is missed.
+    pub cpu_ms: Option<Estimate>,
     /// Measured requests unfinished at a window's end, mean over the
     /// repeats (users starved at held workers among them): in no mean.
     pub unfinished: Estimate,
@@ -100,8 +55,9 @@ pub struct Point {
     /// too short to reach the steady state (with held workers, shorter than a
     /// connection's life).
     pub steady: Forecast,
-    /// Errors, percent, (predicted - measured) / measured, by metric.
-    pub errors: Vec<(Target, f64)>,
+    /// Errors by metric, (predicted − measured) / measured, each with its
+    /// interval and verdict.
+    pub errors: Vec<PointError>,
     /// The measurement's validity checks.
     pub checks: Vec<Check>,
 }
@@ -119,8 +75,20 @@ pub struct Row {
     pub max_abs_pct: Option<f64>,
     /// Mean |error|, percent.
     pub mean_abs_pct: Option<f64>,
-    /// Whether every point is within the limit (`None`: no target or no point).
+    /// Whether every point's error is within the limit (`None`: no target
+    /// or no point). The point errors alone: [`Row::verdict`] weighs them
+    /// against their intervals.
     pub met: Option<bool>,
+    /// Met, missed (some point past the limit by more than its interval) or
+    /// inconclusive (`None`: no target or no point).
+    pub verdict: Option<Verdict>,
+    /// Points where the target was missed.
+    pub missed_points: usize,
+    /// Points where the measurement could not decide.
+    pub inconclusive_points: usize,
+    /// What the measurement says about why the target was not met (empty
+    /// when met).
+    pub why: Vec<String>,
 }
 
 /// The checked loads: the user's think time (or [`THINK_DEMANDS`] demands) at
@@ -184,10 +152,6 @@ pub(crate) fn open_loads(rates: &[f64], base: &Load) -> Vec<Load> {
         .collect()
 }
 
-fn err(pred: f64, meas: f64) -> Option<f64> {
-    (meas > 0.0 && pred.is_finite()).then(|| (pred - meas) / meas * 100.0)
-}
-
 /// Sets a measured step against its prediction as measured, with the
 /// steady state beside it.
 pub(crate) fn point(step: &Step, predicted: Forecast, steady: Forecast) -> Point {
@@ -219,38 +183,39 @@ pub(crate) fn point(step: &Step, predicted: Forecast, steady: Forecast) -> Point
         Some(_) => predicted.utilisation_pct.value >= SATURATED_PCT,
         None => f64::from(step.load.users) > predicted.knee_users,
     };
-    let mut errors = Vec::new();
+    let mean_target = if beyond_knee {
+        Target::MeanBeyondKnee
+    } else {
+        Target::MeanBelowKnee
+    };
     // With timeouts, the server's throughput includes requests finished for
     // users who left, which the client cannot see: only goodput is compared.
-    if step.load.timeout.is_none()
-        && let Some(x) = err(predicted.throughput.value, goodput.value)
-    {
-        errors.push((Target::Throughput, x));
-    }
-    if let Some(x) = err(predicted.goodput.value, goodput.value) {
-        errors.push((Target::Goodput, x));
-    }
-    if let (Some(m), Some(p)) = (&mean_ms, &predicted.mean_ms)
-        && let Some(x) = err(p.value, m.value)
-    {
-        let t = if beyond_knee {
-            Target::MeanBeyondKnee
-        } else {
-            Target::MeanBelowKnee
-        };
-        errors.push((t, x));
-    }
-    if let (Some(m), Some(p)) = (&p99_ms, &predicted.p99_ms)
-        && let Some(x) = err(p.value, m.value)
-    {
-        errors.push((Target::P99, x));
-    }
+    let throughput = step
+        .load
+        .timeout
+        .is_none()
+        .then(|| PointError::of(Target::Throughput, predicted.throughput, goodput))
+        .flatten();
+    let errors = [
+        throughput,
+        PointError::of(Target::Goodput, predicted.goodput, goodput),
+        mean_ms
+            .zip(predicted.mean_ms)
+            .and_then(|(m, p)| PointError::of(mean_target, p, m)),
+        p99_ms
+            .zip(predicted.p99_ms)
+            .and_then(|(m, p)| PointError::of(Target::P99, p, m)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     Point {
         load: step.load.clone(),
         beyond_knee,
         goodput,
         mean_ms,
         p99_ms,
+        cpu_ms: e(step.sample(|r| r.cpu_ms)),
         unfinished,
         drain_ms,
         predicted,
@@ -260,28 +225,135 @@ pub(crate) fn point(step: &Step, predicted: Forecast, steady: Forecast) -> Point
     }
 }
 
-/// The error table over all points.
-pub(crate) fn table(points: &[Point]) -> Vec<Row> {
+/// The error table over all points, each target judged and, where not
+/// met, what the measurement says about why (`window_s`: the windows'
+/// length).
+pub(crate) fn table(points: &[Point], fit: &Fit, window_s: f64) -> Vec<Row> {
     Target::ALL
         .iter()
         .map(|&target| {
-            let v: Vec<f64> = points
+            let errs: Vec<&PointError> = points
                 .iter()
-                .flat_map(|p| p.errors.iter().filter(|(t, _)| *t == target))
-                .map(|(_, e)| e.abs())
+                .flat_map(|p| p.errors.iter().filter(|e| e.target == target))
                 .collect();
-            let max = v.iter().copied().reduce(f64::max);
+            let abs: Vec<f64> = errs.iter().map(|e| e.pct.abs()).collect();
+            let max = abs.iter().copied().reduce(f64::max);
             let limit = target.limit_pct();
+            let verdicts: Vec<Verdict> = errs.iter().filter_map(|e| e.verdict).collect();
+            let verdict = Verdict::of_all(verdicts.iter().copied());
+            let count = |v: Verdict| verdicts.iter().filter(|&&x| x == v).count();
             Row {
                 target,
                 limit_pct: limit,
-                points: v.len(),
+                points: abs.len(),
                 max_abs_pct: max,
-                mean_abs_pct: (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64),
+                mean_abs_pct: (!abs.is_empty()).then(|| abs.iter().sum::<f64>() / abs.len() as f64),
                 met: limit.zip(max).map(|(l, m)| m <= l),
+                verdict,
+                missed_points: count(Verdict::Missed),
+                inconclusive_points: count(Verdict::Inconclusive),
+                why: match verdict {
+                    Some(v @ (Verdict::Missed | Verdict::Inconclusive)) => {
+                        why(target, v, points, fit, window_s)
+                    }
+                    _ => Vec::new(),
+                },
             }
         })
         .collect()
+}
+
+/// What the measurement says about a target that was not met, at the point
+/// where its error was largest among those not met.
+///
+/// Why a diagnosis: a miss reported without a cause sends the reader to the
+/// raw data. The causes named here are the ones the measurement itself can
+/// show: the server's CPU per request at the missed load against the model's
+/// one demand, the step's failed validity checks, and users starved at held
+/// workers within a window. Where none shows, the note says so: the error is
+/// the model's.
+pub(crate) fn why(
+    target: Target,
+    verdict: Verdict,
+    points: &[Point],
+    fit: &Fit,
+    window_s: f64,
+) -> Vec<String> {
+    let worst = points
+        .iter()
+        .filter_map(|p| {
+            let e = p.errors.iter().find(|e| e.target == target)?;
+            (e.verdict == Some(verdict)).then_some((p, e))
+        })
+        .max_by(|a, b| a.1.pct.abs().total_cmp(&b.1.pct.abs()));
+    let Some((p, e)) = worst else {
+        return Vec::new();
+    };
+    let at = p.load.describe();
+    let mut why = Vec::new();
+    if verdict == Verdict::Inconclusive {
+        why.push(format!(
+            "at {at} the error {:+.1}% is past the {:.0}% target but its 95% interval is {}: \
+             the measurement cannot decide; windows longer than {window_s:.1} s (a larger \
+             --validate-budget) or more repeats would",
+            e.pct,
+            target.limit_pct().unwrap_or(f64::NAN),
+            e.half_width_pct
+                .map_or("unknown (one repeat)".into(), |h| format!("±{h:.1} points")),
+        ));
+        return why;
+    }
+    why.push(format!("worst at {at}: {:+.1}%", e.pct));
+    let demand = fit.cpu_demand_s.map_or(
+        Estimate {
+            value: fit.demand_s,
+            half_width: None,
+        },
+        |d| d,
+    );
+    if let Some(c) = p.cpu_ms {
+        let d_ms = demand.value * 1e3;
+        let apart = (c.value - d_ms).abs()
+            > c.half_width.unwrap_or(0.0) + demand.half_width.unwrap_or(0.0) * 1e3;
+        if apart && c.half_width.is_some() {
+            why.push(format!(
+                "the server spent {:.3} ± {:.3} ms of CPU per request there against the \
+                 model's one demand D = {d_ms:.3} ms ({:+.0}%): its CPU per request changes \
+                 with the load, which one demand cannot follow",
+                c.value,
+                c.half_width.unwrap_or(0.0),
+                (c.value - d_ms) / d_ms * 100.0
+            ));
+        }
+    }
+    let failed: Vec<&str> = p
+        .checks
+        .iter()
+        .filter(|c| !c.passed)
+        .map(|c| c.kind.label())
+        .collect();
+    if !failed.is_empty() {
+        why.push(format!(
+            "the measurement there failed its checks ({}): see the point's row",
+            failed.join(", ")
+        ));
+    }
+    if p.predicted.past_held_workers {
+        why.push(format!(
+            "{at} is past the W workers that connections hold: which users are starved at \
+             the accept queue within a {window_s:.1} s window is chance, and R is over the \
+             lucky users' answers (measured unfinished: {:.1}, predicted {:.1})",
+            p.unfinished.value, p.predicted.users_waiting_at_end.value
+        ));
+    }
+    if why.len() == 1 {
+        why.push(
+            "the measurement shows no other cause (CPU per request within the model's \
+             demand, checks passed): the error is the model's"
+                .into(),
+        );
+    }
+    why
 }
 
 #[cfg(test)]
@@ -290,10 +362,11 @@ mod tests {
 
     #[test]
     fn the_table_takes_the_largest_error_and_judges_it_against_the_target() {
-        let rows = table(&[]);
-        assert!(rows.iter().all(|r| r.points == 0 && r.met.is_none()));
-        assert_eq!(err(105.0, 100.0), Some(5.0));
-        assert_eq!(err(1.0, 0.0), None);
+        let rows = table(&[], &crate::held::one_core(), 10.0);
+        assert!(
+            rows.iter()
+                .all(|r| r.points == 0 && r.met.is_none() && r.verdict.is_none())
+        );
     }
 
     #[test]
@@ -335,5 +408,62 @@ mod tests {
         assert!(open[1].think.is_zero());
         assert_eq!(open[0].timeout, base.timeout);
         assert_eq!(open[0].retries, Some(2));
+    }
+
+    /// A measured point at 4 users: goodput 100/s and R 20 ms (±2% over
+    /// three repeats), the server's CPU per request `cpu_ms`, against a
+    /// prediction of `predicted`/s.
+    fn measured(cpu_ms: f64, predicted: f64) -> Point {
+        use crate::staircase::{Load, Repeat, closed_step};
+        let repeats = [0.98, 1.0, 1.02]
+            .iter()
+            .map(|j| Repeat {
+                completed_per_s: 100.0 * j,
+                goodput: 100.0 * j,
+                mean_ms: Some(20.0 / j),
+                cpu_ms: Some(cpu_ms * j),
+                ..Default::default()
+            })
+            .collect();
+        let step = closed_step(4, repeats);
+        let f = crate::forecast::fixture(Load::closed(4), predicted, 20.0);
+        point(&step, f.clone(), f)
+    }
+
+    #[test]
+    fn a_miss_names_the_cpu_per_request_that_moved_or_says_the_model_erred() {
+        // The fit's one demand is 5 ms.
+        let fit = crate::held::one_core();
+        // The server spent 4 ms per request here: 25% more throughput than
+        // the model's 100/s... measured 100/s against 130/s predicted.
+        let moved = [measured(4.0, 130.0)];
+        let rows = table(&moved, &fit, 10.0);
+        let x = rows
+            .iter()
+            .find(|r| r.target == Target::Throughput)
+            .unwrap();
+        assert_eq!(x.verdict, Some(Verdict::Missed), "{x:?}");
+        assert_eq!((x.missed_points, x.points), (1, 1));
+        let why = x.why.join("; ");
+        assert!(why.contains("CPU per request"), "{why}");
+        assert!(why.contains("4 users"), "{why}");
+        // The same miss with the CPU per request at the model's demand:
+        // nothing in the measurement explains it.
+        let steady = [measured(5.0, 130.0)];
+        let rows = table(&steady, &fit, 10.0);
+        let x = rows
+            .iter()
+            .find(|r| r.target == Target::Throughput)
+            .unwrap();
+        let why = x.why.join("; ");
+        assert!(!why.contains("CPU per request there"), "{why}");
+        assert!(why.contains("the error is the model's"), "{why}");
+        // The mean R was predicted right: met, no why.
+        let r = rows
+            .iter()
+            .find(|r| r.target == Target::MeanBelowKnee)
+            .unwrap();
+        assert_eq!(r.verdict, Some(Verdict::Met), "{r:?}");
+        assert!(r.why.is_empty());
     }
 }
