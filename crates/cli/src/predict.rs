@@ -283,6 +283,9 @@ fn print(o: &predict::Outcome) {
     for n in &f.notes {
         println!("  note: {n}");
     }
+    if let Some(g) = &o.idle {
+        println!("  {}", g.summary);
+    }
     println!("model: {}", o.sim_command);
     println!("load      X/s    goodput/s  drops/s  R ms     p99 ms   U %");
     for p in &o.forecasts {

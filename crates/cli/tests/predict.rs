@@ -165,6 +165,27 @@ fn the_fit_recovers_the_cpu_demand_and_writes_a_report_that_parses() {
     // A validation of 3 s may miss a target or not; the status says which.
     assert_status_follows_the_table(&o, &json);
     assert_eq!(json["schema"], "servelab-predict/3");
+    // The idle step: one user thinking ten response times (no --think was
+    // asked), when the budget left room for it, and never in the fit.
+    let idle = &json["idle"];
+    assert!(json.get("idle").is_some(), "no `idle` in results.json");
+    if !idle.is_null() {
+        assert_eq!(idle["step"]["load"]["users"], 1, "{idle}");
+        assert_ne!(idle["step"]["load"]["think"], "const:0s", "{idle}");
+        let summary = idle["summary"].as_str().unwrap_or("");
+        assert!(
+            summary.starts_with("idle gap: one user thinking "),
+            "{summary}"
+        );
+        assert!(stdout.contains(summary), "{stdout}");
+        let thinking = json["staircase"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["load"]["think"] != "const:0s")
+            .count();
+        assert_eq!(thinking, 0, "a thinking step in the fit's staircase");
+    }
     let fit = &json["fit"];
     // U/X, or c/X_max when the busy machine did not give the server the
     // whole cores that U/X implies; the note says which and why.

@@ -25,6 +25,8 @@
 //! - [`ThreadsFit`]: that fit's record, every candidate and its residuals
 //! - `held`: the W workers the probes found, made the model's c·k threads
 //! - [`PastWorkers`]: the calibration step past W, and whether it confirms W
+//! - [`IdleGap`]: one user thinking against the back-to-back steps: a server
+//!   slower after an idle gap than the busy demand says
 //! - [`Forecast`]: the simulator at the asked loads, the knee, the objective
 //! - `validate`: the loads the fit never saw, and the error table
 //! - [`Verdict`]: each target met, missed or inconclusive against the
@@ -40,6 +42,7 @@ mod delay;
 mod fit;
 mod forecast;
 mod held;
+mod idle;
 mod judge;
 mod kfit;
 mod listener;
@@ -59,6 +62,7 @@ pub use cpu_source::CpuSource;
 pub use delay::{DelayCause, NonCpuDelay};
 pub use fit::{DemandFrom, Estimate, Fit, OPEN_POPULATION, RR_QUANTUM_S, StepDemand};
 pub use forecast::Forecast;
+pub use idle::IdleGap;
 pub use judge::{PointError, Target, Verdict};
 pub use kfit::{Candidate, ThreadsFit};
 pub use outcome::{Outcome, PredictOptions, Validation};

@@ -10,6 +10,7 @@ use crate::architecture::Architecture;
 use crate::cpu_source::CpuSource;
 use crate::fit::Fit;
 use crate::forecast::Forecast;
+use crate::idle::IdleGap;
 use crate::judge::Verdict;
 use crate::past_workers::PastWorkers;
 use crate::progress::ProgressMode;
@@ -134,6 +135,9 @@ pub struct Outcome {
     /// With held workers: the calibration step past W, and what it says
     /// about W (not used by the fit of the demand and k).
     pub past_workers: Option<PastWorkers>,
+    /// One user thinking, against the back-to-back steps: whether the server
+    /// is slower after an idle gap (`None`: no time was left for the step).
+    pub idle: Option<IdleGap>,
     /// The fitted model.
     pub fit: Fit,
     /// The fitted model as a `servelab sim` command at the asked loads.

@@ -219,6 +219,13 @@ fn html(o: &Outcome) -> Result<String> {
             esc(&p.summary)
         ));
     }
+    if let Some(g) = &o.idle {
+        h.push_str(&format!(
+            "<p{}>One user thinking (kept out of the fit): {}.</p>",
+            if g.costs_more { " class=\"flag\"" } else { "" },
+            esc(&g.summary)
+        ));
+    }
     h.push_str("<h2>Predictions</h2><table><tr><th>load</th><th>think</th><th>X /s</th><th>goodput /s</th><th>badput /s</th><th>R ms</th><th>p99 ms</th><th>U %</th><th>drops /s</th><th>exact X</th></tr>");
     for p in &o.forecasts {
         h.push_str(&format!(

@@ -13,6 +13,7 @@ use crate::cpu_source::CpuSource;
 use crate::fit::{self, Fit};
 use crate::forecast;
 use crate::held;
+use crate::idle;
 use crate::listener;
 use crate::outcome::{Outcome, PredictOptions, Validation};
 use crate::past_workers;
@@ -75,7 +76,13 @@ pub fn run(opts: &PredictOptions) -> Result<Outcome> {
     // at least a quarter of it.
     let probed = Duration::from_secs_f64(architecture.probe_s);
     let staircase_budget = opts.budget.saturating_sub(probed).max(opts.budget / 4);
-    let (steps, past) = bench.staircase(staircase_budget, architecture.held_workers())?;
+    let asked = (!opts.load.think.is_zero()).then_some(opts.load.think);
+    let staircase::Staircase { steps, past, idle } =
+        bench.staircase(staircase_budget, architecture.held_workers(), asked)?;
+    let idle = idle.map(|step| idle::IdleGap::of(step, &steps));
+    if let Some(g) = &idle {
+        progress.step(g.summary.clone());
+    }
     // The evidence past W: the extra step, or a closed step of the
     // staircase that already went past W (W = 1, say).
     let mut past_workers = architecture.held_workers().and_then(|w| {
@@ -149,11 +156,15 @@ pub fn run(opts: &PredictOptions) -> Result<Outcome> {
                 &opts.load,
                 &open,
                 budget,
+                idle.as_ref(),
             )?)
         }
     };
     progress.finish();
-    let warnings = forecast::warnings(&fit, &architecture, knee_users, &opts.load);
+    let mut warnings = forecast::warnings(&fit, &architecture, knee_users, &opts.load);
+    if let Some(g) = idle.as_ref().filter(|g| g.costs_more) {
+        warnings.push(g.summary.clone());
+    }
     let outcome = Outcome {
         warnings,
         architecture,
@@ -163,6 +174,7 @@ pub fn run(opts: &PredictOptions) -> Result<Outcome> {
         cpu: opts.cpu.clone(),
         staircase: steps,
         past_workers,
+        idle,
         fit,
         sim_command,
         forecasts,
@@ -184,6 +196,7 @@ fn validation(
     base: &Load,
     open: &[Load],
     budget: Duration,
+    idle: Option<&idle::IdleGap>,
 ) -> Result<Validation> {
     let mut loads = validate::loads(fit, base);
     if let Some(w) = arch.held_workers() {
@@ -199,7 +212,7 @@ fn validation(
         let step = bench.step(load, t, deadline)?;
         points.push(validate::point(&step, p, s));
     }
-    let table = validate::table(&points, fit, t.window.as_secs_f64());
+    let table = validate::table(&points, fit, t.window.as_secs_f64(), idle);
     Ok(Validation {
         points,
         table,

@@ -16,9 +16,13 @@
 //! sharing a core (round robin) and running to completion (FCFS) give
 //! different response times unless the service is exponential.
 //!
+//! Why one user thinking last: every other step keeps the server busy
+//! between a user's requests, and some servers are slower after an idle gap
+//! (`crate::idle`); the validation's loads have think times.
+//!
 //! A budget of time bounds the whole staircase: the window is sized so that
 //! [`PLANNED_STEPS`] steps of three repeats and a warm-up each fit into it,
-//! and the closed steps leave room for the open ones.
+//! and the closed steps leave room for the open ones and the idle step.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,9 +39,9 @@ use servelab_lab::protocol::{StopReason, Stopped, Window};
 use servelab_lab::sample::Sample;
 use servelab_lab::{LabError, Result};
 
-/// Steps the staircase is sized for: 1, 2, 4, ... 32 users and the open
-/// steps.
-const PLANNED_STEPS: u32 = 6 + OPEN_SHARES.len() as u32;
+/// Steps the staircase is sized for: 1, 2, 4, ... 32 users, the open
+/// steps, and the step of one user thinking (`crate::idle`).
+const PLANNED_STEPS: u32 = 6 + OPEN_SHARES.len() as u32 + 1;
 /// Open steps after the closed ones, as shares of the closed plateau X_max:
 /// below the knee, where k shows (at utilisation 0.7 a constant service waits
 /// 1.2 demands in FCFS and 2.3 in processor sharing), yet far enough from
@@ -56,6 +60,20 @@ pub(crate) fn on_plateau(steps: &[Step]) -> bool {
     let n = steps.len();
     n >= 3 && (n - 2..n).all(|i| steps[i].goodput() < PLATEAU_GAIN * steps[i - 1].goodput())
 }
+/// The idle step's think time when none was asked, in response times at
+/// one user: the validation's default think is ten demands.
+const IDLE_THINK_RESPONSES: f64 = 10.0;
+
+/// What the staircase measured.
+pub(crate) struct Staircase {
+    /// The fit's steps: closed users with no think time, then open streams.
+    pub steps: Vec<Step>,
+    /// The step past the W held workers, when the probes found them.
+    pub past: Option<Step>,
+    /// One user thinking between requests (`crate::idle`).
+    pub idle: Option<Step>,
+}
+
 /// Shortest and longest window of a repeat.
 const MIN_WINDOW: Duration = Duration::from_millis(200);
 const MAX_WINDOW: Duration = Duration::from_secs(10);
@@ -380,11 +398,16 @@ impl Bench<'_> {
     /// steps, and there are no open steps: a staircase that never exceeds
     /// the worker count cannot see the limit. It is returned apart, since
     /// the fit of the demand and of k reads steps where every user is served.
+    /// The staircase within `budget`: the closed steps and the open ones
+    /// (the fit's), the step past W when the probes found `held` workers,
+    /// and one user thinking `think` (ten times the response time at one
+    /// user when `None`): the idle step of `crate::idle`.
     pub(crate) fn staircase(
         &self,
         budget: Duration,
         held: Option<u32>,
-    ) -> Result<(Vec<Step>, Option<Step>)> {
+        think: Option<Dist>,
+    ) -> Result<Staircase> {
         let t = Timing::for_budget(budget, PLANNED_STEPS);
         let start = Instant::now();
         let deadline = start + budget;
@@ -396,7 +419,7 @@ impl Bench<'_> {
         // what the open steps are there to fit. Their time goes to the step
         // past W.
         let open: &[f64] = if held.is_some() { &[] } else { &OPEN_SHARES };
-        let reserve = open.len() as u32 + u32::from(held.is_some());
+        let reserve = open.len() as u32 + u32::from(held.is_some()) + 1;
         let mut steps = self.closed_steps(t, deadline, reserve)?;
         let past = match held {
             Some(w)
@@ -404,6 +427,20 @@ impl Bench<'_> {
                     && Instant::now() + t.cost(MIN_REPEATS) <= deadline =>
             {
                 let load = Load::closed(w.saturating_mul(2).clamp(2, MAX_STEP_USERS));
+                Some(self.step(&load, t, deadline)?)
+            }
+            _ => None,
+        };
+        let think = think.filter(|d| !d.is_zero()).or_else(|| {
+            let r_ms = steps.first()?.sample(|r| r.mean_ms)?.mean;
+            Some(Dist::exp(IDLE_THINK_RESPONSES * r_ms / 1e3))
+        });
+        let idle = match think {
+            Some(think) if Instant::now() + t.cost(MIN_REPEATS) <= deadline => {
+                let load = Load {
+                    think,
+                    ..Load::closed(1)
+                };
                 Some(self.step(&load, t, deadline)?)
             }
             _ => None,
@@ -424,7 +461,7 @@ impl Bench<'_> {
             };
             steps.push(self.step(&load, t, deadline)?);
         }
-        Ok((steps, past))
+        Ok(Staircase { steps, past, idle })
     }
 
     /// The closed steps of the staircase, leaving room for `reserve` more
@@ -531,7 +568,7 @@ mod tests {
 
     #[test]
     fn the_budget_fits_six_steps_of_three_repeats_and_a_warm_up() {
-        assert_eq!(PLANNED_STEPS, 8, "six closed and two open steps");
+        assert_eq!(PLANNED_STEPS, 9, "six closed, two open and the idle step");
         let t = Timing::for_budget(Duration::from_secs(63), 6);
         assert_eq!(t.window, Duration::from_secs(3));
         assert_eq!(t.warmup, Duration::from_millis(1500));

@@ -10,6 +10,7 @@ use servelab_dist::Dist;
 
 use crate::fit::{Estimate, Fit};
 use crate::forecast::Forecast;
+use crate::idle::IdleGap;
 use crate::judge::{PointError, Target, Verdict};
 use crate::staircase::{Load, Step};
 use servelab_lab::check::Check;
@@ -228,7 +229,12 @@ pub(crate) fn point(step: &Step, predicted: Forecast, steady: Forecast) -> Point
 /// The error table over all points, each target judged and, where not
 /// met, what the measurement says about why (`window_s`: the windows'
 /// length).
-pub(crate) fn table(points: &[Point], fit: &Fit, window_s: f64) -> Vec<Row> {
+pub(crate) fn table(
+    points: &[Point],
+    fit: &Fit,
+    window_s: f64,
+    idle: Option<&IdleGap>,
+) -> Vec<Row> {
     Target::ALL
         .iter()
         .map(|&target| {
@@ -254,7 +260,7 @@ pub(crate) fn table(points: &[Point], fit: &Fit, window_s: f64) -> Vec<Row> {
                 inconclusive_points: count(Verdict::Inconclusive),
                 why: match verdict {
                     Some(v @ (Verdict::Missed | Verdict::Inconclusive)) => {
-                        why(target, v, points, fit, window_s)
+                        why(target, v, points, fit, window_s, idle)
                     }
                     _ => Vec::new(),
                 },
@@ -278,6 +284,7 @@ pub(crate) fn why(
     points: &[Point],
     fit: &Fit,
     window_s: f64,
+    idle: Option<&IdleGap>,
 ) -> Vec<String> {
     let worst = points
         .iter()
@@ -304,22 +311,32 @@ pub(crate) fn why(
         return why;
     }
     why.push(format!("worst at {at}: {:+.1}%", e.pct));
-    let demand = fit.cpu_demand_s.map_or(
-        Estimate {
-            value: fit.demand_s,
-            half_width: None,
-        },
-        |d| d,
-    );
+    // The model's demand with the interval of what it was taken from.
+    let from = match fit.demand_from {
+        crate::fit::DemandFrom::Cpu => fit.cpu_demand_s,
+        crate::fit::DemandFrom::Plateau => fit.plateau_demand_s,
+        crate::fit::DemandFrom::ResponseTime => Some(fit.low_load_response_s),
+    };
+    let demand = Estimate {
+        value: fit.demand_s,
+        half_width: from.and_then(|d| d.half_width),
+    };
     if let Some(c) = p.cpu_ms {
         let d_ms = demand.value * 1e3;
         let apart = (c.value - d_ms).abs()
             > c.half_width.unwrap_or(0.0) + demand.half_width.unwrap_or(0.0) * 1e3;
         if apart && c.half_width.is_some() {
+            let source = match fit.demand_from {
+                crate::fit::DemandFrom::Cpu => "the staircase's CPU per request",
+                crate::fit::DemandFrom::Plateau => {
+                    "the plateau c/X_max: the server did not get whole cores in the staircase"
+                }
+                crate::fit::DemandFrom::ResponseTime => "the response time at one user",
+            };
             why.push(format!(
                 "the server spent {:.3} ± {:.3} ms of CPU per request there against the \
-                 model's one demand D = {d_ms:.3} ms ({:+.0}%): its CPU per request changes \
-                 with the load, which one demand cannot follow",
+                 model's one demand D = {d_ms:.3} ms ({:+.0}%; from {source}): the demand \
+                 there is not the one the model was given",
                 c.value,
                 c.half_width.unwrap_or(0.0),
                 (c.value - d_ms) / d_ms * 100.0
@@ -336,6 +353,17 @@ pub(crate) fn why(
         why.push(format!(
             "the measurement there failed its checks ({}): see the point's row",
             failed.join(", ")
+        ));
+    }
+    if let Some(g) = idle.filter(|g| g.costs_more && !p.beyond_knee) {
+        why.push(format!(
+            "{at} is below the knee, where the server idles between requests, and it is \
+             slower after an idle gap than back to back ({}): the model's one demand is the \
+             busy server's",
+            g.extra_cpu_ms.filter(|e| e.value > 0.0).map_or_else(
+                || "longer response times".to_string(),
+                |e| format!("{:+.3} ms of CPU per request", e.value)
+            )
         ));
     }
     if p.predicted.past_held_workers {
@@ -362,7 +390,7 @@ mod tests {
 
     #[test]
     fn the_table_takes_the_largest_error_and_judges_it_against_the_target() {
-        let rows = table(&[], &crate::held::one_core(), 10.0);
+        let rows = table(&[], &crate::held::one_core(), 10.0, None);
         assert!(
             rows.iter()
                 .all(|r| r.points == 0 && r.met.is_none() && r.verdict.is_none())
@@ -437,7 +465,7 @@ mod tests {
         // The server spent 4 ms per request here: 25% more throughput than
         // the model's 100/s... measured 100/s against 130/s predicted.
         let moved = [measured(4.0, 130.0)];
-        let rows = table(&moved, &fit, 10.0);
+        let rows = table(&moved, &fit, 10.0, None);
         let x = rows
             .iter()
             .find(|r| r.target == Target::Throughput)
@@ -450,7 +478,7 @@ mod tests {
         // The same miss with the CPU per request at the model's demand:
         // nothing in the measurement explains it.
         let steady = [measured(5.0, 130.0)];
-        let rows = table(&steady, &fit, 10.0);
+        let rows = table(&steady, &fit, 10.0, None);
         let x = rows
             .iter()
             .find(|r| r.target == Target::Throughput)
