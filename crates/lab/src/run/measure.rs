@@ -401,6 +401,12 @@ impl<'m> PointRun<'m> {
                 .unwrap_or_else(|_| Err("the counter reader panicked".into()))
         });
         record_repeat(rec, r, &report, cpu, server_rates);
+        let allowed = report.h2.as_ref().and_then(|h| h.server_max_streams);
+        if let Some(note) = stream_limit(load.protocol.streams(), allowed)
+            && !rec.notes.contains(&note)
+        {
+            rec.notes.push(note);
+        }
         if self.wire.is_tls() {
             record_tls(rec, r, &report);
         }
@@ -492,6 +498,22 @@ fn start_server(
         StartError::Unavailable(m) => PointFailure::unavailable(m),
         StartError::Failed(m) => PointFailure::failed(m),
         StartError::Interrupted => PointFailure::interrupted(),
+    })
+}
+
+/// What a point must say when the server allows fewer streams per
+/// connection (`allowed`, its SETTINGS_MAX_CONCURRENT_STREAMS) than the load
+/// asks for: the extra requests wait at their connection for a stream (`load`
+/// counts them in `waited_for_stream`), so fewer requests are in flight at the
+/// server than the point is labelled with.
+fn stream_limit(asked: u32, allowed: Option<u32>) -> Option<String> {
+    let allowed = allowed?;
+    (allowed < asked).then(|| {
+        format!(
+            "the server allows {allowed} concurrent streams per connection (its \
+             SETTINGS_MAX_CONCURRENT_STREAMS), fewer than the {asked} asked: the others \
+             waited at their connection"
+        )
     })
 }
 
@@ -665,5 +687,20 @@ mod tests {
         // Timeouts configured, but nothing answered and nothing timed out
         // (every connect refused): broken.
         assert!(!is_collapse(true, 0, 0, true));
+    }
+
+    /// An HTTP/2 point whose server caps the streams below what it asks
+    /// measures fewer requests in flight than its label says, and says so.
+    #[test]
+    fn a_server_that_allows_fewer_streams_is_said() {
+        let note = stream_limit(200, Some(128)).unwrap();
+        assert!(
+            note.starts_with("the server allows 128 concurrent streams"),
+            "{note}"
+        );
+        assert!(note.contains("fewer than the 200 asked"), "{note}");
+        assert_eq!(stream_limit(100, Some(100)), None);
+        assert_eq!(stream_limit(100, None), None, "no limit announced");
+        assert_eq!(stream_limit(1, Some(100)), None);
     }
 }
