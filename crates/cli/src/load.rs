@@ -1,5 +1,7 @@
 //! `servelab load`: the flags of the load generator, mapped onto a
 //! [`servelab_load::LoadSpec`], and `servelab load merge` for segment reports.
+//! The flags that describe the load build a [`servelab_load::LoadSettings`],
+//! the type the lab's `[load]` reads too, and every value is read by its parser.
 //!
 //! `--users` selects the closed workload, `--rate` the open one; both take
 //! `--session`. The summary goes to stdout, the JSON report to `--json FILE`, the
@@ -19,11 +21,8 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use servelab_dist::parse_duration;
 use servelab_load::threshold::parse_share;
-use servelab_load::{
-    Arrival, Dist, LoadSpec, Report, Segment, Target, Threshold, Workload, read_url_file,
-};
+use servelab_load::{LoadSettings, LoadSpec, Report, Segment, Target, Threshold, read_url_file};
 
 /// Flags of `servelab load`.
 #[derive(Debug, clap::Args)]
@@ -121,7 +120,7 @@ struct RunArgs {
     )]
     arrival: String,
     /// Open workload: most connections at once (requests beyond wait in the client).
-    #[arg(long, value_name = "N", default_value_t = 100, requires = "rate")]
+    #[arg(long, value_name = "N", default_value_t = servelab_load::DEFAULT_CONNECTIONS, requires = "rate")]
     connections: u32,
 
     /// Ramp the load, as k6's stages: DURATION:TARGET,... e.g. 30s:100,2m:100,30s:0.
@@ -263,10 +262,6 @@ enum OnOff {
     Off,
 }
 
-fn dist(flag: &str, s: &str) -> anyhow::Result<Dist> {
-    s.parse::<Dist>().with_context(|| format!("--{flag}"))
-}
-
 fn spec_of(a: &RunArgs) -> anyhow::Result<LoadSpec> {
     let mut targets: Vec<Target> = a.urls.iter().map(Target::new).collect();
     if let Some(f) = &a.url_file {
@@ -289,55 +284,15 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<LoadSpec> {
         .as_deref()
         .map(str::parse::<servelab_load::Stages>)
         .transpose()?;
-    spec.workload = match a.rate {
-        Some(rate) => Workload::Open {
-            rate,
-            arrival: a.arrival.parse::<Arrival>()?,
-            connections: a.connections,
-            session: a.session,
-        },
-        None => Workload::Closed {
-            // With stages, as many users as the highest target.
-            users: match &stages {
-                Some(st) => st.max().ceil().min(f64::from(u32::MAX)) as u32,
-                None => a.users.unwrap_or(10),
-            },
-            session: a.session,
-            think: dist("think", &a.think)?,
-        },
-    };
+    settings_of(a, stages.as_ref())?.apply(&mut spec)?;
     spec.stages = stages;
-    if a.h2 {
-        spec.protocol = servelab_load::Protocol::H2 {
-            streams: a.streams.unwrap_or(1),
-        };
-    }
     spec.requests = a.requests;
-    spec.duration = match &a.duration {
-        Some(d) => {
-            Some(parse_duration(d).map_err(|why| anyhow::anyhow!("--duration `{d}`: {why}"))?)
-        }
-        None => None,
-    };
-    spec.timeout = a
-        .timeout
-        .as_deref()
-        .map(|t| dist("timeout", t))
-        .transpose()?;
-    spec.retries = match a.retries.as_str() {
-        "inf" | "infinite" => None,
-        n => Some(
-            n.parse()
-                .map_err(|_| anyhow::anyhow!("--retries `{n}`: expected a number or `inf`"))?,
-        ),
-    };
-    spec.retry_wait = dist("retry-wait", &a.retry_wait)?;
     spec.retry_on_close = !a.no_retry_on_close;
     spec.tls = servelab_load::TlsOptions {
         insecure: a.insecure,
         cacert: a.cacert.clone(),
         client_cert: a.cert.clone().zip(a.key.clone()),
-        resume: a.tls_resume == OnOff::On,
+        resume: spec.tls.resume,
     };
     spec.tls_pin = a
         .pin
@@ -362,6 +317,50 @@ fn spec_of(a: &RunArgs) -> anyhow::Result<LoadSpec> {
     spec.progress = !a.no_progress && !a.quiet;
     spec.validate()?;
     Ok(spec)
+}
+
+/// The flags that describe the load, as the [`LoadSettings`] that the lab's
+/// `[load]` section also deserialises into: each read by the settings' own
+/// parser, so a flag and a key say the same thing. clap keeps open-workload
+/// flags (`--arrival`, `--connections`) to `--rate` and `--think` to closed
+/// users; their defaults are passed only where they apply.
+fn settings_of(
+    a: &RunArgs,
+    stages: Option<&servelab_load::Stages>,
+) -> anyhow::Result<LoadSettings> {
+    let open = a.rate.is_some();
+    let text = |key: &str, v: &str| {
+        LoadSettings::from_text([(key, v)])
+            .map_err(|why| anyhow::anyhow!("--{}: {why}", key.replace('_', "-")))
+    };
+    let mut s = LoadSettings {
+        // With stages, as many users as the highest target.
+        users: match stages {
+            Some(st) if !open => Some(st.max().ceil().min(f64::from(u32::MAX)) as u32),
+            _ => a.users,
+        },
+        session: a.session,
+        rate: a.rate,
+        connections: open.then_some(a.connections),
+        protocol: a.h2.then_some(servelab_load::Protocol::H2 { streams: 1 }),
+        streams: a.streams,
+        tls_resume: Some(a.tls_resume == OnOff::On),
+        ..LoadSettings::default()
+    };
+    if open {
+        s.arrival = text("arrival", &a.arrival)?.arrival;
+    } else {
+        s.think = text("think", &a.think)?.think;
+    }
+    if let Some(d) = &a.duration {
+        s.duration = text("duration", d)?.duration;
+    }
+    if let Some(t) = &a.timeout {
+        s.timeout = text("timeout", t)?.timeout;
+    }
+    s.retries = text("retries", &a.retries)?.retries;
+    s.retry_wait = text("retry_wait", &a.retry_wait)?.retry_wait;
+    Ok(s)
 }
 
 /// What decides the exit status after a run: the error budget and the
@@ -533,6 +532,7 @@ fn merge(m: MergeArgs) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use servelab_load::{Arrival, Workload};
 
     #[derive(Debug, clap::Parser)]
     struct Cli {
@@ -547,6 +547,64 @@ mod tests {
     fn spec(argv: &[&str]) -> anyhow::Result<LoadSpec> {
         let args = parse(argv).map_err(|e| anyhow::anyhow!("{e}"))?;
         spec_of(&args.run)
+    }
+
+    /// Issue 31: the flags build the same `LoadSettings` that an
+    /// experiment's `[load]` deserialises into, each value read by one parser.
+    #[test]
+    fn the_flags_build_the_settings_a_labs_load_reads() {
+        let flags = |argv: &[&str]| {
+            let args = parse(argv).unwrap();
+            settings_of(&args.run, None).unwrap()
+        };
+        let keys = |pairs: &[(&str, &str)]| LoadSettings::from_text(pairs.iter().copied()).unwrap();
+        assert_eq!(
+            flags(&[
+                "http://127.0.0.1:1/",
+                "-c",
+                "10",
+                "--session",
+                "5",
+                "--think",
+                "exp:1s",
+                "-d",
+                "30s",
+                "--timeout",
+                "2s",
+                "--retries",
+                "inf",
+                "--retry-wait",
+                "40ms",
+                "--tls-resume",
+                "off",
+            ]),
+            keys(&[
+                ("users", "10"),
+                ("session", "5"),
+                ("think", "exp:1s"),
+                ("duration", "30s"),
+                ("timeout", "2s"),
+                ("retries", "inf"),
+                ("retry_wait", "40ms"),
+                ("tls_resume", "off"),
+            ])
+        );
+        assert_eq!(
+            flags(&["http://127.0.0.1:1/", "--h2", "--streams", "100"]),
+            keys(&[
+                ("protocol", "h2"),
+                ("streams", "100"),
+                ("think", "0s"),
+                ("retries", "0"),
+                ("retry_wait", "0s"),
+                ("tls_resume", "on"),
+            ])
+        );
+        let e = spec(&["http://127.0.0.1:1/", "--retries", "lots"]).unwrap_err();
+        assert_eq!(
+            format!("{e:#}"),
+            "--retries: `lots`: expected a number or `inf`"
+        );
     }
 
     #[test]

@@ -98,7 +98,9 @@ fn check_run(name: &str, dir: &Path, r: &RunResults) {
             Status::Unavailable => {
                 let why = p.reason.as_deref().unwrap_or("");
                 assert!(
-                    why.contains("not installed") || why.contains("not in this build"),
+                    why.contains("not installed")
+                        || why.contains("not in this build")
+                        || why.contains("unavailable here"),
                     "{name}: {} unavailable without a reason: {why}",
                     p.label()
                 );
@@ -152,7 +154,37 @@ fn check_run(name: &str, dir: &Path, r: &RunResults) {
         csv.lines().count() > r.points.len(),
         "{name}: a CSV row per repeat"
     );
+    if name == "h2" {
+        h2_points_say_their_protocol(r);
+    }
     report_in_browser(name, dir, exp.plots.len());
+}
+
+/// Issue 29's `h2`: the protocol and streams of `[load]` reach the load
+/// generator (an HTTP/2 point whose server answered HTTP/1.1 would have
+/// failed, which `check_run` refuses), each HTTP/2 point says how many
+/// connections carry how many users, and HTTP/1.1 runs at one stream only.
+fn h2_points_say_their_protocol(r: &RunResults) {
+    let mut h2 = 0;
+    for p in r.points.iter().filter(|p| p.status == Status::Ok) {
+        let protocol = p.var("protocol").map(|v| v.to_string());
+        let streams = p.var("streams").and_then(|v| v.as_f64()).unwrap() as u32;
+        let note = format!("10 connections carry {} closed users", 10 * streams);
+        match protocol.as_deref() {
+            Some("h2") => {
+                h2 += 1;
+                assert!(
+                    p.notes.iter().any(|n| n.contains(&note)),
+                    "{}: {:?}",
+                    p.label(),
+                    p.notes
+                );
+            }
+            Some("http/1.1") => assert_eq!(streams, 1, "{}: skipped", p.label()),
+            other => panic!("{}: protocol {other:?}", p.label()),
+        }
+    }
+    assert!(h2 > 0, "no HTTP/2 point was measured");
 }
 
 #[test]

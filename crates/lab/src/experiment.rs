@@ -26,6 +26,6 @@ pub use plan::{
 };
 pub use schema::{
     AccuracySpec, AppliesSpec, Axis, ClaimSpec, ClaimTest, ConclusionKind, ConclusionSpec,
-    EngineName, Expect, Experiment, FileSpec, LoadSpec, ModelSpec, PlotSpec, QuickSpec, Scalar,
+    EngineName, Expect, Experiment, FileSpec, LoadSection, ModelSpec, PlotSpec, QuickSpec, Scalar,
     ServerSpec, Source, TargetSpec, Template,
 };

@@ -8,6 +8,10 @@
 //!
 //! Layout:
 //! - [`spec`]: [`LoadSpec`], [`Workload`], [`Arrival`], [`Segment`]: what a run does
+//! - [`settings`]: [`LoadSettings`], the load a user chooses (users or rate,
+//!   session, think, duration, timeouts, TLS resumption, protocol and
+//!   streams), which `servelab load`'s flags build and the lab's `[load]`
+//!   section deserialises into
 //! - [`Dist`] (from `servelab-dist`): the DIST syntax for think times, timeouts
 //!   and waits, the same one that `servelab serve --delay` and `servelab sim` read
 //! - [`target`]: [`Target`] URLs, weights, URL files, methods, request bodies,
@@ -358,6 +362,7 @@ pub mod histogram;
 pub mod metric;
 pub mod protocol;
 pub mod report;
+pub mod settings;
 pub mod spec;
 pub mod stages;
 pub mod start_at;
@@ -395,6 +400,7 @@ pub use protocol::Protocol;
 pub use report::{Report, RunInfo, SCHEMA, Throughput};
 pub use run::{run, stop_on_signals, stop_signal};
 pub use servelab_dist::Dist;
+pub use settings::{DEFAULT_CONNECTIONS, LoadSettings, Retries};
 pub use spec::{Arrival, LoadSpec, Segment, Workload};
 pub use stages::{Stage, Stages};
 pub use start_at::StartAt;

@@ -48,6 +48,19 @@ impl Protocol {
     }
 }
 
+/// `http/1.1` or `h2` (the ALPN names, as [`Protocol::name`] gives them);
+/// `h2` with one stream, which `streams` changes.
+impl std::str::FromStr for Protocol {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Protocol, String> {
+        match s.trim() {
+            "http/1.1" => Ok(Protocol::Http1),
+            "h2" => Ok(Protocol::H2 { streams: 1 }),
+            _ => Err(format!("unknown protocol `{s}` (http/1.1 or h2)")),
+        }
+    }
+}
+
 impl fmt::Display for Protocol {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())

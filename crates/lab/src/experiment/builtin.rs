@@ -56,6 +56,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../../../experiments/apache.toml"),
     ),
     ("tls", include_str!("../../../../experiments/tls.toml")),
+    ("h2", include_str!("../../../../experiments/h2.toml")),
 ];
 
 /// Finds an experiment: a built-in name, or a path to a `.toml` file.

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use servelab_server::{LogTarget, ServeArgs};
 
-use super::schema::{Experiment, ModelSpec, Scalar, ServerSpec, Template};
-use super::template::{FieldError, Vars, expand, opt_num, parse_num, parse_with};
+use super::schema::{Experiment, LoadSection, ModelSpec, Scalar, ServerSpec, Template};
+use super::template::{FieldError, Vars, expand, opt_num, parse_num, parse_with, same_value};
 use crate::error::Result;
 use crate::process::peer::Peer;
 use crate::process::sched::KernelSched;
@@ -179,24 +179,69 @@ pub struct Model {
 /// A load resolved for one point.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResolvedLoad {
-    /// Concurrent users.
-    pub users: u32,
-    /// Requests per connection (a user opens a new one every `session`).
-    pub session: Option<u32>,
+    /// The load's settings (`[load]`, all but the lab's own keys), read by
+    /// `servelab load`'s own type and checked on a spec.
+    pub settings: servelab_load::LoadSettings,
+    /// HTTP/1.1, or HTTP/2 with its streams per connection, as the checked
+    /// spec has it.
+    pub protocol: servelab_load::Protocol,
     /// The measured window of a repeat.
     pub duration: Duration,
     /// The warm-up at full load before the first repeat.
     pub warmup: Duration,
-    /// Think time.
-    pub think: servelab_load::Dist,
-    /// Per-attempt timeout.
-    pub timeout: Option<servelab_load::Dist>,
-    /// Retries after a timeout (`None`: without end).
-    pub retries: Option<u32>,
-    /// Wait before a retry.
-    pub retry_wait: servelab_load::Dist,
     /// Path requested.
     pub path: String,
+}
+
+impl ResolvedLoad {
+    /// The load of one run of `duration` against `url`: the settings written
+    /// onto a spec with the lab's own defaults (retries without end, as seed
+    /// 002's users; `load`'s default is 0) and no request count.
+    pub fn spec(
+        &self,
+        url: &str,
+        duration: Duration,
+    ) -> Result<servelab_load::LoadSpec, servelab_load::LoadError> {
+        let mut s = servelab_load::LoadSpec::new(vec![servelab_load::Target::new(url)]);
+        s.retries = None;
+        self.settings.apply(&mut s)?;
+        s.requests = None;
+        s.duration = Some(duration);
+        Ok(s)
+    }
+
+    /// Connections the users hold: HTTP/1.1's users, HTTP/2's connections.
+    pub fn connections(&self) -> u32 {
+        self.settings.users.unwrap_or(1)
+    }
+
+    /// Closed users in all (what Little's law counts): with HTTP/2, every
+    /// stream slot of every connection is a user.
+    pub fn users(&self) -> u32 {
+        self.connections().saturating_mul(self.protocol.streams())
+    }
+
+    /// Mean think time, seconds.
+    pub fn think_s(&self) -> f64 {
+        self.settings.think.map_or(0.0, |t| t.mean())
+    }
+
+    /// Whether the users time out their requests.
+    pub fn times_out(&self) -> bool {
+        self.settings.timeout.is_some()
+    }
+
+    /// The protocol, in words for a point's notes: `http/1.1`, or `h2, N
+    /// streams per connection`.
+    pub fn describe_protocol(&self) -> String {
+        match self.protocol {
+            servelab_load::Protocol::H2 { streams: n } => format!(
+                "h2, {n} stream{} per connection",
+                if n == 1 { "" } else { "s" }
+            ),
+            servelab_load::Protocol::Http1 => "http/1.1".into(),
+        }
+    }
 }
 
 impl PlannedPoint {
@@ -324,7 +369,21 @@ impl Experiment {
             }
             combos = next;
         }
+        combos.retain(|c| !self.skips(c));
         combos
+    }
+
+    /// Whether a combination of axis values is one that `skip` names.
+    fn skips(&self, combo: &[(String, Scalar)]) -> bool {
+        self.skip.iter().any(|t| {
+            t.get_ref().iter().all(|(axis, wanted)| {
+                let Some((_, v)) = combo.iter().find(|(n, _)| n == axis) else {
+                    return false;
+                };
+                let values = super::template::listed(wanted);
+                values.iter().any(|w| same_value(v, w))
+            })
+        })
     }
 
     /// A point's axis values and the placeholders its case axes set.
@@ -400,7 +459,9 @@ impl Experiment {
         Ok(out)
     }
 
-    /// The load of one point.
+    /// The load of one point: its settings read key by key (a mistake is at
+    /// its key's line), the lab's window and warm-up, and the whole checked
+    /// on the spec a run would drive.
     fn resolve_load(&self, vars: &Vars<'_>, quick: bool) -> Result<ResolvedLoad, FieldError> {
         let load = self.load.as_ref().ok_or_else(|| {
             (
@@ -408,42 +469,46 @@ impl Experiment {
                 "a measured experiment needs [load]".to_string(),
             )
         })?;
+        let settings = load_settings(load, vars)?;
+        let span_of = |key: &str| load.get(key).map_or(load.path.span(), |t| t.span());
+        if let Some(key) = ["rate", "arrival", "connections"]
+            .into_iter()
+            .find(|k| load.get(k).is_some())
+        {
+            return Err((
+                span_of(key),
+                format!(
+                    "{key}: the lab measures closed users (`users`); open arrivals are \
+                     `servelab load --rate`'s"
+                ),
+            ));
+        }
         let q = self.quick.as_ref().filter(|_| quick);
-        let users: u32 = parse_num(&load.users, vars, "users")?;
-        if users == 0 {
-            return Err((load.users.span(), "users must be at least 1".into()));
-        }
-        let session: Option<u32> = opt_num(&load.session, vars, "session")?;
-        if session == Some(0) {
-            let s = load.session.as_ref().map_or(0..0, |s| s.span());
-            return Err((s, "session must be at least 1".into()));
-        }
-        let pick =
-            |quick: Option<&Template>, full: &Option<Template>| quick.or(full.as_ref()).cloned();
-        let duration_t = pick(q.and_then(|q| q.duration.as_ref()), &load.duration);
-        let warmup_t = pick(q.and_then(|q| q.load_warmup.as_ref()), &load.warmup);
         let (window, warm) = if quick {
             (crate::protocol::QUICK_WINDOW, crate::protocol::QUICK_WARMUP)
         } else {
             (crate::protocol::FULL_WINDOW, crate::protocol::FULL_WARMUP)
         };
-        let warmup = warmup_t
-            .as_ref()
-            .map(|t| positive_duration(t, vars, "warmup"))
-            .transpose()?
-            .unwrap_or(warm);
-        let duration = duration_t
-            .as_ref()
-            .map(|t| positive_duration(t, vars, "duration"))
-            .transpose()?
-            .unwrap_or(window);
+        let warmup = match q
+            .and_then(|q| q.load_warmup.as_ref())
+            .or(load.warmup.as_ref())
+        {
+            Some(t) => positive_duration(t, vars, "warmup")?,
+            None => warm,
+        };
+        let duration = match q.and_then(|q| q.duration.as_ref()) {
+            Some(t) => positive_duration(t, vars, "duration")?,
+            None => match settings.duration {
+                Some(d) if d.is_zero() => {
+                    return Err((span_of("duration"), "duration must be positive".into()));
+                }
+                Some(d) => d,
+                None => window,
+            },
+        };
         if !quick && duration < crate::protocol::FULL_WINDOW {
-            let span = load
-                .duration
-                .as_ref()
-                .map_or(load.users.span(), |t| t.span());
             return Err((
-                span,
+                span_of("duration"),
                 format!(
                     "a full run measures at least {} s per repeat (the lab's protocol), not {} s; \
                      shorten it only under [quick]",
@@ -452,34 +517,25 @@ impl Experiment {
                 ),
             ));
         }
-        let think = match &load.think {
-            None => servelab_load::Dist::ZERO,
-            Some(t) => parse_with(t, vars, "think", str::parse::<servelab_load::Dist>)?,
-        };
-        let load_dist = |t: &Option<Template>, what: &str| {
-            t.as_ref()
-                .map(|t| parse_with(t, vars, what, str::parse::<servelab_load::Dist>))
-                .transpose()
-        };
-        let timeout = load_dist(&load.timeout, "timeout")?;
-        let retry_wait =
-            load_dist(&load.retry_wait, "retry_wait")?.unwrap_or(servelab_load::Dist::ZERO);
-        let retries: Option<u32> = opt_num(&load.retries, vars, "retries")?;
         let path = expand(&load.path, vars)?;
         if !path.starts_with('/') {
             return Err((load.path.span(), format!("path `{path}` must start with /")));
         }
-        Ok(ResolvedLoad {
-            users,
-            session,
+        let mut resolved = ResolvedLoad {
+            settings,
+            protocol: servelab_load::Protocol::Http1,
             duration,
             warmup,
-            think,
-            timeout,
-            retries,
-            retry_wait,
             path,
-        })
+        };
+        // The spec a run drives, checked now with `load`'s own rules (a
+        // session with HTTP/2, zero users or streams...), at the key named.
+        let spec = resolved
+            .spec(&format!("http://127.0.0.1{}", resolved.path), duration)
+            .and_then(|s| s.validate().map(|()| s))
+            .map_err(|e| blame(load, e))?;
+        resolved.protocol = spec.protocol;
+        Ok(resolved)
     }
 
     /// How the lab speaks to `server`: TLS when its flags serve TLS, with the
@@ -492,16 +548,11 @@ impl Experiment {
         vars: &Vars<'_>,
         tmp: &Path,
     ) -> Result<Option<PointTls>, FieldError> {
-        let resume_t = self.load.as_ref().and_then(|l| l.tls_resume.as_ref());
-        let resume = resume_t
-            .map(|t| {
-                parse_with(t, vars, "tls_resume", |s: &str| match s {
-                    "true" | "on" => Ok(true),
-                    "false" | "off" => Ok(false),
-                    _ => Err("expected true or false"),
-                })
-            })
-            .transpose()?;
+        let resume_t = self.load.as_ref().and_then(|l| l.get("tls_resume"));
+        let resume = match (self.load.as_ref(), resume_t) {
+            (Some(l), Some(_)) => load_settings(l, vars)?.tls_resume,
+            _ => None,
+        };
         let peer_tls = spec.tls.as_ref().filter(|t| *t.get_ref());
         let trust = match server {
             Server::Servelab(_) if peer_tls.is_some() => {
@@ -696,6 +747,49 @@ fn held_workers(
         (span, format!("hold_workers: {e}"))
     })?;
     Ok(Connections::Held(h))
+}
+
+/// The settings of `[load]` at a point, each key read alone first, so that
+/// a mistake is reported at its key's line, with its key.
+fn load_settings(
+    load: &LoadSection,
+    vars: &Vars<'_>,
+) -> Result<servelab_load::LoadSettings, FieldError> {
+    let mut texts = Vec::with_capacity(load.settings.len());
+    for (key, t) in &load.settings {
+        let text = expand(t, vars)?;
+        servelab_load::LoadSettings::from_text([(key.as_str(), text.as_str())])
+            .map_err(|e| (t.span(), format!("{key}: {e}")))?;
+        texts.push((key.as_str(), text));
+    }
+    servelab_load::LoadSettings::from_text(texts.iter().map(|(k, v)| (*k, v.as_str())))
+        .map_err(|e| (load.path.span(), e))
+}
+
+/// A load that `servelab load` refuses, at the key its message names, said
+/// with the keys of `[load]` where `load` says flags (`--streams must be ...`
+/// is `streams must be ...` at `streams`). `LoadError::Spec` carries text,
+/// not the setting, so the key is found by its flag's name.
+fn blame(load: &LoadSection, e: servelab_load::LoadError) -> FieldError {
+    let message = match e {
+        servelab_load::LoadError::Spec(m) => m,
+        other => other.to_string(),
+    }
+    .replace("--h2", "protocol h2");
+    let mut at = None;
+    let mut said = message.clone();
+    for (key, t) in &load.settings {
+        let flag = format!("--{}", key.replace('_', "-"));
+        if message.contains(&flag) || message.starts_with(&format!("{key} ")) {
+            at.get_or_insert(t.span());
+        }
+        said = said.replace(&flag, key);
+    }
+    let users = load.get("users").map_or(load.path.span(), |t| t.span());
+    match at {
+        Some(span) => (span, said),
+        None => (users, format!("[load]: {said}")),
+    }
 }
 
 /// A positive constant duration (`2s`).
@@ -970,9 +1064,14 @@ y = "throughput"
             panic!("measured")
         };
         assert_eq!(
-            (m.load.users, m.load.session, m.load.duration, m.load.warmup),
             (
-                4,
+                m.load.settings.users,
+                m.load.settings.session,
+                m.load.duration,
+                m.load.warmup
+            ),
+            (
+                Some(4),
                 Some(2),
                 crate::protocol::FULL_WINDOW,
                 crate::protocol::FULL_WARMUP
@@ -1075,6 +1174,90 @@ y = "throughput"
         );
         let e = err(&text.replace("big = { w = 8 }", "large = { w = 8 }"));
         assert!(e.contains("has no case `big`"), "{e}");
+    }
+
+    /// Issue 31: `[load]` is `servelab load`'s own settings, read by its
+    /// parser, so HTTP/2 reaches the lab as keys; a mistake is said once, at
+    /// its key.
+    #[test]
+    fn load_keys_are_the_load_generators_settings() {
+        let text = GOOD.replace(
+            "session = 2\n",
+            "protocol = \"h2\"\nstreams = \"{users}\"\n",
+        );
+        let p = plan(&text).unwrap();
+        let Work::Measure(m) = &p.points[2].work else {
+            panic!("measured")
+        };
+        assert_eq!(m.load.protocol, servelab_load::Protocol::H2 { streams: 4 });
+        assert_eq!((m.load.connections(), m.load.users()), (4, 16));
+        let spec = m
+            .load
+            .spec("http://127.0.0.1/a.bin", m.load.duration)
+            .unwrap();
+        assert_eq!(spec.protocol, servelab_load::Protocol::H2 { streams: 4 });
+        assert_eq!(spec.retries, None, "the lab's users retry without end");
+        for (line, want) in [
+            (
+                "streams = \"many\"",
+                "t.toml:16:11: streams: `many` is not a whole number",
+            ),
+            (
+                "protocol = \"h3\"",
+                "t.toml:16:12: protocol: unknown protocol `h3` (http/1.1 or h2)",
+            ),
+            (
+                "rate = 100",
+                "t.toml:16:8: rate: the lab measures closed users",
+            ),
+        ] {
+            let e = err(&GOOD.replace("path = \"/a.bin\"", &format!("{line}\npath = \"/a.bin\"")));
+            assert!(e.starts_with(want), "{line}: {e}");
+            assert_eq!(e.lines().count(), 1, "{e}");
+        }
+        // What `load` itself refuses is said with the key it names, at its line.
+        let e = err(&GOOD.replace("session = 2", "session = 2\nprotocol = \"h2\""));
+        assert!(
+            e.starts_with("t.toml:15:11: session is not supported with protocol h2 yet"),
+            "{e}"
+        );
+        let e = err(&GOOD.replace("session = 2", "session = 2\nstreams = 5"));
+        assert!(
+            e.starts_with("t.toml:16:11: streams above 1 are HTTP/2's"),
+            "{e}"
+        );
+        let e = err(&GOOD.replace("users = \"{users}\"", "users = 0"));
+        assert!(
+            e.starts_with("t.toml:14:9: users must be at least 1"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn skip_takes_combinations_out_of_the_product() {
+        let text = GOOD
+            .replace(
+                "[[server]]",
+                "[[axis]]\nname = \"size\"\nlabel = \"size\"\nvalues = [\"small\", \"big\"]\n[[server]]",
+            )
+            .replace(
+                "question = \"Q?\"",
+                "question = \"Q?\"\nskip = [{ size = \"big\", users = [2, 4] }]",
+            );
+        let p = plan(&text).unwrap();
+        let points: Vec<String> = p
+            .points
+            .iter()
+            .map(|pt| {
+                let v: Vec<String> = pt.vars.iter().map(|(_, v)| v.to_string()).collect();
+                v.join("/")
+            })
+            .collect();
+        assert_eq!(points, ["1/small", "1/big", "2/small", "4/small"]);
+        let e = err(&text.replace("users = [2, 4]", "user = 2"));
+        assert!(e.contains("skip: `user` is not an axis"), "{e}");
+        let e = err(&text.replace("users = [2, 4]", "users = 3"));
+        assert!(e.contains("skip: axis `users` has no value 3"), "{e}");
     }
 
     #[test]

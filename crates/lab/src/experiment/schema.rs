@@ -61,9 +61,11 @@
 //! `[predict]`/`[simulate]` take `session` and `first_demand` to give a
 //! connection's first request the handshake's extra CPU (see `experiments/tls.toml`).
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize};
+use servelab_load::LoadSettings;
 use servelab_server::Engine;
 use toml::Spanned;
 
@@ -164,6 +166,12 @@ pub struct Experiment {
     /// Sweep axes; the points are their cartesian product (first axis outermost).
     #[serde(default, rename = "axis")]
     pub axes: Vec<Axis>,
+    /// Combinations of the product that are not points: each a table of axis
+    /// values (a value, or a list of them), skipping every combination that
+    /// has one of them on each axis named. HTTP/1.1 has no streams to sweep:
+    /// `skip = [{ protocol = "http/1.1", streams = [10, 100] }]`.
+    #[serde(default)]
+    pub skip: Vec<Spanned<toml::Table>>,
     /// Files created in the served directory (expanded for every axis value).
     #[serde(default, rename = "file")]
     pub files: Vec<FileSpec>,
@@ -172,7 +180,7 @@ pub struct Experiment {
     pub servers: Vec<ServerSpec>,
     /// The load driven at every point (measured experiments).
     #[serde(default)]
-    pub load: Option<LoadSpec>,
+    pub load: Option<LoadSection>,
     /// A queueing model predicting every measured point with the simulator.
     #[serde(default)]
     pub predict: Option<ModelSpec>,
@@ -266,45 +274,67 @@ pub struct ServerSpec {
     pub tls: Option<Spanned<bool>>,
 }
 
-/// The load of a measured point (closed users, as in the seeds).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LoadSpec {
-    /// Concurrent users (connections).
-    pub users: Template,
-    /// Requests per connection: each user opens a new connection every
-    /// `session` requests, for the whole window (absent: one connection per
-    /// user for the whole run).
-    #[serde(default)]
-    pub session: Option<Template>,
-    /// The measured window of every repeat, e.g. `"10s"` (default 10 s; a full
-    /// run may not measure less). Never a request count: a count ends in
-    /// milliseconds on a fast server.
-    #[serde(default)]
-    pub duration: Option<Template>,
-    /// The warm-up at the point's full load before its first repeat (default
-    /// 2 s; longer for states that take time to build, such as a collapse).
-    #[serde(default)]
-    pub warmup: Option<Template>,
-    /// Think time after each answer (load DIST syntax; default none).
-    #[serde(default)]
-    pub think: Option<Template>,
-    /// Per-attempt client timeout (load DIST syntax; default none: wait forever).
-    #[serde(default)]
-    pub timeout: Option<Template>,
-    /// Retries after a timeout (default: without end, as seed 002's users).
-    #[serde(default)]
-    pub retries: Option<Template>,
-    /// Wait between a timed-out attempt and its retry (default none).
-    #[serde(default)]
-    pub retry_wait: Option<Template>,
-    /// Over TLS, whether a new connection resumes the session of an earlier
-    /// one (`true`, the default) or makes a full handshake (`false`); only
-    /// for servers that serve TLS (`--tls-self-signed` or `--tls-cert`).
-    #[serde(default)]
-    pub tls_resume: Option<Template>,
+/// The `[load]` of a measured point: the lab's own keys, `path` and
+/// `warmup`, and the load's settings, every other key.
+///
+/// The settings are [`servelab_load::LoadSettings`], the type that `servelab
+/// load`'s flags build: `users` (closed users; with HTTP/2, connections),
+/// `session`, `think`, `timeout`, `retries`, `retry_wait`, `duration` (the
+/// measured window of every repeat: default 10 s, and a full run may not
+/// measure less; never a request count, which ends in milliseconds on a fast
+/// server), `tls_resume`, `protocol` (`http/1.1` or `h2`) and `streams`. Each
+/// value is a template until its point is planned, and then read by that
+/// type's own parser, so a setting added to `load` is a key here too. The lab
+/// gives two defaults of its own: retries without end (seed 002's users) and
+/// no think time; and it drives closed users only (`rate` is refused).
+#[derive(Debug, Clone)]
+pub struct LoadSection {
     /// Path requested.
     pub path: Template,
+    /// The warm-up at the point's full load before its first repeat (default
+    /// 2 s; longer for states that take time to build, such as a collapse).
+    pub warmup: Option<Template>,
+    /// The load's settings as written: key and templated value.
+    pub settings: BTreeMap<String, Template>,
+}
+
+impl LoadSection {
+    /// The templated value of setting `key`.
+    pub fn get(&self, key: &str) -> Option<&Template> {
+        self.settings.get(key)
+    }
+}
+
+/// The keys of `[load]` that are the lab's, not the load's settings.
+const LAB_KEYS: &[&str] = &["path", "warmup"];
+
+impl<'de> Deserialize<'de> for LoadSection {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<LoadSection, D::Error> {
+        let mut settings = BTreeMap::<String, Template>::deserialize(d)?;
+        // The values wait for their points; a key can be checked now.
+        if let Some(key) = settings
+            .keys()
+            .find(|k| !LAB_KEYS.contains(&k.as_str()) && !LoadSettings::KEYS.contains(&k.as_str()))
+        {
+            return Err(serde::de::Error::custom(format!(
+                "unknown field `{key}` in [load], expected {} or one of the load's settings: {}",
+                LAB_KEYS.join(", "),
+                LoadSettings::KEYS.join(", ")
+            )));
+        }
+        let path = settings
+            .remove("path")
+            .ok_or_else(|| serde::de::Error::missing_field("path"))?;
+        // Closed users are what the lab measures: say so where the section is.
+        if !settings.contains_key("users") {
+            return Err(serde::de::Error::missing_field("users"));
+        }
+        Ok(LoadSection {
+            path,
+            warmup: settings.remove("warmup"),
+            settings,
+        })
+    }
 }
 
 /// A queueing model for `servelab-sim` (templated fields, sim DIST syntax).

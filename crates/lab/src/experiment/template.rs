@@ -96,6 +96,27 @@ pub(crate) fn parse_with<T, E: std::fmt::Display>(
     parse(&text).map_err(|e| (t.span(), format!("{what}: {e}")))
 }
 
+/// The values a table gives a key: a list, or one value.
+pub(crate) fn listed(w: &toml::Value) -> &[toml::Value] {
+    match w {
+        toml::Value::Array(a) => a.as_slice(),
+        one => std::slice::from_ref(one),
+    }
+}
+
+/// Whether an axis value is the value written in a table (numbers compare as
+/// numbers, so `10` is `10.0` and `"10"`).
+pub(crate) fn same_value(v: &Scalar, w: &toml::Value) -> bool {
+    let text = match w {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    v.to_string() == text
+        || v.as_f64()
+            .zip(text.trim().parse::<f64>().ok())
+            .is_some_and(|(a, b)| a == b)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

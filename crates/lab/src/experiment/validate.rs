@@ -66,11 +66,13 @@ pub(crate) fn experiment(exp: &Experiment) -> Result<(), FieldError> {
                 format!("`{}` is not an axis", plot.x.get_ref()),
             ));
         };
-        if axis.values.get_ref().iter().any(|v| v.as_f64().is_none()) {
+        // A text axis is drawn as categories (grouped bars named by its
+        // values); it cannot carry a line or a log scale.
+        if axis.log && axis.values.get_ref().iter().any(|v| v.as_f64().is_none()) {
             return Err((
                 plot.x.span(),
                 format!(
-                    "axis `{}` is not numeric, it cannot be an x axis",
+                    "axis `{}` is not numeric, it cannot have a log scale",
                     plot.x.get_ref()
                 ),
             ));
@@ -83,6 +85,7 @@ pub(crate) fn experiment(exp: &Experiment) -> Result<(), FieldError> {
             server(r)?;
         }
     }
+    skip(exp)?;
     protocol(exp)?;
     if let Some(h) = &exp.headline {
         metric(h)?;
@@ -260,6 +263,29 @@ fn axes(exp: &Experiment) -> Result<(), FieldError> {
             .is_some_and(|d| !(d.is_finite() && d > 0.0))
         {
             return Err((a.name.span(), "display_divisor must be positive".into()));
+        }
+    }
+    Ok(())
+}
+
+/// Each `skip` names axes and values they have, and leaves a point to run.
+fn skip(exp: &Experiment) -> Result<(), FieldError> {
+    for t in &exp.skip {
+        for (k, wanted) in t.get_ref() {
+            let Some(axis) = exp.axis(k) else {
+                return Err((t.span(), format!("skip: `{k}` is not an axis")));
+            };
+            let values = super::template::listed(wanted);
+            for w in values {
+                if !axis
+                    .values
+                    .get_ref()
+                    .iter()
+                    .any(|v| super::template::same_value(v, w))
+                {
+                    return Err((t.span(), format!("skip: axis `{k}` has no value {w}")));
+                }
+            }
         }
     }
     Ok(())

@@ -140,7 +140,8 @@ pub fn certificate(tmp: &Path) -> std::io::Result<(PathBuf, PathBuf)> {
 
 /// Writes the peer's configuration into `dir` and returns its command line;
 /// with `tls` (certificate, key) it serves HTTPS only, TLS 1.3 with
-/// `TLS_AES_128_GCM_SHA256` and X25519, resumption on (tickets and a cache).
+/// `TLS_AES_128_GCM_SHA256` and X25519, resumption on (tickets and a cache),
+/// and nginx and h2o offer HTTP/2 (ALPN `h2`) beside HTTP/1.1.
 pub fn command(
     peer: Peer,
     exe: &Path,
@@ -156,8 +157,11 @@ pub fn command(
         Peer::Nginx => {
             let listen = match &tls {
                 None => format!("listen 127.0.0.1:{port};"),
+                // `http2` offers h2 beside http/1.1 by ALPN, as h2o does over
+                // TLS and servelab's HTTP/2 engines do: a client that offers
+                // http/1.1 alone (load without --h2) is served HTTP/1.1.
                 Some((cert, key)) => format!(
-                    "listen 127.0.0.1:{port} ssl; ssl_certificate {cert}; ssl_certificate_key {key};\n\
+                    "listen 127.0.0.1:{port} ssl http2; ssl_certificate {cert}; ssl_certificate_key {key};\n\
                      ssl_protocols TLSv1.3; ssl_conf_command Ciphersuites {TLS_SUITE}; \
                      ssl_ecdh_curve {TLS_GROUP};\n\
                      ssl_session_cache shared:SSL:10m; ssl_session_tickets on;"
@@ -330,6 +334,12 @@ mod tests {
                 "{peer}: {confs}"
             );
             assert!(confs.contains(TLS_SUITE), "{peer}: {confs}");
+            // nginx offers HTTP/2 by ALPN beside HTTP/1.1, as h2o does by default.
+            assert_eq!(
+                confs.contains("ssl http2;"),
+                peer == Peer::Nginx,
+                "{peer}: {confs}"
+            );
             // h2o takes its suite from an OpenSSL configuration in its environment.
             assert_eq!(cmd[0] == "/usr/bin/env", peer == Peer::H2o, "{cmd:?}");
         }

@@ -880,6 +880,10 @@ mod tests {
                 "apache",
                 "The model holds: all 3 targets met over 6 points. Largest errors: throughput +4.00% (mean 4.00%), goodput +4.00% (mean 4.00%), mean user response time +4.00% (mean 4.00%), mean response time per attempt +4.00% (mean 4.00%), 99th percentile response time +4.00% (mean 4.00%).",
             ),
+            (
+                "h2",
+                "At a protocol of h2 and 100 streams per connection, h2o was the best of 7 servers: its throughput was 36.4x that of the worst, epoll (1091 against 30.0 requests/s), a difference significant by Welch's t-test on the repeats at 95% (p < 0.001, difference 1061 ± 135 requests/s).",
+            ),
         ];
         assert_eq!(expected.len(), BUILTIN.len());
         let wrong: Vec<String> = expected

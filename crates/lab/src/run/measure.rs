@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
-use servelab_load::{LoadSpec, Target, Workload};
+use servelab_load::LoadSpec;
 
 use super::counters::{self, Wire};
 use super::record::{error_classes, failures, record_repeat, record_tls};
@@ -336,6 +336,14 @@ impl<'m> PointRun<'m> {
                 (format!("https://{}{}", srv.addr, m.load.path), wire)
             }
         };
+        if m.load.protocol.is_h2() {
+            rec.notes.push(format!(
+                "{}: {} connections carry {} closed users (load --h2 --streams)",
+                m.load.describe_protocol(),
+                m.load.connections(),
+                m.load.users()
+            ));
+        }
         let run = PointRun {
             m,
             srv,
@@ -345,7 +353,7 @@ impl<'m> PointRun<'m> {
             // the overloaded state being measured: draining it would restart
             // every repeat from an empty server, and a collapse takes seconds
             // to come back.
-            drains: m.load.timeout.is_none(),
+            drains: !m.load.times_out(),
             counted: match &m.server {
                 Server::Servelab(a) if a.status => Some(finishes(a)),
                 _ => None,
@@ -393,11 +401,17 @@ impl<'m> PointRun<'m> {
                 .unwrap_or_else(|_| Err("the counter reader panicked".into()))
         });
         record_repeat(rec, r, &report, cpu, server_rates);
+        let allowed = report.h2.as_ref().and_then(|h| h.server_max_streams);
+        if let Some(note) = stream_limit(load.protocol.streams(), allowed)
+            && !rec.notes.contains(&note)
+        {
+            rec.notes.push(note);
+        }
         if self.wire.is_tls() {
             record_tls(rec, r, &report);
         }
         rec.windows
-            .push(Window::of(&report, load.users, load.think.mean()));
+            .push(Window::of(&report, load.users(), load.think_s()));
         if r <= ctx.plan.repeats {
             ctx.bar.inc(1);
         } else {
@@ -455,6 +469,11 @@ fn start_server(
     let tmp = &ctx.plan.tmp;
     let argv: Vec<OsString> = match server {
         Server::Servelab(args) => {
+            // An engine that needs what this kernel refuses (uring without
+            // io_uring) is not here, as a peer that is not installed.
+            args.engine
+                .available()
+                .map_err(|u| PointFailure::unavailable(u.to_string()))?;
             let mut args = (**args).clone();
             args.port = Some(port);
             [exe.as_os_str().to_owned(), "serve".into()]
@@ -482,6 +501,22 @@ fn start_server(
     })
 }
 
+/// What a point must say when the server allows fewer streams per
+/// connection (`allowed`, its SETTINGS_MAX_CONCURRENT_STREAMS) than the load
+/// asks for: the extra requests wait at their connection for a stream (`load`
+/// counts them in `waited_for_stream`), so fewer requests are in flight at the
+/// server than the point is labelled with.
+fn stream_limit(asked: u32, allowed: Option<u32>) -> Option<String> {
+    let allowed = allowed?;
+    (allowed < asked).then(|| {
+        format!(
+            "the server allows {allowed} concurrent streams per connection (its \
+             SETTINGS_MAX_CONCURRENT_STREAMS), fewer than the {asked} asked: the others \
+             waited at their connection"
+        )
+    })
+}
+
 /// The point's load, where it is sent, and how over TLS.
 struct Load<'a> {
     spec: &'a ResolvedLoad,
@@ -489,40 +524,39 @@ struct Load<'a> {
     tls: Option<&'a PointTls>,
 }
 
-/// The load of one run of `duration`: the point's closed users, each on a
-/// connection that it replaces every `session` requests, over TLS with the
-/// point's trust and resumption when the server serves TLS.
-fn load_spec(ctx: &Ctx<'_>, l: &Load<'_>, duration: Duration, seed: u64) -> LoadSpec {
+/// The load of one run of `duration`: the point's settings (closed users,
+/// sessions, think, timeouts, protocol), over TLS with the point's trust and
+/// resumption when the server serves TLS, on the load's CPUs.
+fn load_spec(
+    ctx: &Ctx<'_>,
+    l: &Load<'_>,
+    duration: Duration,
+    seed: u64,
+) -> Result<LoadSpec, PointFailure> {
     let load = l.spec;
-    let mut s = LoadSpec::new(vec![Target::new(l.url.to_string())]);
+    // Checked when the point was planned: an error here is a bug, said as a
+    // failed point rather than a panic.
+    let mut s = load
+        .spec(l.url, duration)
+        .map_err(|e| PointFailure::failed(format!("load: {e}")))?;
     if let Some(tls) = l.tls {
         s.tls = tls.trust.tls_options(tls.resume);
     }
-    s.workload = Workload::Closed {
-        users: load.users,
-        session: load.session,
-        think: load.think,
-    };
-    s.timeout = load.timeout;
-    s.retries = load.retries;
-    s.retry_wait = load.retry_wait;
-    s.requests = None;
-    s.duration = Some(duration);
     s.threads = ctx
         .placement
         .load
         .len()
-        .clamp(1, load.users.max(1) as usize);
+        .clamp(1, load.connections().max(1) as usize);
     s.seed = seed;
     s.stop = Some(Arc::clone(ctx.stop));
-    s
+    Ok(s)
 }
 
 /// The point's whole load for its warm-up time, thrown away: connections,
 /// caches, the scheduler and any overloaded state settle before the first
 /// repeat.
 fn warm_up(ctx: &Ctx<'_>, load: &Load<'_>) -> Result<(), PointFailure> {
-    let spec = load_spec(ctx, load, load.spec.warmup, 999);
+    let spec = load_spec(ctx, load, load.spec.warmup, 999)?;
     servelab_load::run(&spec)
         .map(drop)
         .map_err(|e| PointFailure::failed(format!("warm-up: {e}")))
@@ -540,7 +574,7 @@ fn measure_repeat(
         return Err(PointFailure::interrupted());
     }
     let load = l.spec;
-    let spec = load_spec(ctx, l, load.duration, u64::from(r));
+    let spec = load_spec(ctx, l, load.duration, u64::from(r))?;
     let cpu0 = CpuReading::of_tree(srv.pid());
     let report = servelab_load::run(&spec)
         .map_err(|e| PointFailure::failed(format!("repeat {r}: load: {e}")))?;
@@ -550,7 +584,7 @@ fn measure_repeat(
     }
     let answered = report.status.values().sum::<u64>();
     let collapse = is_collapse(
-        load.timeout.is_some(),
+        load.times_out(),
         answered,
         report.counts.timeouts,
         srv.alive(),
@@ -653,5 +687,20 @@ mod tests {
         // Timeouts configured, but nothing answered and nothing timed out
         // (every connect refused): broken.
         assert!(!is_collapse(true, 0, 0, true));
+    }
+
+    /// An HTTP/2 point whose server caps the streams below what it asks
+    /// measures fewer requests in flight than its label says, and says so.
+    #[test]
+    fn a_server_that_allows_fewer_streams_is_said() {
+        let note = stream_limit(200, Some(128)).unwrap();
+        assert!(
+            note.starts_with("the server allows 128 concurrent streams"),
+            "{note}"
+        );
+        assert!(note.contains("fewer than the 200 asked"), "{note}");
+        assert_eq!(stream_limit(100, Some(100)), None);
+        assert_eq!(stream_limit(100, None), None, "no limit announced");
+        assert_eq!(stream_limit(1, Some(100)), None);
     }
 }
