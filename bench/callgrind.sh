@@ -12,6 +12,8 @@
 #   bench/callgrind.sh --browser       # the ten fields Firefox sends
 #   bench/callgrind.sh --rev main      # a commit instead of the working tree
 #   bench/callgrind.sh --engine epoll
+#   bench/callgrind.sh --h2            # HTTP/2 (cleartext, `serve --h2c`): h2load with
+#                                      # 50 connections x 10 streams instead of wrk
 #
 # It copies the source (the working tree's tracked files, or `git archive REV`)
 # to a scratch directory and builds it in release mode there, with one change
@@ -25,13 +27,14 @@
 # `callgrind_annotate --inclusive=yes`.
 set -euo pipefail
 
-rev="" browser=0 engine=reactor
+rev="" browser=0 engine=reactor h2=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --rev) rev="$2"; shift 2 ;;
     --browser) browser=1; shift ;;
+    --h2) h2=1; shift ;;
     --engine) engine="$2"; shift 2 ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "callgrind.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -39,6 +42,8 @@ done
 need() { command -v "$1" >/dev/null || { sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo; $sudo apt-get install -y "$2" >/dev/null; }; }
 need valgrind valgrind
 need wrk wrk
+[ $h2 = 1 ] && need h2load nghttp2-client
+[ $h2 = 1 ] && [ $browser = 1 ] && { echo "callgrind.sh: --h2 sends h2load's request; --browser is for wrk" >&2; exit 2; }
 
 repo=$(git rev-parse --show-toplevel)
 work=${TMPDIR:-/tmp}/servelab-callgrind
@@ -91,17 +96,25 @@ fi
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 out=$work/callgrind.out.$$
+H2C=(); [ $h2 = 1 ] && H2C=(--h2c)
 valgrind --tool=callgrind --callgrind-out-file="$out" "$bin" serve --engine "$engine" \
-  --workers 1 --log off --root "$root" --port "$port" > "$work/valgrind.log" 2>&1 &
+  --workers 1 --log off "${H2C[@]}" --root "$root" --port "$port" > "$work/valgrind.log" 2>&1 &
 vp=$!
 trap 'kill $vp 2>/dev/null || true' EXIT
 for _ in $(seq 100); do
   curl -s -o /dev/null "http://127.0.0.1:$port/1k.txt" && break
   sleep 0.2
 done
-wrk "${H[@]}" -t1 -c50 -d1s "http://127.0.0.1:$port/1k.txt" > /dev/null
-callgrind_control -z $vp > /dev/null 2>&1
-wrk "${H[@]}" -t1 -c50 -d3s "http://127.0.0.1:$port/1k.txt" > "$work/wrk.txt"
+url="http://127.0.0.1:$port/1k.txt"
+if [ $h2 = 1 ]; then
+  h2load -c50 -m10 -t1 -D1 "$url" > /dev/null
+  callgrind_control -z $vp > /dev/null 2>&1
+  h2load -c50 -m10 -t1 -D3 "$url" > "$work/wrk.txt"
+else
+  wrk "${H[@]}" -t1 -c50 -d1s "$url" > /dev/null
+  callgrind_control -z $vp > /dev/null 2>&1
+  wrk "${H[@]}" -t1 -c50 -d3s "$url" > "$work/wrk.txt"
+fi
 callgrind_control -d $vp > /dev/null 2>&1
 kill -INT $vp
 # The counts were dumped above. A server that does not stop on SIGINT under valgrind
@@ -112,14 +125,24 @@ kill -KILL $vp 2>/dev/null || true
 wait $vp || true
 trap - EXIT
 
-if grep -q "Non-2xx\|Socket errors" "$work/wrk.txt"; then
+if [ $h2 = 1 ]; then
+  # "requests: N total, N started, N done, N succeeded, F failed, E errored, T timeout"
+  n=$(awk '/^requests:/ {print $8}' "$work/wrk.txt")
+  bad=$(awk '/^requests:/ {print $10 + $12 + $14}' "$work/wrk.txt")
+  if [ -z "$n" ] || [ "${bad:-1}" != 0 ]; then
+    echo "callgrind.sh: h2load saw failures, so the count is not of served requests:" >&2
+    cat "$work/wrk.txt" >&2
+    exit 1
+  fi
+elif grep -q "Non-2xx\|Socket errors" "$work/wrk.txt"; then
   echo "callgrind.sh: wrk saw errors, so the count is not of served requests:" >&2
   cat "$work/wrk.txt" >&2
   exit 1
+else
+  n=$(awk '/requests in/ {print $1}' "$work/wrk.txt")
 fi
-n=$(awk '/requests in/ {print $1}' "$work/wrk.txt")
 dump=$(ls -t "$out".* | head -1)
 ir=$(callgrind_annotate "$dump" | awk '/PROGRAM TOTALS/ {gsub(",","",$1); print $1}')
-mode=wrk; [ $browser = 1 ] && mode=browser
+mode=wrk; [ $browser = 1 ] && mode=browser; [ $h2 = 1 ] && mode="h2load (h2c, 50x10 streams)"
 echo "$label, $engine, $mode request: $((ir / n)) instructions per request ($ir over $n requests)"
 echo "callgrind file: $dump"

@@ -1,5 +1,5 @@
-//! HPACK (RFC 7541), written for this crate: a decoder with hard limits, and an encoder that
-//! keeps no dynamic state.
+//! HPACK (RFC 7541), written for this crate: a decoder with hard limits, and an encoder with
+//! a small dynamic table ([`encoder::MAX_TABLE`]).
 //!
 //! Why by hand rather than a crate: of the crates that expose HPACK on its own, `hpack`
 //! (0.3) has no setting for either limit; `loona-hpack` 0.4 (formerly `fluke-hpack`) bounds

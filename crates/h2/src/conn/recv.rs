@@ -330,7 +330,8 @@ impl<R: Role> Connection<R> {
             .iter()
             .any(|(id, _)| id == crate::settings::id::HEADER_TABLE_SIZE)
         {
-            self.encoder.peer_table_size_changed();
+            self.encoder
+                .peer_table_size_changed(self.peer.header_table_size);
         }
         let delta =
             i64::from(self.peer.initial_window_size) - i64::from(before.initial_window_size);

@@ -156,13 +156,24 @@ impl<R: Role> Connection<R> {
         for (name, value) in pseudo {
             self.encoder.field(name, value, &mut block);
         }
-        let mut lower = Vec::new();
+        // Names up to 64 octets are lowercased on the stack (an HTTP/1.1
+        // handler's `Content-Type`), longer ones in a buffer made for them.
+        let mut short = [0u8; 64];
+        let mut long = Vec::new();
         for (name, value) in fields {
             let mut name = name.as_bytes();
             if name.iter().any(u8::is_ascii_uppercase) {
-                lower.clear();
-                lower.extend(name.iter().map(u8::to_ascii_lowercase));
-                name = &lower;
+                let buf: &mut [u8] = if name.len() <= short.len() {
+                    &mut short[..name.len()]
+                } else {
+                    long.clear();
+                    long.resize(name.len(), 0);
+                    &mut long
+                };
+                for (b, c) in buf.iter_mut().zip(name) {
+                    *b = c.to_ascii_lowercase();
+                }
+                name = buf;
             }
             if CONNECTION_SPECIFIC.contains(&name) {
                 continue;

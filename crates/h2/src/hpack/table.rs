@@ -136,6 +136,21 @@ impl DynamicTable {
         self.size += size;
     }
 
+    /// The combined indices (62 for the newest) of the newest entry that is
+    /// `name` with `value`, and of the newest one that has `name`.
+    pub fn find(&self, name: &[u8], value: &[u8]) -> (Option<usize>, Option<usize>) {
+        let mut named = None;
+        for (i, (n, v)) in self.entries.iter().enumerate() {
+            if &n[..] == name {
+                if &v[..] == value {
+                    return (Some(i + 62), named.or(Some(i + 62)));
+                }
+                named.get_or_insert(i + 62);
+            }
+        }
+        (None, named)
+    }
+
     /// The entry at combined index `index` (1-based; 1..=61 static, then dynamic).
     pub fn get(&self, index: usize) -> Option<(&[u8], &[u8])> {
         match index {
@@ -155,9 +170,92 @@ impl DynamicTable {
     }
 }
 
+/// The index of the first static entry named `name`, by a match the compiler
+/// turns into a length switch and a few comparisons (a scan of the 61 entries
+/// cost a response's head more than the rest of its encoding).
+pub fn static_name(name: &[u8]) -> Option<usize> {
+    Some(match name {
+        b":authority" => 1,
+        b":method" => 2,
+        b":path" => 4,
+        b":scheme" => 6,
+        b":status" => 8,
+        b"accept-charset" => 15,
+        b"accept-encoding" => 16,
+        b"accept-language" => 17,
+        b"accept-ranges" => 18,
+        b"accept" => 19,
+        b"access-control-allow-origin" => 20,
+        b"age" => 21,
+        b"allow" => 22,
+        b"authorization" => 23,
+        b"cache-control" => 24,
+        b"content-disposition" => 25,
+        b"content-encoding" => 26,
+        b"content-language" => 27,
+        b"content-length" => 28,
+        b"content-location" => 29,
+        b"content-range" => 30,
+        b"content-type" => 31,
+        b"cookie" => 32,
+        b"date" => 33,
+        b"etag" => 34,
+        b"expect" => 35,
+        b"expires" => 36,
+        b"from" => 37,
+        b"host" => 38,
+        b"if-match" => 39,
+        b"if-modified-since" => 40,
+        b"if-none-match" => 41,
+        b"if-range" => 42,
+        b"if-unmodified-since" => 43,
+        b"last-modified" => 44,
+        b"link" => 45,
+        b"location" => 46,
+        b"max-forwards" => 47,
+        b"proxy-authenticate" => 48,
+        b"proxy-authorization" => 49,
+        b"range" => 50,
+        b"referer" => 51,
+        b"refresh" => 52,
+        b"retry-after" => 53,
+        b"server" => 54,
+        b"set-cookie" => 55,
+        b"strict-transport-security" => 56,
+        b"transfer-encoding" => 57,
+        b"user-agent" => 58,
+        b"vary" => 59,
+        b"via" => 60,
+        b"www-authenticate" => 61,
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn static_name_gives_each_name_s_first_entry() {
+        for (i, (name, _)) in STATIC.iter().enumerate() {
+            let first = STATIC.iter().position(|(n, _)| n == name).unwrap() + 1;
+            assert_eq!(static_name(name), Some(first), "{}", i + 1);
+        }
+        assert_eq!(static_name(b"x-custom"), None);
+        assert_eq!(static_name(b"Server"), None, "names are lowercase");
+    }
+
+    #[test]
+    fn find_gives_the_newest_match_and_the_newest_name() {
+        let mut t = DynamicTable::new(1000);
+        t.insert(b"server", b"a");
+        t.insert(b"server", b"b");
+        t.insert(b"etag", b"x");
+        // Newest first: etag 62, server b 63, server a 64.
+        assert_eq!(t.find(b"server", b"a"), (Some(64), Some(63)));
+        assert_eq!(t.find(b"server", b"c"), (None, Some(63)));
+        assert_eq!(t.find(b"vary", b"x"), (None, None));
+    }
 
     #[test]
     fn eviction_keeps_the_size_within_the_max() {

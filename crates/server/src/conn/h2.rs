@@ -803,9 +803,12 @@ fn rebuild_head(req: &Request, out: &mut Vec<u8>) {
 /// The status code of the HTTP/1.1 head at the start of `resp`, and where
 /// the head ends (its body, if any, follows).
 fn status_and_head_end(resp: &[u8]) -> Option<(u16, usize)> {
-    let end = resp.windows(4).position(|w| w == b"\r\n\r\n")? + 4;
+    let end = memchr::memmem::find(resp, b"\r\n\r\n")? + 4;
     let code = resp.get(9..12)?;
-    let code = std::str::from_utf8(code).ok()?.parse().ok()?;
+    if !code.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let code = code.iter().fold(0u16, |n, d| n * 10 + u16::from(d - b'0'));
     Some((code, end))
 }
 
@@ -814,10 +817,18 @@ fn status_and_head_end(resp: &[u8]) -> Option<(u16, usize)> {
 /// out the connection-specific ones.
 fn fields_of(head: &[u8]) -> Vec<(&str, &[u8])> {
     let mut fields = Vec::with_capacity(16);
-    let mut lines = head.split(|&b| b == b'\n').skip(1);
+    // memchr's searches, not a byte loop: this runs on every HTTP/2 answer.
+    let mut start = 0;
+    let mut lines = std::iter::from_fn(|| {
+        let rest = head.get(start..).filter(|r| !r.is_empty())?;
+        let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+        start += end + 1;
+        Some(&rest[..end])
+    })
+    .skip(1);
     for line in lines.by_ref() {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let Some(colon) = line.iter().position(|&b| b == b':') else {
+        let Some(colon) = memchr::memchr(b':', line) else {
             continue;
         };
         let Ok(name) = std::str::from_utf8(&line[..colon]) else {
