@@ -152,6 +152,16 @@ pub(crate) struct Args {
     /// adds to S in the bounds; the exact solution no longer applies.
     #[arg(long, value_name = "DIST", value_parser = dist, default_value = "0")]
     first_demand: Dist,
+    /// Extra CPU demand of a request that starts on a core idle for at least
+    /// --idle-gap, added to its --service draw (a server slower after an idle gap
+    /// than back to back: `predict` fits it from one user thinking). The exact
+    /// solution no longer applies; the bounds keep the busy demand.
+    #[arg(long, value_name = "DIST", value_parser = dist, default_value = "0")]
+    idle_demand: Dist,
+    /// How long a core must have idled for --idle-demand to be paid (a request
+    /// that follows another back to back does not pay it).
+    #[arg(long, value_name = "DURATION", value_parser = duration, default_value = "1ms")]
+    idle_gap: f64,
     /// Workers held by connections (a thread or process per connection: serve's
     /// pool and prefork, Apache prefork/worker, gunicorn gthread): the c x k threads
     /// are the W workers, and a connection holds one from accept until it closes
@@ -272,6 +282,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
         session: args.session.0,
         first_demand: args.first_demand,
         connections: connections(&args),
+        idle_demand: args.idle_demand,
+        idle_gap: args.idle_gap,
     };
     let sweep = Sweep { base, users };
     let spec = RunSpec {

@@ -148,6 +148,14 @@ pub struct Fit {
     /// found), with the keep-alive timeout and request limit; `free` when
     /// requests, not connections, queue for threads.
     pub connections: Connections,
+    /// Extra demand of a request after an idle gap (the simulator's
+    /// `idle_demand`): what the idle step's CPU per request has beyond the
+    /// model's demand, when the server is slower after a gap (`crate::idle`);
+    /// zero otherwise.
+    pub idle_demand: Dist,
+    /// The idle gap past which it is paid, seconds (the simulator's default,
+    /// or twice the time outside the server when that is longer).
+    pub idle_gap_s: f64,
     /// The buffer's bounds when refusals identified it: (smallest, largest)
     /// buffer consistent with the staircase; the model uses the largest.
     pub buffer_bounds: Option<(u32, u32)>,
@@ -176,6 +184,8 @@ impl Fit {
             policy: self.policy,
             quantum: self.quantum_s,
             connections: self.connections,
+            idle_demand: self.idle_demand,
+            idle_gap: self.idle_gap_s,
             ..Model::default()
         }
     }
@@ -229,6 +239,13 @@ impl Fit {
             s.push_str(&format!(
                 " --policy rr --quantum {}ms",
                 (self.quantum_s * 1e6).round() / 1e3
+            ));
+        }
+        if !self.idle_demand.is_zero() {
+            s.push_str(&format!(
+                " --idle-demand {} --idle-gap {}ms",
+                self.idle_demand,
+                (self.idle_gap_s * 1e6).round() / 1e3
             ));
         }
         if let Some(h) = self.connections.held() {
@@ -420,6 +437,8 @@ pub(crate) fn fit(all_steps: &[Step], cpu_measured: bool) -> Result<Fit> {
         service,
         buffer,
         connections: Connections::Free,
+        idle_demand: Dist::ZERO,
+        idle_gap_s: servelab_sim::DEFAULT_IDLE_GAP,
         buffer_bounds,
         demand_slope_s_per_user,
         notes,

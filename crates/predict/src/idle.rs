@@ -17,14 +17,17 @@
 //! targets there. The step measures one user thinking the asked think time
 //! (as the validation will), which every request meets idle, and sets its
 //! CPU per request and response time beside the back-to-back ones. It is
-//! kept out of the demand's fit. The model keeps one demand (the simulator
-//! has no demand that depends on the gap before a request): where the gap
-//! costs more than its interval, the output says first that the prediction
-//! below the knee is optimistic, by how much per request.
+//! kept out of the demand's fit. Where the gap costs more than its interval,
+//! the output says so first, and where that cost is CPU (the step's CPU per
+//! request above the model's demand beyond its interval) the model takes it
+//! in: the simulator's `idle_demand`, paid by a request that starts on a core
+//! idle for longer than `idle_gap` ([`IdleGap::apply`]).
 
 use serde::Serialize;
 
-use crate::fit::Estimate;
+use servelab_dist::Dist;
+
+use crate::fit::{Estimate, Fit};
 use crate::staircase::Step;
 use servelab_lab::sample::Sample;
 
@@ -106,6 +109,41 @@ impl IdleGap {
         gap
     }
 
+    /// Gives the model the idle step's cost: the extra demand its CPU per
+    /// request has beyond the model's demand, when the server is slower after
+    /// a gap and that extra is positive beyond the step's interval. The note
+    /// says what was set, or why nothing was.
+    pub(crate) fn apply(&self, fit: &mut Fit) -> Option<String> {
+        if !self.costs_more {
+            return None;
+        }
+        let d_ms = fit.demand_s * 1e3;
+        let note = match self.idle_cpu_ms {
+            Some(c) if c.value - c.half_width.unwrap_or(f64::INFINITY) > d_ms => {
+                let extra_s = (c.value - d_ms) / 1e3;
+                fit.idle_demand = Dist::constant(extra_s);
+                // Back to back the server idles for the time outside it; the
+                // gap must be longer than that.
+                fit.idle_gap_s = servelab_sim::DEFAULT_IDLE_GAP.max(2.0 * fit.delay_s);
+                format!(
+                    "idle gap: a request after the server idled {:.1} ms or more pays {:.3} ms \
+                     more CPU in the model (the idle step's {:.3} ± {:.3} ms per request \
+                     against the model's demand {d_ms:.3} ms)",
+                    fit.idle_gap_s * 1e3,
+                    extra_s * 1e3,
+                    c.value,
+                    c.half_width.unwrap_or(0.0)
+                )
+            }
+            _ => "idle gap: the server is slower after an idle gap, but its CPU per request \
+                  there is not above the model's demand beyond its interval (a wait, not CPU, or \
+                  too few repeats): the model does not take it in"
+                .to_string(),
+        };
+        fit.notes.push(note.clone());
+        Some(note)
+    }
+
     fn words(&self) -> String {
         let f = |e: Option<Estimate>| {
             e.map_or("not measured".into(), |e| {
@@ -129,9 +167,9 @@ impl IdleGap {
         );
         if self.costs_more {
             format!(
-                "{head}: this server is slower after an idle gap than back to back, and the \
-                 model's one demand is the busy server's, so below the knee it predicts too \
-                 little time and too much throughput: the predictions there are optimistic"
+                "{head}: this server is slower after an idle gap than back to back; a model \
+                 with the busy server's demand alone predicts too little time and too much \
+                 throughput below the knee"
             )
         } else {
             format!("{head}: no cost of an idle gap beyond the intervals")
@@ -189,7 +227,21 @@ mod tests {
         assert!(slow.costs_more, "{}", slow.summary);
         let extra = slow.extra_cpu_ms.unwrap();
         assert!((extra.value - 1.85).abs() < 0.01, "{extra:?}");
-        assert!(slow.summary.contains("optimistic"), "{}", slow.summary);
+        assert!(
+            slow.summary.contains("slower after an idle gap"),
+            "{}",
+            slow.summary
+        );
+        // The model takes the CPU the gap costs beyond its own demand.
+        let mut fit = crate::held::one_core();
+        fit.demand_s = 0.0056;
+        let note = slow.apply(&mut fit).unwrap();
+        assert!((fit.idle_demand.mean() - 0.0018).abs() < 1e-9, "{note}");
+        assert!(
+            fit.sim_command("1", &Load::closed(1))
+                .contains("--idle-demand")
+        );
+
         // The same figures after a think: nothing to say.
         let same = IdleGap::of(thinking(5.6, 5.55), &busy);
         assert!(!same.costs_more, "{}", same.summary);
@@ -198,6 +250,10 @@ mod tests {
             "{}",
             same.summary
         );
+        // Nothing to take from a server that is not slower.
+        let mut plain = crate::held::one_core();
+        assert_eq!(same.apply(&mut plain), None);
+        assert!(plain.idle_demand.is_zero());
         // Faster after a gap is not a warning either.
         let faster = IdleGap::of(thinking(4.0, 4.0), &busy);
         assert!(!faster.costs_more, "{}", faster.summary);

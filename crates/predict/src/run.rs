@@ -98,6 +98,10 @@ pub fn run(opts: &PredictOptions) -> Result<Outcome> {
     progress.step("fit: fitting the threads per core by simulation");
     threads::fit(&mut fit, &steps)?;
     held::apply(&mut fit, &architecture);
+    let idle_note = idle.as_ref().and_then(|g| g.apply(&mut fit));
+    if let Some(note) = &idle_note {
+        progress.step(note.clone());
+    }
     // The step past W against the fitted model (W held, the keep-alive
     // timeout and the request limit), simulated as the step was measured.
     if let Some(p) = &mut past_workers
@@ -163,7 +167,10 @@ pub fn run(opts: &PredictOptions) -> Result<Outcome> {
     progress.finish();
     let mut warnings = forecast::warnings(&fit, &architecture, knee_users, &opts.load);
     if let Some(g) = idle.as_ref().filter(|g| g.costs_more) {
-        warnings.push(g.summary.clone());
+        warnings.push(match &idle_note {
+            Some(note) => format!("{}. {note}", g.summary),
+            None => g.summary.clone(),
+        });
     }
     let outcome = Outcome {
         warnings,

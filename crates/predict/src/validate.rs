@@ -358,12 +358,16 @@ pub(crate) fn why(
     if let Some(g) = idle.filter(|g| g.costs_more && !p.beyond_knee) {
         why.push(format!(
             "{at} is below the knee, where the server idles between requests, and it is \
-             slower after an idle gap than back to back ({}): the model's one demand is the \
-             busy server's",
+             slower after an idle gap than back to back ({}){}",
             g.extra_cpu_ms.filter(|e| e.value > 0.0).map_or_else(
                 || "longer response times".to_string(),
                 |e| format!("{:+.3} ms of CPU per request", e.value)
-            )
+            ),
+            if fit.idle_demand.is_zero() {
+                ": the model has the busy server's demand only"
+            } else {
+                ": the model takes in the extra CPU after a gap; what is left of the difference is not in the model"
+            }
         ));
     }
     if p.predicted.past_held_workers {

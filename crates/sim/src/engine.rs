@@ -122,6 +122,8 @@ struct Core {
     completes: bool,
     /// Quanta the pending slice runs when it does not complete.
     quanta: u64,
+    /// When the core last became idle (`Model::idle_demand`).
+    idle_since: f64,
 }
 
 /// Derives the seed of one (point, replication) stream: independent of the order in
@@ -419,11 +421,24 @@ impl<T: Tracer> Sim<'_, T> {
         let group = self.group_of(core);
         match self.ready[group].pop_front() {
             Some(id) => {
+                let c = self.cores[core as usize];
+                // Drawn only when it can be paid, so a model without it draws the
+                // same stream as before it existed.
+                if !self.m.idle_demand.is_zero()
+                    && c.state == CoreState::Idle
+                    && self.now - c.idle_since >= self.m.idle_gap
+                {
+                    self.reqs[id as usize].demand += self.m.idle_demand.sample(&mut self.rng);
+                }
                 self.running += 1;
                 self.start_slice(core, id)
             }
             None => {
-                self.cores[core as usize].state = CoreState::Idle;
+                let c = &mut self.cores[core as usize];
+                if c.state != CoreState::Idle {
+                    c.idle_since = self.now;
+                }
+                c.state = CoreState::Idle;
                 Ok(())
             }
         }
@@ -508,6 +523,7 @@ impl<T: Tracer> Sim<'_, T> {
         self.in_system -= 1;
         self.running -= 1;
         self.cores[core as usize].state = CoreState::Idle;
+        self.cores[core as usize].idle_since = self.now;
         self.free_reqs.push(id);
         let good = !r.abandoned;
         // A badput's user has gone: its user time is not recorded (0).
@@ -622,6 +638,7 @@ impl<T: Tracer> Sim<'_, T> {
             CoreState::Idle => unreachable!("the request is on this core"),
         }
         self.cores[core].state = CoreState::Idle;
+        self.cores[core].idle_since = self.now;
         self.q.clear_core(core as u32);
         self.trace("cancel", r.user, core as u32, r.thread)?;
         self.release_thread(r.thread, Some(core as u32))
@@ -730,6 +747,7 @@ fn simulate<T: Tracer>(
         bounded: false,
         completes: false,
         quanta: 0,
+        idle_since: 0.0,
     };
     let mut sim = Sim {
         m: model,
@@ -869,6 +887,71 @@ mod tests {
             warmup: Warmup::Mser5,
             seed: 3,
         }
+    }
+
+    /// One user and constant demands: after a think far longer than the idle gap
+    /// every request meets an idle core and pays the idle demand (R = S + e); back to
+    /// back (no think) none does (R = S); with two users on one core the requests
+    /// that find it busy do not, so the mean demand lies between.
+    #[test]
+    fn a_request_after_an_idle_gap_pays_the_idle_demand_and_one_back_to_back_does_not() {
+        let (s, e) = (0.005, 0.002);
+        let run = |users: u32, think: Dist| {
+            let m = Model {
+                users,
+                think,
+                service: Dist::constant(s),
+                idle_demand: Dist::constant(e),
+                cores: 1,
+                ..Model::default()
+            };
+            m.validate().unwrap();
+            run_replication(&m, &spec(20_000), 0, 0, &mut NoTrace)
+                .unwrap()
+                .metrics
+        };
+        let thinking = run(1, Dist::constant(0.02));
+        assert!(
+            (thinking.attempt_response_time - (s + e)).abs() < 1e-9,
+            "{}",
+            thinking.attempt_response_time
+        );
+        let back_to_back = run(1, Dist::ZERO);
+        assert!(
+            (back_to_back.attempt_response_time - s).abs() < 1e-9,
+            "{}",
+            back_to_back.attempt_response_time
+        );
+        // 2 users thinking 20 ms on one core: some requests find it busy or just
+        // freed, so U = X·D with D between S and S + e.
+        let busy = run(2, Dist::exp(0.02));
+        let demand = busy.utilisation / busy.throughput;
+        assert!(demand > s * 1.01 && demand < (s + e) * 0.99, "{demand}");
+        // Without an idle demand the draw stream is untouched: the same run as before it
+        // existed (seed 002's numbers do not move).
+        let none = Model {
+            users: 8,
+            think: Dist::exp(0.02),
+            service: Dist::exp(s),
+            cores: 1,
+            ..Model::default()
+        };
+        let a = run_replication(&none, &spec(5_000), 0, 0, &mut NoTrace).unwrap();
+        let b = run_replication(
+            &Model {
+                idle_gap: 0.5,
+                ..none.clone()
+            },
+            &spec(5_000),
+            0,
+            0,
+            &mut NoTrace,
+        )
+        .unwrap();
+        assert_eq!(
+            a.metrics.attempt_response_time,
+            b.metrics.attempt_response_time
+        );
     }
 
     /// A saturated server (zero think) with deterministic demands runs at its

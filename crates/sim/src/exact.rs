@@ -93,6 +93,8 @@ pub fn not_exact_because(m: &Model) -> Option<&'static str> {
         // Even with one connection for the whole run, each user's first
         // request pays it: a transient the chain does not have.
         Some("a connection's first request has an extra demand")
+    } else if !m.idle_demand.is_zero() {
+        Some("a request after an idle gap has an extra demand (the service depends on the state)")
     } else if m.timeout.is_some() {
         Some("timeouts are on")
     } else if m.on_full == OnFull::Reject {

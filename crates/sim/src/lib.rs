@@ -86,7 +86,9 @@ pub use bounds::Bounds;
 pub use error::{Result, SimError};
 pub use estimate::Estimate;
 pub use exact::Exact;
-pub use model::{Affinity, Connections, HeldWorkers, Model, OnAbandon, OnFull, Policy};
+pub use model::{
+    Affinity, Connections, DEFAULT_IDLE_GAP, HeldWorkers, Model, OnAbandon, OnFull, Policy,
+};
 pub use no_effect::{NoEffect, no_effect};
 pub use result::{Diff, LittleCheck, Metrics, PointResult, WarmupUsed};
 pub use servelab_dist::Dist;

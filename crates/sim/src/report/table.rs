@@ -164,6 +164,13 @@ pub fn header(points: &[PointResult], spec: Option<&RunSpec>) -> String {
             m.mean_demand(),
         ));
     }
+    if !m.idle_demand.is_zero() {
+        lines.push(format!(
+            "idle gap: a request started on a core idle for {} s or more adds {} (the bounds \
+             keep the busy demand)",
+            m.idle_gap, m.idle_demand
+        ));
+    }
     if let Some(h) = m.connections.held() {
         lines.push(format!(
             "held workers: a connection holds its worker from accept to close: after {} idle, \
