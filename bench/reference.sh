@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The reference run (docs/lab.md, "The reference run"): every built-in
+# experiment, one after another, from a release build of a clean commit, on a
+# machine with nothing else running, into a new directory. The lab places the
+# server on CPU 0 and the load generator on CPU 1 itself.
+#
+# Why a script: a reference run is what the docs and the README quote (and
+# crates/lab/tests/lab/doc_figures.rs checks the quotes against), so it must
+# be made the same way each time, from a commit anyone can check out, and say
+# how quiet the machine was when each experiment began.
+#
+# Usage: bench/reference.sh OUT_DIR [NAME...]
+#   NAME        a built-in experiment (`servelab lab list`); default: all of
+#               them, then the two by-repeat pairs `lab ab connections` and
+#               `lab ab filesize` with the same binary on both sides
+# Env:  LOAD_MAX    refuse to start an experiment while the 1-minute load
+#                   average is above it (default 1.0; the run waits up to
+#                   10 minutes for it to fall, then stops)
+#       SERVELAB    the binary (default: target/release/servelab, built here)
+# It refuses a working tree with uncommitted changes (a reference run names
+# its commit, and `-dirty` cannot be checked out), and an OUT_DIR that exists.
+# Writes OUT_DIR/NAME for each experiment (NAME.out and NAME.err beside it)
+# and OUT_DIR/reference.log (the commit; each experiment's start, load
+# average, end and exit status). Replace results/reference with it by hand,
+# after reading it, and update the quotes doc_figures.rs checks.
+set -euo pipefail
+
+die() { echo "servelab: reference: error: $*" >&2; exit 2; }
+say() { echo "servelab: reference: $*" >&2; }
+
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${1:?usage: bench/reference.sh OUT_DIR [NAME...]}
+shift
+[ -e "$OUT" ] && die "$OUT exists; the reference run never overwrites"
+LOAD_MAX=${LOAD_MAX:-1.0}
+cd "$HERE"
+[ -z "$(git status --porcelain --untracked-files=no)" ] \
+    || die "the working tree has uncommitted changes: commit them (a reference run names a clean commit)"
+if [ -z "${SERVELAB:-}" ]; then
+    cargo build --release -q -p servelab
+    SERVELAB=$HERE/target/release/servelab
+fi
+[ -x "$SERVELAB" ] || die "no servelab binary at $SERVELAB"
+
+NAMES=("$@")
+AB=()
+if [ ${#NAMES[@]} -eq 0 ]; then
+    mapfile -t NAMES < <("$SERVELAB" lab list | awk '$1 != "total" {print $1}')
+    AB=(connections filesize)
+fi
+[ ${#NAMES[@]} -gt 0 ] || die "no experiment to run"
+
+mkdir -p "$OUT"
+LOG=$OUT/reference.log
+load() { cut -d' ' -f1 /proc/loadavg; }
+quiet() {
+    local waited=0
+    until python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) <= float(sys.argv[2]) else 1)' "$(load)" "$LOAD_MAX"; do
+        [ $waited -ge 600 ] && die "the load average stayed above $LOAD_MAX for 10 minutes ($(load)): not a quiet machine"
+        sleep 15; waited=$((waited + 15))
+    done
+}
+echo "commit $(git rev-parse HEAD) binary $SERVELAB started $(date -u +%FT%TZ)" >> "$LOG"
+run() {
+    local what=$1; shift
+    quiet
+    local start; start=$(date -u +%FT%TZ)
+    local la; la=$(load)
+    say "$what: starting at load average $la"
+    local rc=0
+    "$SERVELAB" "$@" --no-progress > "$OUT/$what.out" 2> "$OUT/$what.err" || rc=$?
+    echo "$what start $start load $la end $(date -u +%FT%TZ) exit $rc" >> "$LOG"
+    say "$what: exit $rc"
+}
+for n in "${NAMES[@]}"; do
+    run "$n" lab run "$n" --out "$OUT/$n"
+done
+for n in "${AB[@]}"; do
+    run "$n-ab" lab ab "$n" --a "$SERVELAB" --b "$SERVELAB" --out "$OUT/$n-ab"
+done
+echo "finished $(date -u +%FT%TZ)" >> "$LOG"
+say "done: $OUT (log: $LOG)"
