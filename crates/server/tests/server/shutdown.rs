@@ -73,3 +73,41 @@ fn idle_connections_do_not_delay_shutdown() {
         );
     }
 }
+
+/// The other end of the grace period: a client that stops reading keeps its
+/// response from finishing, and when the grace period is over the server
+/// cuts it and stops (`driver/grace.rs` on the loops, each engine's own way
+/// elsewhere).
+#[test]
+fn a_response_still_owed_when_the_grace_period_ends_is_cut() {
+    for engine in Engine::here() {
+        let dir = fixture();
+        let body: Vec<u8> = (0..24 * 1024 * 1024u32).map(|i| (i % 241) as u8).collect();
+        std::fs::write(dir.path().join("huge.bin"), &body).unwrap();
+        let server = start(dir.path(), engine, |c| {
+            c.grace = Duration::from_millis(300);
+            c.write_timeout = Duration::from_secs(60);
+        });
+        let mut s = connect(server.local_addr());
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        s.write_all(b"GET /huge.bin HTTP/1.1\r\nHost: t\r\n\r\n")
+            .unwrap();
+        let mut first = [0u8; 1024];
+        s.read_exact(&mut first).unwrap();
+        // The client reads nothing more until the server has stopped.
+        server.shutdown().unwrap();
+        let mut got = first.len();
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            match s.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => got += n,
+            }
+        }
+        assert!(
+            got < body.len(),
+            "{engine}: the response was cut ({got} of {} bytes)",
+            body.len()
+        );
+    }
+}
