@@ -29,6 +29,10 @@
 //!   `Conn`; the driver says only what it does when the socket is not ready;
 //! - [`grace`]: the end of the grace period of shutdown, for the two loops
 //!   (forced once, then a last wait for what they cannot take back);
+//! - [`places`]: where a loop keeps its connections, each place with a
+//!   generation that stale events and timer entries are checked against;
+//! - [`spares`]: the buffers lent to connections that read and write, taken
+//!   back while they are idle;
 //! - [`timers`]: the deadlines of a loop's connections, one heap with lazy
 //!   deletion for the epoll loop and the ring;
 //! - [`policy`]: what they all do the same way: a connection's open and
@@ -57,8 +61,10 @@ pub(crate) mod dispatch;
 pub(crate) mod evloop;
 pub(crate) mod grace;
 pub(crate) mod handoff;
+pub(crate) mod places;
 pub(crate) mod policy;
 pub(crate) mod ring;
+pub(crate) mod spares;
 pub(crate) mod step;
 pub(crate) mod timers;
 pub(crate) mod tokio_task;

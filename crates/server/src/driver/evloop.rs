@@ -105,11 +105,13 @@ use super::connection::{Away, Connection, Handover};
 use super::dispatch::{Carry, carry};
 use super::grace::{Grace, Turn};
 use super::handoff::{Job, LoopEnd};
+use super::places::Places;
 use super::policy;
+use super::spares::Spares;
 use super::step::{self, Moved};
 use super::timers::Timers;
 use super::wire::Wire;
-use crate::conn::{Buffers, Conn, Event, Interest};
+use crate::conn::{Conn, Event, Interest};
 use crate::error::ServerError;
 use crate::shared::{Local, Shared};
 
@@ -152,19 +154,16 @@ pub(crate) struct EventLoop<'s> {
     /// Register the listeners with `EPOLLEXCLUSIVE` (several loops share them).
     exclusive: bool,
     listening: bool,
-    slots: Vec<Option<Connection>>,
-    /// Generation of each slot index, so a stale event or timer for a closed
-    /// connection never reaches a new one in the same place.
-    gens: Vec<u32>,
+    /// The connections, each in a place whose generation a stale event or
+    /// timer entry is checked against.
+    slots: Places<Connection>,
     /// What happened to each slot's connection while a worker had it
     /// ([`super::handoff`]): its events and timer still reach this loop.
     away: Vec<Away>,
     /// Each slot's [`Handover`], kept while its connection is with a worker.
     handovers: Vec<Option<Arc<Handover>>>,
-    free: Vec<u32>,
-    open: usize,
     timers: Timers,
-    pool: Vec<Buffers>,
+    pool: Spares,
     /// Accepting is paused (descriptors exhausted) until then.
     accept_paused: Option<Instant>,
     /// The pause after the next resource error.
@@ -206,14 +205,11 @@ impl<'s> EventLoop<'s> {
             listeners: listeners.iter().map(|l| l.as_fd()).collect(),
             exclusive,
             listening: false,
-            slots: Vec::new(),
-            gens: Vec::new(),
+            slots: Places::default(),
             away: Vec::new(),
             handovers: Vec::new(),
-            free: Vec::new(),
-            open: 0,
             timers: Timers::default(),
-            pool: Vec::new(),
+            pool: Spares::new(POOL),
             accept_paused: None,
             accepting: Accepting::default(),
             grace: Grace::default(),
@@ -309,7 +305,7 @@ impl<'s> EventLoop<'s> {
         }
         loop {
             let now = Instant::now();
-            match self.grace.at(now, self.open) {
+            match self.grace.at(now, self.slots.open()) {
                 Turn::Serve => {}
                 Turn::Force => {
                     self.site.shutdown.force();
@@ -446,33 +442,24 @@ impl<'s> EventLoop<'s> {
         if !policy::opened(self.site, &mut self.w, &conn) {
             return;
         }
-        let index = match self.free.pop() {
-            Some(i) => i as usize,
-            None => {
-                self.slots.push(None);
-                self.gens.push(0);
-                self.away.push(Away::default());
-                self.handovers.push(None);
-                self.slots.len() - 1
-            }
-        };
         if self.handoff.is_some() {
             conn.defer_answers();
         }
         let mut c = Connection::accepted(sock, conn, Wire::new(self.site));
-        if self.handoff.is_some() {
-            let h = Arc::new(Handover::default());
-            self.handovers[index] = Some(h.clone());
-            c.handover = Some(h);
+        let handover = self.handoff.is_some().then(Arc::<Handover>::default);
+        c.handover.clone_from(&handover);
+        let index = self.slots.insert(c);
+        if index == self.away.len() {
+            self.away.push(Away::default());
+            self.handovers.push(None);
         }
-        self.slots[index] = Some(c);
-        self.open += 1;
+        self.handovers[index] = handover;
         self.drive(index);
     }
 
     fn on_event(&mut self, token: u64, flags: EventFlags) {
         let index = (token & 0xffff_ffff) as usize;
-        if self.gens.get(index) != Some(&((token >> 32) as u32)) {
+        if !self.slots.is_current(index, (token >> 32) as u32) {
             return;
         }
         let Some(slot) = &mut self.slots[index] else {
@@ -515,6 +502,7 @@ impl<'s> EventLoop<'s> {
     /// socket's last known readiness: [`Edges`]), then arms its timer.
     fn drive(&mut self, index: usize) {
         let site = self.site;
+        let gen_ = self.slots.gens()[index];
         let Some(slot) = &mut self.slots[index] else {
             return;
         };
@@ -542,7 +530,7 @@ impl<'s> EventLoop<'s> {
         if !slot.registered {
             // Edge triggered, and epoll_ctl(ADD) reports readiness that is
             // already there, so nothing that happened before this is lost.
-            let token = (u64::from(self.gens[index]) << 32) | index as u64;
+            let token = (u64::from(gen_) << 32) | index as u64;
             let flags = EventFlags::IN | EventFlags::OUT | EventFlags::RDHUP | EventFlags::ET;
             if epoll::add(&self.epoll, &slot.sock, EventData::new_u64(token), flags).is_err() {
                 slot.conn.on(Event::ReadFailed, site, &mut self.w);
@@ -558,8 +546,7 @@ impl<'s> EventLoop<'s> {
                 .and_then(|c| c.until())
                 .unwrap_or_else(Instant::now),
         };
-        self.timers
-            .arm(&mut slot.armed, deadline, index, self.gens[index]);
+        self.timers.arm(&mut slot.armed, deadline, index, gen_);
     }
 
     /// Handles every timer entry that has come due.
@@ -575,7 +562,7 @@ impl<'s> EventLoop<'s> {
                 self.accept(i);
             }
         }
-        while let Some(due) = self.timers.due(now, &self.gens) {
+        while let Some(due) = self.timers.due(now, self.slots.gens()) {
             let index = due.index;
             let site = self.site;
             let Some(slot) = &mut self.slots[index] else {
@@ -606,7 +593,7 @@ impl<'s> EventLoop<'s> {
     /// with the queue full, answers 503 (with `Retry-After`) and counts the
     /// request dropped, as `pool` does with a connection.
     fn dispatch(&mut self, index: usize) {
-        let (Some(handoff), Some(conn)) = (&self.handoff, self.slots[index].take()) else {
+        let (Some(handoff), Some(conn)) = (&self.handoff, self.slots.lend(index)) else {
             return;
         };
         self.away[index] = Away::default();
@@ -626,7 +613,7 @@ impl<'s> EventLoop<'s> {
         }
         self.site.stats.dropped();
         back.interest = back.conn.refuse(self.site, &mut self.w);
-        self.slots[index] = Some(back);
+        self.slots.put(index, back);
         self.drive(index);
     }
 
@@ -640,7 +627,7 @@ impl<'s> EventLoop<'s> {
             let index = job.index as usize;
             let mut conn = job.conn;
             conn.came_back(self.away[index]);
-            self.slots[index] = Some(conn);
+            self.slots.put(index, conn);
             if self.grace.forced()
                 && let Some(slot) = &mut self.slots[index]
             {
@@ -653,19 +640,14 @@ impl<'s> EventLoop<'s> {
     }
 
     fn close(&mut self, index: usize) {
-        let Some(mut slot) = self.slots[index].take() else {
+        let Some(mut slot) = self.slots.remove(index) else {
             return;
         };
-        if let Some(b) = slot.conn.detach()
-            && self.pool.len() < POOL
-        {
-            self.pool.push(b);
+        if let Some(b) = slot.conn.detach() {
+            self.pool.keep(b);
         }
         self.handovers[index] = None;
         policy::closed(self.site, &mut self.w, &slot.conn, &slot.wire);
-        self.gens[index] = self.gens[index].wrapping_add(1);
-        self.free.push(index as u32);
-        self.open -= 1;
         // Closing the descriptor removes it from the epoll set.
         drop(slot.sock);
     }
@@ -677,7 +659,7 @@ impl<'s> EventLoop<'s> {
 /// ([`Event::Deadline`]) or the client's close.
 struct Edges<'a> {
     slot: &'a mut Connection,
-    pool: &'a mut Vec<Buffers>,
+    pool: &'a mut Spares,
     site: &'a Shared,
     w: &'a mut Local,
     /// Complete requests go to workers (`event`): stop at `Work`.
@@ -691,19 +673,11 @@ impl Carry for Edges<'_> {
     fn read(&mut self) -> Option<Interest> {
         let slot = &mut *self.slot;
         if !slot.readable {
-            if slot.conn.is_idle()
-                && let Some(b) = slot.conn.detach()
-                && self.pool.len() < POOL
-            {
-                // Idle: the buffers go back to the pool meanwhile.
-                self.pool.push(b);
-            }
+            // Idle: the buffers go back to the pool meanwhile.
+            self.pool.reclaim(&mut slot.conn);
             return None;
         }
-        if slot.conn.is_idle() {
-            slot.conn
-                .attach(self.pool.pop().unwrap_or_else(Buffers::new));
-        }
+        self.pool.lend_to(&mut slot.conn);
         let (sock, conn, wire) = (&slot.sock, &mut slot.conn, &mut slot.wire);
         let next = match step::read(sock, conn, wire, slot.fin, self.site, self.w) {
             Moved::Told { next, short } => {

@@ -56,10 +56,12 @@ use super::accept::{Accepting, Step};
 use super::bufring::{BufRing, GROUP};
 use super::dispatch::{Carry, carry};
 use super::grace::{Grace, Turn};
+use super::places::Places;
 use super::policy::{self, Linger};
+use super::spares::Spares;
 use super::timers::Timers;
 use super::wire::{Unsealed, Wire};
-use crate::conn::{Buffers, Chunk, Conn, Event, Interest};
+use crate::conn::{Chunk, Conn, Event, Interest};
 use crate::error::ServerError;
 use crate::shared::{Local, Shared};
 
@@ -164,13 +166,11 @@ pub(crate) struct Ring<'s> {
     accepting: Vec<bool>,
     accept_paused: Option<Instant>,
     policy: Accepting,
-    slots: Vec<Option<Slot>>,
-    gens: Vec<u32>,
-    free: Vec<u32>,
-    /// Connections not yet freed (dead ones waiting for the kernel too).
-    open: usize,
+    /// The connections; a place is taken until the connection is freed
+    /// (a dead one waits there for the kernel's last reports).
+    slots: Places<Slot>,
     timers: Timers,
-    pool: Vec<Buffers>,
+    pool: Spares,
     grace: Grace,
     /// Completions of this turn, copied out of the queue.
     done: Vec<(u64, i32, u32)>,
@@ -180,7 +180,9 @@ pub(crate) struct Ring<'s> {
 
 impl std::fmt::Debug for Ring<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ring").field("open", &self.open).finish()
+        f.debug_struct("Ring")
+            .field("open", &self.slots.open())
+            .finish()
     }
 }
 
@@ -206,12 +208,9 @@ impl<'s> Ring<'s> {
             accepting: vec![false; listeners.len()],
             accept_paused: None,
             policy: Accepting::default(),
-            slots: Vec::new(),
-            gens: Vec::new(),
-            free: Vec::new(),
-            open: 0,
+            slots: Places::default(),
             timers: Timers::default(),
-            pool: Vec::new(),
+            pool: Spares::new(POOL),
             grace: Grace::default(),
             done: Vec::with_capacity(CQ as usize),
             scratch: Vec::new(),
@@ -264,7 +263,7 @@ impl<'s> Ring<'s> {
             self.begin_shutdown();
         }
         loop {
-            match self.grace.at(Instant::now(), self.open) {
+            match self.grace.at(Instant::now(), self.slots.open()) {
                 Turn::Serve => {}
                 Turn::Force => {
                     self.site.shutdown.force();
@@ -281,7 +280,7 @@ impl<'s> Ring<'s> {
         // little, before the memory their requests name goes with the loop.
         self.close_all();
         let until = Instant::now() + Duration::from_millis(100);
-        while self.open > 0 && Instant::now() < until {
+        while self.slots.open() > 0 && Instant::now() < until {
             self.turn(Some(until))?;
         }
         let _ = self.ring.submit();
@@ -352,7 +351,7 @@ impl<'s> Ring<'s> {
             CANCEL => false,
             op => {
                 let index = ((ud >> 8) & 0xff_ffff) as usize;
-                if self.gens.get(index) != Some(&((ud >> 32) as u32)) {
+                if !self.slots.is_current(index, (ud >> 32) as u32) {
                     return false;
                 }
                 let gave = if op == RECV {
@@ -411,15 +410,7 @@ impl<'s> Ring<'s> {
         if !policy::opened(self.site, &mut self.w, &conn) {
             return;
         }
-        let index = match self.free.pop() {
-            Some(i) => i as usize,
-            None => {
-                self.slots.push(None);
-                self.gens.push(0);
-                self.slots.len() - 1
-            }
-        };
-        self.slots[index] = Some(Slot {
+        let index = self.slots.insert(Slot {
             sock,
             conn,
             wire: Wire::new(self.site),
@@ -437,7 +428,6 @@ impl<'s> Ring<'s> {
             closing: None,
             armed: None,
         });
-        self.open += 1;
         self.drive(index);
         self.settle(index);
     }
@@ -578,7 +568,7 @@ impl<'s> Ring<'s> {
     /// After a connection moved: submits its send, re-arms or cancels its
     /// receive, arms its timer, or frees a dead one.
     fn settle(&mut self, index: usize) {
-        let gen_ = self.gens[index];
+        let gen_ = self.slots.gens()[index];
         let Some(slot) = &mut self.slots[index] else {
             return;
         };
@@ -652,17 +642,12 @@ impl<'s> Ring<'s> {
     }
 
     fn free(&mut self, index: usize) {
-        let Some(mut slot) = self.slots[index].take() else {
+        let Some(mut slot) = self.slots.remove(index) else {
             return;
         };
-        if let Some(b) = slot.conn.detach()
-            && self.pool.len() < POOL
-        {
-            self.pool.push(b);
+        if let Some(b) = slot.conn.detach() {
+            self.pool.keep(b);
         }
-        self.gens[index] = self.gens[index].wrapping_add(1);
-        self.free.push(index as u32);
-        self.open -= 1;
         // The close goes with the turn's other requests (no `close` call of
         // its own); its number stays taken until the kernel closes it.
         let fd = slot.sock.into_raw_fd();
@@ -679,7 +664,7 @@ impl<'s> Ring<'s> {
                 self.arm_accept(i);
             }
         }
-        while let Some(due) = self.timers.due(now, &self.gens) {
+        while let Some(due) = self.timers.due(now, self.slots.gens()) {
             let index = due.index;
             let site = self.site;
             let Some(slot) = &mut self.slots[index] else {
@@ -713,7 +698,7 @@ impl<'s> Ring<'s> {
     /// Ends a connection whose send cannot finish: counted closed now, its
     /// requests in flight cancelled.
     fn cut(&mut self, index: usize) {
-        let gen_ = self.gens[index];
+        let gen_ = self.slots.gens()[index];
         let Some(slot) = &mut self.slots[index] else {
             return;
         };
@@ -775,7 +760,7 @@ impl<'s> Ring<'s> {
 /// timer or for the receive to see the client's close.
 struct Completions<'a> {
     slot: &'a mut Slot,
-    pool: &'a mut Vec<Buffers>,
+    pool: &'a mut Spares,
     scratch: &'a mut Vec<u8>,
     site: &'a Shared,
     w: &'a mut Local,
@@ -786,10 +771,7 @@ impl Carry for Completions<'_> {
     fn read(&mut self) -> Option<Interest> {
         let (slot, site) = (&mut *self.slot, self.site);
         if slot.in_pos < slot.inbox.len() {
-            if slot.conn.is_idle() {
-                slot.conn
-                    .attach(self.pool.pop().unwrap_or_else(Buffers::new));
-            }
+            self.pool.lend_to(&mut slot.conn);
             let mut input = &slot.inbox[slot.in_pos..];
             let before = input.len();
             let space = slot.conn.read_space();
@@ -814,12 +796,7 @@ impl Carry for Completions<'_> {
             Some(Ended::Eof) => Some(slot.conn.on(Event::Read(0), site, self.w)),
             Some(Ended::Failed) => Some(slot.conn.on(Event::ReadFailed, site, self.w)),
             None => {
-                if slot.conn.is_idle()
-                    && let Some(b) = slot.conn.detach()
-                    && self.pool.len() < POOL
-                {
-                    self.pool.push(b);
-                }
+                self.pool.reclaim(&mut slot.conn);
                 None
             }
         }

@@ -46,6 +46,7 @@ use tokio::sync::watch;
 use super::closing::{Close, Closing, Ready};
 use super::dispatch::{Carry, carry};
 use super::policy::{self, log_connection};
+use super::spares::Spares;
 use super::step::{self, Moved};
 use super::wire::Wire;
 use crate::conn::{Buffers, Conn, Event, Interest};
@@ -63,22 +64,15 @@ const SPARE_BUFFERS: usize = 64;
 
 thread_local! {
     /// Buffers given back by idle connections, lent again to the next reader.
-    static SPARE: RefCell<Vec<Buffers>> = const { RefCell::new(Vec::new()) };
+    static SPARE: RefCell<Spares> = const { RefCell::new(Spares::new(SPARE_BUFFERS)) };
 }
 
 fn take_buffers() -> Buffers {
-    SPARE
-        .with(|s| s.borrow_mut().pop())
-        .unwrap_or_else(Buffers::new)
+    SPARE.with(|s| s.borrow_mut().lend())
 }
 
 fn put_buffers(b: Buffers) {
-    SPARE.with(|s| {
-        let mut s = s.borrow_mut();
-        if s.len() < SPARE_BUFFERS {
-            s.push(b);
-        }
-    });
+    SPARE.with(|s| s.borrow_mut().keep(b));
 }
 
 /// Makes this runtime thread's [`Local`] one that logs through `log` (shared by
