@@ -226,22 +226,18 @@ impl Carry for Task<'_> {
             site,
             w,
         } = self;
-        let moved = stream.try_io(tokio::io::Interest::READABLE, || {
-            if !**has_buffers {
-                conn.attach(take_buffers());
-                **has_buffers = true;
-            }
-            match step::read(*stream, conn, wire, false, site, w) {
-                Moved::Again => Err(io::ErrorKind::WouldBlock.into()),
-                moved => Ok(moved),
-            }
-        });
-        match moved {
-            Ok(Moved::Told { next, .. }) => Some(next),
-            Ok(_) => Some(Interest::Read),
-            // Nothing to read: wait for readiness.
-            Err(_) => None,
-        }
+        try_step(
+            stream,
+            tokio::io::Interest::READABLE,
+            Interest::Read,
+            || {
+                if !**has_buffers {
+                    conn.attach(take_buffers());
+                    **has_buffers = true;
+                }
+                step::read(*stream, conn, wire, false, site, w)
+            },
+        )
     }
 
     fn write(&mut self) -> Option<Interest> {
@@ -253,18 +249,12 @@ impl Carry for Task<'_> {
             w,
             ..
         } = self;
-        let moved = stream.try_io(tokio::io::Interest::WRITABLE, || {
-            match step::write(*stream, conn, wire, site, w) {
-                Moved::Again => Err(io::ErrorKind::WouldBlock.into()),
-                moved => Ok(moved),
-            }
-        });
-        match moved {
-            Ok(Moved::Told { next, .. }) => Some(next),
-            Ok(_) => Some(Interest::Write),
-            // No room: wait for it.
-            Err(_) => None,
-        }
+        try_step(
+            stream,
+            tokio::io::Interest::WRITABLE,
+            Interest::Write,
+            || step::write(*stream, conn, wire, site, w),
+        )
     }
 
     fn work(&mut self) -> Option<Interest> {
@@ -273,6 +263,27 @@ impl Carry for Task<'_> {
 
     /// Awaited in [`serve`] ([`close`]).
     fn close(&mut self, _linger: bool) {}
+}
+
+/// One read or write `step` inside tokio's `try_io`, which skips it while
+/// tokio knows of no readiness and clears the readiness when it meets
+/// `EAGAIN`: what `Conn` wants next, `again` after `EINTR`, or `None` to
+/// await readiness.
+fn try_step(
+    stream: &TcpStream,
+    ready: tokio::io::Interest,
+    again: Interest,
+    step: impl FnOnce() -> Moved,
+) -> Option<Interest> {
+    let moved = stream.try_io(ready, || match step() {
+        Moved::Again => Err(io::ErrorKind::WouldBlock.into()),
+        moved => Ok(moved),
+    });
+    match moved {
+        Ok(Moved::Told { next, .. }) => Some(next),
+        Ok(Moved::Again | Moved::Retry) => Some(again),
+        Err(_) => None,
+    }
 }
 
 /// Waits until `until` ([`Event::Deadline`]) unless the client closes first
