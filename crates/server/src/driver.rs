@@ -1,8 +1,12 @@
-//! The drivers: the loops that move a [`crate::conn::Conn`] along (read, hand
-//! it the bytes, write what it asks, linger, close), one per way of waiting,
-//! over the steps written once ([`step`], [`closing`]) and one module of
-//! shared policy.
+//! The drivers: what moves a [`crate::conn::Conn`] along (read, hand it the
+//! bytes, write what it asks, linger, close), one per way of waiting, over
+//! the loop written once ([`dispatch`]), the steps written once ([`step`],
+//! [`closing`]), one timer heap ([`timers`]) and one module of shared
+//! policy.
 //!
+//! - [`dispatch`]: the one loop that carries out what `Conn` asks (the
+//!   match on [`crate::conn::Interest`]); each driver says how it does each
+//!   thing ([`dispatch::Carry`]), and where it has to wait;
 //! - [`accept`]: what every accept loop does when `accept` fails (retry,
 //!   wait, or pause on a resource error);
 //! - [`blocking`]: blocking syscalls on a thread or process that owns the
@@ -23,6 +27,14 @@
 //!   way;
 //! - [`step`]: one read and one write through the wire, the outcome told to
 //!   `Conn`; the driver says only what it does when the socket is not ready;
+//! - [`grace`]: the end of the grace period of shutdown, for the two loops
+//!   (forced once, then a last wait for what they cannot take back);
+//! - [`places`]: where a loop keeps its connections, each place with a
+//!   generation that stale events and timer entries are checked against;
+//! - [`spares`]: the buffers lent to connections that read and write, taken
+//!   back while they are idle;
+//! - [`timers`]: the deadlines of a loop's connections, one heap with lazy
+//!   deletion for the epoll loop and the ring;
 //! - [`policy`]: what they all do the same way: a connection's open and
 //!   close bookkeeping, the linger bounds, the accept back-off, resource
 //!   errors, sending a chunk, burning `--work`, waiting out a `--delay` hold
@@ -45,10 +57,15 @@ pub(crate) mod blocking;
 pub(crate) mod bufring;
 pub(crate) mod closing;
 pub(crate) mod connection;
+pub(crate) mod dispatch;
 pub(crate) mod evloop;
+pub(crate) mod grace;
 pub(crate) mod handoff;
+pub(crate) mod places;
 pub(crate) mod policy;
 pub(crate) mod ring;
+pub(crate) mod spares;
 pub(crate) mod step;
+pub(crate) mod timers;
 pub(crate) mod tokio_task;
 pub(crate) mod wire;

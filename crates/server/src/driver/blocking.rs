@@ -30,11 +30,13 @@ use rustix::io::Errno;
 
 use super::accept::{Accepting, Step};
 use super::closing::{Close, Closing, Ready};
+use super::dispatch::{Carry, carry};
 use super::policy;
 use super::step::{self, Moved};
 use super::wire::Wire;
 use crate::conn::{Conn, Event, Interest};
 use crate::shared::{Local, Shared};
+use crate::shutdown::Registration;
 
 /// Serves one connection to the end on the calling thread.
 pub(crate) fn serve(stream: TcpStream, peer: SocketAddr, site: &Shared, w: &mut Local) {
@@ -44,73 +46,105 @@ pub(crate) fn serve(stream: TcpStream, peer: SocketAddr, site: &Shared, w: &mut 
     }
     let reg = site.shutdown.registry.register(&stream);
     let mut wire = Wire::new(site);
-    let timeouts = policy::SocketTimeouts::of(&site.config);
-    let mut interest = Interest::Read;
-    loop {
-        interest = match interest {
-            Interest::Read => {
-                // Registered idle, shutdown wakes the read (`SHUT_RD`); once it
-                // has begun, an idle connection's deadline is now.
-                reg.set_idle(conn.is_idle(), &site.shutdown);
-                let deadline = conn.deadline(site).unwrap_or_else(Instant::now);
-                // SO_RCVTIMEO ends a long wait early with EAGAIN; the last
-                // part of a wait is a `poll` that keeps the deadline (see
-                // "Deadlines" in `policy`).
-                if !policy::socket_wait_fits(timeouts.read, deadline)
-                    && !policy::ready_by(&stream, PollFlags::IN, deadline)
-                {
-                    interest = conn.on(Event::Deadline, site, w);
-                    continue;
-                }
-                match step::read(&stream, &mut conn, &mut wire, false, site, w) {
-                    Moved::Told { next, .. } => {
-                        reg.set_idle(false, &site.shutdown);
-                        next
-                    }
-                    // SO_RCVTIMEO ran out: `Conn` judges the deadline.
-                    Moved::Again => conn.on(Event::Deadline, site, w),
-                    Moved::Retry => continue,
-                }
-            }
-            Interest::Write => {
-                let deadline = conn.deadline(site).unwrap_or_else(Instant::now);
-                // As for reading: SO_SNDTIMEO ends a long wait for room
-                // early; near the deadline, `poll` waits for it.
-                if !policy::socket_wait_fits(timeouts.write, deadline)
-                    && !policy::ready_by(&stream, PollFlags::OUT, deadline)
-                {
-                    interest = conn.on(Event::Deadline, site, w);
-                    continue;
-                }
-                match step::write(&stream, &mut conn, &mut wire, site, w) {
-                    Moved::Told { next, .. } => next,
-                    // No room within SO_SNDTIMEO: `Conn` judges the write
-                    // timeout.
-                    Moved::Again => conn.on(Event::Deadline, site, w),
-                    Moved::Retry => continue,
-                }
-            }
-            Interest::Work => policy::work(&stream, &mut conn, site, w),
-            Interest::Hold => {
-                let event = policy::hold(&stream, conn.held_until(), &conn, site);
-                conn.on(event, site, w)
-            }
-            Interest::Close { linger } => {
-                // The close (see `closing.rs`), its waits in `poll`.
-                let mut closing = Closing::new(linger);
-                while let Close::Wait { ready, until } = closing.step(&stream, &mut wire, site) {
-                    let flags = match ready {
-                        Ready::Read => PollFlags::IN,
-                        Ready::Write => PollFlags::OUT,
-                    };
-                    policy::ready_by(&stream, flags, until);
-                }
-                break;
-            }
-        };
-    }
+    let mut thread = OnThread {
+        stream: &stream,
+        conn: &mut conn,
+        wire: &mut wire,
+        reg: &reg,
+        timeouts: policy::SocketTimeouts::of(&site.config),
+        site,
+        w: &mut *w,
+    };
+    // Nothing here waits for anything but the socket: the loop returns at
+    // the close, carried out to its end.
+    carry(&mut thread, Interest::Read);
     drop(reg);
     policy::closed(site, w, &conn, &wire);
+}
+
+/// How a thread that owns its connection carries out each [`Interest`]
+/// ([`carry`]): it waits in the syscall, and never hands back `None`.
+struct OnThread<'a, 'r> {
+    stream: &'a TcpStream,
+    conn: &'a mut Conn,
+    wire: &'a mut Wire,
+    reg: &'a Registration<'r>,
+    timeouts: policy::SocketTimeouts,
+    site: &'a Shared,
+    w: &'a mut Local,
+}
+
+impl OnThread<'_, '_> {
+    /// The socket was not ready by the connection's deadline: `Conn`
+    /// judges it.
+    fn deadline(&mut self) -> Option<Interest> {
+        Some(self.conn.on(Event::Deadline, self.site, self.w))
+    }
+}
+
+impl Carry for OnThread<'_, '_> {
+    fn read(&mut self) -> Option<Interest> {
+        let site = self.site;
+        // Registered idle, shutdown wakes the read (`SHUT_RD`); once it has
+        // begun, an idle connection's deadline is now.
+        self.reg.set_idle(self.conn.is_idle(), &site.shutdown);
+        let deadline = self.conn.deadline(site).unwrap_or_else(Instant::now);
+        // SO_RCVTIMEO ends a long wait early with EAGAIN; the last part of a
+        // wait is a `poll` that keeps the deadline (see "Deadlines" in
+        // `policy`).
+        if !policy::socket_wait_fits(self.timeouts.read, deadline)
+            && !policy::ready_by(self.stream, PollFlags::IN, deadline)
+        {
+            return self.deadline();
+        }
+        match step::read(self.stream, self.conn, self.wire, false, site, self.w) {
+            Moved::Told { next, .. } => {
+                self.reg.set_idle(false, &site.shutdown);
+                Some(next)
+            }
+            // SO_RCVTIMEO ran out: `Conn` judges the deadline.
+            Moved::Again => self.deadline(),
+            Moved::Retry => Some(Interest::Read),
+        }
+    }
+
+    fn write(&mut self) -> Option<Interest> {
+        let deadline = self.conn.deadline(self.site).unwrap_or_else(Instant::now);
+        // As for reading: SO_SNDTIMEO ends a long wait for room early; near
+        // the deadline, `poll` waits for it.
+        if !policy::socket_wait_fits(self.timeouts.write, deadline)
+            && !policy::ready_by(self.stream, PollFlags::OUT, deadline)
+        {
+            return self.deadline();
+        }
+        match step::write(self.stream, self.conn, self.wire, self.site, self.w) {
+            Moved::Told { next, .. } => Some(next),
+            // No room within SO_SNDTIMEO: `Conn` judges the write timeout.
+            Moved::Again => self.deadline(),
+            Moved::Retry => Some(Interest::Write),
+        }
+    }
+
+    fn work(&mut self) -> Option<Interest> {
+        Some(policy::work(self.stream, self.conn, self.site, self.w))
+    }
+
+    fn hold(&mut self) -> Option<Interest> {
+        let event = policy::hold(self.stream, self.conn.held_until(), self.conn, self.site);
+        Some(self.conn.on(event, self.site, self.w))
+    }
+
+    /// The close (see `closing.rs`), its waits in `poll`.
+    fn close(&mut self, linger: bool) {
+        let mut closing = Closing::new(linger);
+        while let Close::Wait { ready, until } = closing.step(self.stream, self.wire, self.site) {
+            let flags = match ready {
+                Ready::Read => PollFlags::IN,
+                Ready::Write => PollFlags::OUT,
+            };
+            policy::ready_by(self.stream, flags, until);
+        }
+    }
 }
 
 /// A read that does not wait: `Some(n)` if bytes (or EOF) were there.

@@ -28,11 +28,9 @@
 //! read to its end rather than left waiting for an edge that already came.
 //!
 //! Timers: each connection has one deadline (read, keep-alive, write progress,
-//! `--delay` hold, or lingering close), kept in a binary heap with lazy
-//! deletion: a deadline that moves later (the usual case: the next request's
-//! keep-alive) pushes nothing; when the stale entry comes due, the loop sees the
-//! real deadline and pushes it then. So there is about one heap push per
-//! connection per keep-alive period, not per request.
+//! `--delay` hold, or lingering close), kept in the heap of [`Timers`] (shared
+//! with the ring), with lazy deletion: about one push per connection per
+//! keep-alive period, not per request.
 //!
 //! Memory: an idle connection gives its read and output buffers back to the
 //! loop's pool ([`Conn::detach`]), so 10,000 idle keep-alive connections cost
@@ -92,8 +90,6 @@
 //! `Connection: close`), and after the grace period closes whatever is left
 //! (and what workers give back after it).
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
@@ -106,11 +102,16 @@ use rustix::net::SocketFlags;
 use super::accept::{Accepting, Step};
 use super::closing::{Close, Closing};
 use super::connection::{Away, Connection, Handover};
+use super::dispatch::{Carry, carry};
+use super::grace::{Grace, Turn};
 use super::handoff::{Job, LoopEnd};
+use super::places::Places;
 use super::policy;
+use super::spares::Spares;
 use super::step::{self, Moved};
+use super::timers::Timers;
 use super::wire::Wire;
-use crate::conn::{Buffers, Conn, Event, Interest};
+use crate::conn::{Conn, Event, Interest};
 use crate::error::ServerError;
 use crate::shared::{Local, Shared};
 
@@ -134,9 +135,6 @@ const EVENTS: usize = 512;
 /// Connections accepted per readiness of the listener before serving others:
 /// bounds the time a connect storm can keep the loop from its connections.
 const ACCEPT_BATCH: usize = 128;
-/// After the grace period, how long the loop waits for connections still with
-/// workers ([`super::handoff`]) to come back.
-const AFTER_FORCE: Duration = Duration::from_secs(1);
 /// Spare buffer pairs kept for connections that become busy again.
 const POOL: usize = 256;
 /// Longest a hand-off loop waits for a free worker without looking at its
@@ -156,27 +154,23 @@ pub(crate) struct EventLoop<'s> {
     /// Register the listeners with `EPOLLEXCLUSIVE` (several loops share them).
     exclusive: bool,
     listening: bool,
-    slots: Vec<Option<Connection>>,
-    /// Generation of each slot index, so a stale event or timer for a closed
-    /// connection never reaches a new one in the same place.
-    gens: Vec<u32>,
+    /// The connections, each in a place whose generation a stale event or
+    /// timer entry is checked against.
+    slots: Places<Connection>,
     /// What happened to each slot's connection while a worker had it
     /// ([`super::handoff`]): its events and timer still reach this loop.
     away: Vec<Away>,
     /// Each slot's [`Handover`], kept while its connection is with a worker.
     handovers: Vec<Option<Arc<Handover>>>,
-    free: Vec<u32>,
-    open: usize,
-    timers: BinaryHeap<Reverse<(Instant, u32, u32)>>,
-    pool: Vec<Buffers>,
+    timers: Timers,
+    pool: Spares,
     /// Accepting is paused (descriptors exhausted) until then.
     accept_paused: Option<Instant>,
     /// The pause after the next resource error.
     accepting: Accepting,
-    /// Shutdown has begun; finish by then.
-    draining: Option<Instant>,
-    /// The grace period is over; only connections still with workers remain.
-    forced: bool,
+    /// Shutdown: when it began to drain, and whether the grace period is
+    /// over (then only connections still with workers remain).
+    grace: Grace,
     /// Complete requests go to worker threads through this (the `event`
     /// engine); without it they are answered on the loop's thread.
     handoff: Option<LoopEnd>,
@@ -211,18 +205,14 @@ impl<'s> EventLoop<'s> {
             listeners: listeners.iter().map(|l| l.as_fd()).collect(),
             exclusive,
             listening: false,
-            slots: Vec::new(),
-            gens: Vec::new(),
+            slots: Places::default(),
             away: Vec::new(),
             handovers: Vec::new(),
-            free: Vec::new(),
-            open: 0,
-            timers: BinaryHeap::new(),
-            pool: Vec::new(),
+            timers: Timers::default(),
+            pool: Spares::new(POOL),
             accept_paused: None,
             accepting: Accepting::default(),
-            draining: None,
-            forced: false,
+            grace: Grace::default(),
             handoff: None,
             busy: None,
         };
@@ -315,25 +305,16 @@ impl<'s> EventLoop<'s> {
         }
         loop {
             let now = Instant::now();
-            if let Some(until) = self.draining {
-                if self.open == 0 {
-                    break;
-                }
-                if now >= until && !self.forced {
-                    self.forced = true;
+            match self.grace.at(now, self.slots.open()) {
+                Turn::Serve => {}
+                Turn::Force => {
                     self.site.shutdown.force();
+                    // What is left after this is with workers, who give up
+                    // at once now.
                     self.close_all();
-                    // What is left is with workers, who give up at once now.
-                    if self.open == 0 {
-                        break;
-                    }
+                    continue;
                 }
-                if now >= until + AFTER_FORCE {
-                    // A worker that never gives a connection back (stuck in a
-                    // long --work draw, or gone) must not keep the server
-                    // from stopping; its socket closes when it lets go.
-                    break;
-                }
+                Turn::Stop => break,
             }
             let next = self.next_deadline();
             let mut ts = next.map(|t| policy::timespec(t.saturating_duration_since(now)));
@@ -379,7 +360,7 @@ impl<'s> EventLoop<'s> {
         let (Some(handoff), Some(busy)) = (&self.handoff, &self.busy) else {
             return false;
         };
-        if self.draining.is_some() || !handoff.all_busy() {
+        if self.grace.begun() || !handoff.all_busy() {
             return false;
         }
         let until = next.map_or(now + BUSY_CAP, |t| t.min(now + BUSY_CAP));
@@ -392,22 +373,21 @@ impl<'s> EventLoop<'s> {
     }
 
     fn next_deadline(&mut self) -> Option<Instant> {
-        let timer = self.timers.peek().map(|Reverse((t, _, _))| *t);
+        let timer = self.timers.next();
         let accept = self.accept_paused;
-        let grace = match self.draining {
-            Some(until) if self.forced => Some(until + AFTER_FORCE),
-            other => other,
-        };
-        [timer, accept, grace].into_iter().flatten().min()
+        [timer, accept, self.grace.next()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     fn begin_shutdown(&mut self) {
-        if self.draining.is_some() {
+        if self.grace.begun() {
             return;
         }
         // Connections given back quietly are closed with the rest if idle.
         self.take_back();
-        self.draining = Some(Instant::now() + self.site.config.grace);
+        self.grace.begin(self.site.config.grace);
         let _ = self.listen(false);
         self.accept_paused = None;
         for i in 0..self.slots.len() {
@@ -428,7 +408,7 @@ impl<'s> EventLoop<'s> {
 
     /// Accepts what is waiting on listener `which` (up to a batch).
     fn accept(&mut self, which: usize) {
-        if self.draining.is_some() || self.accept_paused.is_some() {
+        if self.grace.begun() || self.accept_paused.is_some() {
             return;
         }
         let Some(&listener) = self.listeners.get(which) else {
@@ -462,33 +442,24 @@ impl<'s> EventLoop<'s> {
         if !policy::opened(self.site, &mut self.w, &conn) {
             return;
         }
-        let index = match self.free.pop() {
-            Some(i) => i as usize,
-            None => {
-                self.slots.push(None);
-                self.gens.push(0);
-                self.away.push(Away::default());
-                self.handovers.push(None);
-                self.slots.len() - 1
-            }
-        };
         if self.handoff.is_some() {
             conn.defer_answers();
         }
         let mut c = Connection::accepted(sock, conn, Wire::new(self.site));
-        if self.handoff.is_some() {
-            let h = Arc::new(Handover::default());
-            self.handovers[index] = Some(h.clone());
-            c.handover = Some(h);
+        let handover = self.handoff.is_some().then(Arc::<Handover>::default);
+        c.handover.clone_from(&handover);
+        let index = self.slots.insert(c);
+        if index == self.away.len() {
+            self.away.push(Away::default());
+            self.handovers.push(None);
         }
-        self.slots[index] = Some(c);
-        self.open += 1;
+        self.handovers[index] = handover;
         self.drive(index);
     }
 
     fn on_event(&mut self, token: u64, flags: EventFlags) {
         let index = (token & 0xffff_ffff) as usize;
-        if self.gens.get(index) != Some(&((token >> 32) as u32)) {
+        if !self.slots.is_current(index, (token >> 32) as u32) {
             return;
         }
         let Some(slot) = &mut self.slots[index] else {
@@ -527,97 +498,39 @@ impl<'s> EventLoop<'s> {
         self.drive(index);
     }
 
-    /// Moves a connection as far as its socket allows, then arms its timer.
+    /// Moves a connection as far as its socket allows ([`carry`], with the
+    /// socket's last known readiness: [`Edges`]), then arms its timer.
     fn drive(&mut self, index: usize) {
         let site = self.site;
+        let gen_ = self.slots.gens()[index];
         let Some(slot) = &mut self.slots[index] else {
             return;
         };
-        loop {
-            match slot.interest {
-                Interest::Read => {
-                    if !slot.readable {
-                        if slot.conn.is_idle()
-                            && let Some(b) = slot.conn.detach()
-                            && self.pool.len() < POOL
-                        {
-                            // Idle: the buffers go back to the pool meanwhile.
-                            self.pool.push(b);
-                        }
-                        break;
-                    }
-                    if slot.conn.is_idle() {
-                        slot.conn
-                            .attach(self.pool.pop().unwrap_or_else(Buffers::new));
-                    }
-                    let (sock, conn, wire) = (&slot.sock, &mut slot.conn, &mut slot.wire);
-                    match step::read(sock, conn, wire, slot.fin, site, &mut self.w) {
-                        Moved::Told { next, short } => {
-                            // After the close was signalled the next read is
-                            // its end (0) or more bytes: no edge would come.
-                            if short && !slot.fin {
-                                slot.readable = false;
-                            }
-                            slot.interest = next;
-                        }
-                        Moved::Again => {
-                            slot.readable = false;
-                            if slot.fresh && slot.wire.heard_nothing() {
-                                // Nothing came with it: the kernel stopped
-                                // deferring it, DEFER after the connect.
-                                // (A TLS read that took a ClientHello says
-                                // EAGAIN too: not this.)
-                                slot.conn.connected_earlier(DEFER);
-                            }
-                        }
-                        Moved::Retry => {}
-                    }
-                    slot.fresh = false;
-                }
-                Interest::Write => {
-                    if !slot.writable {
-                        break;
-                    }
-                    let (sock, conn, wire) = (&slot.sock, &mut slot.conn, &mut slot.wire);
-                    match step::write(sock, conn, wire, site, &mut self.w) {
-                        Moved::Told { next, short } => {
-                            if short {
-                                slot.writable = false;
-                            }
-                            slot.interest = next;
-                        }
-                        Moved::Again => slot.writable = false,
-                        Moved::Retry => {}
-                    }
-                }
-                Interest::Work => {
-                    if self.handoff.is_some() {
-                        self.dispatch(index);
-                        return;
-                    }
-                    // --work burns this loop's CPU, as a handler would.
-                    slot.interest = policy::work(&slot.sock, &mut slot.conn, site, &mut self.w);
-                }
-                // Until the timer fires (Event::Deadline) or the client closes.
-                Interest::Hold => break,
-                // The close (see `closing.rs`): until an edge or the timer
-                // when it has to wait.
-                Interest::Close { linger } => {
-                    let closing = slot.closing.get_or_insert_with(|| Closing::new(linger));
-                    match closing.step(&slot.sock, &mut slot.wire, site) {
-                        Close::Done => {
-                            self.close(index);
-                            return;
-                        }
-                        Close::Wait { .. } => break,
-                    }
-                }
-            }
+        let start = slot.interest;
+        let mut edges = Edges {
+            slot: &mut *slot,
+            pool: &mut self.pool,
+            site,
+            w: &mut self.w,
+            handoff: self.handoff.is_some(),
+            closed: false,
+        };
+        let interest = carry(&mut edges, start);
+        let closed = edges.closed;
+        slot.interest = interest;
+        if closed {
+            self.close(index);
+            return;
+        }
+        if interest == Interest::Work {
+            // Only with a hand-off does `Edges` stop at `Work`.
+            self.dispatch(index);
+            return;
         }
         if !slot.registered {
             // Edge triggered, and epoll_ctl(ADD) reports readiness that is
             // already there, so nothing that happened before this is lost.
-            let token = (u64::from(self.gens[index]) << 32) | index as u64;
+            let token = (u64::from(gen_) << 32) | index as u64;
             let flags = EventFlags::IN | EventFlags::OUT | EventFlags::RDHUP | EventFlags::ET;
             if epoll::add(&self.epoll, &slot.sock, EventData::new_u64(token), flags).is_err() {
                 slot.conn.on(Event::ReadFailed, site, &mut self.w);
@@ -633,11 +546,7 @@ impl<'s> EventLoop<'s> {
                 .and_then(|c| c.until())
                 .unwrap_or_else(Instant::now),
         };
-        if slot.armed.is_none_or(|a| deadline < a) {
-            slot.armed = Some(deadline);
-            self.timers
-                .push(Reverse((deadline, index as u32, self.gens[index])));
-        }
+        self.timers.arm(&mut slot.armed, deadline, index, gen_);
     }
 
     /// Handles every timer entry that has come due.
@@ -645,7 +554,7 @@ impl<'s> EventLoop<'s> {
         let now = Instant::now();
         if let Some(t) = self.accept_paused
             && now >= t
-            && self.draining.is_none()
+            && !self.grace.begun()
         {
             self.accept_paused = None;
             let _ = self.listen(true);
@@ -653,15 +562,8 @@ impl<'s> EventLoop<'s> {
                 self.accept(i);
             }
         }
-        while let Some(&Reverse((t, index, gen_))) = self.timers.peek() {
-            if t > now {
-                break;
-            }
-            self.timers.pop();
-            let index = index as usize;
-            if self.gens[index] != gen_ {
-                continue;
-            }
+        while let Some(due) = self.timers.due(now, self.slots.gens()) {
+            let index = due.index;
             let site = self.site;
             let Some(slot) = &mut self.slots[index] else {
                 // With a worker: armed afresh when it comes back. One given
@@ -676,10 +578,9 @@ impl<'s> EventLoop<'s> {
                 }
                 continue;
             };
-            if slot.armed != Some(t) {
+            if !due.fires(&mut slot.armed) {
                 continue; // superseded by an earlier entry that already fired
             }
-            slot.armed = None;
             // A deadline that moved on (another request came) changes nothing
             // and the timer is armed again; a lingering close that is over
             // ends in `drive`.
@@ -692,7 +593,7 @@ impl<'s> EventLoop<'s> {
     /// with the queue full, answers 503 (with `Retry-After`) and counts the
     /// request dropped, as `pool` does with a connection.
     fn dispatch(&mut self, index: usize) {
-        let (Some(handoff), Some(conn)) = (&self.handoff, self.slots[index].take()) else {
+        let (Some(handoff), Some(conn)) = (&self.handoff, self.slots.lend(index)) else {
             return;
         };
         self.away[index] = Away::default();
@@ -712,7 +613,7 @@ impl<'s> EventLoop<'s> {
         }
         self.site.stats.dropped();
         back.interest = back.conn.refuse(self.site, &mut self.w);
-        self.slots[index] = Some(back);
+        self.slots.put(index, back);
         self.drive(index);
     }
 
@@ -726,8 +627,8 @@ impl<'s> EventLoop<'s> {
             let index = job.index as usize;
             let mut conn = job.conn;
             conn.came_back(self.away[index]);
-            self.slots[index] = Some(conn);
-            if self.forced
+            self.slots.put(index, conn);
+            if self.grace.forced()
                 && let Some(slot) = &mut self.slots[index]
             {
                 slot.conn.on(Event::Forced, self.site, &mut self.w);
@@ -739,21 +640,109 @@ impl<'s> EventLoop<'s> {
     }
 
     fn close(&mut self, index: usize) {
-        let Some(mut slot) = self.slots[index].take() else {
+        let Some(mut slot) = self.slots.remove(index) else {
             return;
         };
-        if let Some(b) = slot.conn.detach()
-            && self.pool.len() < POOL
-        {
-            self.pool.push(b);
+        if let Some(b) = slot.conn.detach() {
+            self.pool.keep(b);
         }
         self.handovers[index] = None;
         policy::closed(self.site, &mut self.w, &slot.conn, &slot.wire);
-        self.gens[index] = self.gens[index].wrapping_add(1);
-        self.free.push(index as u32);
-        self.open -= 1;
         // Closing the descriptor removes it from the epoll set.
         drop(slot.sock);
+    }
+}
+
+/// How the loop carries out each [`Interest`] ([`carry`]): as far as the
+/// socket's last known readiness allows (see the module docs), then the loop
+/// waits for the next edge or the timer. A hold waits for the timer
+/// ([`Event::Deadline`]) or the client's close.
+struct Edges<'a> {
+    slot: &'a mut Connection,
+    pool: &'a mut Spares,
+    site: &'a Shared,
+    w: &'a mut Local,
+    /// Complete requests go to workers (`event`): stop at `Work`.
+    handoff: bool,
+    /// The close is over: the loop closes the socket.
+    closed: bool,
+}
+
+impl Carry for Edges<'_> {
+    #[inline(always)]
+    fn read(&mut self) -> Option<Interest> {
+        let slot = &mut *self.slot;
+        if !slot.readable {
+            // Idle: the buffers go back to the pool meanwhile.
+            self.pool.reclaim(&mut slot.conn);
+            return None;
+        }
+        self.pool.lend_to(&mut slot.conn);
+        let (sock, conn, wire) = (&slot.sock, &mut slot.conn, &mut slot.wire);
+        let next = match step::read(sock, conn, wire, slot.fin, self.site, self.w) {
+            Moved::Told { next, short } => {
+                // After the close was signalled the next read is its end (0)
+                // or more bytes: no edge would come.
+                if short && !slot.fin {
+                    slot.readable = false;
+                }
+                next
+            }
+            Moved::Again => {
+                slot.readable = false;
+                if slot.fresh && slot.wire.heard_nothing() {
+                    // Nothing came with it: the kernel stopped deferring it,
+                    // DEFER after the connect. (A TLS read that took a
+                    // ClientHello says EAGAIN too: not this.)
+                    slot.conn.connected_earlier(DEFER);
+                }
+                Interest::Read
+            }
+            Moved::Retry => Interest::Read,
+        };
+        slot.fresh = false;
+        Some(next)
+    }
+
+    #[inline(always)]
+    fn write(&mut self) -> Option<Interest> {
+        let slot = &mut *self.slot;
+        if !slot.writable {
+            return None;
+        }
+        let (sock, conn, wire) = (&slot.sock, &mut slot.conn, &mut slot.wire);
+        Some(match step::write(sock, conn, wire, self.site, self.w) {
+            Moved::Told { next, short } => {
+                if short {
+                    slot.writable = false;
+                }
+                next
+            }
+            Moved::Again => {
+                slot.writable = false;
+                Interest::Write
+            }
+            Moved::Retry => Interest::Write,
+        })
+    }
+
+    #[inline(always)]
+    fn work(&mut self) -> Option<Interest> {
+        if self.handoff {
+            return None; // the loop sends it to a worker
+        }
+        // --work burns this loop's CPU, as a handler would.
+        let slot = &mut *self.slot;
+        Some(policy::work(&slot.sock, &mut slot.conn, self.site, self.w))
+    }
+
+    /// The close (see `closing.rs`): until an edge or the timer when it has
+    /// to wait.
+    #[inline(always)]
+    fn close(&mut self, linger: bool) {
+        let slot = &mut *self.slot;
+        let closing = slot.closing.get_or_insert_with(|| Closing::new(linger));
+        self.closed = closing.step(&slot.sock, &mut slot.wire, self.site) == Close::Done;
     }
 }
 

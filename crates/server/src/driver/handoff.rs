@@ -52,6 +52,7 @@ use rustix::event::{PollFd, PollFlags};
 use rustix::io::Errno;
 
 use super::connection::Connection;
+use super::dispatch::{Carry, carry};
 use super::policy;
 use super::step::{self, Moved};
 use crate::conn::{Event, Interest};
@@ -224,25 +225,54 @@ fn serve(c: &mut Connection, site: &Shared, w: &mut Local) {
     if site.shutdown.is_forced() {
         interest = c.conn.on(Event::Forced, site, w);
     }
-    loop {
-        interest = match interest {
-            Interest::Work => policy::work(&c.sock, &mut c.conn, site, w),
-            Interest::Hold => {
-                let event = policy::hold(&c.sock, c.conn.held_until(), &c.conn, site);
-                c.conn.on(event, site, w)
-            }
-            Interest::Write => match step::write(&c.sock, &mut c.conn, &mut c.wire, site, w) {
-                Moved::Told { next, .. } => next,
-                Moved::Retry => Interest::Write,
-                Moved::Again if writable(&c.sock, site) => Interest::Write,
-                // No room within the write timeout, or the grace period is
-                // over.
-                Moved::Again => c.conn.on(Event::WriteFailed, site, w),
-            },
-            Interest::Read | Interest::Close { .. } => break,
-        };
+    let mut worker = Worker {
+        c: &mut *c,
+        site,
+        w,
+    };
+    let stopped = carry(&mut worker, interest);
+    c.interest = stopped;
+}
+
+/// How a worker carries out each [`Interest`] ([`carry`]): the CPU, the
+/// hold and the writes on its own thread; reading and closing are the
+/// loop's, so the connection goes back for them.
+struct Worker<'a> {
+    c: &'a mut Connection,
+    site: &'a Shared,
+    w: &'a mut Local,
+}
+
+impl Carry for Worker<'_> {
+    fn read(&mut self) -> Option<Interest> {
+        None
     }
-    c.interest = interest;
+
+    fn write(&mut self) -> Option<Interest> {
+        let (c, site) = (&mut *self.c, self.site);
+        let moved = step::write(&c.sock, &mut c.conn, &mut c.wire, site, self.w);
+        Some(match moved {
+            Moved::Told { next, .. } => next,
+            Moved::Retry => Interest::Write,
+            Moved::Again if writable(&c.sock, site) => Interest::Write,
+            // No room within the write timeout, or the grace period is over.
+            Moved::Again => c.conn.on(Event::WriteFailed, site, self.w),
+        })
+    }
+
+    fn work(&mut self) -> Option<Interest> {
+        let c = &mut *self.c;
+        Some(policy::work(&c.sock, &mut c.conn, self.site, self.w))
+    }
+
+    fn hold(&mut self) -> Option<Interest> {
+        let c = &mut *self.c;
+        let event = policy::hold(&c.sock, c.conn.held_until(), &c.conn, self.site);
+        Some(c.conn.on(event, self.site, self.w))
+    }
+
+    /// The loop carries out the close.
+    fn close(&mut self, _linger: bool) {}
 }
 
 /// Waits until the socket takes more bytes; false after `--write-timeout`

@@ -45,8 +45,6 @@
 //! - *Shutdown*: a poll on the shutdown pipe; then the accepts are cancelled,
 //!   idle connections closed, busy ones finished within the grace period.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
 use std::time::{Duration, Instant};
@@ -56,9 +54,14 @@ use rustix::io::Errno;
 
 use super::accept::{Accepting, Step};
 use super::bufring::{BufRing, GROUP};
+use super::dispatch::{Carry, carry};
+use super::grace::{Grace, Turn};
+use super::places::Places;
 use super::policy::{self, Linger};
+use super::spares::Spares;
+use super::timers::Timers;
 use super::wire::{Unsealed, Wire};
-use crate::conn::{Buffers, Chunk, Conn, Event, Interest};
+use crate::conn::{Chunk, Conn, Event, Interest};
 use crate::error::ServerError;
 use crate::shared::{Local, Shared};
 
@@ -77,9 +80,6 @@ const OUT_MOST: usize = 256 * 1024;
 const FILE_CHUNK: usize = 128 * 1024;
 /// Spare buffer pairs kept for connections that become busy again.
 const POOL: usize = 256;
-/// After the grace period, how long the loop waits for the kernel to report
-/// the requests it cancelled before it lets their memory go.
-const AFTER_FORCE: Duration = Duration::from_secs(1);
 
 /// What a completion is about: the low byte of its `user_data`.
 const RECV: u64 = 1;
@@ -166,15 +166,12 @@ pub(crate) struct Ring<'s> {
     accepting: Vec<bool>,
     accept_paused: Option<Instant>,
     policy: Accepting,
-    slots: Vec<Option<Slot>>,
-    gens: Vec<u32>,
-    free: Vec<u32>,
-    /// Connections not yet freed (dead ones waiting for the kernel too).
-    open: usize,
-    timers: BinaryHeap<Reverse<(Instant, u32, u32)>>,
-    pool: Vec<Buffers>,
-    draining: Option<Instant>,
-    forced: bool,
+    /// The connections; a place is taken until the connection is freed
+    /// (a dead one waits there for the kernel's last reports).
+    slots: Places<Slot>,
+    timers: Timers,
+    pool: Spares,
+    grace: Grace,
     /// Completions of this turn, copied out of the queue.
     done: Vec<(u64, i32, u32)>,
     /// A file range read for a TLS connection, before it is sealed.
@@ -183,7 +180,9 @@ pub(crate) struct Ring<'s> {
 
 impl std::fmt::Debug for Ring<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ring").field("open", &self.open).finish()
+        f.debug_struct("Ring")
+            .field("open", &self.slots.open())
+            .finish()
     }
 }
 
@@ -209,14 +208,10 @@ impl<'s> Ring<'s> {
             accepting: vec![false; listeners.len()],
             accept_paused: None,
             policy: Accepting::default(),
-            slots: Vec::new(),
-            gens: Vec::new(),
-            free: Vec::new(),
-            open: 0,
-            timers: BinaryHeap::new(),
-            pool: Vec::new(),
-            draining: None,
-            forced: false,
+            slots: Places::default(),
+            timers: Timers::default(),
+            pool: Spares::new(POOL),
+            grace: Grace::default(),
             done: Vec::with_capacity(CQ as usize),
             scratch: Vec::new(),
         };
@@ -246,7 +241,7 @@ impl<'s> Ring<'s> {
     }
 
     fn arm_accept(&mut self, i: usize) {
-        if self.accepting[i] || self.draining.is_some() || self.accept_paused.is_some() {
+        if self.accepting[i] || self.grace.begun() || self.accept_paused.is_some() {
             return;
         }
         let fd = self.listeners[i].as_raw_fd();
@@ -268,29 +263,24 @@ impl<'s> Ring<'s> {
             self.begin_shutdown();
         }
         loop {
-            let now = Instant::now();
-            if let Some(until) = self.draining {
-                if self.open == 0 {
-                    break;
-                }
-                if now >= until && !self.forced {
-                    self.forced = true;
+            match self.grace.at(Instant::now(), self.slots.open()) {
+                Turn::Serve => {}
+                Turn::Force => {
                     self.site.shutdown.force();
                     self.close_all();
+                    continue;
                 }
-                if now >= until + AFTER_FORCE {
-                    break;
-                }
+                Turn::Stop => break,
             }
             let next = self.next_deadline();
             self.turn(next)?;
         }
-        // What is left (the grace period and AFTER_FORCE are over) is given
+        // What is left (the grace period and `AFTER_FORCE` are over) is given
         // up, and the kernel's reports of the cancels are waited for, a
         // little, before the memory their requests name goes with the loop.
         self.close_all();
         let until = Instant::now() + Duration::from_millis(100);
-        while self.open > 0 && Instant::now() < until {
+        while self.slots.open() > 0 && Instant::now() < until {
             self.turn(Some(until))?;
         }
         let _ = self.ring.submit();
@@ -340,12 +330,8 @@ impl<'s> Ring<'s> {
     }
 
     fn next_deadline(&self) -> Option<Instant> {
-        let timer = self.timers.peek().map(|Reverse((t, _, _))| *t);
-        let grace = match self.draining {
-            Some(until) if self.forced => Some(until + AFTER_FORCE),
-            other => other,
-        };
-        [timer, self.accept_paused, grace]
+        let timer = self.timers.next();
+        [timer, self.accept_paused, self.grace.next()]
             .into_iter()
             .flatten()
             .min()
@@ -365,7 +351,7 @@ impl<'s> Ring<'s> {
             CANCEL => false,
             op => {
                 let index = ((ud >> 8) & 0xff_ffff) as usize;
-                if self.gens.get(index) != Some(&((ud >> 32) as u32)) {
+                if !self.slots.is_current(index, (ud >> 32) as u32) {
                     return false;
                 }
                 let gave = if op == RECV {
@@ -389,7 +375,7 @@ impl<'s> Ring<'s> {
             // SAFETY: the kernel gave us this new descriptor; we own it now.
             #[allow(unsafe_code)]
             let sock = unsafe { OwnedFd::from_raw_fd(res) };
-            if self.draining.is_some() {
+            if self.grace.begun() {
                 return;
             }
             let peer = rustix::net::getpeername(&sock)
@@ -424,15 +410,7 @@ impl<'s> Ring<'s> {
         if !policy::opened(self.site, &mut self.w, &conn) {
             return;
         }
-        let index = match self.free.pop() {
-            Some(i) => i as usize,
-            None => {
-                self.slots.push(None);
-                self.gens.push(0);
-                self.slots.len() - 1
-            }
-        };
-        self.slots[index] = Some(Slot {
+        let index = self.slots.insert(Slot {
             sock,
             conn,
             wire: Wire::new(self.site),
@@ -450,7 +428,6 @@ impl<'s> Ring<'s> {
             closing: None,
             armed: None,
         });
-        self.open += 1;
         self.drive(index);
         self.settle(index);
     }
@@ -530,9 +507,10 @@ impl<'s> Ring<'s> {
         self.drive(index);
     }
 
-    /// Moves a connection as far as it goes without waiting.
+    /// Moves a connection as far as it goes without waiting ([`carry`],
+    /// with what the kernel delivered and room for what is to be sent:
+    /// [`Completions`]).
     fn drive(&mut self, index: usize) {
-        let site = self.site;
         let Some(slot) = &mut self.slots[index] else {
             return;
         };
@@ -540,76 +518,18 @@ impl<'s> Ring<'s> {
             self.close_step(index);
             return;
         }
-        loop {
-            match slot.interest {
-                Interest::Read => {
-                    if slot.in_pos < slot.inbox.len() {
-                        if slot.conn.is_idle() {
-                            slot.conn
-                                .attach(self.pool.pop().unwrap_or_else(Buffers::new));
-                        }
-                        let mut input = &slot.inbox[slot.in_pos..];
-                        let before = input.len();
-                        let space = slot.conn.read_space();
-                        let got = slot.wire.unseal(&mut input, space, &mut slot.out, site);
-                        slot.in_pos += before - input.len();
-                        slot.interest = match got {
-                            Ok(Unsealed::Plain(n)) => {
-                                if slot.ended.is_some() {
-                                    slot.conn.closed_with_requests();
-                                }
-                                slot.conn.on(Event::Read(n), site, &mut self.w)
-                            }
-                            Ok(Unsealed::More) => {
-                                if before == input.len() {
-                                    break;
-                                }
-                                continue;
-                            }
-                            Ok(Unsealed::End) => slot.conn.on(Event::Read(0), site, &mut self.w),
-                            Err(_) => slot.conn.on(Event::ReadFailed, site, &mut self.w),
-                        };
-                        continue;
-                    }
-                    match slot.ended {
-                        Some(Ended::Eof) => {
-                            slot.interest = slot.conn.on(Event::Read(0), site, &mut self.w);
-                        }
-                        Some(Ended::Failed) => {
-                            slot.interest = slot.conn.on(Event::ReadFailed, site, &mut self.w);
-                        }
-                        None => {
-                            if slot.conn.is_idle()
-                                && let Some(b) = slot.conn.detach()
-                                && self.pool.len() < POOL
-                            {
-                                self.pool.push(b);
-                            }
-                            break;
-                        }
-                    }
-                }
-                Interest::Write => {
-                    if slot.out.len() >= OUT_MOST {
-                        break;
-                    }
-                    let n = seal_next(slot, &mut self.scratch);
-                    slot.interest = match n {
-                        Ok(n) => slot.conn.on(Event::Wrote(n), site, &mut self.w),
-                        Err(_) => slot.conn.on(Event::WriteFailed, site, &mut self.w),
-                    };
-                }
-                Interest::Work => {
-                    slot.interest = policy::work(&slot.sock, &mut slot.conn, site, &mut self.w);
-                }
-                Interest::Hold => break,
-                Interest::Close { linger } => {
-                    slot.wire.finish(&mut slot.out, site);
-                    slot.closing = Some(Closing::Flushing { linger });
-                    self.close_step(index);
-                    return;
-                }
-            }
+        let start = slot.interest;
+        let mut done = Completions {
+            slot: &mut *slot,
+            pool: &mut self.pool,
+            scratch: &mut self.scratch,
+            site: self.site,
+            w: &mut self.w,
+        };
+        let interest = carry(&mut done, start);
+        slot.interest = interest;
+        if let Interest::Close { .. } = interest {
+            self.close_step(index);
         }
     }
 
@@ -648,7 +568,7 @@ impl<'s> Ring<'s> {
     /// After a connection moved: submits its send, re-arms or cancels its
     /// receive, arms its timer, or frees a dead one.
     fn settle(&mut self, index: usize) {
-        let gen_ = self.gens[index];
+        let gen_ = self.slots.gens()[index];
         let Some(slot) = &mut self.slots[index] else {
             return;
         };
@@ -713,11 +633,8 @@ impl<'s> Ring<'s> {
                 [conn, write].into_iter().flatten().min()
             }
         };
-        if let Some(t) = deadline
-            && slot.armed.is_none_or(|a| t < a)
-        {
-            slot.armed = Some(t);
-            self.timers.push(Reverse((t, index as u32, gen_)));
+        if let Some(t) = deadline {
+            self.timers.arm(&mut slot.armed, t, index, gen_);
         }
         for e in sqes.into_iter().flatten() {
             self.push(e);
@@ -725,17 +642,12 @@ impl<'s> Ring<'s> {
     }
 
     fn free(&mut self, index: usize) {
-        let Some(mut slot) = self.slots[index].take() else {
+        let Some(mut slot) = self.slots.remove(index) else {
             return;
         };
-        if let Some(b) = slot.conn.detach()
-            && self.pool.len() < POOL
-        {
-            self.pool.push(b);
+        if let Some(b) = slot.conn.detach() {
+            self.pool.keep(b);
         }
-        self.gens[index] = self.gens[index].wrapping_add(1);
-        self.free.push(index as u32);
-        self.open -= 1;
         // The close goes with the turn's other requests (no `close` call of
         // its own); its number stays taken until the kernel closes it.
         let fd = slot.sock.into_raw_fd();
@@ -752,23 +664,15 @@ impl<'s> Ring<'s> {
                 self.arm_accept(i);
             }
         }
-        while let Some(&Reverse((t, index, gen_))) = self.timers.peek() {
-            if t > now {
-                break;
-            }
-            self.timers.pop();
-            let index = index as usize;
-            if self.gens[index] != gen_ {
-                continue;
-            }
+        while let Some(due) = self.timers.due(now, self.slots.gens()) {
+            let index = due.index;
             let site = self.site;
             let Some(slot) = &mut self.slots[index] else {
                 continue;
             };
-            if slot.armed != Some(t) {
+            if !due.fires(&mut slot.armed) {
                 continue;
             }
-            slot.armed = None;
             if slot.owes_bytes() && now >= slot.progress + site.config.write_timeout {
                 // No send made progress for the write timeout: the client
                 // stopped reading. What is owed is given up.
@@ -794,7 +698,7 @@ impl<'s> Ring<'s> {
     /// Ends a connection whose send cannot finish: counted closed now, its
     /// requests in flight cancelled.
     fn cut(&mut self, index: usize) {
-        let gen_ = self.gens[index];
+        let gen_ = self.slots.gens()[index];
         let Some(slot) = &mut self.slots[index] else {
             return;
         };
@@ -814,10 +718,9 @@ impl<'s> Ring<'s> {
     }
 
     fn begin_shutdown(&mut self) {
-        if self.draining.is_some() {
+        if !self.grace.begin(self.site.config.grace) {
             return;
         }
-        self.draining = Some(Instant::now() + self.site.config.grace);
         self.accept_paused = None;
         for i in 0..self.listeners.len() {
             if self.accepting[i] {
@@ -847,6 +750,84 @@ impl<'s> Ring<'s> {
             self.cut(i);
             self.settle(i);
         }
+    }
+}
+
+/// How the ring carries out each [`Interest`] ([`carry`]): `Conn` reads
+/// what the kernel delivered to the inbox and writes into the outbox; the
+/// loop stops when the inbox is empty or the outbox full, and
+/// [`Ring::settle`] submits the send and the receive. A hold waits for the
+/// timer or for the receive to see the client's close.
+struct Completions<'a> {
+    slot: &'a mut Slot,
+    pool: &'a mut Spares,
+    scratch: &'a mut Vec<u8>,
+    site: &'a Shared,
+    w: &'a mut Local,
+}
+
+impl Carry for Completions<'_> {
+    #[inline(always)]
+    fn read(&mut self) -> Option<Interest> {
+        let (slot, site) = (&mut *self.slot, self.site);
+        if slot.in_pos < slot.inbox.len() {
+            self.pool.lend_to(&mut slot.conn);
+            let mut input = &slot.inbox[slot.in_pos..];
+            let before = input.len();
+            let space = slot.conn.read_space();
+            let got = slot.wire.unseal(&mut input, space, &mut slot.out, site);
+            let used = before - input.len();
+            slot.in_pos += used;
+            return match got {
+                Ok(Unsealed::Plain(n)) => {
+                    if slot.ended.is_some() {
+                        slot.conn.closed_with_requests();
+                    }
+                    Some(slot.conn.on(Event::Read(n), site, self.w))
+                }
+                // A TLS record not whole yet: more bytes are needed, unless
+                // some were taken (then look again).
+                Ok(Unsealed::More) => (used > 0).then_some(Interest::Read),
+                Ok(Unsealed::End) => Some(slot.conn.on(Event::Read(0), site, self.w)),
+                Err(_) => Some(slot.conn.on(Event::ReadFailed, site, self.w)),
+            };
+        }
+        match slot.ended {
+            Some(Ended::Eof) => Some(slot.conn.on(Event::Read(0), site, self.w)),
+            Some(Ended::Failed) => Some(slot.conn.on(Event::ReadFailed, site, self.w)),
+            None => {
+                self.pool.reclaim(&mut slot.conn);
+                None
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn write(&mut self) -> Option<Interest> {
+        let slot = &mut *self.slot;
+        if slot.out.len() >= OUT_MOST {
+            return None;
+        }
+        let n = seal_next(slot, self.scratch);
+        Some(match n {
+            Ok(n) => slot.conn.on(Event::Wrote(n), self.site, self.w),
+            Err(_) => slot.conn.on(Event::WriteFailed, self.site, self.w),
+        })
+    }
+
+    #[inline(always)]
+    fn work(&mut self) -> Option<Interest> {
+        let slot = &mut *self.slot;
+        Some(policy::work(&slot.sock, &mut slot.conn, self.site, self.w))
+    }
+
+    /// The `close_notify` (TLS) joins what is owed; [`Ring::close_step`]
+    /// takes it from there.
+    #[inline(always)]
+    fn close(&mut self, linger: bool) {
+        let slot = &mut *self.slot;
+        slot.wire.finish(&mut slot.out, self.site);
+        slot.closing = Some(Closing::Flushing { linger });
     }
 }
 

@@ -1,11 +1,11 @@
 //! One read and one write of a connection, written once for every driver
-//! that makes its own syscalls (blocking, the epoll loop, `event`'s workers):
-//! the call through the [`Wire`], and the outcome told to [`Conn::on`] as an
-//! [`Event`]. What a driver supplies is what it does when the socket has
-//! nothing to give or no room ([`Moved::Again`]): an event loop waits for the
-//! next edge, a blocking driver lets `Conn` judge its deadline, a worker
-//! polls. (tokio's task makes the same calls inside tokio's `try_io` and
-//! `async_io`, which must see the `EAGAIN` themselves.)
+//! that makes its own syscalls (blocking, the epoll loop, `event`'s workers,
+//! tokio's task): the call through the [`Wire`], and the outcome told to
+//! [`Conn::on`] as an [`Event`]. What a driver supplies is what it does when
+//! the socket has nothing to give or no room ([`Moved::Again`]): an event
+//! loop waits for the next edge, a blocking driver lets `Conn` judge its
+//! deadline, a worker polls, tokio's task hands the `EAGAIN` to `try_io`
+//! (which clears its readiness) and awaits readiness.
 //!
 //! Both are `#[inline(always)]`: they are the keep-alive request's path, and
 //! the loop's branches on [`Moved`] fold into the ones it had. (With a plain

@@ -1,14 +1,15 @@
 //! Driving a [`Conn`] from a tokio task, for the `async` engine: [`serve`]
-//! reads into [`Conn::read_space`], writes what [`Conn::next_write`] offers,
-//! and follows the returned [`Interest`]; tokio's scheduler spreads the tasks
-//! over the runtime's threads.
+//! runs the loop of every driver ([`carry`]) with the reads and writes of
+//! [`step`] inside tokio's `try_io` ([`Task`]), and where that loop stops
+//! (nothing to read, no room, a hold, the close) awaits what it waits for;
+//! tokio's scheduler spreads the tasks over the runtime's threads.
 //!
-//! File bodies go by `sendfile(2)` under tokio's readiness: `async_io` calls
-//! `sendfile` on the non-blocking socket and, when it returns `EAGAIN`, waits
-//! for the socket to become writable and calls it again. No file byte is copied
-//! through user space and no blocking thread pool is involved (page-cache reads
-//! do not block in practice; a cold disk would stall one runtime thread, as it
-//! does in nginx without `aio`).
+//! File bodies go by `sendfile(2)` under tokio's readiness: `try_io` calls
+//! `sendfile` on the non-blocking socket and, when it returns `EAGAIN`, the
+//! task awaits the socket's becoming writable and calls it again. No file byte
+//! is copied through user space and no blocking thread pool is involved
+//! (page-cache reads do not block in practice; a cold disk would stall one
+//! runtime thread, as it does in nginx without `aio`).
 //!
 //! Memory: between requests a connection gives its read and output buffers
 //! back ([`Conn::detach`]) to a small per-thread pool and waits for readiness
@@ -43,7 +44,10 @@ use tokio::net::TcpStream;
 use tokio::sync::watch;
 
 use super::closing::{Close, Closing, Ready};
+use super::dispatch::{Carry, carry};
 use super::policy::{self, log_connection};
+use super::spares::Spares;
+use super::step::{self, Moved};
 use super::wire::Wire;
 use crate::conn::{Buffers, Conn, Event, Interest};
 use crate::log::LogWriter;
@@ -60,22 +64,15 @@ const SPARE_BUFFERS: usize = 64;
 
 thread_local! {
     /// Buffers given back by idle connections, lent again to the next reader.
-    static SPARE: RefCell<Vec<Buffers>> = const { RefCell::new(Vec::new()) };
+    static SPARE: RefCell<Spares> = const { RefCell::new(Spares::new(SPARE_BUFFERS)) };
 }
 
 fn take_buffers() -> Buffers {
-    SPARE
-        .with(|s| s.borrow_mut().pop())
-        .unwrap_or_else(Buffers::new)
+    SPARE.with(|s| s.borrow_mut().lend())
 }
 
 fn put_buffers(b: Buffers) {
-    SPARE.with(|s| {
-        let mut s = s.borrow_mut();
-        if s.len() < SPARE_BUFFERS {
-            s.push(b);
-        }
-    });
+    SPARE.with(|s| s.borrow_mut().keep(b));
 }
 
 /// Makes this runtime thread's [`Local`] one that logs through `log` (shared by
@@ -122,6 +119,20 @@ pub(crate) async fn serve(
     let mut has_buffers = false;
     let mut interest = Interest::Read;
     loop {
+        // The loop of every driver, its reads and writes inside `try_io`;
+        // it stops where this task has to wait, and the wait is the match
+        // below.
+        interest = with_local(&site, |w| {
+            let mut task = Task {
+                stream: &stream,
+                conn: &mut conn,
+                wire: &mut wire,
+                has_buffers: &mut has_buffers,
+                site: &site,
+                w,
+            };
+            carry(&mut task, interest)
+        });
         match interest {
             Interest::Read => {
                 let idle = conn.is_idle();
@@ -137,69 +148,28 @@ pub(crate) async fn serve(
                 }
                 // Once shutdown has begun, an idle connection's deadline is now.
                 let deadline = conn.deadline(&site).unwrap_or_else(Instant::now);
-                let sleep = tokio::time::sleep_until(deadline.into());
-                // Readiness first, then a non-blocking read into buffers taken
-                // only now: a connection that waits holds no buffer.
-                let ready = tokio::select! {
-                    r = stream.readable() => Some(r),
-                    _ = sleep => None,
+                let event = tokio::select! {
+                    r = stream.readable() => match r {
+                        // Read again (`Task::read`).
+                        Ok(()) => continue,
+                        Err(_) => Event::ReadFailed,
+                    },
+                    _ = tokio::time::sleep_until(deadline.into()) => Event::Deadline,
                     // Shutdown begun: look at the deadline again (`Conn` closes
                     // an idle connection; a request being received is answered).
                     _ = stop.changed(), if idle => continue,
                 };
-                let read = match ready {
-                    Some(Ok(())) => {
-                        if !has_buffers {
-                            conn.attach(take_buffers());
-                            has_buffers = true;
-                        }
-                        let space = conn.read_space();
-                        // `try_io` clears tokio's readiness on `EAGAIN` only:
-                        // the wire says that once the socket is drained.
-                        match stream.try_io(tokio::io::Interest::READABLE, || {
-                            wire.recv(&stream, space, &site).map_err(io::Error::from)
-                        }) {
-                            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                            r => Some(r),
-                        }
-                    }
-                    Some(Err(e)) => Some(Err(e)),
-                    None => None,
-                };
-                let event = match read {
-                    Some(Ok(n)) => Event::Read(n),
-                    Some(Err(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Some(Err(_)) => Event::ReadFailed,
-                    None => Event::Deadline,
-                };
                 interest = with_local(&site, |w| conn.on(event, &site, w));
             }
             Interest::Write => {
-                let more = conn.file_follows();
-                let wrote = tokio::time::timeout(site.config.write_timeout, async {
-                    match conn.next_write() {
-                        Some(chunk) => {
-                            stream
-                                .async_io(tokio::io::Interest::WRITABLE, || {
-                                    wire.send(&stream, chunk, more).map_err(io::Error::from)
-                                })
-                                .await
-                        }
-                        None => Ok(0),
+                // No room: wait for it, for at most the write timeout.
+                match tokio::time::timeout(site.config.write_timeout, stream.writable()).await {
+                    Ok(Ok(())) => {}
+                    // A reset, or no progress within the write timeout.
+                    Ok(Err(_)) | Err(_) => {
+                        interest = with_local(&site, |w| conn.on(Event::WriteFailed, &site, w));
                     }
-                })
-                .await;
-                let event = match wrote {
-                    Ok(Ok(n)) => Event::Wrote(n),
-                    Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    // Reset, broken pipe, or no progress within the write timeout.
-                    Ok(Err(_)) | Err(_) => Event::WriteFailed,
-                };
-                interest = with_local(&site, |w| conn.on(event, &site, w));
-            }
-            Interest::Work => {
-                // --work burns this runtime thread's CPU, as a handler would.
-                interest = with_local(&site, |w| policy::work(&stream, &mut conn, &site, w));
+                }
             }
             Interest::Hold => {
                 // --delay: a timer; the runtime thread serves others meanwhile.
@@ -216,6 +186,9 @@ pub(crate) async fn serve(
                 close(&stream, &mut wire, &site, linger).await;
                 break;
             }
+            // `Task::work` never stops: --work burns this runtime thread's
+            // CPU, as a handler would.
+            Interest::Work => {}
         }
     }
     // Counted closed (and logged) before the client can see the end: a
@@ -225,6 +198,92 @@ pub(crate) async fn serve(
     });
     drop(open);
     drop(stream);
+}
+
+/// How a task carries out each [`Interest`] ([`carry`]): the reads and
+/// writes of [`step`] inside tokio's `try_io`, which clears tokio's
+/// readiness when the step meets `EAGAIN` (and skips the syscall while none
+/// is known); then the task awaits readiness, a timer or shutdown
+/// ([`serve`]'s match), as it does for a hold and the close.
+struct Task<'a> {
+    stream: &'a TcpStream,
+    conn: &'a mut Conn,
+    wire: &'a mut Wire,
+    /// Whether `conn` holds buffers now: they are taken only for a read that
+    /// may find bytes.
+    has_buffers: &'a mut bool,
+    site: &'a Shared,
+    w: &'a mut Local,
+}
+
+impl Carry for Task<'_> {
+    fn read(&mut self) -> Option<Interest> {
+        let Task {
+            stream,
+            conn,
+            wire,
+            has_buffers,
+            site,
+            w,
+        } = self;
+        try_step(
+            stream,
+            tokio::io::Interest::READABLE,
+            Interest::Read,
+            || {
+                if !**has_buffers {
+                    conn.attach(take_buffers());
+                    **has_buffers = true;
+                }
+                step::read(*stream, conn, wire, false, site, w)
+            },
+        )
+    }
+
+    fn write(&mut self) -> Option<Interest> {
+        let Task {
+            stream,
+            conn,
+            wire,
+            site,
+            w,
+            ..
+        } = self;
+        try_step(
+            stream,
+            tokio::io::Interest::WRITABLE,
+            Interest::Write,
+            || step::write(*stream, conn, wire, site, w),
+        )
+    }
+
+    fn work(&mut self) -> Option<Interest> {
+        Some(policy::work(self.stream, self.conn, self.site, self.w))
+    }
+
+    /// Awaited in [`serve`] ([`close`]).
+    fn close(&mut self, _linger: bool) {}
+}
+
+/// One read or write `step` inside tokio's `try_io`, which skips it while
+/// tokio knows of no readiness and clears the readiness when it meets
+/// `EAGAIN`: what `Conn` wants next, `again` after `EINTR`, or `None` to
+/// await readiness.
+fn try_step(
+    stream: &TcpStream,
+    ready: tokio::io::Interest,
+    again: Interest,
+    step: impl FnOnce() -> Moved,
+) -> Option<Interest> {
+    let moved = stream.try_io(ready, || match step() {
+        Moved::Again => Err(io::ErrorKind::WouldBlock.into()),
+        moved => Ok(moved),
+    });
+    match moved {
+        Ok(Moved::Told { next, .. }) => Some(next),
+        Ok(Moved::Again | Moved::Retry) => Some(again),
+        Err(_) => None,
+    }
 }
 
 /// Waits until `until` ([`Event::Deadline`]) unless the client closes first
