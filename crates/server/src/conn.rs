@@ -263,6 +263,25 @@ pub(crate) struct Conn {
     defer: bool,
     /// HTTP/2's state, once the preface came ([`State::Http2`]).
     h2: Option<Box<h2::H2>>,
+    /// What TLS's ALPN chose, as the driver said before the first bytes
+    /// ([`Conn::alpn_unknown`], [`Conn::set_alpn`]).
+    alpn: Alpn,
+}
+
+/// What ALPN chose for a connection (RFC 7301), which decides its protocol
+/// (RFC 9113 §3.3): `h2` makes it HTTP/2 whatever it sends, any other makes
+/// it HTTP/1.1 even when it sends the HTTP/2 preface.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Alpn {
+    /// The driver has not said yet.
+    Unknown,
+    /// Plaintext, or a TLS client that offered no ALPN: the first bytes
+    /// decide (the preface, with `--h2c` or after TLS).
+    None,
+    /// `h2`.
+    H2,
+    /// `http/1.1`.
+    Http1,
 }
 
 impl Conn {
@@ -294,7 +313,26 @@ impl Conn {
             answered_at: None,
             defer: false,
             h2: None,
+            alpn: Alpn::Unknown,
         }
+    }
+
+    /// Whether the driver has still to say what ALPN chose: once, before it
+    /// hands over the first bytes (for TLS, after the handshake).
+    #[inline(always)]
+    pub(crate) fn alpn_unknown(&self) -> bool {
+        self.alpn == Alpn::Unknown
+    }
+
+    /// What ALPN chose: `Some(true)` for `h2`, `Some(false)` for another
+    /// protocol, `None` without ALPN.
+    #[cold]
+    pub(crate) fn set_alpn(&mut self, h2: Option<bool>) {
+        self.alpn = match h2 {
+            None => Alpn::None,
+            Some(true) => Alpn::H2,
+            Some(false) => Alpn::Http1,
+        };
     }
 
     /// A connection without buffers: an event loop lends them with
@@ -538,11 +576,15 @@ impl Conn {
             };
             return self.interest();
         }
-        // The first bytes: the HTTP/2 preface makes this an HTTP/2 connection.
+        // The first bytes: the HTTP/2 preface makes this an HTTP/2 connection,
+        // unless ALPN chose http/1.1; with ALPN h2 it is HTTP/2 whatever
+        // they are (a client that then speaks HTTP/1.1 gets HTTP/2's GOAWAY
+        // PROTOCOL_ERROR for a bad preface: RFC 9113 §3.3).
         if self.requests == 0
             && self.start == 0
             && site.http2
-            && let Some(next) = self.sniff_h2(n, site, w)
+            && self.alpn != Alpn::Http1
+            && let Some(next) = self.sniff_h2(n, self.alpn == Alpn::H2, site, w)
         {
             return next;
         }

@@ -150,17 +150,24 @@ impl H2 {
 impl Conn {
     /// The first bytes of a connection (`n` more just read behind `end`):
     /// the HTTP/2 preface makes it an HTTP/2 connection (when `site.http2`
-    /// allows). `None`: HTTP/1.1 goes on as before; `Some`: the interest now
-    /// (more bytes, when what came is a prefix of the preface).
+    /// allows), and so does `alpn_h2` (ALPN chose `h2`) whatever they are.
+    /// `None`: HTTP/1.1 goes on as before; `Some`: the interest now (more
+    /// bytes, when what came is a prefix of the preface).
     #[inline(never)]
-    pub(super) fn sniff_h2(&mut self, n: usize, site: &Shared, w: &mut Local) -> Option<Interest> {
+    pub(super) fn sniff_h2(
+        &mut self,
+        n: usize,
+        alpn_h2: bool,
+        site: &Shared,
+        w: &mut Local,
+    ) -> Option<Interest> {
         let seen = self.end + n;
         // Past `PRI * HTTP/2.0\r\n` this is an HTTP/2 client (no HTTP/1.1
         // request names that version): a preface broken after that point is
         // HTTP/2's to refuse (GOAWAY PROTOCOL_ERROR), not a 505.
         let started = seen >= PRI_LINE && self.buf[..PRI_LINE] == PREFACE[..PRI_LINE];
         match sniff(&self.buf[..seen]) {
-            Sniff::Http1 if !started => None,
+            Sniff::Http1 if !started && !alpn_h2 => None,
             Sniff::NeedMore => {
                 self.end = seen;
                 Some(Interest::Read)

@@ -783,6 +783,9 @@ impl Carry for Completions<'_> {
                     if slot.ended.is_some() {
                         slot.conn.closed_with_requests();
                     }
+                    if n > 0 && slot.conn.alpn_unknown() {
+                        slot.conn.set_alpn(slot.wire.alpn_h2());
+                    }
                     Some(slot.conn.on(Event::Read(n), site, self.w))
                 }
                 // A TLS record not whole yet: more bytes are needed, unless

@@ -53,6 +53,9 @@ pub(crate) fn read(
             if n > 0 && fin {
                 conn.closed_with_requests();
             }
+            if n > 0 && conn.alpn_unknown() {
+                conn.set_alpn(wire.alpn_h2());
+            }
             Moved::Told {
                 next: conn.on(Event::Read(n), site, w),
                 short: n < want,

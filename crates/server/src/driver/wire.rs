@@ -132,6 +132,16 @@ impl Wire {
         }
     }
 
+    /// What ALPN chose: `Some(true)` for `h2`, `Some(false)` for another
+    /// protocol, `None` in plaintext or when the client offered none (or
+    /// before the handshake is done).
+    pub(crate) fn alpn_h2(&self) -> Option<bool> {
+        match self {
+            Wire::Plain => None,
+            Wire::Tls(s) => s.tls.as_ref()?.alpn_protocol().map(|p| p == b"h2"),
+        }
+    }
+
     /// Reads plaintext into `buf` (see the module docs for the contract).
     #[inline]
     pub(crate) fn recv(

@@ -496,3 +496,87 @@ fn a_slow_reader_of_a_large_response_gets_a_clean_tls_end() {
 fn pattern(len: usize) -> Vec<u8> {
     (0..len).map(|i| (i % 251) as u8).collect()
 }
+
+/// Sends `bytes` over TLS with ALPN offering only `alpn` and reads what
+/// comes back until the server closes (cleanly or not); also gives what ALPN
+/// chose.
+fn alpn_exchange(
+    addr: SocketAddr,
+    client: &Arc<ClientConfig>,
+    alpn: &[u8],
+    bytes: &[u8],
+) -> (Option<Vec<u8>>, Vec<u8>) {
+    let mut config = (**client).clone();
+    config.alpn_protocols = vec![alpn.to_vec()];
+    let mut s = tls_connect(addr, &Arc::new(config));
+    s.sock
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    s.write_all(bytes).unwrap();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+        }
+    }
+    (s.conn.alpn_protocol().map(<[u8]>::to_vec), out)
+}
+
+/// The error code of the first GOAWAY among HTTP/2 `frames`.
+fn goaway_code(mut frames: &[u8]) -> Option<u32> {
+    while frames.len() >= 9 {
+        let len =
+            usize::from(frames[0]) << 16 | usize::from(frames[1]) << 8 | usize::from(frames[2]);
+        let payload = frames.get(9..9 + len)?;
+        if frames[3] == 0x7 {
+            return payload
+                .get(4..8)
+                .map(|c| u32::from_be_bytes(c.try_into().unwrap()));
+        }
+        frames = &frames[9 + len..];
+    }
+    None
+}
+
+#[test]
+fn alpn_decides_the_protocol_whatever_the_first_bytes_say() {
+    // RFC 9113 §3.3: after ALPN chose h2 the client must send the preface;
+    // HTTP/1.1 instead is a connection error (GOAWAY PROTOCOL_ERROR), not a
+    // request to answer. After ALPN chose http/1.1 the preface is an
+    // HTTP/1.1 request (for version 2.0), answered in HTTP/1.1.
+    for engine in Engine::here().filter(|e| e.carries_http2()) {
+        let dir = fixture();
+        let certs = tempfile::tempdir().unwrap();
+        let (source, client) = pki(certs.path());
+        let server = tls_server(engine, dir.path(), &source);
+        let addr = server.local_addr();
+
+        let get = b"GET /hello.txt HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
+        let (chosen, out) = alpn_exchange(addr, &client, b"h2", get);
+        assert_eq!(chosen.as_deref(), Some(&b"h2"[..]), "{engine}");
+        assert!(
+            !out.starts_with(b"HTTP/1.1"),
+            "{engine}: served HTTP/1.1 after ALPN h2"
+        );
+        assert_eq!(goaway_code(&out), Some(0x1), "{engine}: {out:?}");
+
+        let preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+        let (chosen, out) = alpn_exchange(addr, &client, b"http/1.1", preface);
+        assert_eq!(chosen.as_deref(), Some(&b"http/1.1"[..]), "{engine}");
+        assert!(
+            out.starts_with(b"HTTP/1.1 4") || out.starts_with(b"HTTP/1.1 5"),
+            "{engine}: {:?}",
+            String::from_utf8_lossy(&out)
+        );
+
+        // And the server goes on serving.
+        let r = tls_get(
+            addr,
+            &client,
+            "GET /hello.txt HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+        );
+        assert_eq!(r.status, 200, "{engine}");
+    }
+}
