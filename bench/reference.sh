@@ -10,9 +10,10 @@
 # how quiet the machine was when each experiment began.
 #
 # Usage: bench/reference.sh OUT_DIR [NAME...]
-#   NAME        a built-in experiment (`servelab lab list`); default: all of
-#               them, then the two by-repeat pairs `lab ab connections` and
-#               `lab ab filesize` with the same binary on both sides
+#   NAME        a built-in experiment (`servelab lab list`), or EXP-ab for
+#               the by-repeat pair `lab ab EXP` with the same binary on both
+#               sides; default: every experiment, then connections-ab and
+#               filesize-ab
 # Env:  LOAD_MAX    refuse to start an experiment while the 1-minute load
 #                   average is above it (default 1.0; the run waits up to
 #                   10 minutes for it to fall, then stops)
@@ -43,10 +44,9 @@ fi
 [ -x "$SERVELAB" ] || die "no servelab binary at $SERVELAB"
 
 NAMES=("$@")
-AB=()
 if [ ${#NAMES[@]} -eq 0 ]; then
     mapfile -t NAMES < <("$SERVELAB" lab list | awk '$1 != "total" {print $1}')
-    AB=(connections filesize)
+    NAMES+=(connections-ab filesize-ab)
 fi
 [ ${#NAMES[@]} -gt 0 ] || die "no experiment to run"
 
@@ -73,10 +73,10 @@ run() {
     say "$what: exit $rc"
 }
 for n in "${NAMES[@]}"; do
-    run "$n" lab run "$n" --out "$OUT/$n"
-done
-for n in "${AB[@]}"; do
-    run "$n-ab" lab ab "$n" --a "$SERVELAB" --b "$SERVELAB" --out "$OUT/$n-ab"
+    case $n in
+        *-ab) run "$n" lab ab "${n%-ab}" --a "$SERVELAB" --b "$SERVELAB" --out "$OUT/$n" ;;
+        *) run "$n" lab run "$n" --out "$OUT/$n" ;;
+    esac
 done
 echo "finished $(date -u +%FT%TZ)" >> "$LOG"
 say "done: $OUT (log: $LOG)"
