@@ -35,8 +35,8 @@ shift
 [ -e "$OUT" ] && die "$OUT exists; the reference run never overwrites"
 LOAD_MAX=${LOAD_MAX:-1.0}
 cd "$HERE"
-[ -z "$(git status --porcelain --untracked-files=no)" ] \
-    || die "the working tree has uncommitted changes: commit them (a reference run names a clean commit)"
+clean() { [ -z "$(git status --porcelain --untracked-files=no -- ':/' ':(top,exclude)results')" ]; }
+clean || die "the working tree has uncommitted changes: commit them (a reference run names a clean commit)"
 if [ -z "${SERVELAB:-}" ]; then
     cargo build --release -q -p servelab
     SERVELAB=$HERE/target/release/servelab
@@ -71,6 +71,13 @@ run() {
     "$SERVELAB" "$@" --no-progress > "$OUT/$what.out" 2> "$OUT/$what.err" || rc=$?
     echo "$what start $start load $la end $(date -u +%FT%TZ) exit $rc" >> "$LOG"
     say "$what: exit $rc"
+    # The lab records the checkout's commit when each run starts, `-dirty` if
+    # the tree has changed since: an edit made while the run goes on marks
+    # every later experiment, though the binary is the one built here.
+    if ! clean; then
+        echo "$what: the working tree changed during the run: it records a -dirty commit" >> "$LOG"
+        die "the working tree changed during $what: keep it clean until the run ends (edit in another worktree)"
+    fi
 }
 for n in "${NAMES[@]}"; do
     case $n in
