@@ -67,8 +67,9 @@ impl Verdict {
 /// that fell behind, an end-of-run effect).
 const DISQUALIFYING: &[CheckKind] = &[CheckKind::Client, CheckKind::LittlesLaw];
 
-/// Why a point cannot be evidence about the server, if it cannot.
-fn disqualified(p: &PointRecord) -> Option<String> {
+/// Why a point cannot be evidence about the server, if it cannot (the claims
+/// and the conclusion both ask).
+pub(crate) fn disqualified(p: &PointRecord) -> Option<String> {
     let failed: Vec<String> = p
         .checks
         .iter()

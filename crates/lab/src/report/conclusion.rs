@@ -10,6 +10,12 @@
 //! whether the difference is larger than the noise: Welch's t-test at 95% on
 //! the repeats (or the simulator's replications), with the size of the
 //! difference and its 95% interval. Overlapping ranges are not a test.
+//!
+//! A point flagged by a check that disqualifies it (a busy client, Little's
+//! law failed: see `claim::disqualified`) is left out, as the claims leave it
+//! out: a conclusion about the servers drawn from a client-bound pair would
+//! be a conclusion about the load generator. The sentence names what it left
+//! out, and when nothing is left to compare it says so instead of concluding.
 
 use crate::experiment::{Axis, ConclusionKind, ConclusionSpec, Experiment, Scalar};
 use crate::metric::{self, Better, Metric};
@@ -43,17 +49,51 @@ pub fn conclude(exp: &Experiment, results: &RunResults) -> String {
         }
         _ => sentence,
     };
-    sentence.unwrap_or_else(|| {
-        let failed = results
-            .points
-            .iter()
-            .filter(|p| p.status != Status::Ok)
-            .count();
-        format!(
-            "Not enough points produced figures to conclude ({failed} of {} points did not).",
-            results.points.len()
-        )
-    })
+    // The flagged points among those the sentence compares. The model's
+    // sentences score points by the applicability rule, which says itself
+    // what it withholds.
+    let flagged = match c.kind.get_ref() {
+        ConclusionKind::Ratio | ConclusionKind::Best => ctx.flagged(&target(&ctx, None)),
+        ConclusionKind::Scaling => {
+            c.x.as_ref()
+                .map(|x| ctx.flagged(&target(&ctx, Some(x.get_ref()))))
+                .unwrap_or_default()
+        }
+        ConclusionKind::Model | ConclusionKind::Prediction => Vec::new(),
+    };
+    match (sentence, flagged.is_empty()) {
+        (Some(s), true) => s,
+        (Some(s), false) => format!("{s} {}", left_out(&flagged)),
+        (None, false) => format!(
+            "No conclusion about the servers: the points it compares have no figures that are evidence about them. {}",
+            left_out(&flagged)
+        ),
+        (None, true) => {
+            let failed = results
+                .points
+                .iter()
+                .filter(|p| p.status != Status::Ok)
+                .count();
+            format!(
+                "Not enough points produced figures to conclude ({failed} of {} points did not).",
+                results.points.len()
+            )
+        }
+    }
+}
+
+/// "Left out as evidence about the servers, flagged by their checks (…): A
+/// and B." At most four names, then how many more.
+fn left_out(flagged: &[String]) -> String {
+    const NAMED: usize = 4;
+    let mut names: Vec<String> = flagged.iter().take(NAMED).cloned().collect();
+    if flagged.len() > NAMED {
+        names.push(format!("{} more", flagged.len() - NAMED));
+    }
+    format!(
+        "Left out as evidence about the servers, flagged by their checks (a busy load generator or Little's law failed; see the tables): {}.",
+        join(&names)
+    )
 }
 
 fn default_sentence(results: &RunResults) -> String {
@@ -78,9 +118,25 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// The points with figures, within any list of values `at` gives an axis
-    /// (`at = { case = ["a", "b"] }` compares those cases only).
+    /// The points with figures that are evidence about the server, within
+    /// any list of values `at` gives an axis (`at = { case = ["a", "b"] }`
+    /// compares those cases only).
     fn ok(&self) -> impl Iterator<Item = &PointRecord> {
+        self.within()
+            .filter(|p| crate::report::claim::disqualified(p).is_none())
+    }
+
+    /// The labels of the points at `at` with figures that `ok` leaves out
+    /// because a check disqualifies them as evidence about the server.
+    fn flagged(&self, at: &[(String, String)]) -> Vec<String> {
+        self.within()
+            .filter(|p| matches(p, at) && crate::report::claim::disqualified(p).is_some())
+            .map(PointRecord::label)
+            .collect()
+    }
+
+    /// The points with figures within `at`'s lists, flagged or not.
+    fn within(&self) -> impl Iterator<Item = &PointRecord> {
         let lists: Vec<(String, Vec<String>)> = self
             .spec
             .at
@@ -640,7 +696,9 @@ fn model(ctx: &Ctx<'_>) -> Option<String> {
     // (error in percent, point name, exact value inside the range)
     let mut errs: Vec<(f64, String, bool)> = Vec::new();
     let mut withheld = 0;
-    for p in ctx.ok() {
+    // Every point with figures: the applicability rule below withholds
+    // client-bound ones and the accuracy table counts them.
+    for p in ctx.within() {
         let (Some(v), Some(&x)) = (ctx.stat(p), p.exact.get(&m)) else {
             continue;
         };
@@ -895,6 +953,67 @@ mod tests {
             })
             .collect();
         assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
+    /// A point flagged for a busy client (or Little's law) is not evidence
+    /// about the servers: the sentence leaves it out and names it, and with
+    /// nothing left to compare it does not conclude. Regression: filesize's
+    /// reference concluded "pool, no log was better: 1.17x" from a pair whose
+    /// load generator was at 99% of its CPU.
+    #[test]
+    fn a_flagged_point_carries_no_conclusion_and_is_named() {
+        let flag = |p: &mut PointRecord, kind| {
+            p.checks.push(crate::check::Check {
+                kind,
+                passed: false,
+                detail: "load generator on CPU 99% of the window".into(),
+            })
+        };
+        let at = |r: &mut RunResults, server: &str, size: f64| -> usize {
+            r.points
+                .iter()
+                .position(|p| {
+                    p.server.as_deref() == Some(server)
+                        && p.var("size").and_then(|v| v.as_f64()) == Some(size)
+                })
+                .unwrap()
+        };
+        let exp = builtin::load("filesize").unwrap();
+        let clean = synthetic(&exp);
+        let before = conclude(&exp, &clean);
+        assert!(before.starts_with("At a file size of 3300 KB, pool, no log was better"));
+
+        // A failed check that says nothing of the client, or a flagged point
+        // the sentence does not compare, changes nothing.
+        let mut r = clean.clone();
+        let i = at(&mut r, "pool, no log", 3_300_000.0);
+        flag(&mut r.points[i], crate::check::CheckKind::Errors);
+        let j = at(&mut r, "pool, no log", 5000.0);
+        flag(&mut r.points[j], crate::check::CheckKind::Client);
+        assert_eq!(conclude(&exp, &r), before);
+
+        let mut r = clean.clone();
+        let i = at(&mut r, "pool, no log", 3_300_000.0);
+        flag(&mut r.points[i], crate::check::CheckKind::Client);
+        let got = conclude(&exp, &r);
+        assert!(got.starts_with("No conclusion about the servers"), "{got}");
+        assert!(got.contains("pool, no log, size=3300000"), "{got}");
+        assert!(!got.contains("was better"), "{got}");
+
+        // A best-of sentence goes on without the flagged server and names it.
+        let exp = builtin::load("fork-thread-pool").unwrap();
+        let mut r = synthetic(&exp);
+        let last = r.points.len() - 1;
+        let best = r.points[last].server.clone().unwrap();
+        assert!(conclude(&exp, &r).contains(&format!("{best} was the best")));
+        flag(&mut r.points[last], crate::check::CheckKind::LittlesLaw);
+        let got = conclude(&exp, &r);
+        assert!(!got.contains(&format!("{best} was the best")), "{got}");
+        assert!(got.contains("was the best of 2 servers"), "{got}");
+        assert!(
+            got.ends_with(&format!("{}.", r.points[last].label())),
+            "{got}"
+        );
     }
 
     fn axis(label: &str, unit: Option<&str>, divisor: Option<f64>) -> Axis {
