@@ -22,6 +22,10 @@ pub(super) struct Setup {
     pub(super) plan: Plan,
     pub(super) placement: Placement,
     kernel: Option<crate::process::sched::KernelSched>,
+    /// The machine and the checkout's commit, read once when the run starts:
+    /// `results.json` is written after every point, and an edit made in the
+    /// checkout while the run goes on says nothing about the binary running.
+    machine: Machine,
 }
 
 impl Setup {
@@ -75,6 +79,7 @@ impl Setup {
         let unmeasured = crate::process::sched::KernelSched::unmeasured();
         let plan = exp.plan_with(&options, tmp.path(), kernel.as_ref().unwrap_or(&unmeasured))?;
         Ok(Setup {
+            machine: Machine::detect(&opts.version, opts.exe.parent()),
             tmp,
             plan,
             placement,
@@ -103,7 +108,7 @@ impl Setup {
             protocol: (!exp.is_simulated()).then(|| protocol_of(&self.plan)),
             started_utc,
             duration_s,
-            machine: Machine::detect(&opts.version, opts.exe.parent()),
+            machine: self.machine.clone(),
             placement: if exp.is_simulated() {
                 "simulation only: no server or load generator".into()
             } else {
