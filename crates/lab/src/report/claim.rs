@@ -194,8 +194,10 @@ fn test(exp: &Experiment, c: &ClaimSpec, results: &RunResults) -> Tested {
                             )
                         })
                         .ok_or_else(|| match p.unmeasurable.get(&m) {
-                            Some(why) => format!("{} has no {}: {why}", p.label(), m.label()),
-                            None => format!("{} has no {}", p.label(), m.label()),
+                            Some(why) => {
+                                format!("{} has no {} figure: {why}", p.label(), m.label())
+                            }
+                            None => format!("{} has no {} figure", p.label(), m.label()),
                         })
                 })
             };
@@ -237,7 +239,7 @@ fn test(exp: &Experiment, c: &ClaimSpec, results: &RunResults) -> Tested {
                 } else if let Some(s) = p.summary.get(&m) {
                     curve.push((*v, format!("{axis} {}", metric::fmt_tick(*v)), *s));
                 } else {
-                    left_out.push(format!("{} has no {}", p.label(), m.label()));
+                    left_out.push(format!("{} has no {} figure", p.label(), m.label()));
                 }
             }
             let (v, why) = if curve.len() < 2 {
@@ -313,7 +315,11 @@ fn compare_over(
         }
         match (pa.summary.get(&m), pb.summary.get(&m), v.as_f64()) {
             (Some(a), Some(b), Some(xv)) => pairs.push((xv, metric::fmt_tick(xv), *a, *b)),
-            _ => left_out.push(format!("{} or its pair has no {}", pa.label(), m.label())),
+            _ => left_out.push(format!(
+                "{} or its pair has no {} figure",
+                pa.label(),
+                m.label()
+            )),
         }
     }
     pairs.sort_by(|p, q| p.0.total_cmp(&q.0));
