@@ -82,8 +82,9 @@ pub fn conclude(exp: &Experiment, results: &RunResults) -> String {
     }
 }
 
-/// "Left out as evidence about the servers, flagged by their checks (…): A
-/// and B." At most four names, then how many more.
+/// "Left out as evidence about the servers, flagged by their checks (…): A;
+/// B." At most four names (a point's label has commas of its own, hence the
+/// semicolons), then how many more.
 fn left_out(flagged: &[String]) -> String {
     const NAMED: usize = 4;
     let mut names: Vec<String> = flagged.iter().take(NAMED).cloned().collect();
@@ -92,7 +93,7 @@ fn left_out(flagged: &[String]) -> String {
     }
     format!(
         "Left out as evidence about the servers, flagged by their checks (a busy load generator or Little's law failed; see the tables): {}.",
-        join(&names)
+        names.join("; ")
     )
 }
 
@@ -504,7 +505,7 @@ fn best(ctx: &Ctx<'_>) -> Option<String> {
     let [(best, b), .., (worst, w)] = pts.as_slice() else {
         let (only, s) = &pts[0];
         return Some(capitalise_first(&format!(
-            "{at_phrase}only {only} produced figures{tail}: its {} was {} {}.",
+            "{at_phrase}only {only} has figures that are evidence about the server{tail}: its {} was {} {}.",
             m.label(),
             metric::fmt(s.mean),
             m.unit()
