@@ -49,18 +49,25 @@ pub fn conclude(exp: &Experiment, results: &RunResults) -> String {
         }
         _ => sentence,
     };
-    // The flagged points among those the sentence compares. The model's
-    // sentences score points by the applicability rule, which says itself
-    // what it withholds.
-    let flagged = match c.kind.get_ref() {
-        ConclusionKind::Ratio | ConclusionKind::Best => ctx.flagged(&target(&ctx, None)),
-        ConclusionKind::Scaling => {
-            c.x.as_ref()
-                .map(|x| ctx.flagged(&target(&ctx, Some(x.get_ref()))))
-                .unwrap_or_default()
+    // The flagged points among those the sentence compares: a ratio's two
+    // servers, a best-of's servers, a scaling's curves. The model's sentences
+    // score points by the applicability rule, which says itself what it
+    // withholds.
+    let whole = target(&ctx, None);
+    let along = c.x.as_ref().map(|x| target(&ctx, Some(x.get_ref())));
+    let flagged: Vec<&PointRecord> = match (c.kind.get_ref(), &along) {
+        (ConclusionKind::Ratio, _) => {
+            let pair = [&c.a, &c.b].map(|s| s.as_ref().map(|s| s.get_ref().as_str()));
+            ctx.flagged(&whole)
+                .filter(|p| pair.contains(&p.server.as_deref()))
+                .collect()
         }
-        ConclusionKind::Model | ConclusionKind::Prediction => Vec::new(),
+        (ConclusionKind::Best, _) => ctx.flagged(&whole).collect(),
+        (ConclusionKind::Scaling, Some(at)) => ctx.flagged(at).collect(),
+        (ConclusionKind::Scaling, None)
+        | (ConclusionKind::Model | ConclusionKind::Prediction, _) => Vec::new(),
     };
+    let flagged: Vec<String> = flagged.into_iter().map(PointRecord::label).collect();
     match (sentence, flagged.is_empty()) {
         (Some(s), true) => s,
         (Some(s), false) => format!("{s} {}", left_out(&flagged)),
@@ -127,13 +134,11 @@ impl Ctx<'_> {
             .filter(|p| crate::report::claim::disqualified(p).is_none())
     }
 
-    /// The labels of the points at `at` with figures that `ok` leaves out
-    /// because a check disqualifies them as evidence about the server.
-    fn flagged(&self, at: &[(String, String)]) -> Vec<String> {
+    /// The points at `at` with figures that `ok` leaves out because a check
+    /// disqualifies them as evidence about the server.
+    fn flagged<'a>(&'a self, at: &'a [(String, String)]) -> impl Iterator<Item = &'a PointRecord> {
         self.within()
-            .filter(|p| matches(p, at) && crate::report::claim::disqualified(p).is_some())
-            .map(PointRecord::label)
-            .collect()
+            .filter(move |p| matches(p, at) && crate::report::claim::disqualified(p).is_some())
     }
 
     /// The points with figures within `at`'s lists, flagged or not.
@@ -1000,6 +1005,13 @@ mod tests {
         assert!(got.starts_with("No conclusion about the servers"), "{got}");
         assert!(got.contains("pool, no log, size=3300000"), "{got}");
         assert!(!got.contains("was better"), "{got}");
+
+        // A flagged server the ratio does not compare is neither left out
+        // nor named: pool with a log, at the same size, is not in the pair.
+        let mut r = clean.clone();
+        let k = at(&mut r, "pool, sync log", 3_300_000.0);
+        flag(&mut r.points[k], crate::check::CheckKind::Client);
+        assert_eq!(conclude(&exp, &r), before);
 
         // A best-of sentence goes on without the flagged server and names it.
         let exp = builtin::load("fork-thread-pool").unwrap();
