@@ -72,10 +72,10 @@ run() {
     echo "$what start $start load $la end $(date -u +%FT%TZ) exit $rc" >> "$LOG"
     say "$what: exit $rc"
     # The lab records the checkout's commit when each run starts, `-dirty` if
-    # the tree has changed since: an edit made while the run goes on marks
-    # every later experiment, though the binary is the one built here.
+    # the tree has uncommitted changes then: an edit made while the run goes
+    # on marks every later experiment, though the binary is the one built here.
     if ! clean; then
-        echo "$what: the working tree changed during the run: it records a -dirty commit" >> "$LOG"
+        echo "$what: the working tree changed during the run: later runs would record a -dirty commit" >> "$LOG"
         die "the working tree changed during $what: keep it clean until the run ends (edit in another worktree)"
     fi
 }
