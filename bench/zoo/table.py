@@ -3,8 +3,8 @@ bench/zoo/run.sh) and each server's predict results.json, writes OUT/zoo.md
 and OUT/zoo.json. `--summary RESULTS_JSON` prints one server's line.
 
 results.json's schema is read as `servelab predict` writes it:
-validation.table (one row per target: max_abs_pct, limit_pct, verdict; a
-servelab-predict/2 file, which had `met` only, is judged here by judge.rs's rule) and,
+validation.table (one row per target: max_abs_pct, limit_pct, verdict and
+`why`, judged by predict itself: crates/predict/src/judge.rs) and,
 where predict has the architecture probes, architecture.workers
 ({kind: held, workers} | not_held | not_kept_alive | unknown) and
 architecture.keepalive ({kind: closes, after_s} | longer_than | ...), and
@@ -22,60 +22,20 @@ TARGETS = [
     ("goodput", "goodput"),
 ]
 NO_PROBES = "not found (predict has no probes)"
+SCHEMA = "servelab-predict/3"
 
 
-LIMITS = {"throughput": 5.0, "mean_below_knee": 10.0, "mean_beyond_knee": 15.0, "goodput": 10.0}
-MEASURED = {"throughput": "goodput", "goodput": "goodput", "mean_below_knee": "mean_ms",
-            "mean_beyond_knee": "mean_ms"}
-
-
-def judge_v2(results):
-    """Verdicts for a servelab-predict/2 results.json, which judged the point
-    errors alone: the rule of crates/predict/src/judge.rs (/3) applied to its
-    stored points. Met within the limit; missed when |error| minus the error's
-    95% half-width (measured and predicted intervals in quadrature) is past
-    it; inconclusive otherwise."""
-    verdicts = {}
-    for p in (results.get("validation") or {}).get("points", []):
-        for target, pct in p.get("errors", []):
-            if target not in LIMITS:
-                continue
-            meas = p.get(MEASURED[target])
-            pred = p["predicted"].get(MEASURED[target])
-            m, hm = meas["value"], meas.get("half_width")
-            pv, hp = pred["value"], pred.get("half_width") or 0.0
-            if abs(pct) <= LIMITS[target]:
-                v = "met"
-            elif hm is not None and abs(pct) - 100 * ((hp / m) ** 2 + (pv * hm / m ** 2) ** 2) ** 0.5 > LIMITS[target]:
-                v = "missed"
-            else:
-                v = "inconclusive"
-            verdicts.setdefault(target, []).append(v)
-    out = {}
-    for target, vs in verdicts.items():
-        out[target] = ("missed" if "missed" in vs else "inconclusive" if "inconclusive" in vs else "met",
-                       sum(v != "met" for v in vs), len(vs))
-    return out
-
-
-def reading_v2(served, w, n):
-    h = served.get("half_width") or 0.0
-    v = served["value"]
-    if v - h <= w <= v + h or (v <= w and abs(v - w) < abs(v - n)):
-        return "held"
-    if v - h > w and v + h < n * (1 - 0.05):  # past_workers.rs NEAR_N
-        return "passed"
-    return "not_held"
+def load(path):
+    """One server's results.json; a file of another schema is refused in one
+    line (the verdicts and their `why` are predict's own since /3)."""
+    results = json.loads(Path(path).read_text())
+    if results.get("schema") != SCHEMA:
+        sys.exit(f"table.py: {path} is {results.get('schema')!r}; this table reads {SCHEMA} (rerun the zoo)")
+    return results
 
 
 def rows(results):
-    table = {r["target"]: dict(r) for r in (results.get("validation") or {}).get("table", [])}
-    if results.get("schema") == "servelab-predict/2":
-        for target, (v, n, of) in judge_v2(results).items():
-            table[target].update(verdict=v, judged_by_table_py=True,
-                                 missed_points=n if v == "missed" else 0,
-                                 inconclusive_points=n if v == "inconclusive" else 0, points=of)
-    return table
+    return {r["target"]: dict(r) for r in (results.get("validation") or {}).get("table", [])}
 
 
 def cell(row):
@@ -97,9 +57,7 @@ def workers_found(results):
         served = (past or {}).get("served_users")
         if served is None:
             return f"held, W = {w['workers']}"
-        # servelab-predict/3 reads X·R three ways; /2 had only `confirms`
-        # ("nearer W than N"), so its reading is redone by past_workers.rs's rule.
-        reading = past.get("reading") or reading_v2(served, w["workers"], past["step"]["load"]["users"])
+        reading = past.get("reading")
         verdict = {"held": "confirmed", "passed": "between W and N: passed on under load",
                    "not_held": "not confirmed"}.get(reading, reading)
         model = past.get("model_served_users")
@@ -172,7 +130,7 @@ def conf_keepalive(r):
 
 
 def main(out):
-    out = Path(out)
+    out = Path(out).resolve()
     runs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines() if line.strip()]
     servers = []
     md = [
@@ -188,11 +146,11 @@ def main(out):
     ]
     for r in runs:
         results = {}
-        # The record's absolute path, or the server's directory beside the
-        # table (a zoo moved or cloned elsewhere).
-        for d in ([Path(r["dir"]), out / Path(r["dir"]).name] if r.get("dir") else []):
+        # The server's directory beside the table, or else the record's
+        # absolute path (a table written elsewhere).
+        for d in ([out / Path(r["dir"]).name, Path(r["dir"])] if r.get("dir") else []):
             if (d / "results.json").is_file():
-                results = json.loads((d / "results.json").read_text())
+                results = load(d / "results.json")
                 r = dict(r, dir=str(d.relative_to(out)) if d.is_relative_to(out) else str(d))
                 break
         t = rows(results)
@@ -220,13 +178,17 @@ def main(out):
     for r in servers:
         md.append(f"- **{r['server']}**: {r.get('version') or '?'}; {r.get('desc') or ''}; "
                   f"exit {r.get('exit')}; {r.get('summary')}" + (f"; results `{r['dir']}/`" if r.get("dir") else ""))
+        for key, label in TARGETS:
+            row = (r.get("targets") or {}).get(key) or {}
+            for why in row.get("why") or []:
+                md.append(f"  - {label}, {row.get('verdict')}: {why}")
     (out / "zoo.md").write_text("\n".join(md) + "\n")
     (out / "zoo.json").write_text(json.dumps({"schema": "servelab-zoo/1", "servers": servers}, indent=1) + "\n")
 
 
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--summary":
-        print(summary(json.loads(Path(sys.argv[2]).read_text())))
+        print(summary(load(sys.argv[2])))
     elif len(sys.argv) == 2:
         main(sys.argv[1])
     else:
