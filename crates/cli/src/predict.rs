@@ -161,8 +161,13 @@ pub(crate) fn run(args: Args) -> anyhow::Result<()> {
 }
 
 fn print(o: &predict::Outcome) {
+    // The headline, then why each target not met was not, first: a reader
+    // who stops after a screenful still knows what to distrust and why.
     if let Some(v) = &o.validation {
         println!("{}", v.headline());
+        for r in v.table.iter().filter(|r| !r.why.is_empty()) {
+            println!("  {}: {}", r.target.label(), r.why.join("; "));
+        }
     }
     for w in &o.warnings {
         println!("warning: {w}");
@@ -339,9 +344,6 @@ fn print(o: &predict::Outcome) {
                 r.mean_abs_pct.map_or("-".into(), |e| format!("{e:.1}%")),
                 r.verdict.map_or("", |v| v.label())
             );
-            for why in &r.why {
-                println!("    why: {why}");
-            }
         }
     }
     println!("report: {}", o.dir.join("report.html").display());

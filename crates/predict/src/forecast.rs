@@ -13,6 +13,7 @@ use servelab_sim::{Length, RunSpec, Warmup};
 
 use crate::architecture::Architecture;
 use crate::fit::{Estimate, Fit};
+use crate::past_workers::PastWorkers;
 use crate::slo::{Slo, SloStat};
 use crate::staircase::Load;
 use servelab_lab::{LabError, Result};
@@ -139,11 +140,12 @@ fn model(fit: &Fit, load: &Load) -> servelab_sim::Model {
 }
 
 /// What a reader must know before the figures: a worker limit found by the
-/// probes that the model does not have, and a wait at one user that is not
-/// CPU.
+/// probes that the model does not have (and why: the step past W, `past`,
+/// can deny it under load), and a wait at one user that is not CPU.
 pub(crate) fn warnings(
     fit: &Fit,
     arch: &Architecture,
+    past: Option<&PastWorkers>,
     knee_users: f64,
     base: &Load,
 ) -> Vec<String> {
@@ -172,7 +174,9 @@ pub(crate) fn warnings(
                 .map_or("never".into(), |t| format!("{t:.2} s"))
         ));
     }
-    if let Some(workers) = arch.held_workers()
+    if let Some(p) = past.filter(|p| p.denies_held()) {
+        w.push(p.not_modelled());
+    } else if let Some(workers) = arch.held_workers()
         && fit.connections.held().is_none()
     {
         w.push(format!(
@@ -237,7 +241,11 @@ fn simulate(
     spec: &RunSpec,
 ) -> Result<Vec<Forecast>> {
     let models: Vec<_> = loads.iter().map(|l| model(fit, l)).collect();
-    let held = arch.held_workers();
+    // Past W only where the model holds the workers (the step past W can
+    // deny them under load: `PastWorkers::denies_held`).
+    let held = arch
+        .held_workers()
+        .filter(|_| fit.connections.held().is_some());
     let results = servelab_sim::run_models(&models, spec)
         .map_err(|e| LabError::Other(format!("simulation: {e}")))?;
     loads
@@ -400,6 +408,54 @@ mod tests {
         );
         assert!(rs > 10.0 * rw, "steady {rs} ms, window {rw} ms");
     }
+    #[test]
+    fn a_limit_the_step_past_w_denies_is_not_modelled_and_the_warning_says_why() {
+        use crate::staircase::{Repeat, closed_step};
+        // As Apache event with keep-alive: the probes found idle connections
+        // held (here W = 4); under load 8 busy users were all served.
+        let (_, arch) = held_fit(None);
+        let busy: Vec<Repeat> = [7.0, 7.4, 7.8]
+            .iter()
+            .map(|served| Repeat {
+                goodput: 180.0,
+                mean_ms: Some(served / 180.0 * 1e3),
+                ..Default::default()
+            })
+            .collect();
+        let past = PastWorkers::of(closed_step(8, busy), 4, &[]);
+        assert!(past.denies_held(), "{}", past.summary);
+        // The model then holds nothing (run.rs skips held::apply), and past
+        // W the validation does not read the answers as the lucky users'.
+        let fit = crate::held::one_core();
+        let w = warnings(&fit, &arch, Some(&past), 1.0, &users(16, 0.02));
+        assert!(
+            w.iter().any(|w| w.starts_with("held workers not modelled")),
+            "{w:?}"
+        );
+        assert!(!w.iter().any(|w| w.contains("ignores that limit")), "{w:?}");
+        let f = as_measured(&fit, &arch, &[users(16, 0.02)], Duration::from_secs(1)).unwrap();
+        assert!(!f[0].past_held_workers);
+        // Without the step's evidence the same unheld model is the one that
+        // ignores the probes' limit, and says so.
+        let w = warnings(&fit, &arch, None, 1.0, &users(16, 0.02));
+        assert!(w.iter().any(|w| w.contains("ignores that limit")), "{w:?}");
+        // A step that confirms W, or has no X·R, does not deny it.
+        let held = closed_step(
+            8,
+            vec![
+                Repeat {
+                    goodput: 190.0,
+                    mean_ms: Some(21.0),
+                    ..Default::default()
+                };
+                3
+            ],
+        );
+        assert!(!PastWorkers::of(held, 4, &[]).denies_held());
+        let blind = closed_step(8, vec![Repeat::default(); 3]);
+        assert!(!PastWorkers::of(blind, 4, &[]).denies_held());
+    }
+
     #[test]
     fn the_mean_keeps_little_s_law_when_users_give_up() {
         // 6 users thinking 5 ms on one 5 ms core, each attempt timed out at

@@ -127,6 +127,34 @@ impl PastWorkers {
         past
     }
 
+    /// Whether the step says that connections do not hold workers under
+    /// load: X·R measured (not merely missing) and at or near N.
+    pub(crate) fn denies_held(&self) -> bool {
+        self.reading == Reading::NotHeld && self.served_users.is_some()
+    }
+
+    /// The fit's note when the model does not hold the W workers the probes
+    /// found, because this step served every user.
+    pub(crate) fn not_modelled(&self) -> String {
+        let served = self.served_users.map_or(String::new(), |e| {
+            format!(
+                "{:.2}{}",
+                e.value,
+                e.half_width.map_or(String::new(), |h| format!(" ± {h:.2}"))
+            )
+        });
+        format!(
+            "held workers not modelled: the probes found W = {w} (idle kept-alive connections \
+             held, a fresh one unanswered), but {n} busy users with no think time were all \
+             being served (X·R = {served}): the limit the idle probes saw did not hold under \
+             load, so the model serves any number of connections. Users who think between \
+             requests leave their connections idle part of the time, so past N = {w} such \
+             users the server may serve fewer than the model says",
+            w = self.workers,
+            n = self.step.load.users,
+        )
+    }
+
     /// Sets the model's X·R for the step: its goodput and mean R (ms) over
     /// the answers, simulated as the step was measured.
     pub(crate) fn expect(&mut self, goodput: Estimate, mean_ms: Option<Estimate>) {
@@ -165,11 +193,19 @@ impl PastWorkers {
                  request limit per connection or the keep-alive timeout closes them), so more \
                  than W = {workers} users were answered in the window"
             ),
+            Reading::NotHeld if self.denies_held() => {
+                format!("this does not confirm W = {workers}: the model does not hold workers")
+            }
             Reading::NotHeld => format!("this does not confirm W = {workers}"),
+        };
+        let held = if self.denies_held() {
+            "without held workers".to_string()
+        } else {
+            format!("with W = {workers} held")
         };
         let model = match (self.model_served_users, self.model_agrees) {
             (Some(m), Some(agrees)) => format!(
-                "; the model with W = {workers} held, simulated as the step was measured, \
+                "; the model {held}, simulated as the step was measured, \
                  gives X·R = {:.2}{}: {}",
                 m.value,
                 m.half_width.map_or(String::new(), |h| format!(" ± {h:.2}")),

@@ -97,7 +97,17 @@ pub fn run(opts: &PredictOptions) -> Result<Outcome> {
     let mut fit = fit::fit(&steps, opts.cpu.measured())?;
     progress.step("fit: fitting the threads per core by simulation");
     threads::fit(&mut fit, &steps)?;
-    held::apply(&mut fit, &architecture);
+    // The probes' W is seen on idle connections; the step past W is the
+    // evidence under load. Where that step served every user (Apache event
+    // stopped answering at 12 idle kept-alive connections, ThreadsPerChild ×
+    // (1 + AsyncRequestWorkerFactor), and served 21 ± 2 of 24 busy ones),
+    // holding W would put a limit in the model that the server did not show.
+    match past_workers.as_ref().filter(|p| p.denies_held()) {
+        Some(p) => fit.notes.push(p.not_modelled()),
+        None => {
+            held::apply(&mut fit, &architecture);
+        }
+    }
     let idle_note = idle.as_ref().and_then(|g| g.apply(&mut fit));
     if let Some(note) = &idle_note {
         progress.step(note.clone());
@@ -165,7 +175,13 @@ pub fn run(opts: &PredictOptions) -> Result<Outcome> {
         }
     };
     progress.finish();
-    let mut warnings = forecast::warnings(&fit, &architecture, knee_users, &opts.load);
+    let mut warnings = forecast::warnings(
+        &fit,
+        &architecture,
+        past_workers.as_ref(),
+        knee_users,
+        &opts.load,
+    );
     if let Some(g) = idle.as_ref().filter(|g| g.costs_more) {
         warnings.push(match &idle_note {
             Some(note) => format!("{}. {note}", g.summary),
