@@ -338,7 +338,7 @@ fn a_missed_target_is_exit_4_and_a_line_and_no_validate_is_exit_0() {
         .collect();
     for what in [
         "] probes: ",
-        "] calibration: 1 users: ",
+        "] calibration: 1 user: ",
         "] fit: ",
         "] validation: ",
     ] {

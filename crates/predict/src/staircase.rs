@@ -122,11 +122,12 @@ impl Load {
         }
     }
 
-    /// The load in words: `8 users` or `120/s`.
+    /// The load in words: `1 user`, `8 users` or `120/s`.
     pub fn describe(&self) -> String {
-        match self.rate {
-            Some(r) => format!("{r}/s"),
-            None => format!("{} users", self.users),
+        match (self.rate, self.users) {
+            (Some(r), _) => format!("{r}/s"),
+            (None, 1) => "1 user".into(),
+            (None, n) => format!("{n} users"),
         }
     }
 }
@@ -615,5 +616,13 @@ mod tests {
         ));
         assert_eq!(open.describe(), "120/s");
         assert_eq!(closed.describe(), "3 users");
+        assert_eq!(
+            Load {
+                users: 1,
+                ..closed.clone()
+            }
+            .describe(),
+            "1 user"
+        );
     }
 }
