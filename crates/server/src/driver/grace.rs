@@ -6,10 +6,12 @@
 //! for what it cannot take back at once (connections with `event`'s workers,
 //! requests the kernel has still to report cancelled) before it stops.
 //!
-//! The threads of the blocking engines wait theirs in
-//! [`super::policy::finish_threads`], and tokio's tasks in
-//! `engines::tokio_rt`: what they wait for is threads and tasks, not
-//! connections of a loop.
+//! What runs outside a loop keeps the same rule through [`wait_out`]: the
+//! pools' threads ([`super::policy::finish_threads`]) and `fork`'s and
+//! `prefork`'s child processes wait out the grace period, are forced once,
+//! and are waited for at most [`AFTER_FORCE`] more. Only tokio's tasks keep
+//! their own ending (`engines::tokio_rt`), because it is an `.await`; it
+//! keeps the same bound.
 
 use std::time::{Duration, Instant};
 
@@ -90,9 +92,93 @@ impl Grace {
     }
 }
 
+/// What a grace period outside a loop waits for: threads, child processes.
+pub(crate) trait Outstanding {
+    /// Waits until nothing is left or until `until`, whichever comes first
+    /// (returning earlier is allowed); how many are left.
+    fn wait_until(&mut self, until: Instant) -> usize;
+    /// The grace period is over: cut what is left. Called once.
+    fn force(&mut self);
+}
+
+/// Waits out a grace period of `grace` for `o` by the loops' rule
+/// ([`Grace::at`]): until nothing is left or the period ends, then
+/// [`Outstanding::force`] once and at most [`AFTER_FORCE`] more. How many
+/// were still left when it gave up (0: all done).
+pub(crate) fn wait_out(grace: Duration, o: &mut impl Outstanding) -> usize {
+    let mut g = Grace::default();
+    g.begin(grace);
+    loop {
+        let left = o.wait_until(g.next().unwrap_or_else(Instant::now));
+        match g.at(Instant::now(), left) {
+            Turn::Serve => {}
+            Turn::Force => o.force(),
+            Turn::Stop => return left,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Units that finish at given instants; forcing ends those listed as
+    /// yielding to it.
+    struct Units {
+        ends: Vec<Instant>,
+        yield_to_force: bool,
+        forced: usize,
+    }
+
+    impl Outstanding for Units {
+        fn wait_until(&mut self, until: Instant) -> usize {
+            let left = |u: &Units| u.ends.iter().filter(|&&e| e > Instant::now()).count();
+            while left(self) > 0 && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            left(self)
+        }
+        fn force(&mut self) {
+            self.forced += 1;
+            if self.yield_to_force {
+                self.ends.clear();
+            }
+        }
+    }
+
+    #[test]
+    fn what_finishes_within_the_grace_period_is_not_forced() {
+        let now = Instant::now();
+        let mut u = Units {
+            ends: vec![now + Duration::from_millis(20), now],
+            yield_to_force: true,
+            forced: 0,
+        };
+        assert_eq!(wait_out(Duration::from_secs(5), &mut u), 0);
+        assert_eq!(u.forced, 0);
+    }
+
+    #[test]
+    fn what_outlives_it_is_forced_once_and_waited_for_at_most_after_force() {
+        let start = Instant::now();
+        let grace = Duration::from_millis(30);
+        let mut stubborn = Units {
+            ends: vec![start + Duration::from_secs(3600)],
+            yield_to_force: false,
+            forced: 0,
+        };
+        assert_eq!(wait_out(grace, &mut stubborn), 1, "given up on");
+        assert_eq!(stubborn.forced, 1);
+        assert!(start.elapsed() >= grace + AFTER_FORCE);
+        let start = Instant::now();
+        let mut yielding = Units {
+            ends: vec![start + Duration::from_secs(3600)],
+            yield_to_force: true,
+            forced: 0,
+        };
+        assert_eq!(wait_out(grace, &mut yielding), 0);
+        assert_eq!(yielding.forced, 1);
+    }
 
     #[test]
     fn before_shutdown_the_loop_serves_and_sets_no_deadline() {

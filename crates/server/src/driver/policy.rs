@@ -49,6 +49,7 @@ use rustix::net::{RecvFlags, SendFlags};
 
 use rustix::event::{PollFd, PollFlags};
 
+use super::grace;
 use super::wire::Wire;
 use crate::conn::{Chunk, Conn, Event, Interest};
 use crate::service;
@@ -358,17 +359,37 @@ pub(crate) fn timespec(d: Duration) -> rustix::time::Timespec {
 }
 
 /// Waits for `threads` within the grace period, then cuts what is left
-/// ([`crate::shutdown::Shutdown::force`]) and joins them.
+/// ([`crate::shutdown::Shutdown::force`]) and waits at most
+/// [`grace::AFTER_FORCE`] more ([`grace::wait_out`], the loops' rule). A
+/// thread that still has not ended then (one asleep in a long `--work`
+/// draw) is left to end with the process rather than joined.
 pub(crate) fn finish_threads(threads: Vec<JoinHandle<()>>, site: &Shared) {
-    let deadline = Instant::now() + site.config.grace;
-    while Instant::now() < deadline && !threads.iter().all(|t| t.is_finished()) {
-        std::thread::sleep(Duration::from_millis(5));
+    struct Threads<'a> {
+        handles: Vec<JoinHandle<()>>,
+        site: &'a Shared,
     }
-    if !threads.iter().all(|t| t.is_finished()) {
-        site.shutdown.force();
+    impl grace::Outstanding for Threads<'_> {
+        fn wait_until(&mut self, until: Instant) -> usize {
+            loop {
+                let left = self.handles.iter().filter(|t| !t.is_finished()).count();
+                let now = Instant::now();
+                if left == 0 || now >= until {
+                    return left;
+                }
+                std::thread::sleep((until - now).min(Duration::from_millis(5)));
+            }
+        }
+        fn force(&mut self) {
+            self.site.shutdown.force();
+        }
     }
-    for t in threads {
-        let _ = t.join();
+    let mut t = Threads {
+        handles: threads,
+        site,
+    };
+    grace::wait_out(site.config.grace, &mut t);
+    for h in t.handles.into_iter().filter(|h| h.is_finished()) {
+        let _ = h.join();
     }
 }
 

@@ -59,6 +59,7 @@ use rustix::event::{PollFd, PollFlags};
 
 use crate::child::{self, Ended};
 use crate::driver::blocking;
+use crate::driver::grace;
 use crate::driver::policy;
 use crate::error::ServerError;
 use crate::shared::Shared;
@@ -204,24 +205,34 @@ fn spawn(stream: TcpStream, peer: SocketAddr, site: &Arc<Shared>, kids: &mut Chi
     }
 }
 
-/// Waits for the children within the grace period, then kills the rest.
+/// Waits for the children within the grace period, then kills the rest
+/// ([`grace::wait_out`], the loops' rule: SIGKILL ends them at once).
 fn finish(kids: &mut Children, site: &Shared) {
-    let deadline = Instant::now() + site.config.grace;
-    while !kids.live.is_empty() && Instant::now() < deadline {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let wait = left.min(Duration::from_millis(100));
-        let ts = policy::timespec(wait.max(Duration::from_millis(1)));
-        let mut fds = [PollFd::new(&kids.done_rd, PollFlags::IN)];
-        let _ = rustix::event::poll(&mut fds, Some(&ts));
-        kids.reap_reported(site);
-        kids.sweep(site);
+    struct Kids<'a> {
+        kids: &'a mut Children,
+        site: &'a Shared,
     }
-    if !kids.live.is_empty() {
-        let live: Vec<libc::pid_t> = kids.live.drain().collect();
-        for (pid, ended) in child::cut_off(&live, site) {
-            account(pid, ended, site);
+    impl grace::Outstanding for Kids<'_> {
+        fn wait_until(&mut self, until: Instant) -> usize {
+            while !self.kids.live.is_empty() && Instant::now() < until {
+                let left = until.saturating_duration_since(Instant::now());
+                let wait = left.min(Duration::from_millis(100));
+                let ts = policy::timespec(wait.max(Duration::from_millis(1)));
+                let mut fds = [PollFd::new(&self.kids.done_rd, PollFlags::IN)];
+                let _ = rustix::event::poll(&mut fds, Some(&ts));
+                self.kids.reap_reported(self.site);
+                self.kids.sweep(self.site);
+            }
+            self.kids.live.len()
+        }
+        fn force(&mut self) {
+            let live: Vec<libc::pid_t> = self.kids.live.drain().collect();
+            for (pid, ended) in child::cut_off(&live, self.site) {
+                account(pid, ended, self.site);
+            }
         }
     }
+    grace::wait_out(site.config.grace, &mut Kids { kids, site });
 }
 
 #[cfg(test)]

@@ -43,6 +43,7 @@ use rustix::event::{PollFd, PollFlags};
 
 use crate::child;
 use crate::driver::blocking::{self, Next};
+use crate::driver::grace;
 use crate::driver::policy;
 use crate::error::ServerError;
 use crate::shared::Shared;
@@ -207,37 +208,51 @@ fn start(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<WorkerProcess,
     }
 }
 
-/// Waits for every worker within the grace period, then kills the rest.
+/// Waits for every worker within the grace period, then kills the rest
+/// ([`grace::wait_out`], the loops' rule: SIGKILL ends them at once).
 fn finish(workers: &mut Vec<WorkerProcess>, site: &Shared) {
-    let deadline = Instant::now() + site.config.grace;
-    let mut live: Vec<WorkerProcess> = std::mem::take(workers);
-    while !live.is_empty() {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            break;
-        }
-        let ts = policy::timespec(left);
-        let mut fds: Vec<PollFd<'_>> = live
-            .iter()
-            .map(|w| PollFd::new(&w.pidfd, PollFlags::IN))
-            .collect();
-        let _ = rustix::event::poll(&mut fds, Some(&ts));
-        let gone: Vec<bool> = fds.iter().map(|f| !f.revents().is_empty()).collect();
-        drop(fds);
-        let mut i = 0;
-        live.retain(|w| {
-            let keep = !gone[i];
-            i += 1;
-            if !keep {
-                child::report("prefork worker", w.pid, child::reap(w.pid, true));
+    struct Workers<'a> {
+        live: Vec<WorkerProcess>,
+        site: &'a Shared,
+    }
+    impl grace::Outstanding for Workers<'_> {
+        fn wait_until(&mut self, until: Instant) -> usize {
+            while !self.live.is_empty() {
+                let left = until.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                let ts = policy::timespec(left);
+                let mut fds: Vec<PollFd<'_>> = self
+                    .live
+                    .iter()
+                    .map(|w| PollFd::new(&w.pidfd, PollFlags::IN))
+                    .collect();
+                let _ = rustix::event::poll(&mut fds, Some(&ts));
+                let gone: Vec<bool> = fds.iter().map(|f| !f.revents().is_empty()).collect();
+                drop(fds);
+                let mut i = 0;
+                self.live.retain(|w| {
+                    let keep = !gone[i];
+                    i += 1;
+                    if !keep {
+                        child::report("prefork worker", w.pid, child::reap(w.pid, true));
+                    }
+                    keep
+                });
             }
-            keep
-        });
-    }
-    if !live.is_empty() {
-        let pids: Vec<libc::pid_t> = live.iter().map(|w| w.pid).collect();
-        for (pid, ended) in child::cut_off(&pids, site) {
-            child::report("prefork worker", pid, ended);
+            self.live.len()
+        }
+        fn force(&mut self) {
+            let pids: Vec<libc::pid_t> = self.live.drain(..).map(|w| w.pid).collect();
+            for (pid, ended) in child::cut_off(&pids, self.site) {
+                child::report("prefork worker", pid, ended);
+            }
         }
     }
+    let mut w = Workers {
+        live: std::mem::take(workers),
+        site,
+    };
+    grace::wait_out(site.config.grace, &mut w);
 }

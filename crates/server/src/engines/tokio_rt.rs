@@ -9,7 +9,8 @@
 //! stops, a `watch` channel tells every task, idle connections close at once,
 //! busy ones finish their response (with `Connection: close`, decided by
 //! `Conn`). After the grace period the remaining tasks are aborted, which
-//! closes their sockets.
+//! closes their sockets, and waited for at most `AFTER_FORCE` more: the
+//! loops' rule ([`crate::driver::grace`]), written as an `.await`.
 #![allow(unsafe_code)] // registering the wake pipe with tokio; see the SAFETY note.
 
 use std::net::TcpListener;
@@ -21,6 +22,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::driver::accept::{Accepting, Step};
+use crate::driver::grace;
 use crate::driver::tokio_task::{adopt_local, serve};
 use crate::error::ServerError;
 use crate::shared::Shared;
@@ -126,7 +128,12 @@ async fn serve_all(
     if drained.is_err() {
         site.shutdown.force();
         tasks.abort_all();
-        while tasks.join_next().await.is_some() {}
+        // An aborted task ends at its next `.await`; one inside a blocking
+        // draw does not, and gets what the loops give: `AFTER_FORCE`.
+        let _ = tokio::time::timeout(grace::AFTER_FORCE, async {
+            while tasks.join_next().await.is_some() {}
+        })
+        .await;
     }
     Ok(())
 }
