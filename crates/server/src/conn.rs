@@ -389,6 +389,19 @@ impl Conn {
         })
     }
 
+    /// The buffers of a connection that is done with (closed, whatever its
+    /// state), for the next one; `None` if they were grown for a big head.
+    pub(crate) fn into_buffers(mut self) -> Option<Buffers> {
+        if self.buf.len() != READ_BUF {
+            return None;
+        }
+        self.out.clear();
+        Some(Buffers {
+            read: std::mem::take(&mut self.buf),
+            out: std::mem::take(&mut self.out),
+        })
+    }
+
     /// Does a file body follow the bytes [`Conn::next_write`] offers? (The
     /// engine then sends the head with `MSG_MORE`, so head and the first body
     /// bytes share a segment.)

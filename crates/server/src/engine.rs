@@ -231,10 +231,13 @@ impl Engine {
     }
 
     /// Does the engine's listener defer accepting until the client's first
-    /// bytes come (`TCP_DEFER_ACCEPT`, set at bind)? Its event loops count
-    /// on it (see `driver::evloop`).
+    /// bytes come (`TCP_DEFER_ACCEPT`, set at bind)? Its event loops and
+    /// rings count on it (see `driver::evloop`, `driver::ring`).
     pub(crate) fn defers_accept(self) -> bool {
-        matches!(self.waits(), Waits::EventLoop | Waits::HandOff)
+        matches!(
+            self.waits(),
+            Waits::EventLoop | Waits::HandOff | Waits::Ring
+        )
     }
 }
 

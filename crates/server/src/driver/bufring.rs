@@ -13,7 +13,7 @@ use io_uring::{IoUring, types};
 /// (4 MiB) cover a turn in which that many connections received; a receive
 /// that finds none ends with `ENOBUFS` and the loop re-arms it.
 const BUFFERS: u16 = 256;
-const BUFFER: usize = 16 * 1024;
+pub(crate) const BUFFER: usize = 16 * 1024;
 /// The buffer group the loop's receives name.
 pub(crate) const GROUP: u16 = 0;
 

@@ -749,7 +749,7 @@ impl Carry for Edges<'_> {
 /// Sets `TCP_NOTSENT_LOWAT` to [`NOTSENT_LOWAT`] on the listener, for every
 /// connection accepted from it; best effort: without it the loop is correct,
 /// and large files cost the client more CPU.
-fn send_low_water(listener: BorrowedFd<'_>) {
+pub(crate) fn send_low_water(listener: BorrowedFd<'_>) {
     let _ = socket2::SockRef::from(&listener).set_tcp_notsent_lowat(NOTSENT_LOWAT);
 }
 

@@ -13,29 +13,55 @@
 //! - *Accept*: one multishot accept per listener (all rings of a server arm
 //!   one on the shared listeners; the kernel gives each connection to one).
 //!   A failed accept goes to [`Accepting`], the one accept policy: retried,
-//!   or re-armed after a back-off when descriptors run out. A multishot
-//!   accept gives no peer address: one `getpeername` per connection asks for
-//!   it (the access log and `--log-connections` print it).
-//! - *Receive*: one multishot receive per connection, its bytes landing in a
-//!   buffer the kernel picks from a provided-buffer ring ([`BufRing`]), so an
-//!   idle connection holds no buffer of its own. The bytes are copied to the
-//!   connection's inbox and the buffer goes straight back to the ring. A
-//!   client that sends faster than its requests are answered (a pipelining
-//!   flood) has its receive cancelled once its inbox holds [`INBOX_MOST`],
-//!   and re-armed when the inbox is read.
+//!   or re-armed after a back-off when descriptors run out. The listener
+//!   defers accepting until the client's first bytes arrive
+//!   (`TCP_DEFER_ACCEPT`, as the epoll loops' does, see [`super::evloop`]),
+//!   so the first receive finds the request already there, and completes
+//!   inside the `io_uring_enter` that submits it (no poll is armed). One
+//!   that sends nothing is handed over when the kernel stops deferring it,
+//!   [`DEFER`] after the connect: its first receive, submitted by an enter,
+//!   has heard nothing when that enter returns, and the connection is dated
+//!   back by [`DEFER`] then (see "Deadlines" in [`super::policy`]). A
+//!   multishot accept gives no peer address, and only the log prints it: a
+//!   `getpeername` per connection asks for it when there is a log, none
+//!   without.
+//! - *Receive*: the first receive of a connection is one-shot (a
+//!   `Connection: close` request is then answered and closed with no
+//!   receive left to cancel); after it, one multishot receive per
+//!   connection. Either lands its bytes in a buffer the kernel picks from a
+//!   provided-buffer ring ([`BufRing`]), so an idle connection holds no
+//!   buffer of its own. The bytes are copied to the connection's inbox and
+//!   the buffer goes straight back to the ring. A client that sends faster
+//!   than its requests are answered (a pipelining flood) has its receive
+//!   cancelled once its inbox holds [`INBOX_MOST`], and re-armed when the
+//!   inbox is read. A close that does not linger arms no receive.
 //! - *Send*: what [`Conn::next_write`] offers is sealed by the [`Wire`]
 //!   (copied, or encrypted for TLS) into the connection's outbox, and told to
-//!   `Conn` as written; the outbox goes out with one send per turn. A file
-//!   range is read into the outbox (`pread`: the ring has no `sendfile`),
-//!   [`FILE_CHUNK`] at a time, and no more is sealed while [`OUT_MOST`]
-//!   waits, so a slow reader holds that much memory, no more. The bytes in
-//!   flight sit in a second buffer that nothing touches until the kernel
-//!   reports the send (the kernel reads them while the socket has no room).
+//!   `Conn` as written; the outbox goes out with one send per turn, and no
+//!   more is sealed while [`OUT_MOST`] waits, so a slow reader holds that
+//!   much memory, no more. The bytes in flight sit in a second buffer that
+//!   nothing touches until the kernel reports the send (the kernel reads
+//!   them while the socket has no room). A plaintext file range goes out as
+//!   on the epoll loops, by `sendfile` on the non-blocking socket (after
+//!   what is owed before it, in `send`s of its own), and a full socket is
+//!   waited for with a `POLLOUT` poll on the ring: io_uring has no
+//!   `sendfile`, and reading the file into the outbox to send it (what this
+//!   loop did first) copies every byte twice (measured: 0.56x reactor's
+//!   requests/s for 1 MiB files). `TCP_NOTSENT_LOWAT` is set on the
+//!   listeners for this, as on the epoll loops. Over TLS a range is read
+//!   ([`FILE_CHUNK`] at a time) and sealed.
 //! - *Deadlines*: [`Conn::deadline`] as in every driver (see "Deadlines" in
 //!   [`super::policy`]), and while bytes wait to go, the write timeout from
-//!   the last send that made progress. This listener does not defer accepts
-//!   (`TCP_DEFER_ACCEPT`): a connection is dated from its accept, which is
-//!   its connect, so no dating back is needed.
+//!   the last send that made progress.
+//! - *Timers*: one heap ([`Timers`], lazy deletion). A connection whose
+//!   timer would be pushed just as a send or its first receive is queued
+//!   has it put off until after the enter that submits them: most such
+//!   requests complete inside that enter, and a `Connection: close`
+//!   connection is then answered and closed before it has a timer (the
+//!   epoll loops arm none for it either), where it cost a push and, a read
+//!   timeout later, a pop from a heap as large as the connections of those
+//!   seconds. That enter waits no longer than the deadlines put off (for
+//!   a first receive, the deadline as if the connection came without bytes).
 //! - *Close*: the outbox is sent (with a TLS `close_notify`), then for a
 //!   lingering close the write side is shut and the receive goes on,
 //!   dropping what comes, within [`policy::LINGER`]. A connection's slot and
@@ -51,10 +77,12 @@ use std::time::{Duration, Instant};
 
 use io_uring::{IoUring, cqueue, opcode, squeue, types};
 use rustix::io::Errno;
+use rustix::net::SendFlags;
 
 use super::accept::{Accepting, Step};
-use super::bufring::{BufRing, GROUP};
+use super::bufring::{BUFFER, BufRing, GROUP};
 use super::dispatch::{Carry, carry};
+use super::evloop::{self, DEFER};
 use super::grace::{Grace, Turn};
 use super::places::Places;
 use super::policy::{self, Linger};
@@ -76,7 +104,7 @@ const CQ: u32 = 8192;
 const INBOX_MOST: usize = 256 * 1024;
 /// Bytes sealed and not yet sent past which no more are taken from `Conn`.
 const OUT_MOST: usize = 256 * 1024;
-/// Bytes of a file read per `pread` into the outbox.
+/// Bytes of a file read per `pread` for a TLS connection.
 const FILE_CHUNK: usize = 128 * 1024;
 /// Spare buffer pairs kept for connections that become busy again.
 const POOL: usize = 256;
@@ -87,6 +115,7 @@ const SEND: u64 = 2;
 const CANCEL: u64 = 3;
 const ACCEPT: u64 = 4;
 const WAKE: u64 = 5;
+const ROOM: u64 = 6;
 
 fn token(op: u64, index: usize, gen_: u32) -> u64 {
     (u64::from(gen_) << 32) | ((index as u64) << 8) | op
@@ -113,6 +142,19 @@ enum Ended {
     Failed,
 }
 
+/// Where a connection's first receive is (see "Accept" above).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum First {
+    /// Not armed yet.
+    Unarmed,
+    /// Armed (one-shot), and not judged yet: it either completes inside the
+    /// `io_uring_enter` that submits it (the bytes came with the connection)
+    /// or the connection came without bytes.
+    Pending,
+    /// Completed, or judged after that enter.
+    Judged,
+}
+
 /// One connection of a ring.
 #[derive(Debug)]
 struct Slot {
@@ -125,8 +167,14 @@ struct Slot {
     inbox: Vec<u8>,
     in_pos: usize,
     ended: Option<Ended>,
-    /// A multishot receive is armed (its last completion not yet seen).
+    /// A receive is armed (its last completion not yet seen): one-shot for
+    /// the first (see "Receive" above), multishot after.
     receiving: bool,
+    /// The first receive: armed, and judged.
+    first: First,
+    /// The enter after which this connection's timer is to be armed (see
+    /// "Timers" above), if one is put off.
+    later: Option<u64>,
     /// A cancel of the receive was submitted.
     cancelled: bool,
     /// Sealed bytes waiting for the next send.
@@ -136,6 +184,11 @@ struct Slot {
     flight: Vec<u8>,
     flight_pos: usize,
     sending: bool,
+    /// A file's `sendfile` (or the bytes before it) found the socket full:
+    /// the connection waits for room ([`ROOM`], a `POLLOUT` poll).
+    wants_room: bool,
+    /// That poll is armed (its completion not yet seen).
+    polling: bool,
     /// The last send that made progress (or when the bytes began to wait).
     progress: Instant,
     closing: Option<Closing>,
@@ -145,11 +198,14 @@ struct Slot {
 
 impl Slot {
     fn inflight(&self) -> bool {
-        self.receiving || self.sending
+        self.receiving || self.sending || self.polling
     }
 
+    /// Bytes are owed: a send in flight, the rest of one that went out in
+    /// part (the socket's `TCP_NOTSENT_LOWAT` makes that common for big
+    /// responses), the outbox, or a file waiting for room.
     fn owes_bytes(&self) -> bool {
-        self.sending || !self.out.is_empty()
+        self.sending || !self.flight.is_empty() || !self.out.is_empty() || self.wants_room
     }
 }
 
@@ -176,6 +232,15 @@ pub(crate) struct Ring<'s> {
     done: Vec<(u64, i32, u32)>,
     /// A file range read for a TLS connection, before it is sealed.
     scratch: Vec<u8>,
+    /// The `io_uring_enter`s so far: a connection's `later` names one.
+    enters: u64,
+    /// Connections whose timer (and first receive's judgement) is put off
+    /// until after the next enter (see "Timers" above), and the earliest
+    /// of their deadlines, which that enter waits no longer than.
+    later: Vec<(usize, u32)>,
+    later_by: Option<Instant>,
+    /// Those of the enter just made, judged after its completions.
+    judging: Vec<(usize, u32)>,
 }
 
 impl std::fmt::Debug for Ring<'_> {
@@ -214,7 +279,16 @@ impl<'s> Ring<'s> {
             grace: Grace::default(),
             done: Vec::with_capacity(CQ as usize),
             scratch: Vec::new(),
+            enters: 0,
+            later: Vec::new(),
+            later_by: None,
+            judging: Vec::new(),
         };
+        // Big files go out in `sendfile`s of at most the mark, as on the
+        // epoll loops (see "Large files" in `super::evloop`).
+        for l in &r.listeners {
+            evloop::send_low_water(*l);
+        }
         let wake = opcode::PollAdd::new(
             types::Fd(site.shutdown.wake_fd().as_raw_fd()),
             libc::POLLIN as u32,
@@ -246,7 +320,9 @@ impl<'s> Ring<'s> {
         }
         let fd = self.listeners[i].as_raw_fd();
         let e = opcode::AcceptMulti::new(types::Fd(fd))
-            .flags(libc::SOCK_CLOEXEC)
+            // Non-blocking for the `sendfile`s made outside the ring; the
+            // ring's own requests do not look at the flag.
+            .flags(libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK)
             .build()
             .user_data(token(ACCEPT, i, 0));
         self.push(e);
@@ -290,6 +366,11 @@ impl<'s> Ring<'s> {
     /// One turn: submits what the last turn queued and waits, at most until
     /// `next`, for completions; handles them and the timers that came due.
     fn turn(&mut self, next: Option<Instant>) -> Result<(), ServerError> {
+        std::mem::swap(&mut self.judging, &mut self.later);
+        let by = self.later_by.take();
+        let next = [next, by].into_iter().flatten().min();
+        let this = self.enters;
+        self.enters += 1;
         let waited = match next {
             Some(t) => {
                 let ts = types::Timespec::from(t.saturating_duration_since(Instant::now()));
@@ -311,6 +392,20 @@ impl<'s> Ring<'s> {
                 return Err(ServerError::io("waiting for completions")(e));
             }
         }
+        if !self.judging.is_empty() && !self.ring.submission().is_empty() {
+            // Not all submitted (the completion queue was full): judged
+            // after the next enter.
+            for &(index, gen_) in &self.judging {
+                if self.slots.is_current(index, gen_)
+                    && let Some(slot) = &mut self.slots[index]
+                    && slot.later == Some(this)
+                {
+                    slot.later = Some(self.enters);
+                }
+            }
+            self.later.append(&mut self.judging);
+            self.later_by = [self.later_by, by].into_iter().flatten().min();
+        }
         self.done.clear();
         self.done.extend(
             self.ring
@@ -325,8 +420,40 @@ impl<'s> Ring<'s> {
         if gave {
             self.bufs.publish();
         }
+        self.judge(this);
         self.fire_timers();
         Ok(())
+    }
+
+    /// After enter `this` and its completions: each connection whose timer
+    /// was put off until then has it armed, unless it was put off again
+    /// since. One whose first receive that enter submitted and which is
+    /// still pending came without bytes: the kernel stopped deferring it,
+    /// [`DEFER`] after the connect, and it is dated back by that much (see
+    /// "Accept" above).
+    fn judge(&mut self, this: u64) {
+        for k in 0..self.judging.len() {
+            let (index, gen_) = self.judging[k];
+            if !self.slots.is_current(index, gen_) {
+                continue;
+            }
+            let Some(slot) = &mut self.slots[index] else {
+                continue;
+            };
+            if slot.first == First::Pending {
+                slot.first = First::Judged;
+                if slot.closing.is_none() {
+                    slot.conn.connected_earlier(DEFER);
+                }
+            }
+            if slot.later == Some(this) {
+                slot.later = None;
+                if let Some(t) = deadline(slot, self.site) {
+                    self.timers.arm(&mut slot.armed, t, index, gen_);
+                }
+            }
+        }
+        self.judging.clear();
     }
 
     fn next_deadline(&self) -> Option<Instant> {
@@ -354,11 +481,16 @@ impl<'s> Ring<'s> {
                 if !self.slots.is_current(index, (ud >> 32) as u32) {
                     return false;
                 }
-                let gave = if op == RECV {
-                    self.received(index, res, flags)
-                } else {
-                    self.sent(index, res);
-                    false
+                let gave = match op {
+                    RECV => self.received(index, res, flags),
+                    SEND => {
+                        self.sent(index, res);
+                        false
+                    }
+                    _ => {
+                        self.roomy(index);
+                        false
+                    }
                 };
                 self.settle(index);
                 gave
@@ -378,11 +510,19 @@ impl<'s> Ring<'s> {
             if self.grace.begun() {
                 return;
             }
-            let peer = rustix::net::getpeername(&sock)
-                .ok()
-                .flatten()
-                .and_then(|a| SocketAddr::try_from(a).ok())
-                .unwrap_or_else(|| SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)));
+            // Only the log prints the peer (the access log's client, and
+            // `--log-connections`, which needs a log): without one, no
+            // `getpeername`.
+            let unknown = SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0));
+            let peer = if self.w.log.enabled() {
+                rustix::net::getpeername(&sock)
+                    .ok()
+                    .flatten()
+                    .and_then(|a| SocketAddr::try_from(a).ok())
+                    .unwrap_or(unknown)
+            } else {
+                unknown
+            };
             self.add(sock, peer);
         } else {
             match self.policy.failed(Errno::from_raw_os_error(-res)) {
@@ -419,11 +559,15 @@ impl<'s> Ring<'s> {
             in_pos: 0,
             ended: None,
             receiving: false,
+            first: First::Unarmed,
+            later: None,
             cancelled: false,
             out: Vec::new(),
             flight: Vec::new(),
             flight_pos: 0,
             sending: false,
+            wants_room: false,
+            polling: false,
             progress: Instant::now(),
             closing: None,
             armed: None,
@@ -440,6 +584,7 @@ impl<'s> Ring<'s> {
         if !cqueue::more(flags) {
             slot.receiving = false;
         }
+        slot.first = First::Judged;
         let mut gave = false;
         if res > 0 {
             if let Some(bid) = cqueue::buffer_select(flags) {
@@ -497,13 +642,30 @@ impl<'s> Ring<'s> {
                 slot.closing = Some(Closing::Flushing { linger: false });
             }
         } else {
-            slot.progress = Instant::now();
             slot.flight_pos += res as usize;
             if slot.flight_pos >= slot.flight.len() {
                 slot.flight.clear();
                 slot.flight_pos = 0;
             }
+            // Progress matters only while bytes still wait (the write
+            // timeout counts from it); when none do, the next bytes to
+            // wait are dated as they begin to (in `seal_next`), so the
+            // usual keep-alive response costs no clock read here.
+            if !slot.flight.is_empty() || !slot.out.is_empty() {
+                slot.progress = Instant::now();
+            }
         }
+        self.drive(index);
+    }
+
+    /// The `POLLOUT` poll of a connection that waits for room completed
+    /// (room, or the socket's end, which the next `sendfile` tells).
+    fn roomy(&mut self, index: usize) {
+        let Some(slot) = &mut self.slots[index] else {
+            return;
+        };
+        slot.polling = false;
+        slot.wants_room = false;
         self.drive(index);
     }
 
@@ -587,7 +749,10 @@ impl<'s> Ring<'s> {
             }
             return;
         }
-        let mut sqes: [Option<squeue::Entry>; 2] = [None, None];
+        let mut sqes: [Option<squeue::Entry>; 3] = [None, None, None];
+        // A send or a first receive queued now: what the next enter makes of
+        // it decides the timer (see "Timers" above).
+        let mut queued = false;
         if !slot.sending && slot.flight.is_empty() && !slot.out.is_empty() {
             std::mem::swap(&mut slot.flight, &mut slot.out);
             slot.flight_pos = 0;
@@ -605,15 +770,36 @@ impl<'s> Ring<'s> {
                 .user_data(token(SEND, index, gen_)),
             );
             slot.sending = true;
+            queued = true;
+        }
+        if slot.wants_room && !slot.polling {
+            sqes[2] = Some(
+                opcode::PollAdd::new(types::Fd(slot.sock.as_raw_fd()), libc::POLLOUT as u32)
+                    .build()
+                    .user_data(token(ROOM, index, gen_)),
+            );
+            slot.polling = true;
         }
         let backlog = slot.inbox.len() - slot.in_pos;
-        if !slot.receiving && slot.ended.is_none() && backlog < INBOX_MOST {
+        // A close that does not linger has nothing more to hear.
+        let deaf = matches!(slot.closing, Some(Closing::Flushing { linger: false }));
+        if !slot.receiving && !deaf && slot.ended.is_none() && backlog < INBOX_MOST {
             slot.cancelled = false;
-            sqes[1] = Some(
-                opcode::RecvMulti::new(types::Fd(slot.sock.as_raw_fd()), GROUP)
+            let fd = types::Fd(slot.sock.as_raw_fd());
+            let recv = if slot.first != First::Unarmed {
+                opcode::RecvMulti::new(fd, GROUP).build()
+            } else {
+                // The first receive is one-shot: the request came with the
+                // connection, and a `Connection: close` one then needs no
+                // cancel of a multishot receive before its close.
+                slot.first = First::Pending;
+                queued = true;
+                opcode::Recv::new(fd, std::ptr::null_mut(), BUFFER as u32)
+                    .buf_group(GROUP)
                     .build()
-                    .user_data(token(RECV, index, gen_)),
-            );
+                    .flags(squeue::Flags::BUFFER_SELECT)
+            };
+            sqes[1] = Some(recv.user_data(token(RECV, index, gen_)));
             slot.receiving = true;
         } else if slot.receiving && !slot.cancelled && backlog >= INBOX_MOST {
             slot.cancelled = true;
@@ -623,17 +809,27 @@ impl<'s> Ring<'s> {
                     .user_data(CANCEL),
             );
         }
-        let deadline = match slot.closing {
-            Some(Closing::Lingering(l)) => Some(l.until()),
-            _ => {
-                let conn = slot.conn.deadline(self.site);
-                let write = slot
-                    .owes_bytes()
-                    .then(|| slot.progress + self.site.config.write_timeout);
-                [conn, write].into_iter().flatten().min()
+        let pending = slot.first == First::Pending;
+        let t = deadline(slot, self.site);
+        let pushes = t.is_some_and(|t| slot.armed.is_none_or(|a| t < a));
+        if queued && (pending || pushes) {
+            // Put off: a connection that is answered and closed within a
+            // few turns then costs the timer heap nothing. One that may have
+            // come without bytes waits no longer than its deadline as if it
+            // had.
+            let by = t.map(|t| {
+                if pending {
+                    t.checked_sub(DEFER).unwrap_or(t)
+                } else {
+                    t
+                }
+            });
+            self.later_by = [self.later_by, by].into_iter().flatten().min();
+            if slot.later != Some(self.enters) {
+                slot.later = Some(self.enters);
+                self.later.push((index, gen_));
             }
-        };
-        if let Some(t) = deadline {
+        } else if let Some(t) = t {
             self.timers.arm(&mut slot.armed, t, index, gen_);
         }
         for e in sqes.into_iter().flatten() {
@@ -642,10 +838,14 @@ impl<'s> Ring<'s> {
     }
 
     fn free(&mut self, index: usize) {
-        let Some(mut slot) = self.slots.remove(index) else {
+        let Some(slot) = self.slots.remove(index) else {
             return;
         };
-        if let Some(b) = slot.conn.detach() {
+        // Its buffers go to the next connection, closed or not (a
+        // `Connection: close` connection is never idle to give them back,
+        // and new ones cost an allocation, its page faults and a memset of
+        // the read buffer).
+        if let Some(b) = slot.conn.into_buffers() {
             self.pool.keep(b);
         }
         // The close goes with the turn's other requests (no `close` call of
@@ -753,6 +953,22 @@ impl<'s> Ring<'s> {
     }
 }
 
+/// A connection's deadline: its lingering close's end, or what `Conn` waits
+/// for and, while bytes wait to go, the write timeout from the last send
+/// that made progress.
+fn deadline(slot: &Slot, site: &Shared) -> Option<Instant> {
+    match slot.closing {
+        Some(Closing::Lingering(l)) => Some(l.until()),
+        _ => {
+            let conn = slot.conn.deadline(site);
+            let write = slot
+                .owes_bytes()
+                .then(|| slot.progress + site.config.write_timeout);
+            [conn, write].into_iter().flatten().min()
+        }
+    }
+}
+
 /// How the ring carries out each [`Interest`] ([`carry`]): `Conn` reads
 /// what the kernel delivered to the inbox and writes into the outbox; the
 /// loop stops when the inbox is empty or the outbox full, and
@@ -811,7 +1027,7 @@ impl Carry for Completions<'_> {
         if slot.out.len() >= OUT_MOST {
             return None;
         }
-        let n = seal_next(slot, self.scratch);
+        let n = seal_next(slot, self.scratch)?;
         Some(match n {
             Ok(n) => slot.conn.on(Event::Wrote(n), self.site, self.w),
             Err(_) => slot.conn.on(Event::WriteFailed, self.site, self.w),
@@ -834,46 +1050,110 @@ impl Carry for Completions<'_> {
     }
 }
 
-/// Seals the next chunk `Conn` offers into the slot's outbox; the plaintext
-/// bytes taken (0: nothing to write, or a file that ended early).
-fn seal_next(slot: &mut Slot, scratch: &mut Vec<u8>) -> rustix::io::Result<usize> {
+/// Seals the next chunk `Conn` offers into the slot's outbox, or sends a
+/// plaintext file range itself ([`send_file`]); the plaintext bytes taken
+/// (0: nothing to write, or a file that ended early), or `None` to wait (for
+/// room, or for the send in flight).
+fn seal_next(slot: &mut Slot, scratch: &mut Vec<u8>) -> Option<rustix::io::Result<usize>> {
     let plain = matches!(slot.wire, Wire::Plain);
     if slot.out.is_empty() && !slot.sending {
         slot.progress = Instant::now();
     }
-    match slot.conn.next_write() {
+    Some(match slot.conn.next_write() {
         None => Ok(0),
         Some(Chunk::Bytes(bytes)) => slot.wire.seal(bytes, &mut slot.out),
+        Some(Chunk::File { file, offset, len }) if plain => {
+            let sent = send_file(
+                &slot.sock,
+                file,
+                offset,
+                len,
+                &mut slot.flight,
+                &mut slot.flight_pos,
+                &mut slot.out,
+                slot.sending,
+            );
+            match sent {
+                Some(Ok(n)) if n > 0 => slot.progress = Instant::now(),
+                Some(Err(_)) => {
+                    slot.out.clear();
+                    slot.flight.clear();
+                    slot.flight_pos = 0;
+                }
+                None if !slot.sending => slot.wants_room = true,
+                _ => {}
+            }
+            return sent;
+        }
         Some(Chunk::File { file, offset, len }) => {
+            // TLS: read, then sealed (encrypted) into the outbox.
             let want = len.min(FILE_CHUNK);
-            // Plaintext is read straight into the outbox; TLS through scratch.
-            let buf = if plain { &mut slot.out } else { &mut *scratch };
-            let at = if plain { buf.len() } else { 0 };
-            buf.resize(at + want, 0);
+            scratch.resize(want, 0);
             let mut got = 0;
             while got < want {
-                match rustix::io::pread(file, &mut buf[at + got..], offset + got as u64) {
+                match rustix::io::pread(file, &mut scratch[got..], offset + got as u64) {
                     Ok(0) => break,
                     Ok(k) => got += k,
                     Err(Errno::INTR) => {}
-                    Err(e) => {
-                        buf.truncate(at);
-                        return Err(e);
-                    }
+                    Err(e) => return Some(Err(e)),
                 }
-            }
-            buf.truncate(at + got);
-            if plain || got == 0 {
-                return Ok(got);
             }
             let mut taken = 0;
             while taken < got {
-                match slot.wire.seal(&scratch[taken..got], &mut slot.out)? {
-                    0 => return Err(Errno::NOBUFS),
-                    n => taken += n,
+                match slot.wire.seal(&scratch[taken..got], &mut slot.out) {
+                    Ok(0) => return Some(Err(Errno::NOBUFS)),
+                    Ok(n) => taken += n,
+                    Err(e) => return Some(Err(e)),
                 }
             }
             Ok(got)
         }
+    })
+}
+
+/// Sends a plaintext file range the way the epoll loops do, with
+/// `sendfile` on the (non-blocking) socket: the ring has no request that
+/// sends from the page cache without a copy (see "Send" above). What the
+/// ring owes before it (the response head, and responses before it) goes
+/// first, in `send`s of its own with `MSG_MORE`. `None` to wait: for the
+/// send in flight (`sending`), or for room (the socket is full).
+#[allow(clippy::too_many_arguments)]
+fn send_file(
+    sock: &OwnedFd,
+    file: &std::fs::File,
+    offset: u64,
+    len: usize,
+    flight: &mut Vec<u8>,
+    flight_pos: &mut usize,
+    out: &mut Vec<u8>,
+    sending: bool,
+) -> Option<rustix::io::Result<usize>> {
+    if sending {
+        return None;
+    }
+    loop {
+        if *flight_pos >= flight.len() {
+            flight.clear();
+            *flight_pos = 0;
+            if out.is_empty() {
+                break;
+            }
+            std::mem::swap(flight, out);
+        }
+        let flags = SendFlags::NOSIGNAL | SendFlags::DONTWAIT | SendFlags::MORE;
+        match rustix::net::send(sock, &flight[*flight_pos..], flags) {
+            Ok(n) => *flight_pos += n,
+            Err(Errno::AGAIN) => return None,
+            Err(Errno::INTR) => {}
+            Err(e) => return Some(Err(e)),
+        }
+    }
+    let mut at = offset;
+    loop {
+        return match rustix::fs::sendfile(sock, file, Some(&mut at), len) {
+            Err(Errno::AGAIN) => None,
+            Err(Errno::INTR) => continue,
+            r => Some(r),
+        };
     }
 }
