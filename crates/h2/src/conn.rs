@@ -155,6 +155,9 @@ pub struct Connection<R: Role> {
     head_buf: Vec<u8>,
     out: Vec<u8>,
     events: VecDeque<Event>,
+    /// Requests the driver gave back ([`ServerConn::recycle`]), whose buffers the next
+    /// requests reuse.
+    spare_requests: Vec<crate::Request>,
     role: PhantomData<R>,
 }
 
@@ -216,6 +219,7 @@ impl<R: Role> Connection<R> {
             head_buf: Vec::new(),
             out: Vec::new(),
             events: VecDeque::new(),
+            spare_requests: Vec::new(),
             role: PhantomData,
         };
         c.out.extend_from_slice(preface);

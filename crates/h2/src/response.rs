@@ -84,7 +84,7 @@ impl ResponseBuilder {
         }
         self.regular_seen = true;
         let name = regular_name(name, value)?;
-        self.resp.headers.push((name, value.to_vec()));
+        self.resp.headers.push((name.to_owned(), value.to_vec()));
         Ok(())
     }
 
