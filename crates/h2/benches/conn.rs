@@ -92,6 +92,8 @@ fn bench(c: &mut Criterion) {
                 if let Event::Request(r) = e {
                     conn.send_headers(r.stream, 200, &fields, false).unwrap();
                     assert_eq!(conn.send_data(r.stream, &body, true), Ok(1024));
+                    // As `serve` does: the next request reuses its buffers.
+                    conn.recycle(r);
                 }
             }
             black_box(conn.take_output().len())

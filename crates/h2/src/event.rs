@@ -10,7 +10,8 @@ use crate::response::Response;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
     /// Server only: a request's head. Answer it with [`crate::ServerConn::send_headers`]
-    /// (and [`crate::Connection::send_data`]) on `request.stream`.
+    /// (and [`crate::Connection::send_data`]) on `request.stream`, then give it back with
+    /// [`crate::ServerConn::recycle`] so that the next request reuses its buffers.
     Request(Request),
     /// Client only: the final response head on a stream opened by
     /// [`crate::ClientConn::send_request`] (interim 1xx heads are skipped).

@@ -20,7 +20,7 @@
 //! conn.feed(&input).unwrap();
 //! while let Some(event) = conn.poll_event() {
 //!     if let Event::Request(req) = event {
-//!         assert_eq!(req.path.as_deref(), Some("/"));
+//!         assert_eq!(req.path(), Some("/"));
 //!         let body = b"hello";
 //!         let len = body.len().to_string();
 //!         conn.send_headers(req.stream, 200, &[("content-length", len.as_bytes())], false)

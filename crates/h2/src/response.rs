@@ -84,6 +84,8 @@ impl ResponseBuilder {
         }
         self.regular_seen = true;
         let name = regular_name(name, value)?;
+        // A token is ASCII (checked by `regular_name`), so nothing is lost.
+        let name = String::from_utf8_lossy(name).into_owned();
         self.resp.headers.push((name, value.to_vec()));
         Ok(())
     }

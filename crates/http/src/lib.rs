@@ -9,7 +9,8 @@
 //!
 //! # Layout
 //! - [`request`]: incremental request-head parser and limits; with the private `framing`
-//!   (Content-Length, Transfer-Encoding) and `target` (request-target forms, Host) checks.
+//!   (Content-Length, Transfer-Encoding) and `target` (request-target forms, Host) checks;
+//!   and [`request_from_fields`], the same head from fields decoded elsewhere (HTTP/2).
 //! - [`body`]: chunked request bodies, validated and discarded.
 //! - [`conditional`]: ETag, If-Match, If-Unmodified-Since, If-None-Match, If-Modified-Since,
 //!   If-Range, each on its own; [`precondition`]: the RFC 9110 13.2.2 order (412, 304).
@@ -26,7 +27,8 @@
 //! - [`multipart`]: `multipart/byteranges` bodies for several ranges.
 //! - [`path`]: target to safe relative path; `Location` for directory redirects.
 //! - [`range`]: `Range` header to byte ranges, overflow-safe.
-//! - [`response`]: response head encoding, and the `100 Continue` interim response.
+//! - [`response`]: response head encoding (or its fields one by one, for an HTTP/2 head), and
+//!   the `100 Continue` interim response.
 
 #![deny(missing_docs)]
 
@@ -66,7 +68,7 @@ pub use multipart::{Multipart, Part};
 pub use path::{PathError, PathKind, append_location, resolve_target};
 pub use precondition::{Outcome, Preconditions};
 pub use range::{ByteRange, MAX_RANGES, RangeSet, Ranges, parse_range};
-pub use request::{Limits, Parse, RequestHead, Version, parse_request};
+pub use request::{Limits, Parse, RequestHead, Version, parse_request, request_from_fields};
 pub use response::{CONTINUE, Connection, ContentRange, FileFields, ResponseHead};
 pub use status::Status;
 

@@ -575,6 +575,9 @@ fn describe(e: httparse::Error) -> &'static str {
     }
 }
 
+mod decoded;
+pub use decoded::request_from_fields;
+
 #[cfg(test)]
 mod fields_rules;
 #[cfg(test)]

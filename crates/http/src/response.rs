@@ -161,6 +161,67 @@ impl<'a> ResponseHead<'a> {
         }
         put_end(out, self.connection, self.http10, self.content_length);
     }
+
+    /// Gives each field [`ResponseHead::encode`] writes, in its order, as a lowercase name
+    /// and a value, leaving out the status line and the connection fields: an HTTP/2 head
+    /// (RFC 9113 §8.2.2 has no connection fields). Values are cleaned as `encode` cleans them.
+    pub fn each_field(&self, mut f: impl FnMut(&'static str, &[u8])) {
+        let mut num = itoa::Buffer::new();
+        let mut clean = Vec::new();
+        let mut put = |name: &'static str, value: &[u8]| {
+            if is_clean(value) {
+                f(name, value);
+            } else {
+                clean.clear();
+                put_value(&mut clean, value);
+                f(name, &clean);
+            }
+        };
+        put("date", self.date);
+        put("server", SERVER);
+        if let Some(v) = self.content_type {
+            put("content-type", v.as_bytes());
+        }
+        if let Some(v) = self.last_modified {
+            put("last-modified", v);
+        }
+        if let Some(v) = self.etag {
+            put("etag", v.as_bytes());
+        }
+        if self.accept_ranges {
+            put("accept-ranges", b"bytes");
+        }
+        match self.content_range {
+            Some(ContentRange::Range { start, end, len }) => {
+                let mut v = Vec::with_capacity(48);
+                v.extend_from_slice(b"bytes ");
+                v.extend_from_slice(num.format(start).as_bytes());
+                v.push(b'-');
+                v.extend_from_slice(num.format(end).as_bytes());
+                v.push(b'/');
+                v.extend_from_slice(num.format(len).as_bytes());
+                put("content-range", &v);
+            }
+            Some(ContentRange::Unsatisfied { len }) => {
+                let mut v = b"bytes */".to_vec();
+                v.extend_from_slice(num.format(len).as_bytes());
+                put("content-range", &v);
+            }
+            None => {}
+        }
+        if let Some(v) = self.location {
+            put("location", v.as_bytes());
+        }
+        if let Some(v) = self.allow {
+            put("allow", v.as_bytes());
+        }
+        if let Some(secs) = self.retry_after {
+            put("retry-after", num.format(secs).as_bytes());
+        }
+        if let Some(n) = self.content_length {
+            put("content-length", num.format(n).as_bytes());
+        }
+    }
 }
 
 /// The start of every `200 OK`: the status line, `Date` and `Server`, which change only once
@@ -191,6 +252,11 @@ impl OkStart {
     /// The bytes: `HTTP/1.1 200 OK`, `Date` and `Server`, each ending in CRLF.
     pub fn as_bytes(&self) -> &[u8; OkStart::LEN] {
         &self.0
+    }
+
+    /// The `Date` value in the block (29 bytes).
+    pub fn date(&self) -> &[u8] {
+        &self.0[Self::STATUS.len()..Self::STATUS.len() + 29]
     }
 }
 
@@ -224,6 +290,10 @@ pub struct FileFields {
     rest: Box<[u8]>,
     /// Where `Content-Length` starts in `rest`: a connection field goes there.
     length_at: usize,
+    /// Where the values of `Content-Type`, `Last-Modified`, `ETag` and `Content-Length`
+    /// are in `rest` (cleaned), for [`FileFields::each_field`].
+    values: [(u32, u32); 4],
+    accept_ranges: bool,
 }
 
 impl FileFields {
@@ -259,20 +329,53 @@ impl FileFields {
     ) -> FileFields {
         let mut rest =
             Vec::with_capacity(content_type.len() + last_modified.len() + etag.len() + 100);
-        put_file_fields(
-            &mut rest,
-            Some(content_type),
-            Some(last_modified),
-            Some(etag),
-            accept_ranges,
-        );
+        // Each field written alone, to note where its value landed.
+        let mut values = [(0u32, 0u32); 4];
+        let mut value_of = |rest: &Vec<u8>, i: usize, from: usize| {
+            // The value is what the field added, less its name and CRLF.
+            values[i] = (from as u32, (rest.len() - 2) as u32);
+        };
+        let fields: [(&[u8], &[u8]); 3] = [
+            (b"Content-Type: ", content_type.as_bytes()),
+            (b"Last-Modified: ", last_modified),
+            (b"ETag: ", etag.as_bytes()),
+        ];
+        for (i, (name, value)) in fields.into_iter().enumerate() {
+            let from = rest.len() + name.len();
+            field(&mut rest, name, value);
+            value_of(&rest, i, from);
+        }
+        put_file_fields(&mut rest, None, None, None, accept_ranges);
         let length_at = rest.len();
         put_content_length(&mut rest, content_length);
+        value_of(&rest, 3, length_at + b"Content-Length: ".len());
         rest.extend_from_slice(b"\r\n");
         FileFields {
             rest: rest.into_boxed_slice(),
             length_at,
+            values,
+            accept_ranges,
         }
+    }
+
+    /// Gives each field of the `200 OK` [`FileFields::encode_ok`] writes, for a response
+    /// dated `date`, as [`ResponseHead::each_field`] does: an HTTP/2 head, with the values
+    /// cleaned once when the file was cached.
+    #[inline]
+    pub fn each_field(&self, date: &[u8], mut f: impl FnMut(&'static str, &[u8])) {
+        let value = |i: usize| {
+            let (a, b) = self.values[i];
+            &self.rest[a as usize..b as usize]
+        };
+        f("date", date);
+        f("server", SERVER);
+        f("content-type", value(0));
+        f("last-modified", value(1));
+        f("etag", value(2));
+        if self.accept_ranges {
+            f("accept-ranges", b"bytes");
+        }
+        f("content-length", value(3));
     }
 
     /// Appends the head of a `200 OK` that sends the whole file: the same bytes as
@@ -320,6 +423,8 @@ fn put_date(out: &mut Vec<u8>, date: &[u8]) {
 /// The end of the `Date` line and the `Server` line, which every response carries (and
 /// [`OkStart`] keeps in its block).
 const SERVER_FIELD: &[u8] = b"\r\nServer: servelab\r\n";
+/// The `Server` value.
+const SERVER: &[u8] = b"servelab";
 
 /// The fields that describe the file, in their order on the wire.
 fn put_file_fields(
@@ -422,6 +527,70 @@ mod tests {
     use super::*;
 
     const DATE: &[u8; 29] = b"Sun, 06 Nov 1994 08:49:37 GMT";
+
+    /// The fields of an encoded head as `each_field` gives them: lowercase names, no status
+    /// line, no connection field.
+    fn lines(encoded: &[u8]) -> Vec<(String, Vec<u8>)> {
+        let text = std::str::from_utf8(encoded).unwrap();
+        let body = text.strip_suffix("\r\n\r\n").unwrap();
+        body.split("\r\n")
+            .skip(1)
+            .map(|l| l.split_once(": ").unwrap())
+            .filter(|(n, _)| !n.eq_ignore_ascii_case("connection"))
+            .map(|(n, v)| (n.to_ascii_lowercase(), v.as_bytes().to_vec()))
+            .collect()
+    }
+
+    fn fields(each: impl FnOnce(&mut dyn FnMut(&'static str, &[u8]))) -> Vec<(String, Vec<u8>)> {
+        let mut got = Vec::new();
+        each(&mut |n, v| got.push((n.to_owned(), v.to_vec())));
+        got
+    }
+
+    /// An HTTP/2 head gets the fields an HTTP/1.1 head carries, values cleaned alike.
+    #[test]
+    fn each_field_is_what_encode_writes() {
+        let mut heads = Vec::new();
+        let mut head = ResponseHead::new(Status::PARTIAL_CONTENT, DATE);
+        head.content_type = Some("text/plain\x01");
+        head.last_modified = Some(DATE);
+        head.etag = Some("\"e\"");
+        head.accept_ranges = true;
+        head.content_range = Some(ContentRange::Range {
+            start: 1,
+            end: 2,
+            len: 10,
+        });
+        head.content_length = Some(2);
+        head.connection = Connection::Close;
+        heads.push(head);
+        let mut head = ResponseHead::new(Status::RANGE_NOT_SATISFIABLE, DATE);
+        head.content_range = Some(ContentRange::Unsatisfied { len: 10 });
+        head.location = Some("/a/");
+        head.allow = Some("GET, HEAD");
+        head.retry_after = Some(1);
+        head.http10 = true;
+        heads.push(head);
+        for head in heads {
+            let mut out = Vec::new();
+            head.encode(&mut out);
+            let got = fields(|f| head.each_field(f));
+            assert_eq!(got, lines(&out), "{}", String::from_utf8_lossy(&out));
+        }
+        let now = HttpDate::new(std::time::SystemTime::UNIX_EPOCH);
+        for ranged in [true, false] {
+            let f = if ranged {
+                FileFields::new("text/html", DATE, "\"5-0\"", 5)
+            } else {
+                FileFields::new_unranged("text/html", DATE, "\"5-0\"", 5)
+            };
+            let start = OkStart::new(&now);
+            let mut out = Vec::new();
+            f.encode_ok(&start, Connection::Default, false, &mut out);
+            let got = fields(|g| f.each_field(start.date(), g));
+            assert_eq!(got, lines(&out), "{}", String::from_utf8_lossy(&out));
+        }
+    }
 
     fn encode(head: &ResponseHead<'_>) -> String {
         let mut out = Vec::new();

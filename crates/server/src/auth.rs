@@ -120,7 +120,13 @@ impl Auth {
 
     /// Whether the request head (its raw bytes) carries valid credentials.
     pub(crate) fn allows(&self, head: &[u8]) -> bool {
-        let Some((user, password)) = credentials(head) else {
+        self.allows_value(authorization(head))
+    }
+
+    /// Whether `value`, a request's one `Authorization` value (`None`: none, or
+    /// more than one), carries valid credentials.
+    pub(crate) fn allows_value(&self, value: Option<&[u8]>) -> bool {
+        let Some((user, password)) = credentials(value) else {
             return false;
         };
         let tag = self.key.hash_one((&user, &password));
@@ -255,9 +261,8 @@ fn cost_of(hash: &str) -> Option<u32> {
         .filter(|c| (4..=31).contains(c))
 }
 
-/// User and password of the one `Authorization: Basic` field of a head.
-/// More than one such field, another scheme, bad base64 or no colon: none.
-fn credentials(head: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
+/// The value of the one `Authorization` field of a head; more than one: none.
+fn authorization(head: &[u8]) -> Option<&[u8]> {
     let mut value = None;
     for line in head.split(|&b| b == b'\n').skip(1) {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -271,6 +276,12 @@ fn credentials(head: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
             value = Some(line[colon + 1..].trim_ascii());
         }
     }
+    value
+}
+
+/// The user and password of a Basic `Authorization` value. Another scheme,
+/// bad base64 or no colon: none.
+fn credentials(value: Option<&[u8]>) -> Option<(Vec<u8>, Vec<u8>)> {
     let value = value?;
     if value.len() > MAX_CREDENTIALS || value.len() < 6 {
         return None;

@@ -12,7 +12,7 @@ use servelab_http::listing::Listing;
 use servelab_http::{ResponseHead, Status};
 
 use crate::config::Dotfiles;
-use crate::response::{Body, Persist, Response, small_ok};
+use crate::response::{Body, Out, Persist, Response, small_ok};
 use crate::shared::Shared;
 
 /// Most entries one listing reads (about 1 MiB of HTML at most).
@@ -27,7 +27,7 @@ pub(crate) fn respond(
     date: &[u8; 29],
     persist: Persist,
     head_only: bool,
-    out: &mut Vec<u8>,
+    out: &mut impl Out,
 ) -> Result<Response, crate::files::FileError> {
     let dotfiles = site.config.dotfiles == Dotfiles::Serve;
     let mut listed = site.root.list(path, MAX_ENTRIES, dotfiles)?;
@@ -44,7 +44,7 @@ pub(crate) fn respond(
         date,
         persist,
         head_only,
-        &site.extra_headers,
+        site,
         out,
     ))
 }
@@ -73,16 +73,16 @@ pub(crate) fn not_listed(
     date: &[u8; 29],
     persist: Persist,
     head_only: bool,
-    out: &mut Vec<u8>,
+    out: &mut impl Out,
 ) -> Response {
     let body = NOT_LISTED_PAGE.as_bytes();
     let mut head = ResponseHead::new(Status::NOT_FOUND, date);
     head.content_type = Some("text/html; charset=utf-8");
     head.content_length = Some(body.len() as u64);
     persist.apply(&mut head);
-    head.encode(out);
+    out.head(&head);
     if !head_only {
-        out.extend_from_slice(body);
+        out.body(body);
     }
     Response {
         status: Status::NOT_FOUND,

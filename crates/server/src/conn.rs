@@ -50,7 +50,7 @@ mod service_time;
 use ledger::{Ledger, Produced};
 use service_time::ServiceTime;
 
-use crate::handler;
+use crate::handler::{self, Authorization};
 use crate::response::{Body, Persist, Response};
 use crate::shared::{Local, Shared};
 
@@ -1028,7 +1028,14 @@ impl Conn {
             status,
             body_len,
             body,
-        } = handler::respond(req, head, site, w, persist, &mut self.out);
+        } = handler::respond(
+            req,
+            Authorization::Head(head),
+            site,
+            w,
+            persist,
+            &mut self.out,
+        );
         let wire = (self.out.len() - before) as u64 + body_wire_len(&body);
         // `advance` answers only with no body in flight, so the old one is
         // `Empty`: assigning an `Empty` over it would only call its drop.

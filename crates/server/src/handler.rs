@@ -52,14 +52,24 @@ use crate::clock::Clock;
 use crate::compress::{Encoded, Stored};
 use crate::config::Dotfiles;
 use crate::files::FileError;
-use crate::response::{Body, Persist, Response};
+use crate::response::{Body, Out, Persist, Response};
 use crate::shared::{Local, Shared};
 
 /// 406 Not Acceptable (RFC 9110 15.5.7).
 const NOT_ACCEPTABLE: Status = Status::NOT_ACCEPTABLE;
 
-/// Answers one well-formed request; `head` is its bytes (for the fields the
-/// parser does not keep, see `servelab_http::fields`).
+/// What `--auth` reads of a request: its `Authorization` field, which the
+/// typed head does not keep.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Authorization<'a> {
+    /// In an HTTP/1.1 head's bytes, looked for only when `--auth` asks.
+    Head(&'a [u8]),
+    /// Its one value (HTTP/2); `None` for none, or more than one.
+    Value(Option<&'a [u8]>),
+}
+
+/// Answers one well-formed request, HTTP/1.1's or HTTP/2's, into `out` (see
+/// [`Out`]); `authorization` is where `--auth` finds the credentials.
 ///
 /// `inline(always)`: it has two callers, HTTP/1.1's `Conn::answer` and
 /// HTTP/2's `conn/h2.rs`, and with two LLVM stopped inlining it (and
@@ -70,11 +80,11 @@ const NOT_ACCEPTABLE: Status = Status::NOT_ACCEPTABLE;
 #[inline(always)]
 pub(crate) fn respond(
     req: &RequestHead<'_>,
-    head: &[u8],
+    authorization: Authorization<'_>,
     site: &Shared,
     w: &mut Local,
     persist: Persist,
-    out: &mut Vec<u8>,
+    out: &mut impl Out,
 ) -> Response {
     let head_only = match req.method {
         Method::Get => false,
@@ -89,7 +99,10 @@ pub(crate) fn respond(
     };
     // --auth: before any path is looked at, the counters endpoints included.
     if let Some(auth) = &site.auth
-        && !auth.allows(head)
+        && !match authorization {
+            Authorization::Head(head) => auth.allows(head),
+            Authorization::Value(value) => auth.allows_value(value),
+        }
     {
         return error(Status::UNAUTHORIZED, w, persist, head_only, out);
     }
@@ -140,7 +153,7 @@ fn serve_path(
     files: &mut FileCache,
     clock: &Clock,
     persist: Persist,
-    out: &mut Vec<u8>,
+    out: &mut impl Out,
 ) -> Response {
     let head_only = ask.head_only;
     let date = clock.http();
@@ -177,7 +190,7 @@ fn serve_dir(
     files: &mut FileCache,
     clock: &Clock,
     persist: Persist,
-    out: &mut Vec<u8>,
+    out: &mut impl Out,
 ) -> Response {
     let head_only = ask.head_only;
     let mut index = String::with_capacity(path.len() + 11);
@@ -208,7 +221,7 @@ fn send_file(
     site: &Shared,
     clock: &Clock,
     persist: Persist,
-    out: &mut Vec<u8>,
+    out: &mut impl Out,
 ) -> Response {
     let (req, head_only) = (ask.req, ask.head_only);
     let date = clock.http();
@@ -273,8 +286,7 @@ fn send_file(
         RangeSet::Whole => {
             // The common case: the file's fields were encoded when it was cached,
             // the status line and `Date` when the second began.
-            f.fields
-                .encode_ok(clock.ok_start(), persist.connection(), persist.http10, out);
+            out.file_ok(&f.fields, clock.ok_start(), persist);
             add_fields(out, site, encoding, vary);
             body_of(f, 0, f.len, head_only, Status::OK, out)
         }
@@ -284,7 +296,7 @@ fn send_file(
             head.content_range = Some(ContentRange::Unsatisfied { len: f.len });
             head.content_type = None;
             head.content_length = Some(0);
-            head.encode(out);
+            out.head(&head);
             // A client error: no operator fields, but the choice still varied.
             add_vary(out, vary);
             Response {
@@ -303,7 +315,7 @@ fn send_file(
                 len: f.len,
             });
             head.content_length = Some(r.len());
-            head.encode(out);
+            out.head(&head);
             add_fields(out, site, encoding, vary);
             body_of(f, r.start, r.len(), false, Status::PARTIAL_CONTENT, out)
         }
@@ -317,7 +329,7 @@ fn send_file(
             head.status = Status::PARTIAL_CONTENT;
             head.content_type = Some(&ctype);
             head.content_length = Some(plan.content_length());
-            head.encode(out);
+            out.head(&head);
             add_fields(out, site, None, vary);
             Response {
                 status: Status::PARTIAL_CONTENT,
@@ -361,7 +373,7 @@ fn send_compressed(
     site: &Shared,
     clock: &Clock,
     persist: Persist,
-    out: &mut Vec<u8>,
+    out: &mut impl Out,
 ) -> Option<Response> {
     let encoded = site.compressed.get(file, coding)?;
     Some(send_encoded(ask, file, &encoded, site, clock, persist, out))
@@ -376,7 +388,7 @@ fn send_encoded(
     site: &Shared,
     clock: &Clock,
     persist: Persist,
-    out: &mut Vec<u8>,
+    out: &mut impl Out,
 ) -> Response {
     let (req, head_only) = (ask.req, ask.head_only);
     let date = clock.http();
@@ -392,15 +404,13 @@ fn send_encoded(
             }
         }
     }
-    encoded
-        .fields
-        .encode_ok(clock.ok_start(), persist.connection(), persist.http10, out);
+    out.file_ok(&encoded.fields, clock.ok_start(), persist);
     add_fields(out, site, encoded.coding.token(), true);
     let len = encoded.len;
     let body = match &encoded.body {
         _ if head_only || len == 0 => Body::Empty,
         Stored::Inline(bytes) => {
-            out.extend_from_slice(bytes);
+            out.body(bytes);
             Body::Empty
         }
         Stored::File(f) => Body::File {
@@ -425,13 +435,13 @@ fn not_modified(
     date: &[u8; 29],
     persist: Persist,
     vary: bool,
-    out: &mut Vec<u8>,
+    out: &mut impl Out,
 ) -> Response {
     let mut head = ResponseHead::new(Status::NOT_MODIFIED, date);
     head.etag = Some(etag.as_str());
     head.last_modified = Some(last_modified);
     persist.apply(&mut head);
-    head.encode(out);
+    out.head(&head);
     add_fields(out, site, None, vary);
     Response {
         status: Status::NOT_MODIFIED,
@@ -471,7 +481,7 @@ fn body_of(
     len: u64,
     head_only: bool,
     status: Status,
-    out: &mut Vec<u8>,
+    out: &mut impl Out,
 ) -> Response {
     if head_only || len == 0 {
         return Response {
@@ -482,7 +492,7 @@ fn body_of(
     }
     if let Some(bytes) = &f.bytes {
         // The range was checked against this same entry's length.
-        out.extend_from_slice(&bytes[offset as usize..(offset + len) as usize]);
+        out.body(&bytes[offset as usize..(offset + len) as usize]);
         return Response {
             status,
             body_len: len,
@@ -506,7 +516,7 @@ fn file_error(
     date: &[u8; 29],
     persist: Persist,
     head_only: bool,
-    out: &mut Vec<u8>,
+    out: &mut impl Out,
 ) -> Response {
     let status = match e {
         FileError::NotFound => Status::NOT_FOUND,
@@ -526,7 +536,7 @@ fn redirect_to_dir(
     date: &[u8; 29],
     persist: Persist,
     head_only: bool,
-    out: &mut Vec<u8>,
+    out: &mut impl Out,
 ) -> Response {
     let mut location = String::with_capacity(target.len() + 1);
     servelab_http::append_location(target, &mut location);
@@ -536,10 +546,10 @@ fn redirect_to_dir(
     head.content_type = Some("text/html; charset=utf-8");
     head.content_length = Some(body.len() as u64);
     persist.apply(&mut head);
-    head.encode(out);
+    out.head(&head);
     add_fields(out, site, None, false);
     if !head_only {
-        out.extend_from_slice(body.as_bytes());
+        out.body(body.as_bytes());
     }
     Response {
         status: Status::MOVED_PERMANENTLY,
@@ -548,41 +558,24 @@ fn redirect_to_dir(
     }
 }
 
-/// Adds to the head that ends `out` (just encoded, no body yet) what
-/// `ResponseHead` has no field for: `Content-Encoding` of a precompressed file,
-/// `Vary: Accept-Encoding` when the file has siblings, and the `--header`
-/// fields (this is only called for successful responses). Nothing to add, the
-/// common case, costs one comparison, inlined in the caller (the call itself
-/// was 24 instructions of a keep-alive request under callgrind, 2026-11-26).
+/// Adds to the head just written what `ResponseHead` has no field for:
+/// `Content-Encoding` of a precompressed file, `Vary: Accept-Encoding` when the
+/// file has siblings, and the `--header` fields (this is only called for
+/// successful responses). Nothing to add, the common case, costs one
+/// comparison, inlined in the caller (the call itself was 24 instructions of a
+/// keep-alive request under callgrind, 2026-11-26).
 #[inline]
-pub(crate) fn add_fields(out: &mut Vec<u8>, site: &Shared, encoding: Option<&str>, vary: bool) {
+pub(crate) fn add_fields(out: &mut impl Out, site: &Shared, encoding: Option<&str>, vary: bool) {
     if encoding.is_none() && !vary && site.extra_headers.is_empty() {
         return;
     }
-    insert_fields(out, site, encoding, vary);
-}
-
-/// [`add_fields`] when there is something to add.
-fn insert_fields(out: &mut Vec<u8>, site: &Shared, encoding: Option<&str>, vary: bool) {
-    debug_assert!(out.ends_with(b"\r\n\r\n"), "called right after encode");
-    out.truncate(out.len() - 2);
-    if let Some(e) = encoding {
-        out.extend_from_slice(b"Content-Encoding: ");
-        out.extend_from_slice(e.as_bytes());
-        out.extend_from_slice(b"\r\n");
-    }
-    if vary {
-        out.extend_from_slice(b"Vary: Accept-Encoding\r\n");
-    }
-    out.extend_from_slice(&site.extra_headers);
-    out.extend_from_slice(b"\r\n");
+    out.add_fields(encoding, vary, Some(site));
 }
 
 /// `Vary` alone, for an error that still depended on `Accept-Encoding` (416).
-fn add_vary(out: &mut Vec<u8>, vary: bool) {
+fn add_vary(out: &mut impl Out, vary: bool) {
     if vary {
-        out.truncate(out.len() - 2);
-        out.extend_from_slice(b"Vary: Accept-Encoding\r\n\r\n");
+        out.add_fields(None, true, None);
     }
 }
 
@@ -593,7 +586,7 @@ pub(crate) fn error(
     w: &mut Local,
     persist: Persist,
     head_only: bool,
-    out: &mut Vec<u8>,
+    out: &mut impl Out,
 ) -> Response {
     // The clock was ticked when the request started (`Conn::answer`,
     // `Conn::fail`): no second read of it.
@@ -606,7 +599,7 @@ pub(crate) fn error_at(
     date: &[u8; 29],
     persist: Persist,
     head_only: bool,
-    out: &mut Vec<u8>,
+    out: &mut impl Out,
 ) -> Response {
     let body = status.error_body();
     let mut head = ResponseHead::new(status, date);
@@ -619,15 +612,13 @@ pub(crate) fn error_at(
     if status == Status::SERVICE_UNAVAILABLE {
         head.retry_after = Some(1);
     }
-    head.encode(out);
+    out.head(&head);
     if status == Status::UNAUTHORIZED {
         // RFC 9110 15.5.2: a 401 carries the challenge (`--auth`).
-        out.truncate(out.len() - 2);
-        out.extend_from_slice(crate::auth::CHALLENGE);
-        out.extend_from_slice(b"\r\n");
+        out.add_challenge();
     }
     if !head_only {
-        out.extend_from_slice(body.as_bytes());
+        out.body(body.as_bytes());
     }
     Response {
         status,
@@ -751,8 +742,14 @@ mod tests {
                                 http10: version == "1.0",
                             };
                             let mut out = Vec::new();
-                            let resp =
-                                respond(&req, text.as_bytes(), &site, &mut w, persist, &mut out);
+                            let resp = respond(
+                                &req,
+                                Authorization::Head(text.as_bytes()),
+                                &site,
+                                &mut w,
+                                persist,
+                                &mut out,
+                            );
                             assert_eq!(resp.status, Status::OK);
                             let date = *w.clock.http();
                             let Ok(Entry::File(file)) =
@@ -818,7 +815,14 @@ mod tests {
                         http10: false,
                     };
                     let mut out = Vec::new();
-                    let resp = respond(&req, text.as_bytes(), &site, &mut w, persist, &mut out);
+                    let resp = respond(
+                        &req,
+                        Authorization::Head(text.as_bytes()),
+                        &site,
+                        &mut w,
+                        persist,
+                        &mut out,
+                    );
                     assert_eq!(resp.status, Status::OK);
                     let date = *w.clock.http();
                     let Ok(Entry::File(file)) = w.files.open(&site.root, "a.html", w.clock.now())

@@ -8,12 +8,81 @@
 //! directory listings), build these; [`crate::conn`] consumes them. A small
 //! generated page is one call, [`small_ok`], so the generators need nothing
 //! from the handler.
+//!
+//! They write the head and a small body through [`Out`], one handler for both
+//! protocols: HTTP/1.1's output buffer (`Vec<u8>`) takes the head as bytes,
+//! written as before; HTTP/2 (`conn/h2.rs`) keeps its status and fields for
+//! HPACK and the body for DATA, with no HTTP/1.1 bytes made and read back.
+//! Generic, so that HTTP/1.1's code is what it was without the trait.
 
 use std::collections::VecDeque;
 use std::fs::File;
 use std::sync::Arc;
 
-use servelab_http::{Part, ResponseHead, Status};
+use servelab_http::response::OkStart;
+use servelab_http::{FileFields, Part, ResponseHead, Status};
+
+use crate::shared::Shared;
+
+/// Where a response goes: its head, then the small body behind it. See the
+/// module docs.
+pub(crate) trait Out {
+    /// A head, field by field.
+    fn head(&mut self, head: &ResponseHead<'_>);
+    /// A whole file's `200 OK`, from the fields encoded when it was cached.
+    fn file_ok(&mut self, fields: &FileFields, start: &OkStart, persist: Persist);
+    /// Adds to the head just written `Content-Encoding` (with `encoding`),
+    /// `Vary: Accept-Encoding` (with `vary`) and the `--header` fields (with
+    /// `extra`: the site, whose fields they are). Called with something to add.
+    fn add_fields(&mut self, encoding: Option<&str>, vary: bool, extra: Option<&Shared>);
+    /// Adds the `--auth` challenge to the 401 head just written.
+    fn add_challenge(&mut self);
+    /// Body bytes behind the head.
+    fn body(&mut self, bytes: &[u8]);
+}
+
+/// HTTP/1.1: everything as bytes, in the connection's output buffer.
+impl Out for Vec<u8> {
+    #[inline]
+    fn head(&mut self, head: &ResponseHead<'_>) {
+        head.encode(self);
+    }
+
+    #[inline]
+    fn file_ok(&mut self, fields: &FileFields, start: &OkStart, persist: Persist) {
+        fields.encode_ok(start, persist.connection(), persist.http10, self);
+    }
+
+    /// Before the empty line that ends the head.
+    fn add_fields(&mut self, encoding: Option<&str>, vary: bool, extra: Option<&Shared>) {
+        debug_assert!(self.ends_with(b"\r\n\r\n"), "called right after the head");
+        self.truncate(self.len() - 2);
+        if let Some(e) = encoding {
+            self.extend_from_slice(b"Content-Encoding: ");
+            self.extend_from_slice(e.as_bytes());
+            self.extend_from_slice(b"\r\n");
+        }
+        if vary {
+            self.extend_from_slice(b"Vary: Accept-Encoding\r\n");
+        }
+        if let Some(site) = extra {
+            self.extend_from_slice(&site.extra_headers);
+        }
+        self.extend_from_slice(b"\r\n");
+    }
+
+    fn add_challenge(&mut self) {
+        // RFC 9110 15.5.2: a 401 carries the challenge (`--auth`).
+        self.truncate(self.len() - 2);
+        self.extend_from_slice(crate::auth::CHALLENGE);
+        self.extend_from_slice(b"\r\n");
+    }
+
+    #[inline]
+    fn body(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+}
 
 /// A body still to be sent after the output buffer.
 #[derive(Debug, Default)]
@@ -99,30 +168,26 @@ impl Persist {
 
 /// A complete `200 OK` for a small page generated in memory (the status
 /// endpoints, a directory listing): the head with `content_type`, the
-/// site's `--header` fields (`extra_headers`, encoded), and the body unless
-/// the request was a HEAD.
+/// site's `--header` fields, and the body unless the request was a HEAD.
 pub(crate) fn small_ok(
     content_type: &'static str,
     body: &[u8],
     date: &[u8; 29],
     persist: Persist,
     head_only: bool,
-    extra_headers: &[u8],
-    out: &mut Vec<u8>,
+    site: &Shared,
+    out: &mut impl Out,
 ) -> Response {
     let mut head = ResponseHead::new(Status::OK, date);
     head.content_type = Some(content_type);
     head.content_length = Some(body.len() as u64);
     persist.apply(&mut head);
-    head.encode(out);
-    if !extra_headers.is_empty() {
-        // Before the empty line that ends the head.
-        out.truncate(out.len() - 2);
-        out.extend_from_slice(extra_headers);
-        out.extend_from_slice(b"\r\n");
+    out.head(&head);
+    if !site.extra_headers.is_empty() {
+        out.add_fields(None, false, Some(site));
     }
     if !head_only {
-        out.extend_from_slice(body);
+        out.body(body);
     }
     Response {
         status: Status::OK,
@@ -152,23 +217,20 @@ mod tests {
             keep_alive: true,
             http10: false,
         };
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = crate::config::Config::new(dir.path());
+        config.headers = vec!["X-A: 1".parse().unwrap()];
+        let site = Shared::new(config).unwrap();
         let mut out = Vec::new();
-        let r = small_ok(
-            "text/plain",
-            b"hi",
-            date,
-            persist,
-            false,
-            b"X-A: 1\r\n",
-            &mut out,
-        );
+        let r = small_ok("text/plain", b"hi", date, persist, false, &site, &mut out);
         let text = String::from_utf8(out).unwrap();
         assert!(text.starts_with("HTTP/1.1 200 OK\r\n"), "{text}");
         assert!(text.contains("Content-Length: 2\r\n"), "{text}");
         assert!(text.ends_with("X-A: 1\r\n\r\nhi"), "{text}");
         assert_eq!((r.status, r.body_len), (Status::OK, 2));
         let mut out = Vec::new();
-        let r = small_ok("text/plain", b"hi", date, persist, true, b"", &mut out);
+        let plain = Shared::new(crate::config::Config::new(dir.path())).unwrap();
+        let r = small_ok("text/plain", b"hi", date, persist, true, &plain, &mut out);
         assert!(out.ends_with(b"Content-Length: 2\r\n\r\n"));
         assert_eq!(r.body_len, 0);
     }

@@ -22,7 +22,7 @@ mod document;
 
 pub use document::{ByClass, Connections, Handshakes, Http2, Requests, StatusDocument};
 
-use crate::response::{Persist, Response, small_ok};
+use crate::response::{Out, Persist, Response, small_ok};
 use crate::shared::{Local, Shared};
 use crate::stats::Snapshot;
 
@@ -55,7 +55,7 @@ pub(crate) fn respond(
     site: &Shared,
     w: &mut Local,
     persist: Persist,
-    out: &mut Vec<u8>,
+    out: &mut impl Out,
 ) -> Option<Response> {
     if !site.config.status {
         return None;
@@ -81,7 +81,7 @@ pub(crate) fn respond(
         w.clock.http(),
         persist,
         head_only,
-        &site.extra_headers,
+        site,
         out,
     ))
 }

@@ -65,6 +65,7 @@ impl Connection<Client> {
             (b":authority", head.authority.as_bytes()),
             (b":path", head.path.as_bytes()),
         ];
+        let fields = fields.iter().map(|&(n, v)| (n.as_bytes(), v));
         self.write_head(stream, &pseudo, fields, end_stream);
         Ok(stream)
     }

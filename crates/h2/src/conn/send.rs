@@ -143,11 +143,11 @@ impl<R: Role> Connection<R> {
 
     /// Encodes and queues a head: the pseudo-fields, then `fields` (lowercased, without the
     /// connection-specific ones, §8.2). The stream must be open for sending.
-    pub(super) fn write_head(
+    pub(super) fn write_head<'f>(
         &mut self,
         stream: StreamId,
         pseudo: &[(&[u8], &[u8])],
-        fields: &[(&str, &[u8])],
+        fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
         end_stream: bool,
     ) {
         let mut block = std::mem::take(&mut self.head_buf);
@@ -161,7 +161,7 @@ impl<R: Role> Connection<R> {
         let mut short = [0u8; 64];
         let mut long = Vec::new();
         for (name, value) in fields {
-            let mut name = name.as_bytes();
+            let mut name: &[u8] = name;
             if name.iter().any(u8::is_ascii_uppercase) {
                 let buf: &mut [u8] = if name.len() <= short.len() {
                     &mut short[..name.len()]

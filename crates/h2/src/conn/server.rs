@@ -6,10 +6,17 @@ use crate::error::{ErrorCode, H2Error};
 use crate::event::Event;
 use crate::frame::StreamId;
 use crate::hpack::HpackError;
-use crate::request::RequestBuilder;
+use crate::request::{Request, RequestBuilder};
 use crate::stream::Stream;
 
 use ErrorCode::ProtocolError;
+
+/// Most requests kept for reuse ([`Connection::recycle`]): a stream's worth more than a client
+/// usually keeps in flight (h2load's `-m 10`, a browser's few dozen at a page load).
+const SPARE_REQUESTS: usize = 32;
+/// A request whose buffers grew past this many octets is not kept: one large head does not
+/// hold its memory for the rest of the connection.
+const SPARE_MAX_BYTES: usize = 4096;
 
 impl Connection<Server> {
     /// Sends a response head on `stream`: `:status` and `fields`. The fields an HTTP/1.1
@@ -24,10 +31,32 @@ impl Connection<Server> {
         fields: &[(&str, &[u8])],
         end_stream: bool,
     ) -> Result<(), SendError> {
+        let fields = fields.iter().map(|&(n, v)| (n.as_bytes(), v));
+        self.send_head(stream, status, fields, end_stream)
+    }
+
+    /// [`send_headers`](Connection::send_headers) with the fields from an iterator: for a driver that keeps
+    /// them in its own buffers, so that it need not collect them in a slice first.
+    pub fn send_head<'f>(
+        &mut self,
+        stream: StreamId,
+        status: u16,
+        fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
+        end_stream: bool,
+    ) -> Result<(), SendError> {
         self.sendable(stream)?;
         let digits = itoa_status(status);
         self.write_head(stream, &[(b":status", &digits)], fields, end_stream);
         Ok(())
+    }
+
+    /// Gives back a request the driver is done with: the next request is decoded into its
+    /// buffers instead of new ones (see [`Request`]). Optional; a request not given back is
+    /// simply freed.
+    pub fn recycle(&mut self, req: Request) {
+        if self.spare_requests.len() < SPARE_REQUESTS && req.capacity() <= SPARE_MAX_BYTES {
+            self.spare_requests.push(req);
+        }
     }
 }
 
@@ -41,7 +70,7 @@ impl<R: Role> Connection<R> {
         self_dependent: bool,
     ) -> Result<(), H2Error> {
         self.last_peer_stream = stream;
-        let mut req = RequestBuilder::new(stream, end_stream);
+        let mut req = RequestBuilder::new(stream, end_stream, self.spare_requests.pop());
         let decoded = self.decoder.decode(block, |n, v| req.field(n, v));
         let too_large = match decoded {
             Ok(()) => false,
@@ -99,7 +128,7 @@ impl<R: Role> Connection<R> {
     /// §10.5.1), and if the request body is still coming, RST_STREAM NO_ERROR so that it
     /// stops (§8.1).
     fn refuse_too_large(&mut self, stream: StreamId, end_stream: bool) -> Result<(), H2Error> {
-        self.write_head(stream, &[(b":status", b"431")], &[], true);
+        self.write_head(stream, &[(b":status", b"431")], [], true);
         if !end_stream {
             self.local_reset(stream, ErrorCode::NoError)?;
         }

@@ -36,7 +36,7 @@ fn pump(client: &mut ClientConn, server: &mut ServerConn) -> Vec<Event> {
         server.feed(&to_server).unwrap();
         while let Some(e) = server.poll_event() {
             if let Event::Request(r) = e {
-                let n = body_len(r.path.as_deref().unwrap());
+                let n = body_len(r.path().unwrap());
                 let len = n.to_string();
                 server
                     .send_headers(r.stream, 200, &[("content-length", len.as_bytes())], false)
@@ -122,7 +122,7 @@ fn a_request_with_a_body() {
     assert_eq!(client.send_data(s, b"hello world", true), Ok(11));
     server.feed(&client.take_output()).unwrap();
     let got: Vec<Event> = std::iter::from_fn(|| server.poll_event()).collect();
-    assert!(matches!(&got[0], Event::Request(r) if r.method == "POST" && !r.end_stream));
+    assert!(matches!(&got[0], Event::Request(r) if r.method() == "POST" && !r.end_stream));
     assert_eq!(
         got[1],
         Event::Data {

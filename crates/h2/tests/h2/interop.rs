@@ -25,14 +25,7 @@ fn python_h2_client_is_served() {
         .collect();
     let summary: Vec<_> = requests
         .iter()
-        .map(|r| {
-            (
-                r.stream.0,
-                r.method.as_str(),
-                r.path.as_deref().unwrap(),
-                r.end_stream,
-            )
-        })
+        .map(|r| (r.stream.0, r.method(), r.path().unwrap(), r.end_stream))
         .collect();
     assert_eq!(
         summary,
@@ -44,14 +37,13 @@ fn python_h2_client_is_served() {
         ]
     );
     for r in &requests {
-        assert_eq!(r.authority.as_deref(), Some("example.com"));
-        assert_eq!(r.scheme.as_deref(), Some("https"));
+        assert_eq!(r.authority(), Some("example.com"));
+        assert_eq!(r.scheme(), Some("https"));
         assert_eq!(r.header("user-agent"), Some(&b"python-h2/4.4.1"[..]));
         let cookies: Vec<&[u8]> = r
-            .headers
-            .iter()
-            .filter(|(n, _)| n == "cookie")
-            .map(|(_, v)| &v[..])
+            .headers()
+            .filter(|(n, _)| *n == "cookie")
+            .map(|(_, v)| v)
             .collect();
         assert_eq!(cookies, [&b"a=1"[..], b"b=2"]);
     }
@@ -144,7 +136,7 @@ fn our_answer_to_python_h2_client_matches_the_golden_file() {
     c.feed(CLIENT).unwrap();
     while let Some(e) = c.poll_event() {
         match e {
-            Event::Request(r) if r.method == "GET" => {
+            Event::Request(r) if r.method() == "GET" => {
                 let _ = c.send_headers(
                     r.stream,
                     200,
@@ -153,7 +145,7 @@ fn our_answer_to_python_h2_client_matches_the_golden_file() {
                 );
                 let _ = c.send_data(r.stream, b"hello", true);
             }
-            Event::Request(r) if r.method == "HEAD" => {
+            Event::Request(r) if r.method() == "HEAD" => {
                 c.send_headers(r.stream, 200, &[("content-length", b"5")], true)
                     .unwrap();
             }

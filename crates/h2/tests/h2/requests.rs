@@ -24,10 +24,10 @@ fn get_is_answered_with_headers_and_data() {
         panic!("{ev:?}")
     };
     assert_eq!(
-        (r.method.as_str(), r.path.as_deref(), r.authority.as_deref()),
+        (r.method(), r.path(), r.authority()),
         ("GET", Some("/a.txt?x=1"), Some("example.com"))
     );
-    assert_eq!(r.scheme.as_deref(), Some("https"));
+    assert_eq!(r.scheme(), Some("https"));
     assert_eq!(r.header("accept"), Some(&b"*/*"[..]));
     assert!(r.end_stream);
     p.conn

@@ -7,12 +7,19 @@
 //! [`Conn::deadline`]): the drivers move bytes and know nothing of frames.
 //!
 //! The protocol is `servelab-h2`'s [`ServerConn`]; this file maps it onto the
-//! server: each request is rebuilt as an HTTP/1.1 head and answered by the
-//! one handler HTTP/1.1 uses (`handler::respond`, so every static rule,
-//! `--auth`, `/-/status`, `--compress`, the precompressed siblings, ranges and
-//! preconditions are the same code); the HTTP/1.1 response head it writes is
-//! read back into HEADERS, and its body goes out as DATA within both
-//! flow-control windows. A file body is read (`pread`) only as far as the
+//! server: each request's decoded fields fill the same typed request head the
+//! HTTP/1.1 parser fills (`servelab_http::request_from_fields`, by the same
+//! rules and with the same errors), and the one handler HTTP/1.1 uses answers
+//! it (`handler::respond`, so every static rule, `--auth`, `/-/status`,
+//! `--compress`, the precompressed siblings, ranges and preconditions are the
+//! same code). The handler writes its typed response head into an [`Answer`]
+//! (`conn/h2/answer.rs`) rather than as HTTP/1.1 bytes: its fields are
+//! HPACK-encoded into HEADERS as they are, and its body goes out as DATA within
+//! both flow-control windows. Writing each request out as an HTTP/1.1 head,
+//! parsing it again and reading the response head back was about a quarter of
+//! the instructions of a request (`bench/callgrind.sh --h2`). The request is
+//! given back to `ServerConn` once answered, whose next request reuses its
+//! buffers. A file body is read (`pread`) only as far as the
 //! windows allow, one frame ([`FRAME`]) per stream in turn, and only while
 //! the output holds less than [`OUT_HIGH`]: memory per connection stays
 //! bounded whatever the files' sizes and however many streams are open.
@@ -48,14 +55,18 @@ use std::time::{Duration, Instant};
 
 use servelab_h2::frame::{PREFACE, Sniff, sniff};
 use servelab_h2::{ErrorCode, Event as H2Event, Limits, Request, ServerConn, StreamId};
-use servelab_http::{Parse, Part, Status};
+use servelab_http::{Part, Status, request_from_fields};
 
 use super::ledger::{Ledger, Produced};
 use super::{Chunk, Conn, Event, Interest, State};
-use crate::handler;
+use crate::handler::{self, Authorization};
 use crate::response::{Body, Persist, Response};
 use crate::shared::{Local, Shared};
 use crate::stats::Stats;
+
+mod answer;
+
+use answer::Answer;
 
 /// Stop producing DATA once this much output waits to be written: with the
 /// windows, it bounds a connection's memory (a client may open 100 streams
@@ -92,10 +103,8 @@ pub(super) struct H2 {
     spare: Vec<Ledger>,
     /// Output bytes written so far.
     written: u64,
-    /// Scratch: the request rebuilt as an HTTP/1.1 head, the handler's
-    /// output, a file chunk.
-    head: Vec<u8>,
-    resp: Vec<u8>,
+    /// Scratch: the handler's answer, a file chunk.
+    answer: Answer,
     chunk: Vec<u8>,
     next_tick: Instant,
     /// When a request last came or a response was last completed: the idle
@@ -181,8 +190,7 @@ impl Conn {
                     done: VecDeque::new(),
                     spare: Vec::new(),
                     written: 0,
-                    head: Vec::with_capacity(512),
-                    resp: Vec::with_capacity(1024),
+                    answer: Answer::default(),
                     chunk: Vec::new(),
                     next_tick: now + TICK,
                     active: now,
@@ -463,8 +471,8 @@ impl Conn {
         }
     }
 
-    /// Answers one request on its stream: rebuilt as an HTTP/1.1 head for
-    /// the handler (or answered with `status` when given: a refusal).
+    /// Answers one request on its stream: its typed head for the handler (or
+    /// `status` when given: a refusal).
     fn answer_stream(
         &mut self,
         h: &mut H2,
@@ -500,57 +508,60 @@ impl Conn {
             h.said_goaway = true;
             h.conn.shutdown();
         }
-        rebuild_head(&req, &mut h.head);
-        h.resp.clear();
         let persist = Persist {
             keep_alive: true,
             http10: false,
         };
         let mut ledger = h.spare.pop().unwrap_or_default();
         let ip = self.peer.ip();
-        let parsed = servelab_http::parse_request(&h.head, &site.config.limits);
+        let stream = req.stream;
+        // The credentials are looked for only when `--auth` reads them.
+        let authorization = match &site.auth {
+            Some(_) => Authorization::Value(one_value(&req, "authorization")),
+            None => Authorization::Value(None),
+        };
+        let parsed = request_from_fields(
+            req.method(),
+            // CONNECT has no :path; an empty target is the parser's 400.
+            req.path().unwrap_or(""),
+            req.authority(),
+            req.headers(),
+            req.control_in_values(),
+            &site.config.limits,
+        );
+        h.answer.clear();
         let Response { status, body, .. } = match (&parsed, status) {
-            (Ok(Parse::Complete(r)), None) => {
-                let resp =
-                    handler::respond(r, &h.head[..r.head_len], site, w, persist, &mut h.resp);
-                let produced = produced(&resp, started);
-                ledger.owe(Some(r), true, ip, produced, site, w);
+            (Ok(r), None) => {
+                let resp = handler::respond(r, authorization, site, w, persist, &mut h.answer);
+                ledger.owe(Some(r), true, ip, produced(&resp, started), site, w);
                 resp
             }
-            (parsed, status) => {
-                let status = match (parsed, status) {
-                    (_, Some(s)) => s,
-                    (Err(e), None) => e.status(),
-                    (Ok(_), None) => Status::BAD_REQUEST,
-                };
-                let head_only = req.method == "HEAD";
-                let resp = handler::error(status, w, persist, head_only, &mut h.resp);
-                let r = match parsed {
-                    Ok(Parse::Complete(r)) => Some(r),
-                    _ => None,
-                };
+            (parsed, refusal) => {
+                let status = refusal.unwrap_or_else(|| match parsed {
+                    Err(e) => e.status(),
+                    Ok(_) => Status::BAD_REQUEST,
+                });
+                let head_only = req.method() == "HEAD";
+                let resp = handler::error(status, w, persist, head_only, &mut h.answer);
+                let r = parsed.as_ref().ok();
                 ledger.owe(r, true, ip, produced(&resp, started), site, w);
                 resp
             }
         };
-        let Some((code, head_end)) = status_and_head_end(&h.resp) else {
-            // The handler always writes a whole head; never here.
-            debug_assert!(false, "no response head");
-            h.conn.reset(req.stream, ErrorCode::InternalError);
-            retire(h, ledger, true, site, w);
-            return;
-        };
-        debug_assert_eq!(code, status.code());
-        let inline = &h.resp[head_end..];
-        let end = inline.is_empty() && matches!(body, Body::Empty);
-        let fields = fields_of(&h.resp[..head_end]);
-        if h.conn.send_headers(req.stream, code, &fields, end).is_err() {
+        h.conn.recycle(req);
+        debug_assert_eq!(h.answer.status, status.code());
+        let end = h.answer.body.is_empty() && matches!(body, Body::Empty);
+        let fields = h.answer.fields();
+        if h.conn
+            .send_head(stream, h.answer.status, fields, end)
+            .is_err()
+        {
             // Reset meanwhile: nobody waits for it.
             retire(h, ledger, true, site, w);
             return;
         }
         let mut s = Sending {
-            stream: req.stream,
+            stream,
             inline: Vec::new(),
             at: 0,
             body,
@@ -566,6 +577,7 @@ impl Conn {
         let mut taken = 0;
         if h.conn.pending_output().len() < OUT_HIGH {
             let last = matches!(s.body, Body::Empty);
+            let inline = &h.answer.body;
             taken = h.conn.send_data(s.stream, inline, last).unwrap_or(0);
             s.ledger.sent(taken as u64);
             if last && taken == inline.len() {
@@ -573,7 +585,7 @@ impl Conn {
                 return;
             }
         }
-        s.inline.extend_from_slice(&h.resp[head_end + taken..]);
+        s.inline.extend_from_slice(&h.answer.body[taken..]);
         h.sending.push(s);
     }
 
@@ -776,118 +788,12 @@ fn produced(resp: &Response, started: Instant) -> Produced {
     }
 }
 
-/// Writes `req` as an HTTP/1.1 head into `out`: the request line from
-/// `:method` and `:path`, `Host` from `:authority`, then the fields as they
-/// came (a `host` field is left out when `:authority` is there: RFC 9113
-/// §8.3.1 has them agree, and `:authority` wins). Cookies split into several
-/// fields stay several `Cookie` lines, which the handler never reads.
-/// `servelab-h2` already refused names or values an HTTP/1.1 head could not
-/// carry (uppercase, CR, LF, NUL).
-fn rebuild_head(req: &Request, out: &mut Vec<u8>) {
-    out.clear();
-    out.extend_from_slice(req.method.as_bytes());
-    out.push(b' ');
-    // CONNECT has no :path; an empty target makes the parser's 400.
-    out.extend_from_slice(req.path.as_deref().unwrap_or("").as_bytes());
-    out.extend_from_slice(b" HTTP/1.1\r\n");
-    if let Some(a) = &req.authority {
-        out.extend_from_slice(b"host: ");
-        out.extend_from_slice(a.as_bytes());
-        out.extend_from_slice(b"\r\n");
-    }
-    for (name, value) in &req.headers {
-        if name == "host" && req.authority.is_some() {
-            continue;
-        }
-        out.extend_from_slice(name.as_bytes());
-        out.extend_from_slice(b": ");
-        out.extend_from_slice(value);
-        out.extend_from_slice(b"\r\n");
-    }
-    out.extend_from_slice(b"\r\n");
-}
-
-/// The status code of the HTTP/1.1 head at the start of `resp`, and where
-/// the head ends (its body, if any, follows).
-fn status_and_head_end(resp: &[u8]) -> Option<(u16, usize)> {
-    let end = memchr::memmem::find(resp, b"\r\n\r\n")? + 4;
-    let code = resp.get(9..12)?;
-    if !code.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    let code = code.iter().fold(0u16, |n, d| n * 10 + u16::from(d - b'0'));
-    Some((code, end))
-}
-
-/// The fields of an HTTP/1.1 response head (`head`, status line included),
-/// for HEADERS. `ServerConn::send_headers` lowercases the names and leaves
-/// out the connection-specific ones.
-fn fields_of(head: &[u8]) -> Vec<(&str, &[u8])> {
-    let mut fields = Vec::with_capacity(16);
-    // memchr's searches, not a byte loop: this runs on every HTTP/2 answer.
-    let mut start = 0;
-    let mut lines = std::iter::from_fn(|| {
-        let rest = head.get(start..).filter(|r| !r.is_empty())?;
-        let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
-        start += end + 1;
-        Some(&rest[..end])
-    })
-    .skip(1);
-    for line in lines.by_ref() {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let Some(colon) = memchr::memchr(b':', line) else {
-            continue;
-        };
-        let Ok(name) = std::str::from_utf8(&line[..colon]) else {
-            continue;
-        };
-        let value = &line[colon + 1..];
-        let value = value.strip_prefix(b" ").unwrap_or(value);
-        fields.push((name, value));
-    }
-    fields
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_request_is_rebuilt_as_an_http1_head_with_authority_as_host() {
-        let req = Request {
-            stream: StreamId(1),
-            method: "GET".into(),
-            scheme: Some("https".into()),
-            authority: Some("example.test".into()),
-            path: Some("/a?b=1".into()),
-            headers: vec![
-                ("host".into(), b"other".to_vec()),
-                ("range".into(), b"bytes=0-1".to_vec()),
-            ],
-            end_stream: true,
-        };
-        let mut out = Vec::new();
-        rebuild_head(&req, &mut out);
-        assert_eq!(
-            out,
-            b"GET /a?b=1 HTTP/1.1\r\nhost: example.test\r\nrange: bytes=0-1\r\n\r\n"
-        );
-        let limits = servelab_http::Limits::default();
-        let Ok(Parse::Complete(head)) = servelab_http::parse_request(&out, &limits) else {
-            panic!("the rebuilt head parses");
-        };
-        assert_eq!(head.target, "/a?b=1");
-    }
-
-    #[test]
-    fn a_response_head_is_read_back_into_fields() {
-        let resp = b"HTTP/1.1 206 Partial Content\r\nContent-Length: 2\r\nETag: \"x\"\r\n\r\nhi";
-        let (code, end) = status_and_head_end(resp).unwrap();
-        assert_eq!((code, &resp[end..]), (206, &b"hi"[..]));
-        let fields = fields_of(&resp[..end]);
-        assert_eq!(
-            fields,
-            vec![("Content-Length", &b"2"[..]), ("ETag", &b"\"x\""[..])]
-        );
+/// The one value of field `name` in `req`: `None` when it is missing or
+/// repeated (as HTTP/1.1's `--auth` has it).
+fn one_value<'r>(req: &'r Request, name: &str) -> Option<&'r [u8]> {
+    let mut values = req.headers().filter(|(n, _)| *n == name);
+    match (values.next(), values.next()) {
+        (Some((_, v)), None) => Some(v),
+        _ => None,
     }
 }
