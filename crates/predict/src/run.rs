@@ -103,7 +103,11 @@ pub fn run(opts: &PredictOptions) -> Result<Outcome> {
     // (1 + AsyncRequestWorkerFactor), and served 21 ± 2 of 24 busy ones),
     // holding W would put a limit in the model that the server did not show.
     match past_workers.as_ref().filter(|p| p.denies_held()) {
-        Some(p) => fit.notes.push(p.not_modelled()),
+        // The reason is the warning's (`forecast::warnings`), said once.
+        Some(p) => fit.notes.push(format!(
+            "held workers not modelled: the step past W = {} served every user (see the warning)",
+            p.workers
+        )),
         None => {
             held::apply(&mut fit, &architecture);
         }
