@@ -209,7 +209,7 @@ fn quotes() -> Vec<(&'static str, String)> {
         "docs/lab.md",
         format!("`filesize` is its second run, from {}", hm(&filesize)),
     ));
-    for server in ["reactor", "epoll", "h2o", "lighttpd", "nginx"] {
+    for server in ["uring", "reactor", "epoll", "h2o", "lighttpd", "nginx"] {
         q.push(("README.md", engine_cpu(server)));
         q.push(("docs/lab.md", engine_cpu(server)));
     }
