@@ -111,9 +111,9 @@ const NO_H2: &str = "the server did not agree to HTTP/2 in ALPN (it may speak HT
 /// no memory, and a server is never held back by the client's flow control.
 /// With the RFC's initial 65,535 octets, 10 connections × 100 streams of 1 KiB
 /// against nginx (100 KiB of bodies in flight per connection) had nginx wait
-/// for the client's WINDOW_UPDATE in every round: it spent 18.4 µs of CPU per
-/// request instead of 13.7, and load got 0.70x h2load's rate over h2c
-/// (`bench/h2-load-vs-h2load.sh`, docs/load.md's HTTP/2 section).
+/// for the client's WINDOW_UPDATE in every round: it spent 20.0 µs of CPU per
+/// request instead of 13.7, and load got 0.80x h2load's rate over h2c
+/// (`bench/h2-load-vs-h2load.sh`; docs/load.md, Speed).
 const WINDOW: u32 = (1 << 30) - 1;
 
 /// The client's HTTP/2 limits: the defaults of `servelab-h2` (16 KiB header
