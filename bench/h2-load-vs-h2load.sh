@@ -1,31 +1,55 @@
 #!/usr/bin/env bash
-# servelab load --h2 vs h2load: requests/s and client CPU per request, side by side,
-# against nginx over HTTP/2.
+# servelab load --h2 vs h2load against nginx over HTTP/2: requests/s, client CPU
+# per request and server CPU per request, in paired, interleaved rounds.
 #
 # Issue 29's targets: at the same connections and streams, `servelab load --h2`
 # and h2load agree on requests/s within 5%, and load's client CPU per request is
-# at most 1.0x h2load's.
+# at most 1.0x h2load's. One command gives every figure they need: for each mode
+# (TLS, cleartext) and each point C x M, both clients' requests/s, the paired
+# ratio load/h2load with its 95% interval over the rounds, and the same for
+# client CPU per request.
 #
 # Setup (as shared/METHOD.md asks): nginx (one worker, its own config in a temp
-# dir, never a system instance, stopped by pid) pinned to CPU 0 and serving a 1 KiB
-# file over HTTP/2 (h2c prior knowledge by default; TLS=1: TLS 1.3 with ALPN h2
-# and a self-signed ECDSA P-256 certificate); each client pinned to CPU 1 with one
-# thread; the two clients run alternately (h2load, load, h2load, ...) so that drift
-# hits both alike. Client CPU is the user+system time of the client process
-# (/usr/bin/time, the whole process, for both tools); server CPU per request from
-# the nginx worker's /proc/PID/stat ticks over each run.
+# dir, never a system instance, stopped by pid) pinned to CPU 0, serving a 1 KiB
+# file over HTTP/2: `tls` is TLS 1.3 with ALPN h2, a self-signed ECDSA P-256
+# certificate and one suite, TLS_AES_128_GCM_SHA256 (h2load prefers it, rustls
+# prefers AES-256: with one suite both clients make the server do the same
+# work); `h2c` is cleartext with prior knowledge. Each client is pinned to CPU 1
+# with one thread. In each round both clients run once, in alternating order
+# (h2load first in odd rounds, load first in even ones), so that drift hits
+# both alike; the ratio of a round is taken within its pair.
 #
-# Usage: bench/h2-load-vs-h2load.sh [seconds per run (5)] [repeats (3)] ["CxM ..." ("10x10 50x10")]
+# What each figure is:
+# - requests/s: requests answered within a window, over the window's length.
+#   h2load: its "succeeded" count over -D seconds (h2load counts the streams that
+#   close in its main duration, which starts as the clients start connecting,
+#   and prints req_success / D as its req/s; its "finished in" also counts the
+#   thread start and the stop, so it is not the window). load: `counts.ok` over
+#   `duration_s` (its window, from the start, connects included, to the end of
+#   its last loop turn).
+# - client CPU per request: the client process's user+system time (rusage, from
+#   /usr/bin/time) over its answered requests.
+# - server CPU per request: the nginx worker's run time over the run, from
+#   /proc/PID/schedstat (nanoseconds), over the client's answered requests.
+# - with PERF=1, also system calls per request of the server and of the client
+#   (perf stat, raw_syscalls:sys_enter), to see how each client's pattern of
+#   writes makes the server batch.
+#
+# Usage: bench/h2-load-vs-h2load.sh [seconds per run (5)] [rounds (5)]
+#                                   ["CxM ..." ("50x10 10x10 10x100")] ["modes" ("tls h2c")]
 #        C connections, M streams per connection (h2load -c C -m M; load -c C --streams M).
-# Env:   SERVELAB=path/to/binary (default: a release build of this tree),
-#        TLS=1 (see above), PORT (default 18095), KEEP=1 keeps the temp dir.
-# Output: a table on stdout, raw CSV in bench/results/<date>/h2-load-vs-h2load[-tls].csv.
-# Installs nginx and nghttp2-client (h2load) with apt-get when missing (needs root).
+# Env:   SERVELAB=path/to/binary (default: a release build of this tree);
+#        BASELINE=path/to/another servelab: its `load --h2` runs in each round too
+#        (a third client, "base", in the rotation), to compare two versions of load;
+#        PERF=1 (see above); PORT (default 18095); KEEP=1 keeps the temp dir.
+# Output: a table per mode on stdout; raw CSV in bench/results/<date>/h2-load-vs-h2load.csv.
+# Installs nginx, nghttp2-client (h2load) and time with apt-get when missing (needs root).
 set -euo pipefail
 
 DUR=${1:-5}
-REPEATS=${2:-3}
-POINTS=${3:-"10x10 50x10"}
+ROUNDS=${2:-5}
+POINTS=${3:-"50x10 10x10 10x100"}
+MODES=${4:-"tls h2c"}
 PORT=${PORT:-18095}
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 OUT="$HERE/bench/results/$(date -u +%Y-%m-%d)"
@@ -33,11 +57,22 @@ mkdir -p "$OUT"
 WORK=$(mktemp -d)
 chmod 755 "$WORK" # nginx workers run as an unprivileged user
 SERVER_PID=""
-cleanup() {
+stop_server() {
     if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
+    SERVER_PID=""
+}
+cleanup() {
+    stop_server
     if [ -n "${KEEP:-}" ]; then echo "kept $WORK" >&2; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
+
+for m in $MODES; do
+    case $m in tls|h2c) ;; *) echo "mode $m: give tls or h2c" >&2; exit 2 ;; esac
+done
+for p in $POINTS; do
+    [[ $p =~ ^[0-9]+x[0-9]+$ ]] || { echo "point $p: give CxM, e.g. 50x10" >&2; exit 2; }
+done
 
 export PATH="$PATH:/usr/sbin:/sbin"
 need() { command -v "$1" >/dev/null 2>&1; }
@@ -49,37 +84,38 @@ need nginx || install nginx nginx
 need h2load || install h2load nghttp2-client
 need taskset || { echo "taskset (util-linux) is required" >&2; exit 1; }
 [ -x /usr/bin/time ] || install /usr/bin/time time
+if [ -n "${PERF:-}" ]; then need perf || { echo "PERF=1 needs perf" >&2; exit 1; }; fi
 
 SERVELAB=${SERVELAB:-}
 if [ -z "$SERVELAB" ]; then
     (cd "$HERE" && cargo build --release -q -p servelab)
     SERVELAB="${CARGO_TARGET_DIR:-$HERE/target}/release/servelab"
 fi
+CLIENTS="h2load load"
+if [ -n "${BASELINE:-}" ]; then CLIENTS="h2load load base"; fi
 
 mkdir -p "$WORK/www" "$WORK/nginx/logs"
 head -c 1024 /dev/zero | tr '\0' 'x' > "$WORK/www/1k.txt"
-SCHEME=http
-MODE="h2c, prior knowledge"
-LISTEN="listen 127.0.0.1:$PORT http2 backlog=4096;"
-LOAD_TLS=()
-CSV="$OUT/h2-load-vs-h2load.csv"
-if [ -n "${TLS:-}" ]; then
-    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
-        -keyout "$WORK/key.pem" -out "$WORK/cert.pem" -subj /CN=localhost \
-        -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" 2>/dev/null
-    LISTEN="listen 127.0.0.1:$PORT ssl http2 backlog=4096;
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+    -keyout "$WORK/key.pem" -out "$WORK/cert.pem" -subj /CN=localhost \
+    -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" 2>/dev/null
+
+# Starts nginx for mode $1; sets SERVER_PID, SPID (the worker) and URL.
+start_server() {
+    local listen
+    if [ "$1" = tls ]; then
+        listen="listen 127.0.0.1:$PORT ssl http2 backlog=4096;
         ssl_certificate $WORK/cert.pem; ssl_certificate_key $WORK/key.pem;
-        ssl_protocols TLSv1.3;"
-    SCHEME=https
-    MODE="TLS 1.3, ALPN h2"
-    LOAD_TLS=(--insecure)
-    CSV="$OUT/h2-load-vs-h2load-tls.csv"
-fi
-URL="$SCHEME://127.0.0.1:$PORT/1k.txt"
-# nginx's own limit is 128 streams per connection by default; the points ask
-# for at most that. keepalive_requests also bounds HTTP/2 requests per
-# connection (nginx 1.19.7 on): large, so no connection is closed mid-run.
-cat > "$WORK/nginx/nginx.conf" <<CONF
+        ssl_protocols TLSv1.3; ssl_conf_command Ciphersuites TLS_AES_128_GCM_SHA256;"
+        URL="https://127.0.0.1:$PORT/1k.txt"
+    else
+        listen="listen 127.0.0.1:$PORT http2 backlog=4096;"
+        URL="http://127.0.0.1:$PORT/1k.txt"
+    fi
+    # nginx's own limit is 128 streams per connection by default; the points ask
+    # for at most that. keepalive_requests also bounds HTTP/2 requests per
+    # connection (nginx 1.19.7 on): large, so no connection is closed mid-run.
+    cat > "$WORK/nginx/nginx.conf" <<CONF
 worker_processes 1;
 daemon off;
 pid $WORK/nginx/nginx.pid;
@@ -90,61 +126,104 @@ http {
     keepalive_requests 100000000;
     keepalive_timeout 60s;
     client_body_temp_path $WORK/nginx/tmp;
-    server { $LISTEN root $WORK/www; }
+    server { $listen root $WORK/www; }
 }
 CONF
-taskset -c 0 nginx -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" &
-SERVER_PID=$!
-for _ in $(seq 50); do
-    if curl -sfk --http2-prior-knowledge -o /dev/null "$URL" 2>/dev/null \
-        || curl -sfk --http2 -o /dev/null "$URL" 2>/dev/null; then break; fi
-    sleep 0.1
-done
-SPID=$(pgrep -P "$SERVER_PID" | head -1)
-server_ticks() { awk '{ print $14 + $15 }' "/proc/$SPID/stat"; }
-TCK=$(getconf CLK_TCK)
-
-echo "tool,connections,streams,repeat,requests,seconds,requests_per_s,cpu_s,cpu_us_per_request,server_cpu_us_per_request" > "$CSV"
-
-# Runs "$@" pinned to CPU 1; prints "user+sys seconds".
-cpu_of() {
-    /usr/bin/time -f "%U %S" -o "$WORK/time" taskset -c 1 "$@" > "$WORK/out" 2>"$WORK/err" || {
-        cat "$WORK/err" "$WORK/out" >&2; return 1; }
-    awk '{ printf "%.3f", $1 + $2 }' "$WORK/time"
+    taskset -c 0 nginx -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" &
+    SERVER_PID=$!
+    local up=""
+    for _ in $(seq 50); do
+        if curl -sfk --http2-prior-knowledge -o /dev/null "$URL" 2>/dev/null \
+            || curl -sfk --http2 -o /dev/null "$URL" 2>/dev/null; then up=1; break; fi
+        sleep 0.1
+    done
+    [ -n "$up" ] || { echo "nginx did not come up on $URL" >&2; exit 1; }
+    SPID=$(pgrep -P "$SERVER_PID" | head -1)
 }
-row() { # tool c m repeat requests seconds cpu ticks
-    awk -v t="$1" -v c="$2" -v m="$3" -v r="$4" -v n="$5" -v s="$6" -v u="$7" -v st="$8" -v hz="$TCK" \
-        'BEGIN { printf "%s,%d,%d,%d,%d,%.3f,%.1f,%s,%.3f,%.3f\n", t, c, m, r, n, s, n / s, u, u * 1e6 / n, st / hz * 1e6 / n }' >> "$CSV"
+server_ns() { awk '{ print $1 }' "/proc/$SPID/schedstat"; }
+
+CSV="$OUT/h2-load-vs-h2load.csv"
+echo "mode,tool,connections,streams,round,order,requests,seconds,requests_per_s,cpu_s,cpu_us_per_request,server_cpu_us_per_request,server_syscalls_per_request,client_syscalls_per_request" > "$CSV"
+
+# Runs "$@" pinned to CPU 1 (under perf stat with PERF=1, the server's worker
+# counted alongside); sets CPU (user+sys seconds), SYS_SERVER and SYS_CLIENT
+# (system calls, or "" without PERF).
+run_client() {
+    SYS_SERVER=""
+    SYS_CLIENT=""
+    local sp=""
+    if [ -n "${PERF:-}" ]; then
+        perf stat -x, -e raw_syscalls:sys_enter -p "$SPID" -o "$WORK/perf-server" &
+        sp=$!
+        sleep 0.1
+        set -- perf stat -x, -e raw_syscalls:sys_enter -o "$WORK/perf-client" -- "$@"
+    fi
+    if ! /usr/bin/time -f "%U %S" -o "$WORK/time" taskset -c 1 "$@" > "$WORK/out" 2>"$WORK/err"; then
+        cat "$WORK/err" "$WORK/out" >&2
+        exit 1
+    fi
+    CPU=$(awk '{ printf "%.3f", $1 + $2 }' "$WORK/time")
+    if [ -n "$sp" ]; then
+        kill -INT "$sp"; wait "$sp" || true
+        SYS_SERVER=$(awk -F, '/raw_syscalls/ { print $1 }' "$WORK/perf-server")
+        SYS_CLIENT=$(awk -F, '/raw_syscalls/ { print $1 }' "$WORK/perf-client")
+    fi
 }
 
-for point in $POINTS; do
-    c=${point%x*}; m=${point#*x}
-    for r in $(seq "$REPEATS"); do
-        # h2load: one thread, c clients, m streams each, a timed run.
-        t0=$(server_ticks)
-        cpu=$(cpu_of h2load -t1 -c"$c" -m"$m" -D "$DUR" "$URL")
-        t1=$(server_ticks)
-        if ! grep -q " 0 failed, 0 errored, 0 timeout" "$WORK/out"; then
-            echo "h2load saw errors; the comparison would be meaningless:" >&2; cat "$WORK/out" >&2; exit 1
-        fi
-        read -r reqs secs < <(awk '/^finished in/ { gsub("s,", "", $3); s = $3 } /^requests:/ { n = $8 } END { print n, s }' "$WORK/out")
-        row h2load "$c" "$m" "$r" "$reqs" "$secs" "$cpu" $((t1 - t0))
-        # servelab load --h2: one thread, c connections x m streams.
-        t0=$(server_ticks)
-        cpu=$(cpu_of "$SERVELAB" load --h2 -t 1 -c "$c" --streams "$m" -d "${DUR}s" -q \
-            ${LOAD_TLS[@]+"${LOAD_TLS[@]}"} --json "$WORK/load.json" "$URL")
-        t1=$(server_ticks)
-        read -r reqs secs < <(python3 -c '
+# One run of client $1 at $2 connections x $3 streams; appends a CSV row.
+measure() {
+    local tool=$1 c=$2 m=$3 round=$4 order=$5 reqs secs s0 s1
+    s0=$(server_ns)
+    case $tool in
+        h2load)
+            run_client h2load -t1 -c"$c" -m"$m" -D "$DUR" "$URL"
+            if ! grep -q " 0 failed, 0 errored, 0 timeout" "$WORK/out"; then
+                echo "h2load saw errors; the comparison would be meaningless:" >&2; cat "$WORK/out" >&2; exit 1
+            fi
+            reqs=$(awk '/^requests:/ { print $8 }' "$WORK/out")
+            secs=$DUR
+            ;;
+        load|base)
+            local bin=$SERVELAB
+            [ "$tool" = base ] && bin=$BASELINE
+            rm -f "$WORK/load.json"
+            run_client "$bin" load --h2 -t 1 -c "$c" --streams "$m" -d "${DUR}s" -q --insecure \
+                --json "$WORK/load.json" "$URL"
+            read -r reqs secs < <(python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
 if r["counts"]["errors"]:
-    sys.exit(f"servelab load saw errors: {r['errors']} {r['status']}")
+    sys.exit(f"servelab load saw errors: {r['"'"'errors'"'"']} {r['"'"'status'"'"']}")
 print(r["counts"]["ok"], r["duration_s"])' "$WORK/load.json")
-        row load "$c" "$m" "$r" "$reqs" "$secs" "$cpu" $((t1 - t0))
+            ;;
+    esac
+    s1=$(server_ns)
+    awk -v mode="$MODE" -v t="$tool" -v c="$c" -v m="$m" -v r="$round" -v o="$order" -v n="$reqs" \
+        -v s="$secs" -v u="$CPU" -v sn=$((s1 - s0)) -v ss="$SYS_SERVER" -v sc="$SYS_CLIENT" \
+        'BEGIN { printf "%s,%s,%d,%d,%d,%d,%d,%.4f,%.1f,%s,%.3f,%.3f,%s,%s\n", mode, t, c, m, r, o, n, s,
+                 n / s, u, u * 1e6 / n, sn / 1e3 / n, ss == "" ? "" : sprintf("%.3f", ss / n),
+                 sc == "" ? "" : sprintf("%.3f", sc / n) }' >> "$CSV"
+}
+
+for MODE in $MODES; do
+    start_server "$MODE"
+    for point in $POINTS; do
+        c=${point%x*}; m=${point#*x}
+        for r in $(seq "$ROUNDS"); do
+            order=$CLIENTS
+            # Odd rounds in the listed order, even rounds reversed.
+            if [ $((r % 2)) -eq 0 ]; then order=$(echo "$CLIENTS" | tr ' ' '\n' | tac | tr '\n' ' '); fi
+            i=0
+            for tool in $order; do
+                i=$((i + 1))
+                measure "$tool" "$c" "$m" "$r" "$i"
+            done
+        done
     done
+    stop_server
 done
 
-echo "nginx $(nginx -v 2>&1 | sed 's/.*nginx\///') over HTTP/2 ($MODE) pinned to CPU 0; clients pinned to CPU 1, one thread; ${DUR}s x $REPEATS per point, interleaved; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "nginx $(nginx -v 2>&1 | sed 's/.*nginx\///') over HTTP/2 pinned to CPU 0 (tls: TLS 1.3, ALPN h2, TLS_AES_128_GCM_SHA256; h2c: prior knowledge); clients pinned to CPU 1, one thread; ${DUR}s runs, $ROUNDS rounds per point, order alternating; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "$CSV" <<'PY'
 import csv, sys, statistics as st
 rows = list(csv.DictReader(open(sys.argv[1])))
@@ -153,19 +232,36 @@ def mhw(xs):
     m = st.mean(xs)
     hw = T95[min(len(xs) - 1, len(T95) - 1)] * st.stdev(xs) / len(xs) ** 0.5 if len(xs) > 1 else float("nan")
     return m, hw
-print("mean ± 95% half-width over the repeats; ratio = load/h2load per repeat (paired)")
-print(f"{'CxM':>7} {'h2load req/s':>17} {'load req/s':>17} {'ratio':>13}   {'h2load us/req':>14} {'load us/req':>14} {'ratio':>13}   {'srv us/req h2load/load':>22}")
-points = sorted({(int(r["connections"]), int(r["streams"])) for r in rows})
-for c, m in points:
-    def col(tool, key):
-        return [float(r[key]) for r in rows if r["tool"] == tool and int(r["connections"]) == c and int(r["streams"]) == m]
-    hq, lq = col("h2load", "requests_per_s"), col("load", "requests_per_s")
-    hc, lc = col("h2load", "cpu_us_per_request"), col("load", "cpu_us_per_request")
-    hs, ls = col("h2load", "server_cpu_us_per_request"), col("load", "server_cpu_us_per_request")
-    rq = [b / a for a, b in zip(hq, lq)]
-    rc = [b / a for a, b in zip(hc, lc)]
-    f = lambda xs, d: "{:.{d}f} ± {:.{d}f}".format(*mhw(xs), d=d)
-    print(f"{c}x{m:<4} {f(hq, 0):>17} {f(lq, 0):>17} {f(rq, 3):>13}   {f(hc, 2):>14} {f(lc, 2):>14} {f(rc, 3):>13}   {st.mean(hs):>9.2f}/{st.mean(ls):<9.2f}")
-print("targets: req/s ratio within 0.95..1.05; client CPU ratio <= 1.0")
+f = lambda xs, d: "{:.{d}f} ± {:.{d}f}".format(*mhw(xs), d=d)
+tools = [t for t in ("load", "base") if any(r["tool"] == t for r in rows)]
+print("mean ± 95% half-width over the rounds; ratios are tool/h2load within each round (paired)")
+for mode in dict.fromkeys(r["mode"] for r in rows):
+    print(f"\n{mode}:")
+    head = f"{'CxM':>7} {'tool':>6} {'req/s':>17} {'req/s ratio':>15} {'client us/req':>14} {'ratio':>15} {'server us/req':>14}"
+    perf = any(r["server_syscalls_per_request"] for r in rows if r["mode"] == mode)
+    if perf:
+        head += f" {'srv sys/req':>11} {'cli sys/req':>11}"
+    print(head)
+    points = sorted({(int(r["connections"]), int(r["streams"])) for r in rows if r["mode"] == mode},
+                    key=lambda p: (-p[0], p[1]))
+    for c, m in points:
+        sel = [r for r in rows if r["mode"] == mode and int(r["connections"]) == c and int(r["streams"]) == m]
+        by = lambda tool, key: {int(r["round"]): float(r[key]) for r in sel if r["tool"] == tool and r[key] != ""}
+        for tool in ["h2load"] + tools:
+            q, cu, su = by(tool, "requests_per_s"), by(tool, "cpu_us_per_request"), by(tool, "server_cpu_us_per_request")
+            line = f"{c}x{m:<4} {tool:>6} {f(list(q.values()), 0):>17}"
+            if tool == "h2load":
+                line += f" {'':>15} {f(list(cu.values()), 2):>14} {'':>15}"
+            else:
+                hq, hc = by("h2load", "requests_per_s"), by("h2load", "cpu_us_per_request")
+                rq = [q[k] / hq[k] for k in q if k in hq]
+                rc = [cu[k] / hc[k] for k in cu if k in hc]
+                line += f" {f(rq, 3):>15} {f(list(cu.values()), 2):>14} {f(rc, 3):>15}"
+            line += f" {f(list(su.values()), 2):>14}"
+            if perf:
+                ss, sc = by(tool, "server_syscalls_per_request"), by(tool, "client_syscalls_per_request")
+                line += f" {st.mean(ss.values()) if ss else float('nan'):>11.2f} {st.mean(sc.values()) if sc else float('nan'):>11.2f}"
+            print(line)
+print("\ntargets: load/h2load req/s within 0.95..1.05; client CPU per request ratio <= 1.0")
 PY
 echo "raw: $CSV"

@@ -187,6 +187,8 @@ pub struct Connection<R: Role> {
     /// Requests the driver gave back ([`ServerConn::recycle`]), whose buffers the next
     /// requests reuse.
     spare_requests: Vec<crate::Request>,
+    /// Responses and bodies the driver gave back ([`ClientConn::recycle`]).
+    spare: client::Spare,
     role: PhantomData<R>,
 }
 
@@ -249,6 +251,7 @@ impl<R: Role> Connection<R> {
             out: Vec::new(),
             events: VecDeque::new(),
             spare_requests: Vec::new(),
+            spare: client::Spare::default(),
             role: PhantomData,
         };
         c.out.extend_from_slice(preface);

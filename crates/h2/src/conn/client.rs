@@ -6,10 +6,26 @@ use crate::error::{ErrorCode, H2Error};
 use crate::event::Event;
 use crate::frame::{MAX_WINDOW, StreamId};
 use crate::hpack::HpackError;
-use crate::response::ResponseBuilder;
+use crate::response::{Response, ResponseBuilder};
 use crate::stream::Stream;
 
 use ErrorCode::ProtocolError;
+
+/// Most responses, and most body buffers, kept for reuse ([`Connection::recycle`]): what
+/// one read brings at 32 streams in flight. A read with more events than that allocates
+/// for the rest, as without reuse.
+const SPARE: usize = 32;
+/// A body buffer larger than this is not kept (one DATA frame at the largest frame size a
+/// client announces by default, 16 KiB, fits).
+const SPARE_BODY_BYTES: usize = 16 << 10;
+
+/// Events the driver gave back ([`Connection::recycle`]), whose buffers the next responses
+/// and bodies are decoded into.
+#[derive(Debug, Default)]
+pub(super) struct Spare {
+    responses: Vec<Response>,
+    bodies: Vec<Vec<u8>>,
+}
 
 /// A request's pseudo-header fields (RFC 9113 §8.3.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +90,50 @@ impl Connection<Client> {
     pub fn open_streams(&self) -> usize {
         self.streams.len()
     }
+
+    /// Widens the connection's receive window (RFC 9113 §6.9) to `size` octets (at most
+    /// 2^31-1) by queueing a WINDOW_UPDATE on stream 0 for the difference; a `size` at or
+    /// below the window now does nothing. The connection window starts at 65,535 octets
+    /// whatever SETTINGS say (§6.9.2), and a server may send only that much of all its
+    /// streams' bodies before credit comes back: with many responses in flight at once
+    /// (100 streams of 1 KiB is 100 KiB), it waits for the client's WINDOW_UPDATE every
+    /// round. Credit is then given back as before, every 32 KiB received.
+    pub fn set_connection_window(&mut self, size: u32) {
+        let size = i64::from(size.min(MAX_WINDOW));
+        let grow = size - self.conn_recv_window - i64::from(self.conn_recv_unacked);
+        let Ok(increment) = u32::try_from(grow) else {
+            return;
+        };
+        if increment == 0 {
+            return;
+        }
+        self.conn_recv_window += i64::from(increment);
+        crate::frame::encode_frame(
+            &mut self.out,
+            &crate::frame::Frame::WindowUpdate {
+                stream: StreamId::CONNECTION,
+                increment,
+            },
+        );
+    }
+
+    /// Gives back an event the driver is done with: the buffers of an [`Event::Response`]
+    /// (its fields) and of an [`Event::Data`] (its octets) take the next ones, so that a
+    /// client that recycles every event allocates nothing per response in the steady
+    /// state. Optional; an event not given back is simply freed.
+    pub fn recycle(&mut self, event: Event) {
+        match event {
+            Event::Response(r) if self.spare.responses.len() < SPARE => {
+                self.spare.responses.push(r);
+            }
+            Event::Data { data, .. }
+                if self.spare.bodies.len() < SPARE && data.capacity() <= SPARE_BODY_BYTES =>
+            {
+                self.spare.bodies.push(data);
+            }
+            _ => {}
+        }
+    }
 }
 
 impl<R: Role> Connection<R> {
@@ -90,7 +150,7 @@ impl<R: Role> Connection<R> {
         if !head_due {
             return self.on_trailers(stream, block, end_stream);
         }
-        let mut resp = ResponseBuilder::new(stream, end_stream);
+        let mut resp = ResponseBuilder::new(stream, end_stream, self.spare.responses.pop());
         match self.decoder.decode(block, |n, v| resp.field(n, v)) {
             Ok(()) => {}
             Err(HpackError::ListTooLarge) => {
@@ -136,6 +196,15 @@ impl<R: Role> Connection<R> {
         Ok(())
     }
 
+    /// `data` in a body buffer of its own for an [`Event::Data`]: a given-back one when
+    /// there is one (only a client gives any back).
+    pub(super) fn body(&mut self, data: &[u8]) -> Vec<u8> {
+        let mut buf = self.spare.bodies.pop().unwrap_or_default();
+        buf.clear();
+        buf.extend_from_slice(data);
+        buf
+    }
+
     /// The server's GOAWAY: our streams above `last` were not processed and never will be.
     pub(super) fn refused_by_goaway(&mut self, last: StreamId) {
         let mut refused: Vec<u32> = self
@@ -153,5 +222,117 @@ impl<R: Role> Connection<R> {
                 remote: true,
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{ClientConn, Event, Limits, RequestHead, ServerConn};
+
+    const GET: RequestHead<'static> = RequestHead {
+        method: "GET",
+        scheme: "http",
+        authority: "example.com",
+        path: "/",
+    };
+
+    /// A response's fields.
+    type Fields<'a> = &'a [(&'a str, &'a [u8])];
+
+    /// Responses decoded into given-back events hold their own fields and bodies, never a
+    /// previous response's, whether they carry more fields than it or fewer.
+    #[test]
+    fn recycled_events_hold_only_the_next_response() {
+        let mut c = ClientConn::new(Limits::default());
+        let mut s = ServerConn::new(Limits::default());
+        let answers: [(Fields<'_>, &[u8]); 3] = [
+            (
+                &[
+                    ("server", b"a"),
+                    ("etag", b"\"1\""),
+                    ("x-long", &[b'v'; 300]),
+                ],
+                b"first body, the longest",
+            ),
+            (&[("server", b"bb")], b"second"),
+            (
+                &[("server", b"c"), ("a", b"1"), ("b", b"2"), ("d", b"3")],
+                b"third",
+            ),
+        ];
+        for (fields, body) in answers {
+            let id = c.send_request(GET, &[], true).unwrap();
+            s.feed(&c.take_output()).unwrap();
+            while let Some(ev) = s.poll_event() {
+                if let Event::Request(r) = ev {
+                    s.send_headers(r.stream, 200, fields, false).unwrap();
+                    assert_eq!(s.send_data(r.stream, body, true), Ok(body.len()));
+                }
+            }
+            c.feed(&s.take_output()).unwrap();
+            let (mut head, mut got) = (None, Vec::new());
+            while let Some(ev) = c.poll_event() {
+                match &ev {
+                    Event::Response(r) => head = Some((r.stream, r.status, r.headers.clone())),
+                    Event::Data { data, .. } => got.extend_from_slice(data),
+                    _ => {}
+                }
+                c.recycle(ev);
+            }
+            let want: Vec<(String, Vec<u8>)> = fields
+                .iter()
+                .map(|&(n, v)| (n.to_string(), v.to_vec()))
+                .collect();
+            assert_eq!(head, Some((id, 200, want)));
+            assert_eq!(got, body);
+        }
+    }
+
+    /// The server sends `n` bodies of 40,000 octets on a connection whose window the
+    /// client widened to `window` (or left at 65,535): what it could send before any
+    /// WINDOW_UPDATE came back.
+    fn sent_before_credit(window: Option<u32>, n: usize) -> usize {
+        let mut c = ClientConn::new(Limits::default());
+        if let Some(w) = window {
+            c.set_connection_window(w);
+        }
+        let mut s = ServerConn::new(Limits::default());
+        for _ in 0..n {
+            c.send_request(GET, &[], true).unwrap();
+        }
+        s.feed(&c.take_output()).unwrap();
+        let body = vec![b'x'; 40_000];
+        let mut sent = 0;
+        while let Some(ev) = s.poll_event() {
+            if let Event::Request(r) = ev {
+                s.send_headers(r.stream, 200, &[], false).unwrap();
+                sent += s.send_data(r.stream, &body, true).unwrap();
+            }
+        }
+        sent
+    }
+
+    #[test]
+    fn a_widened_connection_window_lets_the_server_send_past_65535() {
+        assert_eq!(sent_before_credit(None, 3), 65_535);
+        assert_eq!(sent_before_credit(Some(1 << 20), 3), 120_000);
+        // The window is what the server may send: widened to 100,000, it sends that.
+        assert_eq!(sent_before_credit(Some(100_000), 3), 100_000);
+    }
+
+    #[test]
+    fn widening_to_the_window_it_has_or_less_sends_nothing() {
+        let mut c = ClientConn::new(Limits::default());
+        let start = c.take_output().len();
+        c.set_connection_window(65_535);
+        c.set_connection_window(1_000);
+        assert!(c.pending_output().is_empty());
+        c.set_connection_window(1 << 20);
+        // One WINDOW_UPDATE: a 9-octet header and a 4-octet increment.
+        assert_eq!(c.take_output().len(), 13);
+        c.set_connection_window(1 << 20);
+        c.set_connection_window(u32::MAX); // capped at 2^31-1: one more
+        assert_eq!(c.take_output().len(), 13);
+        assert!(start > 0);
     }
 }

@@ -197,7 +197,8 @@ impl<R: Role> Connection<R> {
         }
         s.recv_window -= flow;
         s.received += data.len() as u64;
-        self.deliver(stream, data.to_vec(), end_stream)?;
+        let data = self.body(data);
+        self.deliver(stream, data, end_stream)?;
         let Some(s) = self.streams.get_mut(&stream.0).filter(|_| !end_stream) else {
             return Ok(());
         };

@@ -95,9 +95,22 @@ fn goaway_moves_requests_to_a_new_connection_without_errors() {
     assert_eq!(h.streams_completed, 300);
 }
 
+/// Two responses of 40,000 octets in flight on one connection are past the
+/// 65,535 octets a connection window starts with. The client opens its windows
+/// wide (as h2load does), so the server never waits for its credit.
+#[test]
+fn responses_in_flight_never_wait_for_the_clients_window() {
+    let server = H2Server::start(H2Behavior::ok(40_000));
+    let report = servelab_load::run(&h2(closed(&server.url(), 1, None, 200), 4)).unwrap();
+    assert_eq!(report.counts.ok, 200);
+    assert!(server.seen.most_open.load(SeqCst) >= 2, "{:?}", server.seen);
+    assert_eq!(server.seen.held_by_window.load(SeqCst), 0);
+}
+
 #[test]
 fn large_bodies_flow_both_ways_through_flow_control() {
-    // 1 MB responses: 16 windows of 65,535 octets each, given back as read.
+    // 1 MB responses, within the client's wide windows (the connection's
+    // credit given back every 32 KiB read).
     let server = H2Server::start(H2Behavior::ok(1_000_000));
     let mut spec = h2(closed(&server.url(), 2, None, 20), 2);
     spec.method = servelab_load::Method::Post;

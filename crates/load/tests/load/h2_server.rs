@@ -53,6 +53,9 @@ pub struct H2Seen {
     pub most_open: AtomicU64,
     /// Requests the server refused for its concurrency limit.
     pub refused: AtomicU64,
+    /// Responses whose body the client's flow-control windows cut short when
+    /// first sent (the rest waited for a WINDOW_UPDATE).
+    pub held_by_window: AtomicU64,
     /// Requests that carried an `authorization` field, and its last value.
     pub authorized: AtomicU64,
     pub authorization: std::sync::Mutex<Vec<u8>>,
@@ -212,6 +215,7 @@ fn serve<S: Read + Write>(mut sock: S, b: H2Behavior, seen: &H2Seen) {
                 if taken == body.len() {
                     open.remove(&stream.0);
                 } else {
+                    seen.held_by_window.fetch_add(1, Ordering::SeqCst);
                     sending.insert(stream.0, taken);
                 }
             }

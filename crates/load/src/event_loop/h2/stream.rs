@@ -140,61 +140,10 @@ impl H2Loop {
     /// the streams that became possible.
     pub(super) fn handle_events(&mut self, l: usize, now: Instant) {
         while let Some(ev) = self.links[l].h2.as_deref_mut().and_then(|h| h.poll_event()) {
-            match ev {
-                Event::Response(r) => {
-                    let Some(k) = self.slot_of(l, r.stream) else {
-                        continue;
-                    };
-                    let s = &mut self.slots[k];
-                    s.req.first_byte = Some(now);
-                    s.status = r.status;
-                    s.length = r
-                        .header("content-length")
-                        .and_then(|v| std::str::from_utf8(v).ok()?.parse().ok());
-                    if r.end_stream {
-                        self.finish(l, k, now);
-                    }
-                }
-                Event::Data {
-                    stream,
-                    data,
-                    end_stream,
-                } => {
-                    let Some(k) = self.slot_of(l, stream) else {
-                        continue;
-                    };
-                    self.slots[k].got += data.len() as u64;
-                    if end_stream {
-                        self.finish(l, k, now);
-                    }
-                }
-                Event::Reset {
-                    stream,
-                    code,
-                    remote,
-                } => {
-                    let Some(k) = self.slot_of(l, stream) else {
-                        continue;
-                    };
-                    self.close_stream(l, k);
-                    if remote && code == ErrorCode::RefusedStream {
-                        self.refused(k, now);
-                    } else if remote {
-                        self.rec.h2.streams_reset += 1;
-                        self.fail(k, now, ErrorClass::Reset);
-                    } else {
-                        // The connection reset it for a stream error: the
-                        // server broke the protocol on it.
-                        self.fail(k, now, ErrorClass::Malformed);
-                    }
-                }
-                Event::WindowOpened { stream } => {
-                    if let Some(k) = self.slot_of(l, stream) {
-                        self.send_body(l, k);
-                    }
-                }
-                Event::GoAway { .. } => self.rec.h2.goaways += 1,
-                Event::Request(_) => {} // never on a client
+            self.on_h2_event(l, &ev, now);
+            // Its buffers take the next response (no allocation per response).
+            if let Some(h2) = self.links[l].h2.as_deref_mut() {
+                h2.recycle(ev);
             }
         }
         let link = &self.links[l];
@@ -215,6 +164,66 @@ impl H2Loop {
             self.usable(l, now);
         }
         self.pump(l, now);
+    }
+
+    /// One event of link `l`'s connection.
+    fn on_h2_event(&mut self, l: usize, ev: &Event, now: Instant) {
+        match ev {
+            Event::Response(r) => {
+                let Some(k) = self.slot_of(l, r.stream) else {
+                    return;
+                };
+                let s = &mut self.slots[k];
+                s.req.first_byte = Some(now);
+                s.status = r.status;
+                s.length = r
+                    .header("content-length")
+                    .and_then(|v| std::str::from_utf8(v).ok()?.parse().ok());
+                if r.end_stream {
+                    self.finish(l, k, now);
+                }
+            }
+            &Event::Data {
+                stream,
+                ref data,
+                end_stream,
+            } => {
+                let Some(k) = self.slot_of(l, stream) else {
+                    return;
+                };
+                self.slots[k].got += data.len() as u64;
+                if end_stream {
+                    self.finish(l, k, now);
+                }
+            }
+            &Event::Reset {
+                stream,
+                code,
+                remote,
+            } => {
+                let Some(k) = self.slot_of(l, stream) else {
+                    return;
+                };
+                self.close_stream(l, k);
+                if remote && code == ErrorCode::RefusedStream {
+                    self.refused(k, now);
+                } else if remote {
+                    self.rec.h2.streams_reset += 1;
+                    self.fail(k, now, ErrorClass::Reset);
+                } else {
+                    // The connection reset it for a stream error: the
+                    // server broke the protocol on it.
+                    self.fail(k, now, ErrorClass::Malformed);
+                }
+            }
+            &Event::WindowOpened { stream } => {
+                if let Some(k) = self.slot_of(l, stream) {
+                    self.send_body(l, k);
+                }
+            }
+            Event::GoAway { .. } => self.rec.h2.goaways += 1,
+            Event::Request(_) => {} // never on a client
+        }
     }
 
     /// Slot `k`'s response ended: check its body against its length, count it.
