@@ -20,12 +20,12 @@
 //! (`TCP_NODELAY` is inherited from the listener).
 //!
 //! A client that leaves: `RDHUP` (with `HUP`/`ERR` for a reset) comes in the
-//! readiness the loop already gets, so knowing costs nothing per request. On
-//! a connection whose response is held (`--delay`), one `MSG_PEEK` tells a
-//! half-close behind unread requests from a client that left
-//! ([`crate::conn::Event::PeerGone`]); `RDHUP` seen before request bytes are read means
-//! those bytes came before the close (a half-close), and the socket is then
-//! read to its end rather than left waiting for an edge that already came.
+//! readiness the loop already gets, so knowing costs nothing per request.
+//! The loop tells `Conn` once ([`crate::conn::Event::PeerGone`]), which
+//! judges it; on a connection whose response is held (`--delay`), one
+//! `MSG_PEEK` says whether unread requests wait ahead of the close
+//! ([`policy::peer_gone`]). After it the socket is read to its end rather
+//! than left waiting for an edge that already came.
 //!
 //! Timers: each connection has one deadline (read, keep-alive, write progress,
 //! `--delay` hold, or lingering close), kept in the heap of [`Timers`] (shared
@@ -486,14 +486,12 @@ impl<'s> EventLoop<'s> {
         if flags.intersects(EventFlags::OUT | EventFlags::HUP | EventFlags::ERR) {
             slot.writable = true;
         }
-        if flags.intersects(EventFlags::RDHUP | EventFlags::HUP | EventFlags::ERR) {
+        if flags.intersects(EventFlags::RDHUP | EventFlags::HUP | EventFlags::ERR) && !slot.fin {
+            // The client's close, told once: `Conn` judges it (one peek,
+            // only while a response is held).
             slot.fin = true;
-            // A close while a response is held is judged (rare: one peek).
-            // Otherwise it shows as the end of input or a failed write.
-            if matches!(slot.interest, Interest::Hold) && slot.conn.watches_peer() {
-                let event = policy::peer_gone(&slot.sock);
-                slot.interest = slot.conn.on(event, self.site, &mut self.w);
-            }
+            let event = policy::peer_gone(&slot.sock, &slot.conn);
+            slot.interest = slot.conn.on(event, self.site, &mut self.w);
         }
         self.drive(index);
     }
@@ -626,7 +624,13 @@ impl<'s> EventLoop<'s> {
         while let Some(job) = self.handoff.as_ref().and_then(|h| h.back.try_recv().ok()) {
             let index = job.index as usize;
             let mut conn = job.conn;
-            conn.came_back(self.away[index]);
+            let away = self.away[index];
+            if away.fin && !conn.fin {
+                // The client's close came while a worker had it.
+                let event = policy::peer_gone(&conn.sock, &conn.conn);
+                conn.interest = conn.conn.on(event, self.site, &mut self.w);
+            }
+            conn.came_back(away);
             self.slots.put(index, conn);
             if self.grace.forced()
                 && let Some(slot) = &mut self.slots[index]
@@ -679,7 +683,7 @@ impl Carry for Edges<'_> {
         }
         self.pool.lend_to(&mut slot.conn);
         let (sock, conn, wire) = (&slot.sock, &mut slot.conn, &mut slot.wire);
-        let next = match step::read(sock, conn, wire, slot.fin, self.site, self.w) {
+        let next = match step::read(sock, conn, wire, self.site, self.w) {
             Moved::Told { next, short } => {
                 // After the close was signalled the next read is its end (0)
                 // or more bytes: no edge would come.

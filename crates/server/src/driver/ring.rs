@@ -34,7 +34,10 @@
 //!   the buffer goes straight back to the ring. A client that sends faster
 //!   than its requests are answered (a pipelining flood) has its receive
 //!   cancelled once its inbox holds [`INBOX_MOST`], and re-armed when the
-//!   inbox is read. A close that does not linger arms no receive.
+//!   inbox is read. A close that does not linger arms no receive. The
+//!   receive's end (the client's close) is told to `Conn` once, with
+//!   whether request bytes wait in the inbox ahead of it, which the ring
+//!   knows without a `MSG_PEEK`.
 //! - *Send*: what [`Conn::next_write`] offers is sealed by the [`Wire`]
 //!   (copied, or encrypted for TLS) into the connection's outbox, and told to
 //!   `Conn` as written; the outbox goes out with one send per turn, and no
@@ -87,6 +90,7 @@ use super::grace::{Grace, Turn};
 use super::places::Places;
 use super::policy::{self, Linger};
 use super::spares::Spares;
+use super::step;
 use super::timers::Timers;
 use super::wire::{Unsealed, Wire};
 use crate::conn::{Chunk, Conn, Event, Interest};
@@ -585,6 +589,7 @@ impl<'s> Ring<'s> {
             slot.receiving = false;
         }
         slot.first = First::Judged;
+        let open = slot.ended.is_none();
         let mut gave = false;
         if res > 0 {
             if let Some(bid) = cqueue::buffer_select(flags) {
@@ -610,13 +615,9 @@ impl<'s> Ring<'s> {
         } else {
             slot.ended.get_or_insert(Ended::Failed);
         }
-        if slot.ended.is_some()
-            && matches!(slot.interest, Interest::Hold)
-            && slot.closing.is_none()
-            && slot.conn.watches_peer()
-        {
-            // The client's close while a response is held: judged now, with
-            // what came before it still unread (a half-close).
+        if open && slot.ended.is_some() && slot.closing.is_none() {
+            // The client's close, told once, with whether request bytes wait
+            // ahead of it in the inbox; `Conn` judges it.
             let unread = slot.in_pos < slot.inbox.len();
             slot.interest = slot
                 .conn
@@ -996,13 +997,7 @@ impl Carry for Completions<'_> {
             slot.in_pos += used;
             return match got {
                 Ok(Unsealed::Plain(n)) => {
-                    if slot.ended.is_some() {
-                        slot.conn.closed_with_requests();
-                    }
-                    if n > 0 && slot.conn.alpn_unknown() {
-                        slot.conn.set_alpn(slot.wire.alpn_h2());
-                    }
-                    Some(slot.conn.on(Event::Read(n), site, self.w))
+                    Some(step::tell_read(&mut slot.conn, &slot.wire, n, site, self.w))
                 }
                 // A TLS record not whole yet: more bytes are needed, unless
                 // some were taken (then look again).
