@@ -74,7 +74,7 @@
 //! - *Shutdown*: a poll on the shutdown pipe; then the accepts are cancelled,
 //!   idle connections closed, busy ones finished within the grace period.
 
-use std::net::{Ipv4Addr, SocketAddr, TcpListener};
+use std::net::{SocketAddr, TcpListener};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
@@ -82,7 +82,7 @@ use io_uring::{IoUring, cqueue, opcode, squeue, types};
 use rustix::io::Errno;
 use rustix::net::SendFlags;
 
-use super::accept::{Accepting, Step};
+use super::accept::{self, Accepting, Step};
 use super::bufring::{BUFFER, BufRing, GROUP};
 use super::dispatch::{Carry, carry};
 use super::evloop::{self, DEFER};
@@ -224,7 +224,8 @@ pub(crate) struct Ring<'s> {
     listeners: Vec<BorrowedFd<'s>>,
     /// Each listener's multishot accept is armed.
     accepting: Vec<bool>,
-    accept_paused: Option<Instant>,
+    /// The accept policy's memory: the back-off, and a pause (descriptors
+    /// exhausted) while it lasts.
     policy: Accepting,
     /// The connections; a place is taken until the connection is freed
     /// (a dead one waits there for the kernel's last reports).
@@ -275,7 +276,6 @@ impl<'s> Ring<'s> {
             w: site.local(),
             listeners: listeners.iter().map(|l| l.as_fd()).collect(),
             accepting: vec![false; listeners.len()],
-            accept_paused: None,
             policy: Accepting::default(),
             slots: Places::default(),
             timers: Timers::default(),
@@ -319,7 +319,7 @@ impl<'s> Ring<'s> {
     }
 
     fn arm_accept(&mut self, i: usize) {
-        if self.accepting[i] || self.grace.begun() || self.accept_paused.is_some() {
+        if self.accepting[i] || self.grace.begun() || self.policy.paused_until().is_some() {
             return;
         }
         let fd = self.listeners[i].as_raw_fd();
@@ -462,7 +462,7 @@ impl<'s> Ring<'s> {
 
     fn next_deadline(&self) -> Option<Instant> {
         let timer = self.timers.next();
-        [timer, self.accept_paused, self.grace.next()]
+        [timer, self.policy.paused_until(), self.grace.next()]
             .into_iter()
             .flatten()
             .min()
@@ -517,22 +517,16 @@ impl<'s> Ring<'s> {
             // Only the log prints the peer (the access log's client, and
             // `--log-connections`, which needs a log): without one, no
             // `getpeername`.
-            let unknown = SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0));
-            let peer = if self.w.log.enabled() {
-                rustix::net::getpeername(&sock)
-                    .ok()
-                    .flatten()
-                    .and_then(|a| SocketAddr::try_from(a).ok())
-                    .unwrap_or(unknown)
+            let addr = if self.w.log.enabled() {
+                rustix::net::getpeername(&sock).ok().flatten()
             } else {
-                unknown
+                None
             };
-            self.add(sock, peer);
+            self.add(sock, accept::peer(addr));
         } else {
             match self.policy.failed(Errno::from_raw_os_error(-res)) {
                 Step::Retry | Step::Wait => {}
-                Step::Pause(d) => {
-                    self.accept_paused = Some(Instant::now() + d);
+                Step::Pause(_) => {
                     // Stop the multishot accept that is still armed, if any.
                     if self.accepting[i] {
                         let e = opcode::AsyncCancel::new(token(ACCEPT, i, 0))
@@ -857,10 +851,7 @@ impl<'s> Ring<'s> {
 
     fn fire_timers(&mut self) {
         let now = Instant::now();
-        if let Some(t) = self.accept_paused
-            && now >= t
-        {
-            self.accept_paused = None;
+        if self.policy.resumes(now) {
             for i in 0..self.listeners.len() {
                 self.arm_accept(i);
             }
@@ -922,7 +913,7 @@ impl<'s> Ring<'s> {
         if !self.grace.begin(self.site.config.grace) {
             return;
         }
-        self.accept_paused = None;
+        self.policy.stop();
         for i in 0..self.listeners.len() {
             if self.accepting[i] {
                 let e = opcode::AsyncCancel::new(token(ACCEPT, i, 0))
