@@ -583,8 +583,9 @@ impl<'s> Ring<'s> {
             slot.receiving = false;
         }
         slot.first = First::Judged;
-        let open = slot.ended.is_none();
         let mut gave = false;
+        // The receive's end, if it is one.
+        let mut end = None;
         if res > 0 {
             if let Some(bid) = cqueue::buffer_select(flags) {
                 let bytes = self.bufs.bytes(bid, res as usize);
@@ -603,19 +604,24 @@ impl<'s> Ring<'s> {
                 gave = true;
             }
         } else if res == 0 {
-            slot.ended.get_or_insert(Ended::Eof);
+            end = Some(Ended::Eof);
         } else if res == -libc::ENOBUFS || res == -libc::ECANCELED {
             // Out of buffers this turn (re-armed in `settle`), or cancelled.
         } else {
-            slot.ended.get_or_insert(Ended::Failed);
+            end = Some(Ended::Failed);
         }
-        if open && slot.ended.is_some() && slot.closing.is_none() {
-            // The client's close, told once, with whether request bytes wait
-            // ahead of it in the inbox; `Conn` judges it.
-            let unread = slot.in_pos < slot.inbox.len();
-            slot.interest = slot
-                .conn
-                .on(Event::PeerGone { unread }, self.site, &mut self.w);
+        if let Some(end) = end
+            && slot.ended.is_none()
+        {
+            slot.ended = Some(end);
+            if slot.closing.is_none() {
+                // The client's close, told once, with whether request bytes
+                // wait ahead of it in the inbox; `Conn` judges it.
+                let unread = slot.in_pos < slot.inbox.len();
+                slot.interest = slot
+                    .conn
+                    .on(Event::PeerGone { unread }, self.site, &mut self.w);
+            }
         }
         self.drive(index);
         gave
