@@ -304,18 +304,8 @@ impl<'s> Ring<'s> {
     }
 
     /// Queues a request; a full submission queue is submitted first.
-    #[allow(unsafe_code)] // the request's memory is the caller's promise
     fn push(&mut self, e: squeue::Entry) {
-        loop {
-            // SAFETY: every request pushed names memory that outlives it:
-            // a slot's `flight` (kept, untouched, until the send's
-            // completion) or nothing at all (receives use the buffer ring,
-            // accepts and polls no memory, cancels a token).
-            if unsafe { self.ring.submission().push(&e) }.is_ok() {
-                return;
-            }
-            let _ = self.ring.submit();
-        }
+        push_on(&mut self.ring, e);
     }
 
     fn arm_accept(&mut self, i: usize) {
@@ -750,7 +740,13 @@ impl<'s> Ring<'s> {
             }
             return;
         }
-        let mut sqes: [Option<squeue::Entry>; 3] = [None, None, None];
+        // Each request is pushed as it is made (the ring is a field apart
+        // from the slots). Gathered into an array of three `Option`s of
+        // 64-byte entries and pushed after, they were moved and iterated
+        // over: `bench/callgrind.sh --engine uring` counted 680 instructions
+        // per keep-alive request in `settle` (inclusive), 455 this way.
+        // Sends go first, then the receive, then the poll for room.
+        let ring = &mut self.ring;
         // A send or a first receive queued now: what the next enter makes of
         // it decides the timer (see "Timers" above).
         let mut queued = false;
@@ -760,26 +756,17 @@ impl<'s> Ring<'s> {
         }
         if !slot.sending && slot.flight_pos < slot.flight.len() {
             let rest = &slot.flight[slot.flight_pos..];
-            sqes[0] = Some(
-                opcode::Send::new(
-                    types::Fd(slot.sock.as_raw_fd()),
-                    rest.as_ptr(),
-                    rest.len() as u32,
-                )
-                .flags(libc::MSG_NOSIGNAL)
-                .build()
-                .user_data(token(SEND, index, gen_)),
-            );
+            let send = opcode::Send::new(
+                types::Fd(slot.sock.as_raw_fd()),
+                rest.as_ptr(),
+                rest.len() as u32,
+            )
+            .flags(libc::MSG_NOSIGNAL)
+            .build()
+            .user_data(token(SEND, index, gen_));
+            push_on(ring, send);
             slot.sending = true;
             queued = true;
-        }
-        if slot.wants_room && !slot.polling {
-            sqes[2] = Some(
-                opcode::PollAdd::new(types::Fd(slot.sock.as_raw_fd()), libc::POLLOUT as u32)
-                    .build()
-                    .user_data(token(ROOM, index, gen_)),
-            );
-            slot.polling = true;
         }
         let backlog = slot.inbox.len() - slot.in_pos;
         // A close that does not linger has nothing more to hear.
@@ -800,15 +787,21 @@ impl<'s> Ring<'s> {
                     .build()
                     .flags(squeue::Flags::BUFFER_SELECT)
             };
-            sqes[1] = Some(recv.user_data(token(RECV, index, gen_)));
+            push_on(ring, recv.user_data(token(RECV, index, gen_)));
             slot.receiving = true;
         } else if slot.receiving && !slot.cancelled && backlog >= INBOX_MOST {
             slot.cancelled = true;
-            sqes[1] = Some(
-                opcode::AsyncCancel::new(token(RECV, index, gen_))
-                    .build()
-                    .user_data(CANCEL),
-            );
+            let cancel = opcode::AsyncCancel::new(token(RECV, index, gen_))
+                .build()
+                .user_data(CANCEL);
+            push_on(ring, cancel);
+        }
+        if slot.wants_room && !slot.polling {
+            let poll = opcode::PollAdd::new(types::Fd(slot.sock.as_raw_fd()), libc::POLLOUT as u32)
+                .build()
+                .user_data(token(ROOM, index, gen_));
+            push_on(ring, poll);
+            slot.polling = true;
         }
         let pending = slot.first == First::Pending;
         let t = deadline(slot, self.site);
@@ -832,9 +825,6 @@ impl<'s> Ring<'s> {
             }
         } else if let Some(t) = t {
             self.timers.arm(&mut slot.armed, t, index, gen_);
-        }
-        for e in sqes.into_iter().flatten() {
-            self.push(e);
         }
     }
 
@@ -948,6 +938,21 @@ impl<'s> Ring<'s> {
             self.cut(i);
             self.settle(i);
         }
+    }
+}
+
+/// [`Ring::push`] on the ring alone, for a caller that holds a slot.
+#[allow(unsafe_code)] // the request's memory is the caller's promise
+fn push_on(ring: &mut IoUring, e: squeue::Entry) {
+    loop {
+        // SAFETY: every request pushed names memory that outlives it:
+        // a slot's `flight` (kept, untouched, until the send's
+        // completion) or nothing at all (receives use the buffer ring,
+        // accepts and polls no memory, cancels a token).
+        if unsafe { ring.submission().push(&e) }.is_ok() {
+            return;
+        }
+        let _ = ring.submit();
     }
 }
 
