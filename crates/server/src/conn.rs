@@ -123,10 +123,15 @@ pub(crate) enum Event {
     Deadline,
     /// The CPU of [`Interest::Work`] was spent ([`Conn::work`]).
     Worked,
-    /// The client closed (a FIN or a reset: `RDHUP`, `HUP` or `ERR`) while
-    /// [`Conn::watches_peer`]. `unread`: request bytes were still waiting in
-    /// the socket ahead of the close (a `MSG_PEEK` said so, or they came in the
-    /// same readiness). See [`PeerEnd`] for what that means.
+    /// The driver learned that the client closed (a FIN or a reset: `RDHUP`,
+    /// `HUP` or `ERR`, or the end of a receive), whatever the connection was
+    /// doing; once is enough, later ones change nothing. What the driver
+    /// reads after it came before it. `unread`: request bytes wait in the
+    /// socket ahead of the close (a driver that holds what it received
+    /// knows; one that would have to look, with a `MSG_PEEK`, looks only
+    /// while [`Conn::watches_peer`], the one time the answer decides
+    /// anything, and says `false` otherwise). What the close means is decided
+    /// here: see [`PeerEnd`].
     PeerGone { unread: bool },
     /// The grace period of shutdown is over: give up on what is owed.
     Forced,
@@ -174,11 +179,16 @@ enum BodyReader {
 /// TCP does not tell a client that only shut its sending side (a half-close,
 /// which RFC 9112 §9.6 leaves legal) from one that closed the socket and left:
 /// both send a FIN, and the difference shows only once we write (a reset).
-/// So the FIN is judged by what it arrived with. Behind request bytes we have
-/// not yet taken (unread in the socket, or read but not yet parsed), it ends a
-/// batch of requests the client still waits for: a half-close, and they are all
-/// answered. With nothing left to take while responses are owed (in `--delay`
-/// or `--work`), it means the client gave up waiting: they are abandoned.
+/// So the FIN ([`Event::PeerGone`]) is judged by when it came and what it
+/// arrived with, here and nowhere else. While responses are owed and being
+/// served (`--delay` or `--work`: [`Conn::watches_peer`]), behind request
+/// bytes we have not yet taken (unread in the socket, or read but not yet
+/// parsed) it ends a batch of requests the client still waits for: a
+/// half-close, and they are all answered; with nothing left to take, the
+/// client gave up waiting: they are abandoned. At any other time (reading,
+/// or writing a response) it is behind whatever is still to be read, and
+/// is taken as a half-close: the end of input then ends the connection,
+/// and a client that really left shows as a failed write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum PeerEnd {
     /// Open, as far as we know.
@@ -506,7 +516,7 @@ impl Conn {
             }
             Event::Wrote(n) => self.wrote(n, site, w),
             Event::Deadline => self.deadline_reached(site, w),
-            Event::Worked => self.worked(),
+            Event::Worked => self.worked(site, w),
             Event::PeerGone { unread } => self.peer_closed(unread, site, w),
         };
         // A response produced by this event was produced just now: its start
@@ -672,36 +682,47 @@ impl Conn {
     }
 
     /// The work of [`Interest::Work`] is burnt: a `--delay` drawn meanwhile
-    /// starts now (service time = work + delay).
-    fn worked(&mut self) -> Interest {
+    /// starts now (service time = work + delay). A client that left during
+    /// the work (`--on-abandon finish`) has what is owed abandoned now,
+    /// unless a hold follows (then at its end).
+    fn worked(&mut self, site: &Shared, w: &mut Local) -> Interest {
         self.service.worked();
-        self.interest()
-    }
-
-    /// The driver learned that the client closed ([`Event::PeerGone`]) while
-    /// responses are owed and being served. See [`PeerEnd`] for what that
-    /// means; with `--on-abandon cancel`, or with nothing left to hold, the
-    /// owed responses are abandoned now.
-    fn peer_closed(&mut self, unread: bool, site: &Shared, w: &mut Local) -> Interest {
-        if self.owed.is_empty() || self.peer_end != PeerEnd::Open {
-            return self.interest();
-        }
-        if unread || self.start < self.end {
-            self.peer_end = PeerEnd::HalfClosed;
-            return self.interest();
-        }
-        self.peer_end = PeerEnd::Gone;
-        if self.service.hold().is_none() || site.config.on_abandon == OnAbandon::Cancel {
+        if self.peer_end == PeerEnd::Gone && self.service.hold().is_none() {
             self.abandon(site, w);
         }
         self.interest()
     }
 
-    /// Whether a close learned now should be judged ([`Event::PeerGone`]):
-    /// responses are owed and the client's end is not judged yet. Lets a
-    /// driver skip its `MSG_PEEK` when the answer cannot matter.
+    /// The driver learned that the client closed ([`Event::PeerGone`]). See
+    /// [`PeerEnd`] for what that means; a client that left has what is owed
+    /// abandoned now with `--on-abandon cancel`, otherwise once the service
+    /// time it waits for is over (`release`, `worked`).
+    fn peer_closed(&mut self, unread: bool, site: &Shared, w: &mut Local) -> Interest {
+        if self.peer_end != PeerEnd::Open {
+            return self.interest();
+        }
+        if !self.watches_peer() || unread || self.start < self.end {
+            self.peer_end = PeerEnd::HalfClosed;
+            return self.interest();
+        }
+        self.peer_end = PeerEnd::Gone;
+        let serving = self.service.hold().is_some() || !self.service.work().is_zero();
+        if !serving || site.config.on_abandon == OnAbandon::Cancel {
+            self.abandon(site, w);
+        }
+        self.interest()
+    }
+
+    /// Whether the client's close would be judged now ([`Event::PeerGone`],
+    /// see [`PeerEnd`]): responses are owed and being served (a hold or
+    /// work), and the client's end is not judged yet. A driver watches for
+    /// the close meanwhile (a `poll` rather than a sleep), and looks for
+    /// request bytes ahead of a close (its `MSG_PEEK`) only then: at any
+    /// other time the answer changes nothing.
     pub(crate) fn watches_peer(&self) -> bool {
-        !self.owed.is_empty() && self.peer_end == PeerEnd::Open
+        !self.owed.is_empty()
+            && self.peer_end == PeerEnd::Open
+            && matches!(self.interest(), Interest::Hold | Interest::Work)
     }
 
     /// While `--work` burns for the responses owed, does a client that
@@ -711,15 +732,6 @@ impl Conn {
     /// here and in [`Event::PeerGone`]'s rule, nowhere else.)
     pub(crate) fn cancels_work_when_peer_goes(&self, site: &Shared) -> bool {
         self.watches_peer() && site.config.on_abandon == OnAbandon::Cancel
-    }
-
-    /// Marks the client's close as a half-close: it came with the request
-    /// bytes just read (an event loop saw `RDHUP` in the readiness that
-    /// delivered them).
-    pub(crate) fn closed_with_requests(&mut self) {
-        if self.peer_end == PeerEnd::Open {
-            self.peer_end = PeerEnd::HalfClosed;
-        }
     }
 
     /// What to write next, if anything.
@@ -1233,6 +1245,65 @@ mod tests {
         ));
         assert_eq!(site.stats.snapshot().abandoned, 0, "still being served");
         assert_eq!(conn.release(&site, &mut w), closed);
+        assert_eq!(site.stats.snapshot().abandoned, 1);
+    }
+
+    #[test]
+    fn a_close_while_reading_or_writing_is_a_half_close_and_one_during_work_abandons_after_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "hello").unwrap();
+        let req = b"GET /a.txt HTTP/1.1\r\nHost: t\r\n\r\n";
+        let site_with = |delay: Option<Duration>, work: Option<Duration>, policy: OnAbandon| {
+            let mut config = crate::config::Config::new(dir.path());
+            config.delay = delay.map(servelab_dist::Dist::Const);
+            config.work = work.map(servelab_dist::Dist::Const);
+            config.on_abandon = policy;
+            Shared::new(config).unwrap()
+        };
+        let read = |conn: &mut Conn, site: &Shared, w: &mut Local| {
+            conn.read_space()[..req.len()].copy_from_slice(req);
+            conn.on(Event::Read(req.len()), site, w)
+        };
+        let peer = "127.0.0.1:1".parse().unwrap();
+        // Told before the bytes are read (an event loop's `RDHUP`): they came
+        // before it, so the held response is not watched for, and goes out.
+        let site = site_with(Some(Duration::from_secs(60)), None, OnAbandon::Cancel);
+        let mut w = site.local();
+        let mut conn = Conn::new(peer);
+        let gone = Event::PeerGone { unread: false };
+        assert_eq!(conn.on(gone, &site, &mut w), Interest::Read);
+        assert_eq!(read(&mut conn, &site, &mut w), Interest::Hold);
+        assert!(!conn.watches_peer(), "judged when it came");
+        assert_eq!(conn.release(&site, &mut w), Interest::Write);
+        // While a response is being written: not judged, it goes on.
+        let site = site_with(None, None, OnAbandon::Cancel);
+        let mut w = site.local();
+        let mut conn = Conn::new(peer);
+        assert_eq!(read(&mut conn, &site, &mut w), Interest::Write);
+        assert!(!conn.watches_peer());
+        assert_eq!(conn.on(gone, &site, &mut w), Interest::Write);
+        assert_eq!(site.stats.snapshot().abandoned, 0);
+        // During `--work` with `finish`: the work runs out, then what is owed
+        // is abandoned; with `cancel`, at once.
+        let work = Some(Duration::from_secs(1));
+        let site = site_with(None, work, OnAbandon::Finish);
+        let mut w = site.local();
+        let mut conn = Conn::new(peer);
+        assert_eq!(read(&mut conn, &site, &mut w), Interest::Work);
+        assert_eq!(conn.work(&site, &mut w), Duration::from_secs(1));
+        assert!(conn.watches_peer() && !conn.cancels_work_when_peer_goes(&site));
+        assert_eq!(conn.on(gone, &site, &mut w), Interest::Work);
+        assert_eq!(site.stats.snapshot().abandoned, 0, "still being served");
+        let closed = Interest::Close { linger: false };
+        assert_eq!(conn.on(Event::Worked, &site, &mut w), closed);
+        assert_eq!(site.stats.snapshot().abandoned, 1);
+        let site = site_with(None, work, OnAbandon::Cancel);
+        let mut w = site.local();
+        let mut conn = Conn::new(peer);
+        assert_eq!(read(&mut conn, &site, &mut w), Interest::Work);
+        conn.work(&site, &mut w);
+        assert!(conn.cancels_work_when_peer_goes(&site));
+        assert_eq!(conn.on(gone, &site, &mut w), closed);
         assert_eq!(site.stats.snapshot().abandoned, 1);
     }
 

@@ -97,7 +97,7 @@ impl Carry for OnThread<'_, '_> {
         {
             return self.deadline();
         }
-        match step::read(self.stream, self.conn, self.wire, false, site, self.w) {
+        match step::read(self.stream, self.conn, self.wire, site, self.w) {
             Moved::Told { next, .. } => {
                 self.reg.set_idle(false, &site.shutdown);
                 Some(next)

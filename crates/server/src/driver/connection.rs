@@ -79,8 +79,8 @@ pub(crate) struct Connection {
     /// Not read yet since it was accepted (see "Deadlines" in
     /// [`super::policy`]).
     pub(super) fresh: bool,
-    /// The client's close (`RDHUP`, `HUP` or `ERR`) has been signalled: what is
-    /// read from now on came before it.
+    /// The client's close (`RDHUP`, `HUP` or `ERR`) has been signalled (and
+    /// told to `conn`): no edge comes for what is still to be read.
     pub(super) fin: bool,
     /// Shared with the loop while a worker has it (`event` only).
     pub(super) handover: Option<Arc<Handover>>,

@@ -20,12 +20,12 @@
 //! (`TCP_NODELAY` is inherited from the listener).
 //!
 //! A client that leaves: `RDHUP` (with `HUP`/`ERR` for a reset) comes in the
-//! readiness the loop already gets, so knowing costs nothing per request. On
-//! a connection whose response is held (`--delay`), one `MSG_PEEK` tells a
-//! half-close behind unread requests from a client that left
-//! ([`crate::conn::Event::PeerGone`]); `RDHUP` seen before request bytes are read means
-//! those bytes came before the close (a half-close), and the socket is then
-//! read to its end rather than left waiting for an edge that already came.
+//! readiness the loop already gets, so knowing costs nothing per request.
+//! The loop tells `Conn` once ([`crate::conn::Event::PeerGone`]), which
+//! judges it; on a connection whose response is held (`--delay`), one
+//! `MSG_PEEK` says whether unread requests wait ahead of the close
+//! ([`policy::peer_gone`]). After it the socket is read to its end rather
+//! than left waiting for an edge that already came.
 //!
 //! Timers: each connection has one deadline (read, keep-alive, write progress,
 //! `--delay` hold, or lingering close), kept in the heap of [`Timers`] (shared
@@ -90,7 +90,7 @@
 //! `Connection: close`), and after the grace period closes whatever is left
 //! (and what workers give back after it).
 
-use std::net::{Ipv4Addr, SocketAddr, TcpListener};
+use std::net::{SocketAddr, TcpListener};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -99,7 +99,7 @@ use rustix::event::epoll::{self, EventData, EventFlags};
 use rustix::io::Errno;
 use rustix::net::SocketFlags;
 
-use super::accept::{Accepting, Step};
+use super::accept::{self, Accepting, Step};
 use super::closing::{Close, Closing};
 use super::connection::{Away, Connection, Handover};
 use super::dispatch::{Carry, carry};
@@ -164,9 +164,8 @@ pub(crate) struct EventLoop<'s> {
     handovers: Vec<Option<Arc<Handover>>>,
     timers: Timers,
     pool: Spares,
-    /// Accepting is paused (descriptors exhausted) until then.
-    accept_paused: Option<Instant>,
-    /// The pause after the next resource error.
+    /// The accept policy's memory: the back-off, and a pause (descriptors
+    /// exhausted) while it lasts.
     accepting: Accepting,
     /// Shutdown: when it began to drain, and whether the grace period is
     /// over (then only connections still with workers remain).
@@ -210,7 +209,6 @@ impl<'s> EventLoop<'s> {
             handovers: Vec::new(),
             timers: Timers::default(),
             pool: Spares::new(POOL),
-            accept_paused: None,
             accepting: Accepting::default(),
             grace: Grace::default(),
             handoff: None,
@@ -374,7 +372,7 @@ impl<'s> EventLoop<'s> {
 
     fn next_deadline(&mut self) -> Option<Instant> {
         let timer = self.timers.next();
-        let accept = self.accept_paused;
+        let accept = self.accepting.paused_until();
         [timer, accept, self.grace.next()]
             .into_iter()
             .flatten()
@@ -389,7 +387,7 @@ impl<'s> EventLoop<'s> {
         self.take_back();
         self.grace.begin(self.site.config.grace);
         let _ = self.listen(false);
-        self.accept_paused = None;
+        self.accepting.stop();
         for i in 0..self.slots.len() {
             if self.slots[i].is_some() {
                 self.drive(i);
@@ -408,7 +406,7 @@ impl<'s> EventLoop<'s> {
 
     /// Accepts what is waiting on listener `which` (up to a batch).
     fn accept(&mut self, which: usize) {
-        if self.grace.begun() || self.accept_paused.is_some() {
+        if self.grace.begun() || self.accepting.paused_until().is_some() {
             return;
         }
         let Some(&listener) = self.listeners.get(which) else {
@@ -419,16 +417,12 @@ impl<'s> EventLoop<'s> {
             match rustix::net::acceptfrom_with(listener, flags) {
                 Ok((sock, addr)) => {
                     self.accepting.took();
-                    let peer = addr
-                        .and_then(|a| SocketAddr::try_from(a).ok())
-                        .unwrap_or_else(|| SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)));
-                    self.add(sock, peer);
+                    self.add(sock, accept::peer(addr));
                 }
                 Err(e) => match self.accepting.failed(e) {
                     Step::Retry => {}
                     Step::Wait => return,
-                    Step::Pause(d) => {
-                        self.accept_paused = Some(Instant::now() + d);
+                    Step::Pause(_) => {
                         let _ = self.listen(false);
                         return;
                     }
@@ -486,14 +480,12 @@ impl<'s> EventLoop<'s> {
         if flags.intersects(EventFlags::OUT | EventFlags::HUP | EventFlags::ERR) {
             slot.writable = true;
         }
-        if flags.intersects(EventFlags::RDHUP | EventFlags::HUP | EventFlags::ERR) {
+        if flags.intersects(EventFlags::RDHUP | EventFlags::HUP | EventFlags::ERR) && !slot.fin {
+            // The client's close, told once: `Conn` judges it (one peek,
+            // only while a response is held).
             slot.fin = true;
-            // A close while a response is held is judged (rare: one peek).
-            // Otherwise it shows as the end of input or a failed write.
-            if matches!(slot.interest, Interest::Hold) && slot.conn.watches_peer() {
-                let event = policy::peer_gone(&slot.sock);
-                slot.interest = slot.conn.on(event, self.site, &mut self.w);
-            }
+            let event = policy::peer_gone(&slot.sock, &slot.conn);
+            slot.interest = slot.conn.on(event, self.site, &mut self.w);
         }
         self.drive(index);
     }
@@ -552,11 +544,7 @@ impl<'s> EventLoop<'s> {
     /// Handles every timer entry that has come due.
     fn fire_timers(&mut self) {
         let now = Instant::now();
-        if let Some(t) = self.accept_paused
-            && now >= t
-            && !self.grace.begun()
-        {
-            self.accept_paused = None;
+        if self.accepting.resumes(now) && !self.grace.begun() {
             let _ = self.listen(true);
             for i in 0..self.listeners.len() {
                 self.accept(i);
@@ -626,7 +614,13 @@ impl<'s> EventLoop<'s> {
         while let Some(job) = self.handoff.as_ref().and_then(|h| h.back.try_recv().ok()) {
             let index = job.index as usize;
             let mut conn = job.conn;
-            conn.came_back(self.away[index]);
+            let away = self.away[index];
+            if away.fin && !conn.fin {
+                // The client's close came while a worker had it.
+                let event = policy::peer_gone(&conn.sock, &conn.conn);
+                conn.interest = conn.conn.on(event, self.site, &mut self.w);
+            }
+            conn.came_back(away);
             self.slots.put(index, conn);
             if self.grace.forced()
                 && let Some(slot) = &mut self.slots[index]
@@ -679,7 +673,7 @@ impl Carry for Edges<'_> {
         }
         self.pool.lend_to(&mut slot.conn);
         let (sock, conn, wire) = (&slot.sock, &mut slot.conn, &mut slot.wire);
-        let next = match step::read(sock, conn, wire, slot.fin, self.site, self.w) {
+        let next = match step::read(sock, conn, wire, self.site, self.w) {
             Moved::Told { next, short } => {
                 // After the close was signalled the next read is its end (0)
                 // or more bytes: no edge would come.

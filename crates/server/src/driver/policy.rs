@@ -153,13 +153,13 @@ pub(crate) fn send_chunk(
     }
 }
 
-/// After the client's close was signalled (`RDHUP`, `HUP`, `ERR`) while a
-/// response is owed: are request bytes still waiting in the socket ahead of it
-/// (then it is a half-close; see [`Event::PeerGone`])? One `recv(MSG_PEEK)`
-/// of one byte, made only on that signal, so at most once per connection and
-/// never on the way of an ordinary keep-alive request. A reset reads as an
-/// error: nothing waits, the client is gone.
-pub(crate) fn unread_before_close(sock: impl AsFd) -> bool {
+/// After the client's close was signalled (`RDHUP`, `HUP`, `ERR`): are
+/// request bytes still waiting in the socket ahead of it (see
+/// [`Event::PeerGone`])? One `recv(MSG_PEEK)` of one byte, made only when
+/// `Conn` weighs the answer ([`peer_gone`]), so at most once per connection
+/// and never on the way of an ordinary request. A reset reads as an error:
+/// nothing waits, the client is gone.
+fn unread_before_close(sock: impl AsFd) -> bool {
     let mut byte = [0u8; 1];
     let flags = RecvFlags::PEEK | RecvFlags::DONTWAIT;
     matches!(rustix::net::recv(sock, &mut byte, flags), Ok((n, _)) if n > 0)
@@ -188,7 +188,7 @@ pub(crate) fn work(sock: impl AsFd, conn: &mut Conn, site: &Shared, w: &mut Loca
     let until = service::thread_cpu_time() + d;
     let watch = conn.cancels_work_when_peer_goes(site);
     if watch && service::burn(until, || closed_now(&sock)) {
-        let next = conn.on(peer_gone(&sock), site, w);
+        let next = conn.on(peer_gone(&sock, conn), site, w);
         if matches!(next, Interest::Close { .. }) {
             return next;
         }
@@ -197,18 +197,23 @@ pub(crate) fn work(sock: impl AsFd, conn: &mut Conn, site: &Shared, w: &mut Loca
     } else if !watch {
         service::burn(until, || false);
     }
-    let next = conn.on(Event::Worked, site, w);
+    // The one look of `finish` (and the last of `cancel`), told while the
+    // work is still `Conn`'s interest: it decides what follows the work.
     if conn.watches_peer() && closed_now(&sock) {
-        return conn.on(peer_gone(&sock), site, w);
+        let next = conn.on(peer_gone(&sock, conn), site, w);
+        if matches!(next, Interest::Close { .. }) {
+            return next;
+        }
     }
-    next
+    conn.on(Event::Worked, site, w)
 }
 
-/// The client's close was signalled: [`Event::PeerGone`], with one peek for
-/// request bytes still waiting ahead of it ([`unread_before_close`]).
-pub(crate) fn peer_gone(sock: impl AsFd) -> Event {
+/// The client's close was signalled: [`Event::PeerGone`] for `conn`, with
+/// one peek for request bytes waiting ahead of it while `conn` weighs them
+/// ([`Conn::watches_peer`]: a response held or worked for); none otherwise.
+pub(crate) fn peer_gone(sock: impl AsFd, conn: &Conn) -> Event {
     Event::PeerGone {
-        unread: unread_before_close(sock),
+        unread: conn.watches_peer() && unread_before_close(sock),
     }
 }
 
@@ -243,7 +248,7 @@ pub(crate) fn hold(sock: impl AsFd, until: Instant, conn: &Conn, site: &Shared) 
         let mut fds = [PollFd::new(&sock, PollFlags::RDHUP)];
         match rustix::event::poll(&mut fds, Some(&timespec(slice))) {
             Ok(0) | Err(Errno::INTR) => {}
-            Ok(_) => return peer_gone(&sock),
+            Ok(_) => return peer_gone(&sock, conn),
             Err(_) => std::thread::sleep(slice),
         }
     }

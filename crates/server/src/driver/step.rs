@@ -34,33 +34,22 @@ pub(crate) enum Moved {
     Retry,
 }
 
-/// Reads into [`Conn::read_space`] and tells `conn`. `fin`: the client's
-/// close was signalled before this read (an event loop saw `RDHUP`), so the
-/// bytes read came before it: a half-close ([`Conn::closed_with_requests`]).
+/// Reads into [`Conn::read_space`] and tells `conn` ([`tell_read`]).
 #[inline(always)]
 pub(crate) fn read(
     sock: impl AsFd,
     conn: &mut Conn,
     wire: &mut Wire,
-    fin: bool,
     site: &Shared,
     w: &mut Local,
 ) -> Moved {
     let space = conn.read_space();
     let want = space.len();
     match wire.recv(sock, space, site) {
-        Ok(n) => {
-            if n > 0 && fin {
-                conn.closed_with_requests();
-            }
-            if n > 0 && conn.alpn_unknown() {
-                conn.set_alpn(wire.alpn_h2());
-            }
-            Moved::Told {
-                next: conn.on(Event::Read(n), site, w),
-                short: n < want,
-            }
-        }
+        Ok(n) => Moved::Told {
+            next: tell_read(conn, wire, n, site, w),
+            short: n < want,
+        },
         Err(Errno::AGAIN) => Moved::Again,
         Err(Errno::INTR) => Moved::Retry,
         Err(_) => Moved::Told {
@@ -68,6 +57,24 @@ pub(crate) fn read(
             short: false,
         },
     }
+}
+
+/// Tells `conn` that `n` plaintext bytes came into [`Conn::read_space`]
+/// (0: the end of input), on every driver (the ring too). Before the first
+/// bytes, what TLS's ALPN chose ([`Wire::alpn_h2`]), which decides the
+/// protocol (see [`Conn::set_alpn`]).
+#[inline(always)]
+pub(crate) fn tell_read(
+    conn: &mut Conn,
+    wire: &Wire,
+    n: usize,
+    site: &Shared,
+    w: &mut Local,
+) -> Interest {
+    if n > 0 && conn.alpn_unknown() {
+        conn.set_alpn(wire.alpn_h2());
+    }
+    conn.on(Event::Read(n), site, w)
 }
 
 /// Writes what [`Conn::next_write`] offers (with `MSG_MORE` when a file body

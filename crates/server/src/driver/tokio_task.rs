@@ -235,7 +235,7 @@ impl Carry for Task<'_> {
                     conn.attach(take_buffers());
                     **has_buffers = true;
                 }
-                step::read(*stream, conn, wire, false, site, w)
+                step::read(*stream, conn, wire, site, w)
             },
         )
     }

@@ -58,6 +58,7 @@ use std::time::{Duration, Instant};
 use rustix::event::{PollFd, PollFlags};
 
 use crate::child::{self, Ended};
+use crate::driver::accept;
 use crate::driver::blocking;
 use crate::driver::grace;
 use crate::driver::policy;
@@ -155,7 +156,7 @@ impl blocking::Acceptor for ForkAcceptor<'_> {
     }
 
     fn has_room(&self) -> bool {
-        self.kids.live.len() < self.site.config.max_conns
+        accept::has_room(self.kids.live.len(), self.site)
     }
 
     fn extra(&self) -> Option<BorrowedFd<'_>> {

@@ -26,6 +26,7 @@ use std::time::Duration;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 
+use crate::driver::accept;
 use crate::driver::blocking::{self, Next};
 use crate::driver::policy;
 use crate::error::ServerError;
@@ -127,7 +128,7 @@ pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), S
             }
         }
         // At the cap, wait for a slot before accepting again.
-        while threads.live.len() >= site.config.max_conns && !site.shutdown.is_requested() {
+        while !accept::has_room(threads.live.len(), site) && !site.shutdown.is_requested() {
             threads.reap(true, site);
         }
         Next::Continue
