@@ -186,11 +186,11 @@ impl RequestBuilder {
     }
 
     fn check(&mut self, name: &[u8], value: &[u8]) -> Result<(), &'static str> {
-        self.req.control_in_values |= check_value(value)?;
         if let Some(pseudo) = name.strip_prefix(b":") {
             if self.regular_seen {
                 return Err("pseudo-header after a regular field");
             }
+            // Visible ASCII is a valid field value too: no other check of it.
             if !all_visible(value) {
                 return Err("pseudo-header value not visible ASCII");
             }
@@ -219,6 +219,7 @@ impl RequestBuilder {
             return Ok(());
         }
         self.regular_seen = true;
+        self.req.control_in_values |= check_value(value)?;
         let name = regular_name(name, value)?;
         let name = push(&mut self.text, name);
         let start = self.req.values.len() as u32;
