@@ -16,7 +16,7 @@
 //! an intermediary cannot index them either) and fields larger than a quarter of the
 //! table, which would evict the rest for one use.
 //!
-//! Why a memo of the last block ([`Memo`]): a field's encoding depends only on the field
+//! Why a memo of the last block (`Memo`): a field's encoding depends only on the field
 //! and the table, and a static file's responses repeat their fields in the same order, so
 //! while the table is unchanged a field that stands where it stood in the block before is
 //! copied from what it encoded to then, without the lookups in both tables (about 100
