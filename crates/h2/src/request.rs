@@ -7,7 +7,7 @@
 
 use std::ops::Range;
 
-use crate::field::{check_value, regular_name};
+use crate::field::{all_visible, check_value, regular_name};
 use crate::frame::StreamId;
 
 /// A request head, owned (it outlives the input buffer the fields were decoded from).
@@ -186,12 +186,12 @@ impl RequestBuilder {
     }
 
     fn check(&mut self, name: &[u8], value: &[u8]) -> Result<(), &'static str> {
-        self.req.control_in_values |= check_value(value)?;
         if let Some(pseudo) = name.strip_prefix(b":") {
             if self.regular_seen {
                 return Err("pseudo-header after a regular field");
             }
-            if !value.iter().all(u8::is_ascii_graphic) {
+            // Visible ASCII is a valid field value too: no other check of it.
+            if !all_visible(value) {
                 return Err("pseudo-header value not visible ASCII");
             }
             let text = value;
@@ -219,6 +219,7 @@ impl RequestBuilder {
             return Ok(());
         }
         self.regular_seen = true;
+        self.req.control_in_values |= check_value(value)?;
         let name = regular_name(name, value)?;
         let name = push(&mut self.text, name);
         let start = self.req.values.len() as u32;
@@ -228,8 +229,8 @@ impl RequestBuilder {
         Ok(())
     }
 
-    /// The request, or why it is malformed (§8.3.1).
-    pub(crate) fn finish(self) -> Result<Request, &'static str> {
+    /// The request and the `content-length` it announced, or why it is malformed (§8.3.1).
+    pub(crate) fn finish(self) -> Result<(Request, Option<u64>), &'static str> {
         if let Some(e) = self.error {
             return Err(e);
         }
@@ -244,7 +245,8 @@ impl RequestBuilder {
             if r.scheme.is_some() || r.path.is_some() || r.authority.is_none() {
                 return Err("CONNECT with :scheme or :path, or without :authority");
             }
-            return Ok(r);
+            let len = r.content_length()?;
+            return Ok((r, len));
         }
         let (Some(_), Some(path)) = (r.scheme(), r.path()) else {
             return Err("missing :scheme or :path");
@@ -252,8 +254,8 @@ impl RequestBuilder {
         if !(path.starts_with('/') || (path == "*" && method == "OPTIONS")) {
             return Err(":path not origin-form");
         }
-        r.content_length()?;
-        Ok(r)
+        let len = r.content_length()?;
+        Ok((r, len))
     }
 }
 
@@ -266,7 +268,7 @@ mod tests {
         for (n, v) in fields {
             b.field(n.as_bytes(), v.as_bytes());
         }
-        b.finish()
+        b.finish().map(|(r, _)| r)
     }
 
     const GET: [(&str, &str); 4] = [
@@ -301,12 +303,12 @@ mod tests {
         for (n, v) in fields {
             b.field(n.as_bytes(), v.as_bytes());
         }
-        let reused = b.finish().unwrap();
+        let (reused, _) = b.finish().unwrap();
         let mut b = RequestBuilder::new(StreamId(3), false, None);
         for (n, v) in fields {
             b.field(n.as_bytes(), v.as_bytes());
         }
-        assert_eq!(reused, b.finish().unwrap());
+        assert_eq!(reused, b.finish().unwrap().0);
         assert_eq!((reused.method(), reused.authority()), ("HEAD", None));
     }
 

@@ -161,6 +161,11 @@ impl<R: Role> Connection<R> {
         let mut short = [0u8; 64];
         let mut long = Vec::new();
         for (name, value) in fields {
+            // The same field at the same place as in the last head: encoded
+            // as then, past the checks below (it passed them then).
+            if self.encoder.repeat(name, value, &mut block) {
+                continue;
+            }
             let mut name: &[u8] = name;
             if name.iter().any(u8::is_ascii_uppercase) {
                 let buf: &mut [u8] = if name.len() <= short.len() {
@@ -178,7 +183,7 @@ impl<R: Role> Connection<R> {
             if CONNECTION_SPECIFIC.contains(&name) {
                 continue;
             }
-            self.encoder.field(name, value, &mut block);
+            self.encoder.field_afresh(name, value, &mut block);
         }
         encode_header_block(
             &mut self.out,

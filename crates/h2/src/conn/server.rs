@@ -106,12 +106,10 @@ impl<R: Role> Connection<R> {
             self.streams.insert(stream.0, s);
             return self.refuse_too_large(stream, end_stream);
         }
-        let req = req
+        let (req, expect_len) = req
             .finish()
             .map_err(|why| H2Error::stream(stream, ProtocolError, why))?;
-        s.expect_len = req
-            .content_length()
-            .map_err(|why| H2Error::stream(stream, ProtocolError, why))?;
+        s.expect_len = expect_len;
         if !s.length_ok(end_stream) {
             return Err(H2Error::stream(
                 stream,

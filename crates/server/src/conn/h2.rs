@@ -629,11 +629,16 @@ impl Conn {
         h.stalled_since = h.sending.iter().filter_map(|s| s.blocked_since).min();
     }
 
-    /// Counts and logs the responses whose last byte is now written.
+    /// Counts and logs the responses whose last byte is now written. The
+    /// clock is read once for all of them (they were written by one call).
     fn settle(&mut self, h: &mut H2, site: &Shared, w: &mut Local) {
+        let mut settled = false;
         while h.done.front().is_some_and(|(end, _)| *end <= h.written) {
             let (_, ledger) = h.done.pop_front().expect("just looked");
             retire(h, ledger, false, site, w);
+            settled = true;
+        }
+        if settled {
             h.active = Instant::now();
         }
     }
