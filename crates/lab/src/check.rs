@@ -14,6 +14,9 @@
 //! - Errors, and requests unfinished when the window ended beyond what
 //!   Little's law expects in flight (X·(R + C), at most N closed users).
 //! - The window is the protocol's (a `--quick` point is shorter, and says so).
+//! - The machine was quiet: processes other than the server and the lab took
+//!   at most [`OTHERS_SHARE`] of one CPU in each window
+//!   ([`crate::process::others`]).
 //! - Server CPU per request is what it claims to be (`cpu_per_request`): it
 //!   agrees with the utilisation law over the repeats (U/X, the ratio of the
 //!   means, inside the interval of the per-repeat figure), it is not below the
@@ -27,6 +30,11 @@ pub const LITTLE_TOLERANCE: f64 = 0.05;
 /// Share of the window the load generator's threads may spend on CPU before
 /// the client, not the server, may be what limits the rate.
 pub const CLIENT_BUSY: f64 = 0.90;
+/// Share of one CPU, over a window, that other processes may use before the
+/// window is not the server's alone. A shell, the lab's own bookkeeping and
+/// the kernel's threads use about 1% here; a compiler or a copy of a build
+/// directory uses tens of percent.
+pub const OTHERS_SHARE: f64 = 0.10;
 
 // The check's record is part of what a run stores (`results` holds it), so it
 // lives with the protocol; this module computes checks.
@@ -320,6 +328,9 @@ pub fn of_point(windows: &[Window], quick: bool) -> Vec<Check> {
             }
         ),
     });
+    if let Some(c) = quiet_machine(windows) {
+        out.push(c);
+    }
     let failed: u64 = windows.iter().map(|w| w.failed).sum();
     let completed: u64 = windows.iter().map(|w| w.completed).sum();
     let timeouts: u64 = windows.iter().map(|w| w.timeouts).sum();
@@ -347,6 +358,35 @@ pub fn of_point(windows: &[Window], quick: bool) -> Vec<Check> {
         },
     });
     out
+}
+
+/// Whether other processes left the windows to the server and the lab: the
+/// largest share of one CPU they took in a window, against [`OTHERS_SHARE`].
+/// `None` when a window did not measure it (an older file).
+fn quiet_machine(windows: &[Window]) -> Option<Check> {
+    let mut worst = (0.0_f64, 0_usize);
+    for (i, w) in windows.iter().enumerate() {
+        let share = w.others_cpu_s? / w.window_s;
+        if share >= worst.0 {
+            worst = (share, i + 1);
+        }
+    }
+    let (share, repeat) = worst;
+    Some(Check {
+        kind: CheckKind::Machine,
+        passed: share <= OTHERS_SHARE,
+        detail: format!(
+            "other processes used {:.0}% of a CPU in the busiest window (repeat {repeat}; \
+             allowed {:.0}%){}",
+            share * 100.0,
+            OTHERS_SHARE * 100.0,
+            if share > OTHERS_SHARE {
+                ": the server or the client lost CPU to them"
+            } else {
+                ""
+            }
+        ),
+    })
 }
 
 /// Share of the answers that must be 2xx for CPU per request to be the CPU
@@ -478,6 +518,7 @@ mod tests {
             think_uncounted_s: (z_ms > 0.0).then_some(0.0),
             client_cpu_s: 1.0,
             client_threads: 1,
+            others_cpu_s: None,
             series: vec![],
         }
     }
@@ -688,6 +729,34 @@ mod tests {
         // With think time: 6 users, R = 20 ms, Z = 40 ms -> X = 100/s.
         let think = of_point(&[window(6, 1000, 20.0, 40.0)], false);
         assert!(kind(&think, CheckKind::LittlesLaw).passed, "{think:?}");
+    }
+
+    #[test]
+    fn a_window_shared_with_another_process_is_flagged_and_an_unmeasured_one_is_not_judged() {
+        let quiet = |others: Option<f64>| {
+            let mut w = window(10, 100_000, 1.0, 0.0);
+            w.others_cpu_s = others;
+            w
+        };
+        let c = of_point(&[quiet(Some(0.1)), quiet(Some(0.5))], false);
+        let m = kind(&c, CheckKind::Machine);
+        assert!(m.passed, "{m:?}");
+        assert!(
+            m.detail.contains("5% of a CPU") && m.detail.contains("repeat 2"),
+            "{m:?}"
+        );
+        let c = of_point(
+            &[quiet(Some(0.1)), quiet(Some(2.5)), quiet(Some(0.0))],
+            false,
+        );
+        let m = kind(&c, CheckKind::Machine);
+        assert!(!m.passed, "{m:?}");
+        assert!(
+            m.detail.contains("25% of a CPU") && m.detail.contains("repeat 2"),
+            "{m:?}"
+        );
+        let c = of_point(&[quiet(Some(0.1)), quiet(None)], false);
+        assert!(c.iter().all(|c| c.kind != CheckKind::Machine), "{c:?}");
     }
 
     #[test]

@@ -15,6 +15,7 @@
 
 pub mod apache;
 pub mod cpu;
+pub mod others;
 pub mod peer;
 pub mod sched;
 pub mod server;

@@ -166,6 +166,8 @@ pub enum CheckKind {
     Window,
     /// Server CPU per request agrees with U/X, its floor and the answers.
     Cpu,
+    /// No other process took a share of a CPU during the windows.
+    Machine,
 }
 
 impl CheckKind {
@@ -178,6 +180,7 @@ impl CheckKind {
             CheckKind::Unfinished => "unfinished",
             CheckKind::Window => "window",
             CheckKind::Cpu => "CPU per request",
+            CheckKind::Machine => "quiet machine",
         }
     }
 }
@@ -337,6 +340,11 @@ pub struct Window {
     pub client_cpu_s: f64,
     /// The load generator's event-loop threads.
     pub client_threads: u32,
+    /// CPU seconds that processes other than the server and the lab used on
+    /// the machine during the window ([`crate::process::others`]); absent in
+    /// files from before it was measured, or where `/proc/stat` is not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_cpu_s: Option<f64>,
     /// Per second of the window: finished, ok, errors, timeouts, bytes.
     pub series: Vec<servelab_load::Second>,
 }
@@ -369,6 +377,7 @@ impl Window {
             think_uncounted_s: report.think.as_ref().map(|t| t.uncounted_total_s),
             client_cpu_s: report.client_cpu_s,
             client_threads: u32::try_from(report.threads).unwrap_or(u32::MAX),
+            others_cpu_s: None,
             series: report.series.clone(),
         }
     }

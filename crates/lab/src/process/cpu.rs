@@ -197,7 +197,7 @@ impl CpuReading {
 /// Nanoseconds of CPU that process `pid` has used (all its threads, live and
 /// exited), from its POSIX process CPU clock; `None` when it is gone.
 #[allow(unsafe_code)] // clock_getcpuclockid(3) + clock_gettime(2); see SAFETY notes.
-fn process_cpu_ns(pid: u32) -> Option<u64> {
+pub(crate) fn process_cpu_ns(pid: u32) -> Option<u64> {
     let pid = libc::pid_t::try_from(pid).ok()?;
     let mut clock: libc::clockid_t = 0;
     // SAFETY: `clock` is a valid, writable clockid_t for the call to fill in;

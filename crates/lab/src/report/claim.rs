@@ -63,9 +63,10 @@ impl Verdict {
 }
 
 /// Checks whose failure means a point says nothing about the server: the
-/// client was the bottleneck, or the measurement broke Little's law (a client
-/// that fell behind, an end-of-run effect).
-const DISQUALIFYING: &[CheckKind] = &[CheckKind::Client, CheckKind::LittlesLaw];
+/// client was the bottleneck, the measurement broke Little's law (a client
+/// that fell behind, an end-of-run effect), or another process took CPU from
+/// the server or the client during a window.
+const DISQUALIFYING: &[CheckKind] = &[CheckKind::Client, CheckKind::LittlesLaw, CheckKind::Machine];
 
 /// Why a point cannot be evidence about the server, if it cannot (the claims
 /// and the conclusion both ask).

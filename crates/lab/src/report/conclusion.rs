@@ -99,7 +99,7 @@ fn left_out(flagged: &[String]) -> String {
         names.push(format!("{} more", flagged.len() - NAMED));
     }
     format!(
-        "Left out as evidence about the servers, flagged by their checks (a busy load generator or Little's law failed; see the tables): {}.",
+        "Left out as evidence about the servers, flagged by their checks (a busy load generator, Little's law or a machine shared with other processes; see the tables): {}.",
         names.join("; ")
     )
 }

@@ -22,6 +22,7 @@ use super::simulate::{add_model_error, predict};
 use crate::error::{LabError, Result};
 use crate::experiment::{Measure, Plan, PointTls, ResolvedLoad, Server, Work};
 use crate::process::cpu::{CpuReading, Placement};
+use crate::process::others::MachineReading;
 use crate::process::peer;
 use crate::process::server::{self, ServerProcess, StartError};
 use crate::protocol::{Stopped, Window};
@@ -395,7 +396,11 @@ impl<'m> PointRun<'m> {
             url: &self.url,
             tls: self.m.tls.as_ref(),
         };
-        let (report, cpu) = measure_repeat(ctx, &l, &mut self.srv, r)?;
+        let Repeat {
+            report,
+            server_cpu_s: cpu,
+            others_cpu_s: others,
+        } = measure_repeat(ctx, &l, &mut self.srv, r)?;
         let server_rates = reader.map(|h| {
             h.join()
                 .unwrap_or_else(|_| Err("the counter reader panicked".into()))
@@ -410,8 +415,10 @@ impl<'m> PointRun<'m> {
         if self.wire.is_tls() {
             record_tls(rec, r, &report);
         }
-        rec.windows
-            .push(Window::of(&report, load.users(), load.think_s()));
+        rec.windows.push(Window {
+            others_cpu_s: others,
+            ..Window::of(&report, load.users(), load.think_s())
+        });
         if r <= ctx.plan.repeats {
             ctx.bar.inc(1);
         } else {
@@ -562,23 +569,35 @@ fn warm_up(ctx: &Ctx<'_>, load: &Load<'_>) -> Result<(), PointFailure> {
         .map_err(|e| PointFailure::failed(format!("warm-up: {e}")))
 }
 
-/// One measured repeat (number `r`, from 1): the load generator's report and
-/// the server's CPU seconds over it, or why they could not be measured.
+/// What one repeat measured.
+struct Repeat {
+    /// The load generator's report.
+    report: servelab_load::Report,
+    /// The server's CPU seconds over it, or why they could not be measured.
+    server_cpu_s: Result<f64, String>,
+    /// CPU seconds other processes used on the machine meanwhile (`None`
+    /// where that cannot be read, or the server's CPU was not).
+    others_cpu_s: Option<f64>,
+}
+
+/// One measured repeat (number `r`, from 1).
 fn measure_repeat(
     ctx: &Ctx<'_>,
     l: &Load<'_>,
     srv: &mut ServerProcess,
     r: u32,
-) -> Result<(servelab_load::Report, Result<f64, String>), PointFailure> {
+) -> Result<Repeat, PointFailure> {
     if ctx.stop.load(Ordering::Relaxed) {
         return Err(PointFailure::interrupted());
     }
     let load = l.spec;
     let spec = load_spec(ctx, l, load.duration, u64::from(r))?;
+    let machine0 = MachineReading::now();
     let cpu0 = CpuReading::of_tree(srv.pid());
     let report = servelab_load::run(&spec)
         .map_err(|e| PointFailure::failed(format!("repeat {r}: load: {e}")))?;
     let cpu1 = CpuReading::of_tree(srv.pid());
+    let machine1 = MachineReading::now();
     if ctx.stop.load(Ordering::Relaxed) {
         return Err(PointFailure::interrupted());
     }
@@ -602,7 +621,16 @@ fn measure_repeat(
             error_classes(&report),
         )));
     }
-    Ok((report, cpu0.seconds(cpu1)))
+    let server_cpu_s = cpu0.seconds(cpu1);
+    let others_cpu_s = match (machine0, machine1, &server_cpu_s) {
+        (Some(a), Some(b), Ok(server_s)) => Some(a.others_s(b, *server_s)),
+        _ => None,
+    };
+    Ok(Repeat {
+        report,
+        server_cpu_s,
+        others_cpu_s,
+    })
 }
 
 /// Whether a repeat in which no request succeeded is a measured collapse

@@ -245,6 +245,7 @@ mod tests {
             think_uncounted_s: None,
             client_cpu_s: 0.0,
             client_threads: 1,
+            others_cpu_s: None,
             series,
         };
         let mut p = PointRecord {
