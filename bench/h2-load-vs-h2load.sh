@@ -31,6 +31,15 @@
 #   /usr/bin/time) over its answered requests.
 # - server CPU per request: the nginx worker's run time over the run, from
 #   /proc/PID/schedstat (nanoseconds), over the client's answered requests.
+# - client wake-ups per request: the client's voluntary context switches (it
+#   blocked in epoll_wait and was woken) over its answered requests, and the
+#   IPIs CPU 1 received per request (/proc/interrupts, RES + CAL: a wake-up of a
+#   thread on another CPU is sent as one). On loopback the server's send
+#   delivers the segment and wakes the client in the server's own context, so
+#   a client that sleeps more often costs the server more per request: at
+#   50x10 over TLS load blocked 0.35-0.44 times per request and h2load
+#   0.11-0.12, and nginx spent 17.9-19.1 us per request under load against
+#   16.1-16.5 under h2load (bench/results/2026-12-04/h2-wakeups/README.md).
 # - with PERF=1, also system calls per request of the server and of the client
 #   (perf stat, raw_syscalls:sys_enter), to see how each client's pattern of
 #   writes makes the server batch.
@@ -141,9 +150,11 @@ CONF
     SPID=$(pgrep -P "$SERVER_PID" | head -1)
 }
 server_ns() { awk '{ print $1 }' "/proc/$SPID/schedstat"; }
+# Rescheduling and function-call IPIs CPU 1 (the client's) has received.
+cpu1_ipis() { awk '$1 == "RES:" || $1 == "CAL:" { n += $3 } END { print n + 0 }' /proc/interrupts; }
 
 CSV="$OUT/h2-load-vs-h2load.csv"
-echo "mode,tool,connections,streams,round,order,requests,seconds,requests_per_s,cpu_s,cpu_us_per_request,server_cpu_us_per_request,server_syscalls_per_request,client_syscalls_per_request" > "$CSV"
+echo "mode,tool,connections,streams,round,order,requests,seconds,requests_per_s,cpu_s,cpu_us_per_request,server_cpu_us_per_request,server_syscalls_per_request,client_syscalls_per_request,client_wakeups_per_request,cpu1_ipis_per_request" > "$CSV"
 
 # Runs "$@" pinned to CPU 1 (under perf stat with PERF=1, the server's worker
 # counted alongside); sets CPU (user+sys seconds), SYS_SERVER and SYS_CLIENT
@@ -158,11 +169,12 @@ run_client() {
         sleep 0.1
         set -- perf stat -x, -e raw_syscalls:sys_enter -o "$WORK/perf-client" -- "$@"
     fi
-    if ! /usr/bin/time -f "%U %S" -o "$WORK/time" taskset -c 1 "$@" > "$WORK/out" 2>"$WORK/err"; then
+    if ! /usr/bin/time -f "%U %S %w" -o "$WORK/time" taskset -c 1 "$@" > "$WORK/out" 2>"$WORK/err"; then
         cat "$WORK/err" "$WORK/out" >&2
         exit 1
     fi
     CPU=$(awk '{ printf "%.3f", $1 + $2 }' "$WORK/time")
+    WAKES=$(awk '{ print $3 }' "$WORK/time")
     if [ -n "$sp" ]; then
         kill -INT "$sp"; wait "$sp" || true
         SYS_SERVER=$(awk -F, '/raw_syscalls/ { print $1 }' "$WORK/perf-server")
@@ -174,6 +186,8 @@ run_client() {
 measure() {
     local tool=$1 c=$2 m=$3 round=$4 order=$5 reqs secs s0 s1
     s0=$(server_ns)
+    local i0
+    i0=$(cpu1_ipis)
     case $tool in
         h2load)
             run_client h2load -t1 -c"$c" -m"$m" -D "$DUR" "$URL"
@@ -198,11 +212,14 @@ print(r["counts"]["ok"], r["duration_s"])' "$WORK/load.json")
             ;;
     esac
     s1=$(server_ns)
+    local i1
+    i1=$(cpu1_ipis)
     awk -v mode="$MODE" -v t="$tool" -v c="$c" -v m="$m" -v r="$round" -v o="$order" -v n="$reqs" \
         -v s="$secs" -v u="$CPU" -v sn=$((s1 - s0)) -v ss="$SYS_SERVER" -v sc="$SYS_CLIENT" \
-        'BEGIN { printf "%s,%s,%d,%d,%d,%d,%d,%.4f,%.1f,%s,%.3f,%.3f,%s,%s\n", mode, t, c, m, r, o, n, s,
+        -v w="$WAKES" -v ip=$((i1 - i0)) \
+        'BEGIN { printf "%s,%s,%d,%d,%d,%d,%d,%.4f,%.1f,%s,%.3f,%.3f,%s,%s,%.4f,%.4f\n", mode, t, c, m, r, o, n, s,
                  n / s, u, u * 1e6 / n, sn / 1e3 / n, ss == "" ? "" : sprintf("%.3f", ss / n),
-                 sc == "" ? "" : sprintf("%.3f", sc / n) }' >> "$CSV"
+                 sc == "" ? "" : sprintf("%.3f", sc / n), w / n, ip / n }' >> "$CSV"
 }
 
 for MODE in $MODES; do
@@ -237,7 +254,7 @@ tools = [t for t in ("load", "base") if any(r["tool"] == t for r in rows)]
 print("mean ± 95% half-width over the rounds; ratios are tool/h2load within each round (paired)")
 for mode in dict.fromkeys(r["mode"] for r in rows):
     print(f"\n{mode}:")
-    head = f"{'CxM':>7} {'tool':>6} {'req/s':>17} {'req/s ratio':>15} {'client us/req':>14} {'ratio':>15} {'server us/req':>14}"
+    head = f"{'CxM':>7} {'tool':>6} {'req/s':>17} {'req/s ratio':>15} {'client us/req':>14} {'ratio':>15} {'server us/req':>14} {'wakes/req':>9} {'IPIs/req':>9}"
     perf = any(r["server_syscalls_per_request"] for r in rows if r["mode"] == mode)
     if perf:
         head += f" {'srv sys/req':>11} {'cli sys/req':>11}"
@@ -258,6 +275,8 @@ for mode in dict.fromkeys(r["mode"] for r in rows):
                 rc = [cu[k] / hc[k] for k in cu if k in hc]
                 line += f" {f(rq, 3):>15} {f(list(cu.values()), 2):>14} {f(rc, 3):>15}"
             line += f" {f(list(su.values()), 2):>14}"
+            wk, ip = by(tool, "client_wakeups_per_request"), by(tool, "cpu1_ipis_per_request")
+            line += f" {st.mean(wk.values()) if wk else float('nan'):>9.3f} {st.mean(ip.values()) if ip else float('nan'):>9.3f}"
             if perf:
                 ss, sc = by(tool, "server_syscalls_per_request"), by(tool, "client_syscalls_per_request")
                 line += f" {st.mean(ss.values()) if ss else float('nan'):>11.2f} {st.mean(sc.values()) if sc else float('nan'):>11.2f}"
