@@ -1,9 +1,10 @@
 //! The receive buffers of one io_uring loop ([`super::ring`]): a
 //! provided-buffer ring (`IORING_REGISTER_PBUF_RING`), memory shared with the
 //! kernel, from which a multishot receive takes a buffer for each batch of
-//! bytes it delivers. The loop copies the bytes out and gives the buffer
-//! back at once, so the buffers are shared by every connection of the loop
-//! and an idle connection holds none.
+//! bytes it delivers. The loop hands the bytes to their connection (or
+//! copies them to its inbox) and gives the buffer back in the same turn, so
+//! the buffers are shared by every connection of the loop and an idle
+//! connection holds none.
 
 use std::io::ErrorKind;
 
@@ -19,7 +20,7 @@ pub(crate) const GROUP: u16 = 0;
 
 /// The provided-buffer ring of one [`super::ring::Ring`]: [`BUFFERS`] buffers of
 /// [`BUFFER`] bytes that the kernel fills with received bytes, each given
-/// back as soon as its bytes are copied out.
+/// back as soon as its bytes are read or copied out.
 pub(crate) struct BufRing {
     entries: *mut types::BufRingEntry,
     layout: std::alloc::Layout,

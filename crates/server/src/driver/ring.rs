@@ -30,11 +30,14 @@
 //!   receive left to cancel); after it, one multishot receive per
 //!   connection. Either lands its bytes in a buffer the kernel picks from a
 //!   provided-buffer ring ([`BufRing`]), so an idle connection holds no
-//!   buffer of its own. The bytes are copied to the connection's inbox and
-//!   the buffer goes straight back to the ring. A client that sends faster
-//!   than its requests are answered (a pipelining flood) has its receive
-//!   cancelled once its inbox holds [`INBOX_MOST`], and re-armed when the
-//!   inbox is read. A close that does not linger arms no receive. The
+//!   buffer of its own. When nothing waits in the connection's inbox ahead
+//!   of them, `Conn` reads the bytes where the kernel put them (one copy,
+//!   into its read buffer), and only what it does not take (the rest of a
+//!   pipelined batch, bytes that come while it writes) is copied to the
+//!   inbox; the buffer goes back to the ring in the same turn, once `Conn`
+//!   has read it. A client that sends faster than its requests are
+//!   answered (a pipelining flood) has its receive cancelled once its inbox
+//!   holds [`INBOX_MOST`], and re-armed when the inbox is read. A close that does not linger arms no receive. The
 //!   receive's end (the client's close) is told to `Conn` once, with
 //!   whether request bytes wait in the inbox ahead of it, which the ring
 //!   knows without a `MSG_PEEK`.
@@ -52,10 +55,14 @@
 //!   loop did first) copies every byte twice (measured: 0.56x reactor's
 //!   requests/s for 1 MiB files). `TCP_NOTSENT_LOWAT` is set on the
 //!   listeners for this, as on the epoll loops. Over TLS a range is read
-//!   ([`FILE_CHUNK`] at a time) and sealed.
+//!   ([`FILE_CHUNK`] at a time) and sealed. The completion of a send that
+//!   leaves nothing owed, on a connection that waits for nothing but its
+//!   client's next bytes (the usual keep-alive response), is noted and
+//!   nothing more: no `Conn` event, no request, no timer ([`quiet`]).
 //! - *Deadlines*: [`Conn::deadline`] as in every driver (see "Deadlines" in
 //!   [`super::policy`]), and while bytes wait to go, the write timeout from
-//!   the last send that made progress.
+//!   the last send that made progress, dated by the turn's clock (read once
+//!   per turn, as its enter returns).
 //! - *Timers*: one heap ([`Timers`], lazy deletion). A connection whose
 //!   timer would be pushed just as a send or its first receive is queued
 //!   has it put off until after the enter that submits them: most such
@@ -246,6 +253,10 @@ pub(crate) struct Ring<'s> {
     later_by: Option<Instant>,
     /// Those of the enter just made, judged after its completions.
     judging: Vec<(usize, u32)>,
+    /// The clock, read once per turn as its enter returns: a send's
+    /// progress is dated by it (the write timeout runs from there, early
+    /// by at most the turn's work), and the turn's timers are judged by it.
+    now: Instant,
 }
 
 impl std::fmt::Debug for Ring<'_> {
@@ -287,6 +298,7 @@ impl<'s> Ring<'s> {
             later: Vec::new(),
             later_by: None,
             judging: Vec::new(),
+            now: Instant::now(),
         };
         // Big files go out in `sendfile`s of at most the mark, as on the
         // epoll loops (see "Large files" in `super::evloop`).
@@ -400,6 +412,7 @@ impl<'s> Ring<'s> {
             self.later.append(&mut self.judging);
             self.later_by = [self.later_by, by].into_iter().flatten().min();
         }
+        self.now = Instant::now();
         self.done.clear();
         self.done.extend(
             self.ring
@@ -475,18 +488,17 @@ impl<'s> Ring<'s> {
                 if !self.slots.is_current(index, (ud >> 32) as u32) {
                     return false;
                 }
-                let gave = match op {
-                    RECV => self.received(index, res, flags),
-                    SEND => {
-                        self.sent(index, res);
-                        false
-                    }
+                let (gave, moved) = match op {
+                    RECV => (self.received(index, res, flags), true),
+                    SEND => (false, self.sent(index, res)),
                     _ => {
                         self.roomy(index);
-                        false
+                        (false, true)
                     }
                 };
-                self.settle(index);
+                if moved {
+                    self.settle(index);
+                }
                 gave
             }
         }
@@ -556,7 +568,7 @@ impl<'s> Ring<'s> {
             sending: false,
             wants_room: false,
             polling: false,
-            progress: Instant::now(),
+            progress: self.now,
             closing: None,
             armed: None,
         });
@@ -576,12 +588,16 @@ impl<'s> Ring<'s> {
         let mut gave = false;
         // The receive's end, if it is one.
         let mut end = None;
+        // Bytes `Conn` reads from the buffer they were received into.
+        let mut fresh = None;
         if res > 0 {
             if let Some(bid) = cqueue::buffer_select(flags) {
                 let bytes = self.bufs.bytes(bid, res as usize);
                 match slot.closing {
                     Some(Closing::Lingering(ref mut l)) => l.drained(bytes.len()),
                     Some(Closing::Dead) => {}
+                    // Nothing waits ahead of them: read where they are.
+                    None if slot.in_pos == slot.inbox.len() => fresh = Some((bid, bytes.len())),
                     _ => {
                         if slot.in_pos == slot.inbox.len() {
                             slot.inbox.clear();
@@ -590,7 +606,9 @@ impl<'s> Ring<'s> {
                         slot.inbox.extend_from_slice(bytes);
                     }
                 }
-                self.bufs.give(bid);
+                if fresh.is_none() {
+                    self.bufs.give(bid);
+                }
                 gave = true;
             }
         } else if res == 0 {
@@ -613,14 +631,18 @@ impl<'s> Ring<'s> {
                     .on(Event::PeerGone { unread }, self.site, &mut self.w);
             }
         }
-        self.drive(index);
+        self.drive_with(index, fresh);
+        if let Some((bid, _)) = fresh {
+            self.bufs.give(bid);
+        }
         gave
     }
 
-    /// A send completion.
-    fn sent(&mut self, index: usize, res: i32) {
+    /// A send completion; false when the connection has nothing to do
+    /// about it (then it needs no [`Ring::settle`] either).
+    fn sent(&mut self, index: usize, res: i32) -> bool {
         let Some(slot) = &mut self.slots[index] else {
-            return;
+            return false;
         };
         slot.sending = false;
         if res < 0 {
@@ -637,16 +659,19 @@ impl<'s> Ring<'s> {
             if slot.flight_pos >= slot.flight.len() {
                 slot.flight.clear();
                 slot.flight_pos = 0;
+                if slot.out.is_empty() && quiet(slot) && !self.grace.begun() {
+                    return false;
+                }
             }
             // Progress matters only while bytes still wait (the write
             // timeout counts from it); when none do, the next bytes to
-            // wait are dated as they begin to (in `seal_next`), so the
-            // usual keep-alive response costs no clock read here.
+            // wait are dated as they begin to (in `seal_next`).
             if !slot.flight.is_empty() || !slot.out.is_empty() {
-                slot.progress = Instant::now();
+                slot.progress = self.now;
             }
         }
         self.drive(index);
+        true
     }
 
     /// The `POLLOUT` poll of a connection that waits for room completed
@@ -664,6 +689,14 @@ impl<'s> Ring<'s> {
     /// with what the kernel delivered and room for what is to be sent:
     /// [`Completions`]).
     fn drive(&mut self, index: usize) {
+        self.drive_with(index, None);
+    }
+
+    /// [`Ring::drive`], with the bytes of a receive still in buffer `bid`
+    /// of the ring (`fresh`, with their length; none wait in the inbox
+    /// ahead of them): `Conn` reads them from there, and only what it does
+    /// not take is copied to the inbox.
+    fn drive_with(&mut self, index: usize, fresh: Option<(u16, usize)>) {
         let Some(slot) = &mut self.slots[index] else {
             return;
         };
@@ -674,12 +707,21 @@ impl<'s> Ring<'s> {
         let start = slot.interest;
         let mut done = Completions {
             slot: &mut *slot,
+            fresh: fresh.map_or(&[][..], |(bid, len)| self.bufs.bytes(bid, len)),
             pool: &mut self.pool,
             scratch: &mut self.scratch,
             site: self.site,
             w: &mut self.w,
+            now: self.now,
         };
         let interest = carry(&mut done, start);
+        let rest = done.fresh;
+        if !rest.is_empty() {
+            // The inbox was empty (so `Completions` read none of it).
+            slot.inbox.clear();
+            slot.in_pos = 0;
+            slot.inbox.extend_from_slice(rest);
+        }
         slot.interest = interest;
         if let Interest::Close { .. } = interest {
             self.close_step(index);
@@ -846,7 +888,7 @@ impl<'s> Ring<'s> {
     }
 
     fn fire_timers(&mut self) {
-        let now = Instant::now();
+        let now = self.now;
         if self.policy.resumes(now) {
             for i in 0..self.listeners.len() {
                 self.arm_accept(i);
@@ -956,6 +998,23 @@ fn push_on(ring: &mut IoUring, e: squeue::Entry) {
     }
 }
 
+/// Does the connection wait for its client's next bytes and nothing else
+/// (its receive armed and not ended, nothing unread, no close begun, no
+/// room waited for)?
+/// Then a send completion that leaves nothing owed changes nothing for it
+/// (the usual keep-alive response): `Conn` is not waiting on that send,
+/// there is no request to submit, and the timer stands, as the entry armed
+/// is no later than the deadline, which only moves later once no bytes are
+/// owed (shutdown, which brings it forward, is the caller's to rule out).
+fn quiet(slot: &Slot) -> bool {
+    slot.interest == Interest::Read
+        && slot.closing.is_none()
+        && slot.receiving
+        && slot.ended.is_none()
+        && !slot.wants_room
+        && slot.in_pos == slot.inbox.len()
+}
+
 /// A connection's deadline: its lingering close's end, or what `Conn` waits
 /// for and, while bytes wait to go, the write timeout from the last send
 /// that made progress.
@@ -977,26 +1036,40 @@ fn deadline(slot: &Slot, site: &Shared) -> Option<Instant> {
 /// loop stops when the inbox is empty or the outbox full, and
 /// [`Ring::settle`] submits the send and the receive. A hold waits for the
 /// timer or for the receive to see the client's close.
-struct Completions<'a> {
+struct Completions<'a, 'b> {
     slot: &'a mut Slot,
+    /// Received bytes not yet read, still in the ring's buffer; only when
+    /// the inbox holds none (they come after the inbox's).
+    fresh: &'b [u8],
     pool: &'a mut Spares,
     scratch: &'a mut Vec<u8>,
     site: &'a Shared,
     w: &'a mut Local,
+    /// The turn's clock (see [`Ring::now`]).
+    now: Instant,
 }
 
-impl Carry for Completions<'_> {
+impl Carry for Completions<'_, '_> {
     #[inline(always)]
     fn read(&mut self) -> Option<Interest> {
         let (slot, site) = (&mut *self.slot, self.site);
-        if slot.in_pos < slot.inbox.len() {
+        let queued = slot.in_pos < slot.inbox.len();
+        if queued || !self.fresh.is_empty() {
             self.pool.lend_to(&mut slot.conn);
-            let mut input = &slot.inbox[slot.in_pos..];
+            let mut input = if queued {
+                &slot.inbox[slot.in_pos..]
+            } else {
+                self.fresh
+            };
             let before = input.len();
             let space = slot.conn.read_space();
             let got = slot.wire.unseal(&mut input, space, &mut slot.out, site);
             let used = before - input.len();
-            slot.in_pos += used;
+            if queued {
+                slot.in_pos += used;
+            } else {
+                self.fresh = &self.fresh[used..];
+            }
             return match got {
                 Ok(Unsealed::Plain(n)) => {
                     Some(step::tell_read(&mut slot.conn, &slot.wire, n, site, self.w))
@@ -1024,7 +1097,7 @@ impl Carry for Completions<'_> {
         if slot.out.len() >= OUT_MOST {
             return None;
         }
-        let n = seal_next(slot, self.scratch)?;
+        let n = seal_next(slot, self.scratch, self.now)?;
         Some(match n {
             Ok(n) => slot.conn.on(Event::Wrote(n), self.site, self.w),
             Err(_) => slot.conn.on(Event::WriteFailed, self.site, self.w),
@@ -1051,10 +1124,14 @@ impl Carry for Completions<'_> {
 /// plaintext file range itself ([`send_file`]); the plaintext bytes taken
 /// (0: nothing to write, or a file that ended early), or `None` to wait (for
 /// room, or for the send in flight).
-fn seal_next(slot: &mut Slot, scratch: &mut Vec<u8>) -> Option<rustix::io::Result<usize>> {
+fn seal_next(
+    slot: &mut Slot,
+    scratch: &mut Vec<u8>,
+    now: Instant,
+) -> Option<rustix::io::Result<usize>> {
     let plain = matches!(slot.wire, Wire::Plain);
     if slot.out.is_empty() && !slot.sending {
-        slot.progress = Instant::now();
+        slot.progress = now;
     }
     Some(match slot.conn.next_write() {
         None => Ok(0),
