@@ -31,9 +31,9 @@ pub const LITTLE_TOLERANCE: f64 = 0.05;
 /// the client, not the server, may be what limits the rate.
 pub const CLIENT_BUSY: f64 = 0.90;
 /// Share of one CPU, over a window, that other processes may use before the
-/// window is not the server's alone. A shell, the lab's own bookkeeping and
-/// the kernel's threads use about 1% here; a compiler or a copy of a build
-/// directory uses tens of percent.
+/// window is not the server's alone. On an idle machine the figure read 0–1%
+/// (`lab run connections --quick`); beside one busy loop, 16–30%; a compiler
+/// or a copy of a build directory takes tens of percent.
 pub const OTHERS_SHARE: f64 = 0.10;
 
 // The check's record is part of what a run stores (`results` holds it), so it

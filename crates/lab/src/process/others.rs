@@ -16,9 +16,10 @@
 //! lent more than a small share of a CPU to others.
 //!
 //! `/proc/stat` counts in USER_HZ ticks ([`TICK_SECONDS`]), sampled at the
-//! scheduler tick, while the two processes' clocks are exact: over a 10 s
-//! window on two CPUs the difference is a few ticks, far below the check's
-//! threshold. Interrupt and softirq time is left out of the machine's side
+//! scheduler tick, while the two processes' clocks are exact: the two part
+//! by the sampling's error, a few ticks per CPU, which on a 10 s window is
+//! a fraction of a percent of a CPU against the check's 10% (a figure that
+//! comes out below zero is read as zero). Interrupt and softirq time is left out of the machine's side
 //! (the kernel may charge the loopback's packet work there rather than to
 //! the process that caused it), and so is steal time (the hypervisor's, not
 //! another process's on this machine).

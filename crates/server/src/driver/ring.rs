@@ -37,8 +37,8 @@
 //!   inbox; the buffer goes back to the ring in the same turn, once `Conn`
 //!   has read it. A client that sends faster than its requests are
 //!   answered (a pipelining flood) has its receive cancelled once its inbox
-//!   holds [`INBOX_MOST`], and re-armed when the inbox is read. A close that does not linger arms no receive. The
-//!   receive's end (the client's close) is told to `Conn` once, with
+//!   holds [`INBOX_MOST`], and re-armed when the inbox is read. A close
+//!   that does not linger arms no receive. The receive's end (the client's close) is told to `Conn` once, with
 //!   whether request bytes wait in the inbox ahead of it, which the ring
 //!   knows without a `MSG_PEEK`.
 //! - *Send*: what [`Conn::next_write`] offers is sealed by the [`Wire`]
