@@ -66,7 +66,7 @@ else
   label="working tree at $(git -C "$repo" rev-parse --short HEAD)"
 fi
 
-python3 - "$src/crates/server/src/files.rs" <<'EOF'
+python3 - "$src/crates/server/src/content/files.rs" <<'EOF'
 import re, sys
 p = sys.argv[1]
 s = open(p).read()

@@ -50,9 +50,9 @@ mod service_time;
 use ledger::{Ledger, Produced};
 use service_time::ServiceTime;
 
-use crate::handler::{self, Authorization};
-use crate::response::{Body, Persist, Response};
-use crate::shared::{Local, Shared};
+use crate::runtime::shared::{Local, Shared};
+use crate::site::handler::{self, Authorization};
+use crate::site::response::{Body, Persist, Response};
 
 /// Read buffer to start with; grown up to the head limit when a head is larger.
 const READ_BUF: usize = 8 * 1024;

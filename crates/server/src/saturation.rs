@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 use rustix::event::{PollFd, PollFlags};
 
 use crate::engine::{Capacity, Engine};
-use crate::shared::Shared;
+use crate::runtime::shared::Shared;
 
 /// How often the watcher looks. A second is short next to the keep-alive
 /// timeout (5 s by default) that makes clients wait, and costs nothing.

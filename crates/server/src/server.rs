@@ -17,8 +17,8 @@ use crate::driver::evloop;
 use crate::driver::policy::SocketTimeouts;
 use crate::engine::Engine;
 use crate::error::ServerError;
-use crate::shared::Shared;
-use crate::stats::Stats;
+use crate::runtime::shared::Shared;
+use crate::runtime::stats::Stats;
 
 /// Pending connections the kernel may hold for us (capped by `net.core.somaxconn`).
 const BACKLOG: i32 = 4096;

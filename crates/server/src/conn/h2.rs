@@ -59,10 +59,10 @@ use servelab_http::{Part, Status, request_from_fields};
 
 use super::ledger::{Ledger, Produced};
 use super::{Chunk, Conn, Event, Interest, State};
-use crate::handler::{self, Authorization};
-use crate::response::{Body, Persist, Response};
-use crate::shared::{Local, Shared};
-use crate::stats::Stats;
+use crate::runtime::shared::{Local, Shared};
+use crate::runtime::stats::Stats;
+use crate::site::handler::{self, Authorization};
+use crate::site::response::{Body, Persist, Response};
 
 mod answer;
 

@@ -15,7 +15,7 @@ use std::time::Instant;
 use servelab_http::{RequestHead, Status};
 
 use crate::log;
-use crate::shared::{Local, Shared};
+use crate::runtime::shared::{Local, Shared};
 
 /// A response produced and not yet completely written.
 #[derive(Debug)]

@@ -1,6 +1,6 @@
 //! The service time a connection still owes before it may write: the CPU of
 //! `--work` to burn, and the `--delay` hold, drawn per request as the request
-//! is answered ([`crate::service::Service`]).
+//! is answered ([`crate::runtime::service::Service`]).
 //!
 //! Service time = work + delay: a delay drawn alongside work starts only once
 //! the work is burnt. Pipelined responses leave together, after the longest
@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::shared::Local;
+use crate::runtime::shared::Local;
 
 /// What stands between produced responses and their first byte on the wire.
 #[derive(Debug, Default)]

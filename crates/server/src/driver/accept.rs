@@ -34,7 +34,7 @@ use rustix::io::Errno;
 use rustix::net::SocketAddrAny;
 
 use super::policy::{self, Backoff};
-use crate::shared::Shared;
+use crate::runtime::shared::Shared;
 
 /// What a loop does after a failed `accept`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

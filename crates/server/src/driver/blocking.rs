@@ -35,8 +35,8 @@ use super::policy;
 use super::step::{self, Moved};
 use super::wire::Wire;
 use crate::conn::{Conn, Event, Interest};
-use crate::shared::{Local, Shared};
-use crate::shutdown::Registration;
+use crate::runtime::shared::{Local, Shared};
+use crate::runtime::shutdown::Registration;
 
 /// Serves one connection to the end on the calling thread.
 pub(crate) fn serve(stream: TcpStream, peer: SocketAddr, site: &Shared, w: &mut Local) {
@@ -59,7 +59,7 @@ pub(crate) fn serve(stream: TcpStream, peer: SocketAddr, site: &Shared, w: &mut 
     // the close, carried out to its end.
     carry(&mut thread, Interest::Read);
     drop(reg);
-    policy::closed(site, w, &conn, &wire);
+    policy::closed(site, w, &conn, wire.resumed());
 }
 
 /// How a thread that owns its connection carries out each [`Interest`]
@@ -298,13 +298,13 @@ pub(crate) fn refuse(mut stream: TcpStream, site: &Shared) {
     }
     site.stats.response(503);
     let mut out = Vec::with_capacity(512);
-    let mut clock = crate::clock::Clock::new();
+    let mut clock = crate::runtime::clock::Clock::new();
     clock.tick();
-    let persist = crate::response::Persist {
+    let persist = crate::site::response::Persist {
         keep_alive: false,
         http10: false,
     };
-    crate::handler::error_at(
+    crate::site::handler::error_at(
         servelab_http::Status::SERVICE_UNAVAILABLE,
         clock.http(),
         persist,

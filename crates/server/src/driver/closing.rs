@@ -19,7 +19,7 @@ use rustix::net::RecvFlags;
 
 use super::policy::Linger;
 use super::wire::{Ending, Wire};
-use crate::shared::Shared;
+use crate::runtime::shared::Shared;
 
 /// A close in progress.
 #[derive(Debug, Clone, Copy)]

@@ -113,7 +113,7 @@ use super::timers::Timers;
 use super::wire::Wire;
 use crate::conn::{Conn, Event, Interest};
 use crate::error::ServerError;
-use crate::shared::{Local, Shared};
+use crate::runtime::shared::{Local, Shared};
 
 /// Unsent bytes a connection's socket may hold before a write stops
 /// (`TCP_NOTSENT_LOWAT`; see "Large files" above). Between 8 KiB and 64 KiB
@@ -641,7 +641,7 @@ impl<'s> EventLoop<'s> {
             self.pool.keep(b);
         }
         self.handovers[index] = None;
-        policy::closed(self.site, &mut self.w, &slot.conn, &slot.wire);
+        policy::closed(self.site, &mut self.w, &slot.conn, slot.wire.resumed());
         // Closing the descriptor removes it from the epoll set.
         drop(slot.sock);
     }

@@ -56,7 +56,7 @@ use super::dispatch::{Carry, carry};
 use super::policy;
 use super::step::{self, Moved};
 use crate::conn::{Event, Interest};
-use crate::shared::{Local, Shared};
+use crate::runtime::shared::{Local, Shared};
 
 /// A connection on its way to a worker or back, with its place in the loop.
 #[derive(Debug)]

@@ -50,10 +50,9 @@ use rustix::net::{RecvFlags, SendFlags};
 use rustix::event::{PollFd, PollFlags};
 
 use super::grace;
-use super::wire::Wire;
 use crate::conn::{Chunk, Conn, Event, Interest};
-use crate::service;
-use crate::shared::{Local, Shared};
+use crate::runtime::service;
+use crate::runtime::shared::{Local, Shared};
 
 /// How long a lingering close waits for the client to stop sending.
 pub(crate) const LINGER: Duration = Duration::from_secs(1);
@@ -269,10 +268,11 @@ pub(crate) fn opened(site: &Shared, w: &mut Local, conn: &Conn) -> bool {
 
 /// A connection ends, on the drivers that own its end (a tokio task may be
 /// aborted, so it counts the close in a guard): logged with what its wire
-/// says of TLS, and counted closed before the socket closes, so that a
-/// client that reads to the end and then asks `/-/status` finds it closed.
-pub(crate) fn closed(site: &Shared, w: &mut Local, conn: &Conn, wire: &Wire) {
-    log_connection(site, w, conn, wire.resumed(), true);
+/// says of TLS (`tls`: [`super::wire::Wire::resumed`]), and counted closed
+/// before the socket closes, so that a client that reads to the end and then
+/// asks `/-/status` finds it closed.
+pub(crate) fn closed(site: &Shared, w: &mut Local, conn: &Conn, tls: Option<bool>) {
+    log_connection(site, w, conn, tls, true);
     site.stats.conn_closed();
 }
 
@@ -364,7 +364,7 @@ pub(crate) fn timespec(d: Duration) -> rustix::time::Timespec {
 }
 
 /// Waits for `threads` within the grace period, then cuts what is left
-/// ([`crate::shutdown::Shutdown::force`]) and waits at most
+/// ([`crate::runtime::shutdown::Shutdown::force`]) and waits at most
 /// [`grace::AFTER_FORCE`] more ([`grace::wait_out`], the loops' rule). A
 /// thread that still has not ended then (one asleep in a long `--work`
 /// draw) is left to end with the process rather than joined.

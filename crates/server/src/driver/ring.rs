@@ -102,7 +102,7 @@ use super::timers::Timers;
 use super::wire::{Unsealed, Wire};
 use crate::conn::{Chunk, Conn, Event, Interest};
 use crate::error::ServerError;
-use crate::shared::{Local, Shared};
+use crate::runtime::shared::{Local, Shared};
 
 /// Submission queue entries; the completion queue is [`CQ`]. A turn that
 /// fills the submission queue submits it and goes on (see [`Ring::push`]).
@@ -755,7 +755,7 @@ impl<'s> Ring<'s> {
                 None => return,
             }
         }
-        policy::closed(self.site, &mut self.w, &slot.conn, &slot.wire);
+        policy::closed(self.site, &mut self.w, &slot.conn, slot.wire.resumed());
         slot.closing = Some(Closing::Dead);
         slot.out.clear();
     }
@@ -933,7 +933,7 @@ impl<'s> Ring<'s> {
             return;
         };
         if !matches!(slot.closing, Some(Closing::Dead)) {
-            policy::closed(self.site, &mut self.w, &slot.conn, &slot.wire);
+            policy::closed(self.site, &mut self.w, &slot.conn, slot.wire.resumed());
             slot.closing = Some(Closing::Dead);
         }
         slot.out.clear();

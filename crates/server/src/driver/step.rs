@@ -18,7 +18,7 @@ use rustix::io::Errno;
 
 use super::wire::Wire;
 use crate::conn::{Conn, Event, Interest};
-use crate::shared::{Local, Shared};
+use crate::runtime::shared::{Local, Shared};
 
 /// What one read or write did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

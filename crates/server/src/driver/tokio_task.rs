@@ -51,7 +51,7 @@ use super::step::{self, Moved};
 use super::wire::Wire;
 use crate::conn::{Buffers, Conn, Event, Interest};
 use crate::log::LogWriter;
-use crate::shared::{Local, Shared};
+use crate::runtime::shared::{Local, Shared};
 
 thread_local! {
     /// This runtime thread's [`Local`]; made on first use. A runtime belongs to one

@@ -57,7 +57,7 @@ use rustls::{HandshakeKind, ServerConfig, ServerConnection};
 
 use super::policy;
 use crate::conn::Chunk;
-use crate::shared::Shared;
+use crate::runtime::shared::Shared;
 
 /// Plaintext taken per `send` over TLS: one full record.
 pub(crate) const RECORD: usize = 16 * 1024;

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use crate::driver::evloop::EventLoop;
 use crate::error::ServerError;
-use crate::shared::Shared;
+use crate::runtime::shared::Shared;
 
 pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), ServerError> {
     EventLoop::new(site, listeners, false)?.run()

@@ -38,7 +38,7 @@ use crate::driver::evloop::EventLoop;
 use crate::driver::handoff;
 use crate::driver::policy;
 use crate::error::ServerError;
-use crate::shared::Shared;
+use crate::runtime::shared::Shared;
 
 pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), ServerError> {
     let (selector_end, workers_end) = handoff::channel(site.config.queue, site.config.workers)

@@ -57,13 +57,13 @@ use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags};
 
-use crate::child::{self, Ended};
 use crate::driver::accept;
 use crate::driver::blocking;
 use crate::driver::grace;
 use crate::driver::policy;
 use crate::error::ServerError;
-use crate::shared::Shared;
+use crate::runtime::child::{self, Ended};
+use crate::runtime::shared::Shared;
 
 /// How often live children are checked for a death the pipe did not report.
 const SWEEP: Duration = Duration::from_secs(1);

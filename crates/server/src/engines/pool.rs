@@ -18,7 +18,7 @@ use crossbeam_channel::TrySendError;
 use crate::driver::blocking::{self, Next};
 use crate::driver::policy;
 use crate::error::ServerError;
-use crate::shared::Shared;
+use crate::runtime::shared::Shared;
 
 pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), ServerError> {
     let (tx, rx) = crossbeam_channel::bounded::<(TcpStream, SocketAddr)>(site.config.queue);

@@ -41,12 +41,12 @@ use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags};
 
-use crate::child;
 use crate::driver::blocking::{self, Next};
 use crate::driver::grace;
 use crate::driver::policy;
 use crate::error::ServerError;
-use crate::shared::Shared;
+use crate::runtime::child;
+use crate::runtime::shared::Shared;
 
 /// A worker that ends sooner than this after its start is replaced only after
 /// [`RESPAWN_PAUSE`].

@@ -26,13 +26,13 @@ use std::sync::Arc;
 use crate::driver::evloop::EventLoop;
 use crate::engine::Engine;
 use crate::error::ServerError;
-use crate::shared::Shared;
+use crate::runtime::shared::Shared;
 
 pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), ServerError> {
     if site.config.workers == 1 {
         return EventLoop::new(site, listeners, false)?.run();
     }
-    super::on_workers(site, Engine::Reactor, |site| {
+    super::workers::on_workers(site, Engine::Reactor, |site| {
         EventLoop::new(site, listeners, true)?.run()
     })
 }

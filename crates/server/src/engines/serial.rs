@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::driver::blocking::{self, Next};
 use crate::error::ServerError;
-use crate::shared::Shared;
+use crate::runtime::shared::Shared;
 
 pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), ServerError> {
     let mut worker = site.local();

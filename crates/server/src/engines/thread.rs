@@ -30,7 +30,7 @@ use crate::driver::accept;
 use crate::driver::blocking::{self, Next};
 use crate::driver::policy;
 use crate::error::ServerError;
-use crate::shared::Shared;
+use crate::runtime::shared::Shared;
 
 /// Stack of a connection thread. The request path keeps its buffers on the
 /// heap (in `Conn` and `Local`), so a small stack suffices and 1024 threads
@@ -167,9 +167,10 @@ mod tests {
                 }),
             );
         }
-        let site =
-            crate::shared::Shared::new(crate::config::Config::new(env!("CARGO_MANIFEST_DIR")))
-                .unwrap();
+        let site = crate::runtime::shared::Shared::new(crate::config::Config::new(env!(
+            "CARGO_MANIFEST_DIR"
+        )))
+        .unwrap();
         while t.live.len() > 1 {
             t.reap(true, &site);
         }

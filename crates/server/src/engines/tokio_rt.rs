@@ -25,7 +25,7 @@ use crate::driver::accept::{Accepting, Step};
 use crate::driver::grace;
 use crate::driver::tokio_task::{adopt_local, serve};
 use crate::error::ServerError;
-use crate::shared::Shared;
+use crate::runtime::shared::Shared;
 
 pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), ServerError> {
     // One log buffer for every runtime thread: a task that moves between

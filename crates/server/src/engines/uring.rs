@@ -15,10 +15,10 @@ use std::sync::Arc;
 use crate::driver::ring::Ring;
 use crate::engine::Engine;
 use crate::error::ServerError;
-use crate::shared::Shared;
+use crate::runtime::shared::Shared;
 
 pub(crate) fn run(listeners: &[TcpListener], site: &Arc<Shared>) -> Result<(), ServerError> {
-    super::on_workers(site, Engine::Uring, |site| {
+    super::workers::on_workers(site, Engine::Uring, |site| {
         Ring::new(site, listeners)?.run()
     })
 }

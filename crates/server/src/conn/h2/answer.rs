@@ -13,8 +13,8 @@ use std::ops::Range;
 use servelab_http::response::OkStart;
 use servelab_http::{FileFields, ResponseHead};
 
-use crate::response::{Out, Persist};
-use crate::shared::Shared;
+use crate::runtime::shared::Shared;
+use crate::site::response::{Out, Persist};
 
 /// One response's head and small body; see the module docs.
 #[derive(Debug, Default)]
@@ -84,7 +84,7 @@ impl Out for Answer {
     fn add_challenge(&mut self) {
         // `CHALLENGE` is the HTTP/1.1 line: its value without name and CRLF.
         const NAME: &[u8] = b"WWW-Authenticate: ";
-        let line = crate::auth::CHALLENGE;
+        let line = crate::content::auth::CHALLENGE;
         self.push(b"www-authenticate", &line[NAME.len()..line.len() - 2]);
     }
 
@@ -99,7 +99,7 @@ mod tests {
 
     use super::*;
     use crate::config::Config;
-    use crate::handler::{self, Authorization};
+    use crate::site::handler::{self, Authorization};
 
     /// Fields as (lowercase name, value).
     type Fields = Vec<(Vec<u8>, Vec<u8>)>;

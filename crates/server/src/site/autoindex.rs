@@ -12,8 +12,8 @@ use servelab_http::listing::Listing;
 use servelab_http::{ResponseHead, Status};
 
 use crate::config::Dotfiles;
-use crate::response::{Body, Out, Persist, Response, small_ok};
-use crate::shared::Shared;
+use crate::runtime::shared::Shared;
+use crate::site::response::{Body, Out, Persist, Response, small_ok};
 
 /// Most entries one listing reads (about 1 MiB of HTML at most).
 pub(crate) const MAX_ENTRIES: usize = 5000;
@@ -28,7 +28,7 @@ pub(crate) fn respond(
     persist: Persist,
     head_only: bool,
     out: &mut impl Out,
-) -> Result<Response, crate::files::FileError> {
+) -> Result<Response, crate::content::files::FileError> {
     let dotfiles = site.config.dotfiles == Dotfiles::Serve;
     let mut listed = site.root.list(path, MAX_ENTRIES, dotfiles)?;
     let mut html = Vec::with_capacity(512 + 128 * listed.entries.len());

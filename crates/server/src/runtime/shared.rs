@@ -11,17 +11,17 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use crate::cache::FileCache;
-use crate::clock::Clock;
-use crate::compress::Compressor;
 use crate::config::Config;
+use crate::content::cache::FileCache;
+use crate::content::compress::Compressor;
+use crate::content::files::Root;
 use crate::error::ServerError;
-use crate::files::Root;
 use crate::log::{AccessLog, LogWriter};
-use crate::service::Service;
-use crate::shutdown::Shutdown;
-use crate::stats::Stats;
-use crate::stats::Tally;
+use crate::runtime::clock::Clock;
+use crate::runtime::service::Service;
+use crate::runtime::shutdown::Shutdown;
+use crate::runtime::stats::Stats;
+use crate::runtime::stats::Tally;
 
 /// The state a server's connections share.
 #[derive(Debug)]
@@ -41,7 +41,7 @@ pub(crate) struct Shared {
     pub(crate) stats: Arc<Stats>,
     pub(crate) shutdown: Shutdown,
     /// `--auth`: the users, loaded and checked at start (see `auth.rs`).
-    pub(crate) auth: Option<crate::auth::Auth>,
+    pub(crate) auth: Option<crate::content::auth::Auth>,
     /// The `--header` fields, encoded once (`Name: value\r\n` each).
     pub(crate) extra_headers: Vec<u8>,
     /// HTTPS: the TLS configuration every connection shares (made before any
@@ -74,7 +74,7 @@ impl Shared {
             h.encode(&mut extra_headers);
         }
         let auth = match &config.auth {
-            Some(path) => Some(crate::auth::Auth::load(path)?),
+            Some(path) => Some(crate::content::auth::Auth::load(path)?),
             None => None,
         };
         let carries = config.engine.carries_http2();

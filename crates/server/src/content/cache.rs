@@ -42,7 +42,7 @@ use servelab_http::FileFields;
 use servelab_http::conditional::ETag;
 use servelab_http::encoding::{Available, Coding};
 
-use crate::files::{FileError, OpenFile, Opened, Root};
+use crate::content::files::{FileError, OpenFile, Opened, Root};
 
 /// How long an entry is served without looking at the file system again.
 pub(crate) const REVALIDATE: Duration = Duration::from_secs(1);

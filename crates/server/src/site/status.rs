@@ -22,9 +22,9 @@ mod document;
 
 pub use document::{ByClass, Connections, Handshakes, Http2, Requests, StatusDocument};
 
-use crate::response::{Out, Persist, Response, small_ok};
-use crate::shared::{Local, Shared};
-use crate::stats::Snapshot;
+use crate::runtime::shared::{Local, Shared};
+use crate::runtime::stats::Snapshot;
+use crate::site::response::{Out, Persist, Response, small_ok};
 
 /// The JSON endpoint.
 pub(crate) const STATUS_PATH: &str = "/-/status";
@@ -223,14 +223,14 @@ mod tests {
             abandoned: 3,
             bytes_sent: 12345,
             responses: [0, 5, 1, 2, 2],
-            service: crate::service_time::ServiceTimes::default(),
-            tls: crate::stats::TlsCounts {
+            service: crate::runtime::service_time::ServiceTimes::default(),
+            tls: crate::runtime::stats::TlsCounts {
                 full: 4,
                 resumed: 2,
                 failed: 1,
-                ..crate::stats::TlsCounts::default()
+                ..crate::runtime::stats::TlsCounts::default()
             },
-            h2: crate::stats::H2Counts {
+            h2: crate::runtime::stats::H2Counts {
                 connections: 3,
                 open: 1,
                 streams: 9,

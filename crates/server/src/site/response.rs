@@ -3,8 +3,8 @@
 //! log and the counters) and the [`Body`] still to send with `sendfile(2)`; and
 //! [`Persist`], what a response head says about the connection.
 //!
-//! The producers of responses, [`crate::handler`] (the files),
-//! [`crate::status`] (the counters endpoints) and [`crate::autoindex`] (the
+//! The producers of responses, [`crate::site::handler`] (the files),
+//! [`crate::site::status`] (the counters endpoints) and [`crate::site::autoindex`] (the
 //! directory listings), build these; [`crate::conn`] consumes them. A small
 //! generated page is one call, [`small_ok`], so the generators need nothing
 //! from the handler.
@@ -22,7 +22,7 @@ use std::sync::Arc;
 use servelab_http::response::OkStart;
 use servelab_http::{FileFields, Part, ResponseHead, Status};
 
-use crate::shared::Shared;
+use crate::runtime::shared::Shared;
 
 /// Where a response goes: its head, then the small body behind it. See the
 /// module docs.
@@ -74,7 +74,7 @@ impl Out for Vec<u8> {
     fn add_challenge(&mut self) {
         // RFC 9110 15.5.2: a 401 carries the challenge (`--auth`).
         self.truncate(self.len() - 2);
-        self.extend_from_slice(crate::auth::CHALLENGE);
+        self.extend_from_slice(crate::content::auth::CHALLENGE);
         self.extend_from_slice(b"\r\n");
     }
 

@@ -5,7 +5,7 @@
 //! `fork(2)` in a multithreaded process copies only the calling thread; any lock
 //! another thread held at that moment stays locked forever in the child. So a
 //! child here never takes a lock the parent's other threads use: it gets its own
-//! log writer ([`crate::shared::Shared::process_local`]), writes its own messages
+//! log writer ([`crate::runtime::shared::Shared::process_local`]), writes its own messages
 //! with a bare `write(2)`, and updates only the shared atomics of `stats.rs`.
 //! glibc's `malloc` is fork-safe (it resets its arenas' locks in the child), so
 //! ordinary Rust allocation is fine. Tests run servers on threads of one process,
@@ -31,7 +31,7 @@ use std::sync::Arc;
 
 use rustix::event::{PollFd, PollFlags};
 
-use crate::shared::Shared;
+use crate::runtime::shared::Shared;
 
 /// Forks. `Ok(None)` in the child, `Ok(Some(pid))` in the parent.
 pub(crate) fn fork() -> std::io::Result<Option<libc::pid_t>> {
@@ -183,7 +183,7 @@ pub(crate) fn report(what: &str, pid: libc::pid_t, ended: Option<Ended>) -> bool
 }
 
 /// The grace period is over and `pids` have not ended: cuts every connection
-/// ([`crate::shutdown::Shutdown::force`]), kills them all with SIGKILL, then
+/// ([`crate::runtime::shutdown::Shutdown::force`]), kills them all with SIGKILL, then
 /// reaps each. Returns how each ended, for the caller to account and report.
 pub(crate) fn cut_off(pids: &[libc::pid_t], site: &Shared) -> Vec<(libc::pid_t, Option<Ended>)> {
     site.shutdown.force();

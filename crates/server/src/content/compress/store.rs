@@ -140,7 +140,7 @@ mod tests {
     use std::time::{Duration, UNIX_EPOCH};
 
     use super::*;
-    use crate::compress::Stored;
+    use crate::content::compress::Stored;
 
     fn key(n: u64, coding: Coding) -> Key {
         Key {

@@ -56,7 +56,7 @@ use servelab_http::FileFields;
 use servelab_http::conditional::ETag;
 use servelab_http::encoding::Coding;
 
-use crate::cache::{CachedFile, INLINE_BODY};
+use crate::content::cache::{CachedFile, INLINE_BODY};
 use store::{Key, Store};
 
 /// Smallest body compressed: 1 KiB. Below it the body and its head (about 250
@@ -228,8 +228,8 @@ mod tests {
 
     use super::codec::tests::{decode, text};
     use super::*;
-    use crate::cache::{Entry, FileCache};
-    use crate::files::Root;
+    use crate::content::cache::{Entry, FileCache};
+    use crate::content::files::Root;
 
     fn cached<'c>(cache: &'c mut FileCache, root: &Root, name: &str) -> &'c CachedFile {
         match cache.open(root, name, Instant::now()).unwrap() {

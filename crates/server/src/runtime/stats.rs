@@ -38,7 +38,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::service_time::{self, BUCKETS, ServiceTimes};
+use crate::runtime::service_time::{self, BUCKETS, ServiceTimes};
 
 /// One counter on its own cache line.
 #[derive(Debug, Default)]

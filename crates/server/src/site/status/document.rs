@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::stats::Snapshot;
+use crate::runtime::stats::Snapshot;
 
 /// The body of `GET /-/status`. Keys are stable; scripts may rely on them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

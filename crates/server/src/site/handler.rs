@@ -9,20 +9,20 @@
 //! 1. method: GET and HEAD are served; other registered methods get 405 with
 //!    `Allow`, unknown ones 501;
 //! 2. credentials: with `--auth`, a request without a valid `Authorization:
-//!    Basic` gets 401 and the challenge ([`crate::auth`]), `/-/status` too;
+//!    Basic` gets 401 and the challenge ([`crate::content::auth`]), `/-/status` too;
 //! 3. path: percent-decoded and normalised by `servelab_http::path`, 400 when it
 //!    is unsafe; a dotfile is 404 unless `--dotfiles serve` (`/.well-known/`
 //!    excepted, see `servelab_http::dotfile`); opened beneath the root (see
-//!    [`crate::files`]);
+//!    [`crate::content::files`]);
 //!    with `--spa`, a missing route gets the root's `index.html` instead of
-//!    404 ([`crate::spa`]);
+//!    404 ([`crate::site::spa`]);
 //! 4. directories: with a trailing slash their `index.html` (or, with
-//!    `--autoindex` and no `index.html`, a listing: [`crate::autoindex`]; without
+//!    `--autoindex` and no `index.html`, a listing: [`crate::site::autoindex`]; without
 //!    it a 404 whose page names the flag), without it a 301;
 //! 5. representation (12.5.3): `Accept-Encoding` against the precompressed
 //!    siblings the file cache found (`X.br`, `X.zst`, `X.gz`) and, with
 //!    `--compress`, the codings the server can make itself for a text file
-//!    without `Range` ([`crate::compress`]; a sibling wins on equal weights);
+//!    without `Range` ([`crate::content::compress`]; a sibling wins on equal weights);
 //!    406 only when the client excludes the plain file and accepts none of
 //!    them. Everything below applies to the representation chosen: its ETag,
 //!    its time, its length;
@@ -47,13 +47,13 @@ use servelab_http::{
     ContentRange, Method, Multipart, PathKind, RangeSet, RequestHead, ResponseHead, Status, dotfile,
 };
 
-use crate::cache::{CachedFile, Entry, FileCache};
-use crate::clock::Clock;
-use crate::compress::{Encoded, Stored};
 use crate::config::Dotfiles;
-use crate::files::FileError;
-use crate::response::{Body, Out, Persist, Response};
-use crate::shared::{Local, Shared};
+use crate::content::cache::{CachedFile, Entry, FileCache};
+use crate::content::compress::{Encoded, Stored};
+use crate::content::files::FileError;
+use crate::runtime::clock::Clock;
+use crate::runtime::shared::{Local, Shared};
+use crate::site::response::{Body, Out, Persist, Response};
 
 /// 406 Not Acceptable (RFC 9110 15.5.7).
 const NOT_ACCEPTABLE: Status = Status::NOT_ACCEPTABLE;
@@ -110,7 +110,7 @@ pub(crate) fn respond(
     // here too, so that a server without it makes no call (20 instructions of a
     // keep-alive request under callgrind, 2026-11-26).
     if site.config.status
-        && let Some(resp) = crate::status::respond(req, head_only, site, w, persist, out)
+        && let Some(resp) = crate::site::status::respond(req, head_only, site, w, persist, out)
     {
         return resp;
     }
@@ -170,7 +170,7 @@ fn serve_path(
         Ok(Entry::Dir { .. }) => {
             redirect_to_dir(ask.req.target, site, date, persist, head_only, out)
         }
-        Err(FileError::NotFound) if site.config.spa && crate::spa::is_route(path) => {
+        Err(FileError::NotFound) if site.config.spa && crate::site::spa::is_route(path) => {
             match files.open(&site.root, "index.html", clock.now()) {
                 Ok(Entry::File(f)) => send_file(ask, f, site, clock, persist, out),
                 Ok(Entry::Dir { .. }) => error_at(Status::NOT_FOUND, date, persist, head_only, out),
@@ -204,13 +204,15 @@ fn serve_dir(
         Ok(Entry::File(f)) => send_file(ask, f, site, clock, persist, out),
         Ok(Entry::Dir { .. }) => error_at(Status::NOT_FOUND, date, persist, head_only, out),
         Err(FileError::NotFound) if site.config.autoindex => {
-            match crate::autoindex::respond(path, site, date, persist, head_only, out) {
+            match crate::site::autoindex::respond(path, site, date, persist, head_only, out) {
                 Ok(resp) => resp,
                 Err(e) => file_error(e, path, date, persist, head_only, out),
             }
         }
         // The directory exists (its entry was just found): say what would list it.
-        Err(FileError::NotFound) => crate::autoindex::not_listed(date, persist, head_only, out),
+        Err(FileError::NotFound) => {
+            crate::site::autoindex::not_listed(date, persist, head_only, out)
+        }
         Err(e) => file_error(e, &index, date, persist, head_only, out),
     }
 }
@@ -349,7 +351,7 @@ fn send_file(
 /// request may not be compressed (see `compress.rs`).
 #[inline(never)]
 fn negotiate_with_compress(req: &RequestHead<'_>, file: &CachedFile) -> (Negotiated, bool) {
-    let could = crate::compress::eligible(file);
+    let could = crate::content::compress::eligible(file);
     let compress = if could && req.range.is_none() {
         Available::ALL
     } else {
