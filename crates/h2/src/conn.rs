@@ -37,11 +37,12 @@ use std::marker::PhantomData;
 
 use crate::error::{ErrorCode, H2Error};
 use crate::event::Event;
-use crate::frame::{Frame, PREFACE, Parse, SettingsPayload, StreamId, decode_frame, encode_frame};
+use crate::frame::{Frame, PREFACE, Parse, SettingsPayload, decode_frame, encode_frame};
 use crate::hpack::{Decoder, Encoder};
 use crate::limits::Limits;
 use crate::settings::{DEFAULT_HEADER_TABLE_SIZE, DEFAULT_WINDOW, Settings};
 use crate::stream::Stream;
+use crate::stream_id::StreamId;
 
 pub use client::RequestHead;
 use guard::Guard;
@@ -186,7 +187,7 @@ pub struct Connection<R: Role> {
     events: VecDeque<Event>,
     /// Requests the driver gave back ([`ServerConn::recycle`]), whose buffers the next
     /// requests reuse.
-    spare_requests: Vec<crate::Request>,
+    spare_requests: Vec<crate::request::Request>,
     /// Responses and bodies the driver gave back ([`ClientConn::recycle`]).
     spare: client::Spare,
     role: PhantomData<R>,

@@ -7,7 +7,7 @@
 //! error becomes RST_STREAM and the connection goes on; a connection error becomes GOAWAY
 //! and the connection ends once the driver has written it.
 
-use crate::frame::StreamId;
+use crate::stream_id::StreamId;
 
 /// An error code as carried by RST_STREAM and GOAWAY (RFC 9113 §7). Codes this crate does not
 /// know are kept as [`ErrorCode::Unknown`]: the RFC forbids giving them special behaviour, so

@@ -2,9 +2,9 @@
 //! ([`crate::Connection::poll_event`]).
 
 use crate::error::ErrorCode;
-use crate::frame::StreamId;
 use crate::request::Request;
 use crate::response::Response;
+use crate::stream_id::StreamId;
 
 /// Something the driver acts on.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -15,13 +15,13 @@
 pub mod decode;
 pub mod encode;
 
-use std::fmt;
-
 use crate::error::ErrorCode;
 
 pub use decode::decode_frame;
 pub use encode::{encode_frame, encode_header_block};
 pub use servelab_http::Parse;
+// Where it always was for the crate's users; `stream_id.rs` owns it.
+pub use crate::stream_id::StreamId;
 
 /// The octets a client sends first (RFC 9113 §3.4), before its SETTINGS frame.
 pub const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -64,30 +64,15 @@ pub const MAX_MAX_FRAME_SIZE: u32 = (1 << 24) - 1;
 /// The largest flow-control window: 2^31-1 (RFC 9113 §6.9.1).
 pub const MAX_WINDOW: u32 = (1 << 31) - 1;
 
-/// A stream identifier (31 bits; the reserved bit is cleared on decode). Zero is the
-/// connection itself; clients open odd ids, servers even ones.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct StreamId(pub u32);
-
-impl StreamId {
-    /// Stream 0: frames that concern the whole connection.
-    pub const CONNECTION: StreamId = StreamId(0);
-
-    /// True for stream 0.
-    pub fn is_connection(self) -> bool {
-        self.0 == 0
-    }
-
-    /// True for ids a client opens (odd).
-    pub fn is_client_initiated(self) -> bool {
-        self.0 % 2 == 1
-    }
-}
-
-impl fmt::Display for StreamId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
+/// Setting identifiers (RFC 9113 §6.5.2), as SETTINGS frames carry them.
+#[allow(missing_docs)]
+pub mod setting {
+    pub const HEADER_TABLE_SIZE: u16 = 0x1;
+    pub const ENABLE_PUSH: u16 = 0x2;
+    pub const MAX_CONCURRENT_STREAMS: u16 = 0x3;
+    pub const INITIAL_WINDOW_SIZE: u16 = 0x4;
+    pub const MAX_FRAME_SIZE: u16 = 0x5;
+    pub const MAX_HEADER_LIST_SIZE: u16 = 0x6;
 }
 
 /// Frame type codes (RFC 9113 §6).

@@ -40,14 +40,16 @@
 //! [`hpack`], [`settings`]) are public for anything else.
 //!
 //! # Layout
-//! - [`frame`]: frame types, decoder and encoder; the connection preface.
+//! - [`frame`]: frame types, decoder and encoder; the connection preface; the
+//!   frame type, flag and setting codes.
 //! - [`hpack`]: header compression, with limits.
 //! - [`settings`]: SETTINGS parameters.
 //! - [`limits`]: every bound a connection enforces, and why.
 //! - [`conn`]: the connection state machine, server ([`ServerConn`]) or client
 //!   ([`ClientConn`]); [`event`]: what it reports.
 //! - [`request`], [`response`]: heads from decoded fields (pseudo-headers, §8.3).
-//! - [`stream`]: stream states and windows.
+//! - [`stream`]: stream states and windows; [`StreamId`] (`stream_id.rs`), which
+//!   frames, events and errors all name.
 //! - [`error`]: error codes, stream and connection errors.
 
 #![deny(missing_docs)]
@@ -63,13 +65,17 @@ pub mod request;
 pub mod response;
 pub mod settings;
 pub mod stream;
+mod stream_id;
 
 pub use conn::{
     Client, ClientConn, Connection, RequestHead, Role, SendError, Server, ServerConn, State,
 };
 pub use error::{ErrorCode, H2Error};
 pub use event::Event;
-pub use frame::StreamId;
 pub use limits::Limits;
 pub use request::Request;
 pub use response::Response;
+pub use stream_id::StreamId;
+
+#[cfg(test)]
+mod layout;

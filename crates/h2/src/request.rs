@@ -8,7 +8,7 @@
 use std::ops::Range;
 
 use crate::field::{all_visible, check_value, regular_name};
-use crate::frame::StreamId;
+use crate::stream_id::StreamId;
 
 /// A request head, owned (it outlives the input buffer the fields were decoded from).
 ///

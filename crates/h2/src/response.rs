@@ -12,7 +12,7 @@
 //! reuse (perf).
 
 use crate::field::{check_value, regular_name};
-use crate::frame::StreamId;
+use crate::stream_id::StreamId;
 
 /// A response head, owned.
 #[derive(Debug, Clone, PartialEq, Eq)]

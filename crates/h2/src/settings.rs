@@ -8,16 +8,9 @@
 
 use crate::frame::{MIN_MAX_FRAME_SIZE, SettingsPayload};
 
-/// Setting identifiers.
-#[allow(missing_docs)]
-pub mod id {
-    pub const HEADER_TABLE_SIZE: u16 = 0x1;
-    pub const ENABLE_PUSH: u16 = 0x2;
-    pub const MAX_CONCURRENT_STREAMS: u16 = 0x3;
-    pub const INITIAL_WINDOW_SIZE: u16 = 0x4;
-    pub const MAX_FRAME_SIZE: u16 = 0x5;
-    pub const MAX_HEADER_LIST_SIZE: u16 = 0x6;
-}
+/// Setting identifiers (RFC 9113 §6.5.2). They live with the frame codec,
+/// whose decoder checks their values.
+pub use crate::frame::setting as id;
 
 /// The initial flow-control window of every stream and of the connection (§6.9.2).
 pub const DEFAULT_WINDOW: u32 = 65_535;

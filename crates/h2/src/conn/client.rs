@@ -4,10 +4,11 @@
 use crate::conn::{Client, Connection, Phase, Role, SendError};
 use crate::error::{ErrorCode, H2Error};
 use crate::event::Event;
-use crate::frame::{MAX_WINDOW, StreamId};
+use crate::frame::MAX_WINDOW;
 use crate::hpack::HpackError;
 use crate::response::{Response, ResponseBuilder};
 use crate::stream::Stream;
+use crate::stream_id::StreamId;
 
 use ErrorCode::ProtocolError;
 
@@ -227,7 +228,9 @@ impl<R: Role> Connection<R> {
 
 #[cfg(test)]
 mod tests {
-    use crate::{ClientConn, Event, Limits, RequestHead, ServerConn};
+    use crate::conn::{ClientConn, RequestHead, ServerConn};
+    use crate::event::Event;
+    use crate::limits::Limits;
 
     const GET: RequestHead<'static> = RequestHead {
         method: "GET",

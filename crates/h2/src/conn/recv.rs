@@ -5,8 +5,9 @@ use crate::conn::guard::Abuse;
 use crate::conn::{Connection, HeaderBlock, Phase, Role};
 use crate::error::{ErrorCode, H2Error};
 use crate::event::Event;
-use crate::frame::{Frame, MAX_WINDOW, SettingsPayload, StreamId};
+use crate::frame::{Frame, MAX_WINDOW, SettingsPayload};
 use crate::hpack::HpackError;
+use crate::stream_id::StreamId;
 
 use ErrorCode::{FlowControlError, ProtocolError, StreamClosed};
 

@@ -6,7 +6,8 @@ use crate::conn::{Connection, Phase, Role};
 use crate::error::{ErrorCode, H2Error};
 use crate::event::Event;
 use crate::field::CONNECTION_SPECIFIC;
-use crate::frame::{Frame, StreamId, encode_frame, encode_header_block};
+use crate::frame::{Frame, encode_frame, encode_header_block};
+use crate::stream_id::StreamId;
 
 /// Why the driver's answer was not sent. Neither is a failure of the driver: the peer went
 /// away first (an [`Event::Reset`] or the connection's end says so too).

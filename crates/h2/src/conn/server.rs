@@ -4,10 +4,10 @@
 use crate::conn::{Connection, Role, SendError, Server};
 use crate::error::{ErrorCode, H2Error};
 use crate::event::Event;
-use crate::frame::StreamId;
 use crate::hpack::HpackError;
 use crate::request::{Request, RequestBuilder};
 use crate::stream::Stream;
+use crate::stream_id::StreamId;
 
 use ErrorCode::ProtocolError;
 

@@ -5,11 +5,12 @@
 //! without the driver buffering any of it.
 
 use crate::error::{ErrorCode, H2Error};
+use crate::frame::setting;
 use crate::frame::{
     Frame, FrameHeader, HEADER_LEN, MAX_MAX_FRAME_SIZE, MAX_WINDOW, MIN_MAX_FRAME_SIZE, Parse,
-    Priority, SettingsPayload, StreamId, flag, kind,
+    Priority, SettingsPayload, flag, kind,
 };
-use crate::settings::id as setting;
+use crate::stream_id::StreamId;
 
 use ErrorCode::{FlowControlError, FrameSizeError, ProtocolError};
 

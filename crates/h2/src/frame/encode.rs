@@ -5,7 +5,8 @@
 //! the data. It does not check what the decoder checks: the connection only builds valid
 //! frames, and the round-trip tests below hold the two to the same format.
 
-use crate::frame::{Frame, HEADER_LEN, MAX_WINDOW, Priority, StreamId, flag, kind};
+use crate::frame::{Frame, HEADER_LEN, MAX_WINDOW, Priority, flag, kind};
+use crate::stream_id::StreamId;
 
 /// Appends a frame header.
 pub fn encode_header(out: &mut Vec<u8>, len: usize, kind: u8, flags: u8, stream: StreamId) {

@@ -263,7 +263,7 @@ fn string(s: &[u8], out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hpack::Decoder;
+    use crate::hpack::decoder::Decoder;
 
     #[test]
     fn encoded_fields_decode_to_the_same_list() {
