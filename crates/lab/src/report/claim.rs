@@ -62,22 +62,51 @@ impl Verdict {
     }
 }
 
-/// Checks whose failure means a point says nothing about the server: the
-/// client was the bottleneck, the measurement broke Little's law (a client
-/// that fell behind, an end-of-run effect), or another process took CPU from
-/// the server or the client during a window.
-const DISQUALIFYING: &[CheckKind] = &[CheckKind::Client, CheckKind::LittlesLaw, CheckKind::Machine];
-
 /// Why a point cannot be evidence about the server, if it cannot (the claims
 /// and the conclusion both ask).
 pub(crate) fn disqualified(p: &PointRecord) -> Option<String> {
-    let failed: Vec<String> = p
+    let failing: Vec<_> = p
         .checks
         .iter()
-        .filter(|c| !c.passed && DISQUALIFYING.contains(&c.kind))
+        .filter(|c| !c.passed && to_judge_it(c.kind).is_some())
+        .collect();
+    if failing.is_empty() {
+        return None;
+    }
+    let failed: Vec<String> = failing
+        .iter()
         .map(|c| format!("{} check failed: {}", c.kind.label(), c.detail))
         .collect();
-    (!failed.is_empty()).then(|| format!("{} is flagged ({})", p.label(), failed.join("; ")))
+    let mut needs: Vec<&str> = failing.iter().filter_map(|c| to_judge_it(c.kind)).collect();
+    needs.dedup();
+    Some(format!(
+        "{} is flagged ({}); judging it needs {}",
+        p.label(),
+        failed.join("; "),
+        needs.join(", and ")
+    ))
+}
+
+/// Which checks disqualify a point, and what it would need before it could
+/// be judged (METHOD.md: a verdict that cannot decide says what would). A
+/// failed check of these means the point says nothing about the server: the
+/// client was the bottleneck, the measurement broke Little's law (a client
+/// that fell behind, an end-of-run effect), or another process took CPU from
+/// the server or the client during a window. `None`: the check's failure is
+/// shown beside the point but does not bar it (errors and unfinished requests
+/// are part of what a server does under load; a short window or a CPU figure
+/// off its floor is said, not disqualifying).
+fn to_judge_it(kind: CheckKind) -> Option<&'static str> {
+    match kind {
+        CheckKind::Client => Some(
+            "a load generator with CPU to spare (more CPUs than the server's, or a machine of its own)",
+        ),
+        CheckKind::LittlesLaw => {
+            Some("windows that obey Little's law (the check's terms say which one is off)")
+        }
+        CheckKind::Machine => Some("a rerun with nothing else running on the machine"),
+        CheckKind::Errors | CheckKind::Unfinished | CheckKind::Window | CheckKind::Cpu => None,
+    }
 }
 
 /// A claim with its verdict and reason.
@@ -1160,6 +1189,12 @@ expect = "higher"
         let t = &test_all(&exp, &r)[0];
         assert_eq!(t.verdict, Verdict::NoEvidence, "{t:?}");
         assert!(t.reason.contains("client check failed"), "{}", t.reason);
+        assert!(
+            t.reason
+                .contains("judging it needs a load generator with CPU to spare"),
+            "{}",
+            t.reason
+        );
         // A passed check, or a failed one that says nothing of the client, is no bar.
         let p = r.points.iter_mut().find(at(4.0)).unwrap();
         p.checks[0].kind = CheckKind::Errors;
