@@ -245,13 +245,20 @@ fn the_fit_recovers_the_cpu_demand_and_writes_a_report_that_parses() {
     assert!(err.contains("never overwrites"), "{err}");
 }
 
-/// A server that loses half its CPU once the fit is done: the test stops and
-/// continues it (SIGSTOP/SIGCONT, 10 ms each) from the moment `predict`
-/// prints its fit line until `predict` exits. The validation then measures
-/// about half the throughput the fit predicts past the knee, whatever the
-/// model: the throughput target is missed, so the exit is 4 with a line
-/// saying so, and the report is still written. Its progress goes to a pipe:
-/// one line a step.
+/// A server that loses three quarters of its CPU once the fit is done: the
+/// test stops it for 30 ms and lets it run for 10 (SIGSTOP/SIGCONT) from the
+/// moment `predict` prints its fit line until `predict` exits. The validation
+/// then measures about a quarter of the throughput the fit predicts past the
+/// knee, whatever the model: the throughput target is missed, so the exit is 4
+/// with a line saying so, and the report is still written. Its progress goes
+/// to a pipe: one line a step.
+///
+/// Why a quarter, not half (10 ms each way, until 2026-12-04): the server is
+/// not pinned, so its two workers may use both CPUs, and a fit made from the
+/// low steps may settle on one core (`c = 1`); half of two cores' throughput
+/// is then the one-core model's own, and the target was judged inconclusive
+/// (errors of 11-42% within the intervals of 0.2 s windows) on a quiet
+/// machine. A quarter is below either model by more than the windows' spread.
 #[test]
 fn a_missed_target_is_exit_4_and_a_line_and_no_validate_is_exit_0() {
     use std::io::{BufRead, BufReader};
@@ -291,7 +298,7 @@ fn a_missed_target_is_exit_4_and_a_line_and_no_validate_is_exit_0() {
             while !done.load(Ordering::Relaxed) {
                 if throttle.load(Ordering::Relaxed) {
                     let _ = kill_process(server, Signal::STOP);
-                    std::thread::sleep(std::time::Duration::from_millis(10));
+                    std::thread::sleep(std::time::Duration::from_millis(30));
                     let _ = kill_process(server, Signal::CONT);
                 }
                 std::thread::sleep(std::time::Duration::from_millis(10));
