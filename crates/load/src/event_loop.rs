@@ -33,12 +33,11 @@
 //! client CPU per request; with 5 us and more load sleeps less than h2load
 //! and gets more from nginx (over h2c 1.10 ± 0.07 of h2load's rate at 5 us,
 //! over TLS 1.09 ± 0.06 at 10 us), at up to 1.09-1.13x h2load's client CPU
-//! over h2c (10-20 us). HTTP/2's
-//! default is 3 us; HTTP/1.1's is off (not measured here, and load already
-//! costs about what wrk does there). The step from 2 to 5 us is steep and was
-//! measured on one virtual machine only; it likely moves with the cost of a
-//! system call and the server's spacing of responses. Elsewhere
-//! `--poll-before-sleep` retunes it, and 0 turns it off.
+//! over h2c (10-20 us). HTTP/2's default is 3 us; HTTP/1.1's is off (not
+//! measured here, and load already costs about what wrk does there). The
+//! step from 2 to 5 us is steep and was measured on one virtual machine only;
+//! it likely moves with the cost of a system call and the server's spacing of
+//! responses. Elsewhere `--poll-before-sleep` retunes it, and 0 turns it off.
 //!
 //! Layout (one [`ClientLoop`], its methods split by noun):
 //! - this file: the loop itself (wait, events, timers, the wake-up timerfd),
