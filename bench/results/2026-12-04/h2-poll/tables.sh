@@ -12,6 +12,11 @@ MIN_U=0.97 python3 paired.py $ARGS > paired-saturated.txt
 python3 paired.py $ARGS > paired-all-rounds.txt
 MIN_U=0.97 python3 direct.py $DARGS > direct-saturated.txt
 python3 direct.py $DARGS > direct-all-rounds.txt
+# r8-1: the committed default (no flag: 3 us with --h2) against main, after the choice.
+MIN_U=0.97 python3 paired.py default=r8-1.csv:load main=r8-1.csv:base > confirm-saturated.txt
+python3 paired.py default=r8-1.csv:load main=r8-1.csv:base > confirm-all-rounds.txt
+MIN_U=0.97 python3 direct.py default/main=r8-1.csv:load/base >> confirm-saturated.txt
+python3 direct.py default/main=r8-1.csv:load/base >> confirm-all-rounds.txt
 python3 - <<'PY' > saturation.txt
 import csv, glob
 print("nginx's utilisation U = X * D (rate x nginx CPU per request) per invocation and mode")
