@@ -11,6 +11,34 @@
 //! per request. All system calls go through `rustix`, whose wrappers are safe:
 //! this module has no `unsafe`.
 //!
+//! Poll before blocking (`--poll-before-sleep`, [`waker::poll_then_wait`]):
+//! on loopback the server pays for waking its client. Its `send` delivers the
+//! segment and wakes the blocked client thread from the server's own context,
+//! with an IPI that on a virtual machine exits to the hypervisor (about 8 us
+//! of nginx's CPU each, bench/results/2026-12-04/h2-wakeups). A cheap client
+//! sleeps more often than a busy one, and the server looks slower under it:
+//! blocking at once, `load --h2` got 0.90 ± 0.03 of h2load's requests/s from
+//! nginx at 50x10 over TLS and h2c while it blocked 0.47 and 0.67 times per
+//! request against h2load's 0.10 and 0.30. So while a request is in flight the
+//! loop first calls `epoll_wait` with a zero timeout until something is ready
+//! or a budget has passed (one clock read per poll), and blocks only then. It
+//! never polls past its planned wait (timers, thinks, the time limit and the
+//! stop flag keep their deadlines), nor while nothing is in flight (users
+//! thinking), and a wake found by polling teaches [`WakeLead`] nothing.
+//! The budget is a trade, measured against nginx at 50x10
+//! (bench/results/2026-12-04/h2-poll): 1-2 us change little over TLS (load
+//! still 0.89-0.91 of h2load's rate); 3 us cut load's blocks per request to
+//! 0.18 and 0.33 (h2load: 0.11, 0.31), and load got 1.03 ± 0.04 of
+//! h2load's rate over TLS and 1.00 ± 0.04 over h2c at 0.89 and 0.98 of its
+//! client CPU per request; with 5 us and more load sleeps less than h2load
+//! and gets more from nginx (over h2c 1.10 ± 0.07 of h2load's rate at 5 us,
+//! over TLS 1.09 ± 0.06 at 10 us), at up to 1.09-1.13x h2load's client CPU
+//! over h2c (10-20 us). HTTP/2's default is 3 us; HTTP/1.1's is off (not
+//! measured here, and load already costs about what wrk does there). The
+//! step from 2 to 5 us is steep and was measured on one virtual machine only;
+//! it likely moves with the cost of a system call and the server's spacing of
+//! responses. Elsewhere `--poll-before-sleep` retunes it, and 0 turns it off.
+//!
 //! Layout (one [`ClientLoop`], its methods split by noun):
 //! - this file: the loop itself (wait, events, timers, the wake-up timerfd),
 //!   and the count of the requests unfinished when it ends;
@@ -29,7 +57,7 @@ mod open;
 mod tls_io;
 mod waker;
 
-use waker::{Waker, is_timer, wait_events};
+use waker::{Waker, is_timer, poll_then_wait};
 
 use std::collections::VecDeque;
 use std::os::fd::OwnedFd;
@@ -119,6 +147,9 @@ pub(crate) struct LoopConfig {
     /// HTTP/2 (`--h2`): the streams per connection; `None` for HTTP/1.1.
     /// Closed users are then `users` connections × `streams` slots.
     pub streams: Option<u32>,
+    /// How long the loop polls its sockets before it blocks while requests
+    /// are in flight (`--poll-before-sleep`; zero: it blocks at once).
+    pub poll_before_sleep: Duration,
 }
 
 impl LoopConfig {
@@ -150,6 +181,18 @@ impl LoopConfig {
             .then_some(true)
     }
 
+    /// How long a loop polls before it blocks (see [`poll_then_wait`]):
+    /// `poll_before_sleep` while `sent > completed` (a request is in flight,
+    /// so an answer is coming), zero otherwise (users thinking, nothing to
+    /// wait for but a timer).
+    fn poll_budget(&self, rec: &Recorder) -> Duration {
+        budget_in_flight(
+            self.poll_before_sleep,
+            rec.counts.sent,
+            rec.counts.completed,
+        )
+    }
+
     /// Until when a loop may sleep: its next timed event `timed`, the run's
     /// time limit, and at most [`MAX_WAIT`] (so that the stop flag is seen).
     fn sleep_until(&self, now: Instant, timed: Option<Instant>) -> Instant {
@@ -161,6 +204,16 @@ impl LoopConfig {
             until = until.min(d);
         }
         until
+    }
+}
+
+/// The poll budget of a loop that has sent `sent` requests and finished
+/// `completed`: `budget` while one is in flight, zero otherwise.
+fn budget_in_flight(budget: Duration, sent: u64, completed: u64) -> Duration {
+    if sent > completed {
+        budget
+    } else {
+        Duration::ZERO
     }
 }
 
@@ -529,14 +582,16 @@ impl ClientLoop {
             } else {
                 Duration::ZERO
             };
-            let slept_from = Instant::now();
-            let Some(n) = wait_events(&self.epoll, &mut events[..], wait)? else {
+            let budget = self.cfg.poll_budget(&self.rec);
+            let (got, slept_from) =
+                poll_then_wait(&self.epoll, &mut events[..], wait, budget, Instant::now())?;
+            let Some(n) = got else {
                 continue;
             };
             let woke = Instant::now();
             for ev in &events[..n] {
                 if is_timer(ev) {
-                    self.waker.woke(woke, slept_from);
+                    self.waker.woke(woke, slept_from.unwrap_or(woke));
                     continue;
                 }
                 let (i, generation) = ClientConn::untoken(ev.data.u64());
@@ -659,6 +714,16 @@ mod tests {
             lead.learn(Duration::from_millis(50));
         }
         assert_eq!(lead.get(), WakeLead::MAX);
+    }
+
+    #[test]
+    fn the_loop_polls_only_while_a_request_is_in_flight() {
+        let b = Duration::from_micros(20);
+        assert_eq!(budget_in_flight(b, 10, 9), b);
+        // Every user thinking (or nothing sent yet): block at once.
+        assert_eq!(budget_in_flight(b, 10, 10), Duration::ZERO);
+        assert_eq!(budget_in_flight(b, 0, 0), Duration::ZERO);
+        assert_eq!(budget_in_flight(Duration::ZERO, 10, 9), Duration::ZERO);
     }
 
     #[test]

@@ -124,6 +124,7 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
             start,
             deadline,
             streams: seg.protocol.is_h2().then(|| seg.protocol.streams()),
+            poll_before_sleep: seg.poll_before_sleep(),
         };
         let c = Arc::clone(&control);
         let h = std::thread::Builder::new()

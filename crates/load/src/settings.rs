@@ -98,6 +98,11 @@ pub struct LoadSettings {
     /// HTTP/2: requests in flight per connection (`--streams`; default 1).
     #[serde(default, deserialize_with = "read")]
     pub streams: Option<u32>,
+    /// How long the client polls its sockets before it blocks, while
+    /// requests are in flight (`--poll-before-sleep`, TIME; `0` is off;
+    /// absent: the protocol's default, see [`LoadSpec::poll_before_sleep`]).
+    #[serde(default, deserialize_with = "read")]
+    pub poll_before_sleep: Option<Duration>,
 }
 
 /// Retries after a timeout: a count, or without end (`inf`, seed 002's users).
@@ -150,6 +155,7 @@ impl LoadSettings {
         "tls_resume",
         "protocol",
         "streams",
+        "poll_before_sleep",
     ];
 
     /// The settings given as (key, text) pairs, each key a field's name
@@ -239,6 +245,9 @@ impl LoadSettings {
         }
         if let Some(r) = self.tls_resume {
             spec.tls.resume = r;
+        }
+        if let Some(d) = self.poll_before_sleep {
+            spec.poll_before_sleep = Some(d);
         }
         Ok(())
     }
@@ -350,7 +359,7 @@ mod tests {
         let s = settings(
             "users = 8\nsession = \"10\"\nthink = \"exp:1s\"\nduration = \"30s\"\n\
              timeout = \"2s\"\nretries = \"inf\"\nretry_wait = \"0.5s\"\ntls_resume = false\n\
-             protocol = \"h2\"\nstreams = 100",
+             protocol = \"h2\"\nstreams = 100\npoll_before_sleep = \"5us\"",
         )
         .unwrap();
         let mut sp = spec();
@@ -369,6 +378,7 @@ mod tests {
         assert_eq!(sp.retry_wait, "0.5s".parse().unwrap());
         assert!(!sp.tls.resume);
         assert_eq!(sp.protocol, Protocol::H2 { streams: 100 });
+        assert_eq!(sp.poll_before_sleep, Some(Duration::from_micros(5)));
 
         let open = settings("rate = 500.5\narrival = \"uniform\"\nconnections = 7").unwrap();
         let mut sp = spec();
@@ -382,6 +392,35 @@ mod tests {
                 session: None
             }
         );
+    }
+
+    #[test]
+    fn poll_before_sleep_is_the_protocols_default_unless_given_and_0_is_off() {
+        use crate::spec::{DEFAULT_POLL_BEFORE_SLEEP_H2, DEFAULT_POLL_BEFORE_SLEEP_HTTP1};
+        let mut sp = spec();
+        settings("").unwrap().apply(&mut sp).unwrap();
+        assert_eq!(sp.poll_before_sleep(), DEFAULT_POLL_BEFORE_SLEEP_HTTP1);
+        settings("protocol = \"h2\"")
+            .unwrap()
+            .apply(&mut sp)
+            .unwrap();
+        assert_eq!(sp.poll_before_sleep, None);
+        assert_eq!(sp.poll_before_sleep(), DEFAULT_POLL_BEFORE_SLEEP_H2);
+        // `0` turns it off, for HTTP/2 too.
+        settings("poll_before_sleep = \"0\"")
+            .unwrap()
+            .apply(&mut sp)
+            .unwrap();
+        assert_eq!(sp.poll_before_sleep(), Duration::ZERO);
+        assert!(sp.validate().is_ok());
+        // Longer than 1ms is refused, naming the flag.
+        settings("poll_before_sleep = \"2ms\"")
+            .unwrap()
+            .apply(&mut sp)
+            .unwrap();
+        let e = sp.validate().unwrap_err().to_string();
+        assert!(e.contains("--poll-before-sleep must be at most 1ms"), "{e}");
+        assert!(settings("poll_before_sleep = \"soon\"").is_err());
     }
 
     #[test]

@@ -26,6 +26,16 @@ pub const MAX_RATE: f64 = 1e7;
 /// SETTINGS_MAX_CONCURRENT_STREAMS (nginx and servelab say 100, h2o 100).
 pub const MAX_STREAMS: u32 = 10_000;
 
+/// How long an event loop polls its sockets before it blocks, while
+/// requests are in flight, when `--poll-before-sleep` is not given: HTTP/2's
+/// (see the event loop's module docs and docs/load.md for the measurements).
+pub const DEFAULT_POLL_BEFORE_SLEEP_H2: Duration = Duration::from_micros(3);
+/// The same for HTTP/1.1: off.
+pub const DEFAULT_POLL_BEFORE_SLEEP_HTTP1: Duration = Duration::ZERO;
+/// The longest `--poll-before-sleep` accepted: past it the client burns a
+/// CPU to save wake-ups that cost microseconds.
+pub const MAX_POLL_BEFORE_SLEEP: Duration = Duration::from_millis(1);
+
 /// How requests are generated.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Workload {
@@ -232,6 +242,12 @@ pub struct LoadSpec {
     /// When set (by another thread, or by [`stop_on_signals`](crate::stop_on_signals)),
     /// the run ends at the threads' next loop turn and reports what it saw.
     pub stop: Option<Arc<AtomicBool>>,
+    /// How long each event loop polls its sockets (`epoll_wait` with a zero
+    /// timeout) before it blocks, while requests are in flight
+    /// (`--poll-before-sleep`); zero blocks at once. `None`: the protocol's
+    /// default ([`DEFAULT_POLL_BEFORE_SLEEP_H2`],
+    /// [`DEFAULT_POLL_BEFORE_SLEEP_HTTP1`]).
+    pub poll_before_sleep: Option<Duration>,
 }
 
 impl LoadSpec {
@@ -265,6 +281,7 @@ impl LoadSpec {
             protocol: crate::protocol::Protocol::Http1,
             progress: false,
             stop: None,
+            poll_before_sleep: None,
         }
     }
 
@@ -337,6 +354,12 @@ impl LoadSpec {
         if self.timeout.is_some_and(|t| t.mean() <= 0.0) {
             return bad("--timeout must be positive");
         }
+        if self
+            .poll_before_sleep
+            .is_some_and(|d| d > MAX_POLL_BEFORE_SLEEP)
+        {
+            return bad("--poll-before-sleep must be at most 1ms (0 turns it off)");
+        }
         if let crate::protocol::Protocol::H2 { streams } = self.protocol {
             self.validate_h2(streams)?;
         }
@@ -392,6 +415,16 @@ impl LoadSpec {
             }
         }
         Ok(())
+    }
+
+    /// How long the event loops poll before they block: `poll_before_sleep`,
+    /// or the protocol's default.
+    pub fn poll_before_sleep(&self) -> Duration {
+        self.poll_before_sleep.unwrap_or(if self.protocol.is_h2() {
+            DEFAULT_POLL_BEFORE_SLEEP_H2
+        } else {
+            DEFAULT_POLL_BEFORE_SLEEP_HTTP1
+        })
     }
 
     /// What HTTP/2 does not support yet, refused in one line each (never

@@ -41,7 +41,7 @@ use std::time::{Duration, Instant};
 use rustix::event::epoll;
 
 use super::open::Arrivals;
-use super::waker::{Waker, is_timer, wait_events};
+use super::waker::{Waker, is_timer, poll_then_wait};
 use super::{EVENTS, LoopConfig, LoopResult, READ_BUF, ThreadShare, seeded, thread_cpu};
 use crate::arrival::Schedule;
 use crate::client_conn::Request;
@@ -267,14 +267,16 @@ impl H2Loop {
             } else {
                 Duration::ZERO
             };
-            let slept_from = Instant::now();
-            let Some(n) = wait_events(&self.epoll, &mut events[..], wait)? else {
+            let budget = self.cfg.poll_budget(&self.rec);
+            let (got, slept_from) =
+                poll_then_wait(&self.epoll, &mut events[..], wait, budget, Instant::now())?;
+            let Some(n) = got else {
                 continue;
             };
             let woke = Instant::now();
             for ev in &events[..n] {
                 if is_timer(ev) {
-                    self.waker.woke(woke, slept_from);
+                    self.waker.woke(woke, slept_from.unwrap_or(woke));
                     continue;
                 }
                 let (l, generation) = crate::client_conn::ClientConn::untoken(ev.data.u64());

@@ -1,6 +1,8 @@
 //! How an event loop sleeps until its next timed event, and wakes on time:
-//! the timerfd in its epoll set and the learnt wake-up lead. Shared by the
-//! HTTP/1.1 and HTTP/2 loops, which differ only in what their deadlines are.
+//! the timerfd in its epoll set and the learnt wake-up lead; and how it polls
+//! before it blocks while requests are in flight ([`poll_then_wait`], why in
+//! [`super`]'s docs). Shared by the HTTP/1.1 and HTTP/2 loops, which differ
+//! only in what their deadlines are.
 
 use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
@@ -103,7 +105,7 @@ pub(super) fn timespec(d: Duration) -> rustix::time::Timespec {
 }
 
 /// One `epoll_wait` of at most `wait`; `Ok(None)` when a signal cut it short.
-pub(super) fn wait_events(
+fn wait_events(
     epoll: &OwnedFd,
     events: &mut [epoll::Event],
     wait: Duration,
@@ -115,8 +117,131 @@ pub(super) fn wait_events(
     }
 }
 
+/// `epoll_wait` for at most `wait` from `from`, polling first: while the
+/// loop has requests in flight, `budget` above zero makes it call
+/// `epoll_wait` with a zero timeout until something is ready or `budget`
+/// (at most `wait`) has passed since `from`, and block only then, for the rest
+/// of `wait`. A thread that blocks is woken by whoever makes its socket
+/// ready, and on loopback that is the server (see the module docs of
+/// [`super`]). One monotonic clock read per poll (a vDSO read, a small part of
+/// the zero-timeout system call it follows).
+///
+/// Returns the events as [`wait_events`] does, and when the blocking wait
+/// began: `None` when the poll found the events and the thread never slept
+/// (so the wake-up timer learns no latency from it).
+pub(super) fn poll_then_wait(
+    epoll: &OwnedFd,
+    events: &mut [epoll::Event],
+    wait: Duration,
+    budget: Duration,
+    from: Instant,
+) -> std::io::Result<(Option<usize>, Option<Instant>)> {
+    let spin = budget.min(wait);
+    if spin.is_zero() {
+        return Ok((wait_events(epoll, events, wait)?, Some(from)));
+    }
+    let until = from + spin;
+    loop {
+        match wait_events(epoll, events, Duration::ZERO)? {
+            Some(0) => {}
+            got => return Ok((got, None)),
+        }
+        let now = Instant::now();
+        if now >= until {
+            let rest = wait.saturating_sub(now - from);
+            return Ok((wait_events(epoll, events, rest)?, Some(now)));
+        }
+    }
+}
+
 /// Whether an event is the wake-up timer's.
 #[inline]
 pub(super) fn is_timer(ev: &epoll::Event) -> bool {
     ev.data.u64() == TIMER_TOKEN
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write as _;
+    use std::os::unix::net::UnixStream;
+
+    fn epoll_on(sock: &UnixStream) -> OwnedFd {
+        let ep = epoll::create(epoll::CreateFlags::CLOEXEC).unwrap();
+        epoll::add(
+            &ep,
+            sock,
+            epoll::EventData::new_u64(7),
+            epoll::EventFlags::IN | epoll::EventFlags::ET,
+        )
+        .unwrap();
+        ep
+    }
+
+    fn events() -> Vec<epoll::Event> {
+        vec![
+            epoll::Event {
+                flags: epoll::EventFlags::empty(),
+                data: epoll::EventData::new_u64(0),
+            };
+            4
+        ]
+    }
+
+    #[test]
+    fn a_ready_socket_is_found_by_the_poll_without_blocking() {
+        let (a, mut b) = UnixStream::pair().unwrap();
+        let ep = epoll_on(&a);
+        b.write_all(b"x").unwrap();
+        let mut ev = events();
+        let from = Instant::now();
+        let (n, blocked_from) = poll_then_wait(
+            &ep,
+            &mut ev,
+            Duration::from_secs(5),
+            Duration::from_millis(1),
+            from,
+        )
+        .unwrap();
+        assert_eq!(n, Some(1));
+        assert_eq!(ev[0].data.u64(), 7);
+        // Found while polling: the loop never slept, and the wake-up timer
+        // must learn nothing from it.
+        assert_eq!(blocked_from, None);
+    }
+
+    #[test]
+    fn with_nothing_ready_it_polls_out_its_budget_then_blocks() {
+        let (a, _b) = UnixStream::pair().unwrap();
+        let ep = epoll_on(&a);
+        let mut ev = events();
+        let budget = Duration::from_micros(300);
+        let from = Instant::now();
+        let (n, blocked_from) =
+            poll_then_wait(&ep, &mut ev, Duration::from_millis(2), budget, from).unwrap();
+        assert_eq!(n, Some(0));
+        // It blocked only once the whole budget had passed.
+        let blocked_from = blocked_from.expect("nothing came: it blocked");
+        assert!(blocked_from >= from + budget);
+    }
+
+    #[test]
+    fn a_zero_budget_blocks_at_once_and_the_budget_never_outlasts_the_wait() {
+        let (a, _b) = UnixStream::pair().unwrap();
+        let ep = epoll_on(&a);
+        let mut ev = events();
+        let from = Instant::now();
+        // Off: straight to the blocking wait, which began at `from`.
+        let got = poll_then_wait(
+            &ep,
+            &mut ev,
+            Duration::from_micros(100),
+            Duration::ZERO,
+            from,
+        );
+        assert_eq!(got.unwrap(), (Some(0), Some(from)));
+        // A loop that must not sleep (wait zero) does not poll either.
+        let got = poll_then_wait(&ep, &mut ev, Duration::ZERO, Duration::from_millis(1), from);
+        assert_eq!(got.unwrap(), (Some(0), Some(from)));
+    }
 }

@@ -40,6 +40,23 @@ fn several_streams_per_connection_are_counted_exactly() {
     assert!(c.bytes_received > 2000 * 1024);
 }
 
+/// HTTP/2 polls before it sleeps by default; the counts are exact with the
+/// poll off, at its default, and at its longest budget.
+#[test]
+fn counts_are_exact_whether_the_loop_polls_before_sleeping_or_not() {
+    for poll in [Some(Duration::ZERO), None, Some(Duration::from_millis(1))] {
+        let server = H2Server::start(H2Behavior::ok(1024));
+        let mut spec = h2(closed(&server.url(), 4, None, 2000), 8);
+        spec.poll_before_sleep = poll;
+        let report = servelab_load::run(&spec).unwrap();
+        let c = &report.counts;
+        assert_eq!((c.completed, c.ok, c.errors), (2000, 2000, 0), "{poll:?}");
+        assert_eq!(report.latency.count, 2000, "{poll:?}");
+        assert_eq!(server.seen.requests.load(SeqCst), 2000, "{poll:?}");
+        assert_eq!(report.h2.unwrap().streams_completed, 2000, "{poll:?}");
+    }
+}
+
 #[test]
 fn the_servers_stream_limit_caps_streams_and_nothing_is_refused() {
     let server = H2Server::start(H2Behavior {
