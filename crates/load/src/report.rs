@@ -93,6 +93,13 @@ pub struct RunInfo {
     /// `[50.0, 90.0, 99.0, 99.9]`; each is in every histogram's spectrum.
     #[serde(default)]
     pub percentiles: Percentiles,
+    /// How long each event loop polled its sockets before it blocked while
+    /// requests were in flight (`--poll-before-sleep`, or the protocol's
+    /// default), in microseconds; `0`: it blocked at once. Added within
+    /// version 6: `null` in a report written before it (whose loops blocked
+    /// at once).
+    #[serde(default)]
+    pub poll_before_sleep_us: Option<f64>,
 }
 
 fn http1_name() -> String {
@@ -137,6 +144,7 @@ impl RunInfo {
             seed: spec.seed,
             expect_status: spec.expect_status.to_string(),
             retry_on_close: spec.retry_on_close,
+            poll_before_sleep_us: Some(spec.poll_before_sleep().as_secs_f64() * 1e6),
             stages: spec.stages.as_ref().map(|s| s.to_string()),
             start_at: spec.start_at.map(|t| t.to_string()),
             percentiles: spec.percentiles.clone(),

@@ -17,6 +17,9 @@ MIN_U=0.97 python3 paired.py default=r8-1.csv:load main=r8-1.csv:base > confirm-
 python3 paired.py default=r8-1.csv:load main=r8-1.csv:base > confirm-all-rounds.txt
 MIN_U=0.97 python3 direct.py default/main=r8-1.csv:load/base >> confirm-saturated.txt
 python3 direct.py default/main=r8-1.csv:load/base >> confirm-all-rounds.txt
+# r9-1: the lead's rerun of the default over TLS alone (merged main, 20 rounds, no base).
+MIN_U=0.97 python3 paired.py default=r9-1.csv:load > confirm-tls-saturated.txt
+python3 paired.py default=r9-1.csv:load > confirm-tls-all-rounds.txt
 python3 - <<'PY' > saturation.txt
 import csv, glob
 print("nginx's utilisation U = X * D (rate x nginx CPU per request) per invocation and mode")
@@ -24,5 +27,7 @@ for f in sorted(glob.glob('r*.csv')):
     rows = list(csv.DictReader(open(f)))
     for mode in ('tls', 'h2c'):
         us = sorted(float(r['requests_per_s']) * float(r['server_cpu_us_per_request']) / 1e6 for r in rows if r['mode'] == mode)
+        if not us:
+            continue
         print(f"{f} {mode}: min {us[0]:.3f} median {us[len(us)//2]:.3f}; runs with U < 0.97: {sum(u < 0.97 for u in us)}/{len(us)}")
 PY

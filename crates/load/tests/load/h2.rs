@@ -189,6 +189,8 @@ fn the_json_report_has_the_protocol_and_the_streams_and_segments_merge() {
     assert_eq!(v["run"]["protocol"], "h2");
     assert_eq!(v["run"]["streams"], 3);
     assert_eq!(v["run"]["users"], 6);
+    // The poll before blocking that the run used: HTTP/2's default, 3 us.
+    assert_eq!(v["run"]["poll_before_sleep_us"], 3.0);
     assert_eq!(v["h2"]["streams_completed"], 50);
     for field in [
         "streams_opened",
