@@ -63,8 +63,17 @@ impl Verdict {
 }
 
 /// Why a point cannot be evidence about the server, if it cannot (the claims
-/// and the conclusion both ask).
+/// and the conclusion both ask), with what judging it would need.
 pub(crate) fn disqualified(p: &PointRecord) -> Option<String> {
+    let (why, needs) = flagged(p)?;
+    Some(format!("{why}; judging it needs {}", needs.join(", and ")))
+}
+
+/// Which disqualifying checks `p` failed (`"epoll, conns=512 is flagged
+/// (client check failed: …)"`), and what judging it would need, one entry
+/// per kind of failure: apart, so that a claim resting on several points can
+/// say the need once.
+fn flagged(p: &PointRecord) -> Option<(String, Vec<&'static str>)> {
     let failing: Vec<_> = p
         .checks
         .iter()
@@ -79,11 +88,9 @@ pub(crate) fn disqualified(p: &PointRecord) -> Option<String> {
         .collect();
     let mut needs: Vec<&str> = failing.iter().filter_map(|c| to_judge_it(c.kind)).collect();
     needs.dedup();
-    Some(format!(
-        "{} is flagged ({}); judging it needs {}",
-        p.label(),
-        failed.join("; "),
-        needs.join(", and ")
+    Some((
+        format!("{} is flagged ({})", p.label(), failed.join("; ")),
+        needs,
     ))
 }
 
@@ -262,10 +269,16 @@ fn test(exp: &Experiment, c: &ClaimSpec, results: &RunResults) -> Tested {
             let axis = axis_def.map_or(x.to_string(), |a| a.label.clone());
             let log = axis_def.is_some_and(|a| a.log);
             let mut left_out = Vec::new();
+            let mut needs: Vec<&str> = Vec::new();
             let mut curve = Vec::new();
             for (v, p) in &pts {
-                if let Some(why) = disqualified(p) {
+                if let Some((why, need)) = flagged(p) {
                     left_out.push(why);
+                    for n in need {
+                        if !needs.contains(&n) {
+                            needs.push(n);
+                        }
+                    }
                 } else if let Some(s) = p.summary.get(&m) {
                     curve.push((*v, format!("{axis} {}", metric::fmt_tick(*v)), *s));
                 } else {
@@ -285,8 +298,14 @@ fn test(exp: &Experiment, c: &ClaimSpec, results: &RunResults) -> Tested {
             };
             let why = if left_out.is_empty() {
                 why
-            } else {
+            } else if needs.is_empty() {
                 format!("{why}; left out: {}", left_out.join("; "))
+            } else {
+                format!(
+                    "{why}; left out: {}; judging them needs {}",
+                    left_out.join("; "),
+                    needs.join(", and ")
+                )
             };
             if v == Verdict::NoEvidence {
                 no_evidence(why)
@@ -1045,6 +1064,52 @@ expect = "higher"
         let same = full_run(&exp, |_, _| (100.0, 0.01));
         let t = &test_all(&exp, &same)[0];
         assert_eq!(t.verdict, Verdict::Contradicted, "{t:?}");
+    }
+
+    #[test]
+    fn a_trend_left_without_its_points_says_what_they_need_once() {
+        let text = r#"
+[[claim]]
+text = "Throughput rises with users."
+test = "trend"
+metric = "throughput"
+x = "users"
+a = { server = "pool", workers = 4 }
+expect = "rises"
+"#;
+        let exp = Experiment::parse(&(EXP.to_string() + text), "t.toml").unwrap();
+        let mut r = quick_run(&exp);
+        let mut flagged = 0;
+        for p in &mut r.points {
+            if p.server.as_deref() == Some("pool")
+                && p.var("workers").and_then(|v| v.as_f64()) == Some(4.0)
+            {
+                p.checks.push(crate::check::Check {
+                    kind: CheckKind::Client,
+                    passed: false,
+                    detail: "the load generator was busy 99% of the window".into(),
+                });
+                flagged += 1;
+            }
+        }
+        assert!(flagged >= 2, "the curve has {flagged} points");
+        let t = &test_all(&exp, &r)[0];
+        assert_eq!(t.verdict, Verdict::NoEvidence, "{t:?}");
+        assert_eq!(
+            t.reason.matches("client check failed").count(),
+            flagged,
+            "{}",
+            t.reason
+        );
+        assert_eq!(
+            t.reason
+                .matches("a load generator with CPU to spare")
+                .count(),
+            1,
+            "{}",
+            t.reason
+        );
+        assert!(t.reason.contains("judging them needs"), "{}", t.reason);
     }
 
     #[test]
