@@ -5,7 +5,9 @@
 //! [`run`]; it runs until shutdown is asked for, then finishes
 //! in-flight work within the grace period and returns. How a connection is
 //! driven once accepted (read, write, linger, close) is the business of
-//! [`crate::driver`]; no engine uses another engine's code.
+//! [`crate::driver`]; no engine uses another engine's code. One file per
+//! engine, and `workers.rs`: the thread per worker that `reactor` and
+//! `uring` both start (one loop on each).
 
 use std::net::TcpListener;
 use std::sync::Arc;
