@@ -12,7 +12,8 @@
 //! - [`compress`], `--compress`, bodies compressed on the fly and the bounded
 //!   store that keeps them;
 //! - [`auth`], `--auth`, the credentials file and the check of a login against
-//!   it (in constant time whether or not the user exists).
+//!   it (the same bcrypt work whether or not the user exists, so time does not
+//!   say which users exist; SECURITY.md).
 
 pub(crate) mod auth;
 pub(crate) mod cache;
