@@ -43,6 +43,11 @@
 # - with PERF=1, also system calls per request of the server and of the client
 #   (perf stat, raw_syscalls:sys_enter), to see how each client's pattern of
 #   writes makes the server batch.
+# - TCP segments per request (the kernel's Tcp OutSegs over the run: on loopback
+#   the server's and the client's together) and delayed ACKs per request
+#   (TcpExt DelayedACKs): whether a client's traffic takes more packets. In the
+#   CSV only (bench/results/2026-12-04/h2-default/s1: over h2c, 3.4-3.7 under
+#   h2load and 3.5-3.9 under load, no delayed ACKs).
 #
 # Usage: bench/h2-load-vs-h2load.sh [seconds per run (5)] [rounds (5)]
 #                                   ["CxM ..." ("50x10 10x10 10x100")] ["modes" ("tls h2c")]
@@ -150,11 +155,20 @@ CONF
     SPID=$(pgrep -P "$SERVER_PID" | head -1)
 }
 server_ns() { awk '{ print $1 }' "/proc/$SPID/schedstat"; }
+# A counter of the kernel's TCP statistics, by name: $1 the file (/proc/net/snmp
+# or /proc/net/netstat), $2 the line's prefix (Tcp: or TcpExt:), $3 the field.
+# Loopback counts both ends, so the deltas over a run are the segments of the
+# server and of the client together (the machine runs nothing else meanwhile).
+tcp_counter() {
+    awk -v p="$2" -v f="$3" '$1 == p { if (!h) { for (i = 2; i <= NF; i++) if ($i == f) k = i; h = 1 } else print $k }' "$1"
+}
+tcp_segs() { echo $(( $(tcp_counter /proc/net/snmp Tcp: OutSegs) )); }
+delayed_acks() { echo $(( $(tcp_counter /proc/net/netstat TcpExt: DelayedACKs) )); }
 # Rescheduling and function-call IPIs CPU 1 (the client's) has received.
 cpu1_ipis() { awk '$1 == "RES:" || $1 == "CAL:" { n += $3 } END { print n + 0 }' /proc/interrupts; }
 
 CSV="$OUT/h2-load-vs-h2load.csv"
-echo "mode,tool,connections,streams,round,order,requests,seconds,requests_per_s,cpu_s,cpu_us_per_request,server_cpu_us_per_request,server_syscalls_per_request,client_syscalls_per_request,client_wakeups_per_request,cpu1_ipis_per_request" > "$CSV"
+echo "mode,tool,connections,streams,round,order,requests,seconds,requests_per_s,cpu_s,cpu_us_per_request,server_cpu_us_per_request,server_syscalls_per_request,client_syscalls_per_request,client_wakeups_per_request,cpu1_ipis_per_request,tcp_segments_per_request,delayed_acks_per_request" > "$CSV"
 
 # Runs "$@" pinned to CPU 1 (under perf stat with PERF=1, the server's worker
 # counted alongside); sets CPU (user+sys seconds), SYS_SERVER and SYS_CLIENT
@@ -186,8 +200,10 @@ run_client() {
 measure() {
     local tool=$1 c=$2 m=$3 round=$4 order=$5 reqs secs s0 s1
     s0=$(server_ns)
-    local i0
+    local i0 g0 d0
     i0=$(cpu1_ipis)
+    g0=$(tcp_segs)
+    d0=$(delayed_acks)
     case $tool in
         h2load)
             run_client h2load -t1 -c"$c" -m"$m" -D "$DUR" "$URL"
@@ -212,14 +228,16 @@ print(r["counts"]["ok"], r["duration_s"])' "$WORK/load.json")
             ;;
     esac
     s1=$(server_ns)
-    local i1
+    local i1 g1 d1
     i1=$(cpu1_ipis)
+    g1=$(tcp_segs)
+    d1=$(delayed_acks)
     awk -v mode="$MODE" -v t="$tool" -v c="$c" -v m="$m" -v r="$round" -v o="$order" -v n="$reqs" \
         -v s="$secs" -v u="$CPU" -v sn=$((s1 - s0)) -v ss="$SYS_SERVER" -v sc="$SYS_CLIENT" \
-        -v w="$WAKES" -v ip=$((i1 - i0)) \
-        'BEGIN { printf "%s,%s,%d,%d,%d,%d,%d,%.4f,%.1f,%s,%.3f,%.3f,%s,%s,%.4f,%.4f\n", mode, t, c, m, r, o, n, s,
+        -v w="$WAKES" -v ip=$((i1 - i0)) -v g=$((g1 - g0)) -v d=$((d1 - d0)) \
+        'BEGIN { printf "%s,%s,%d,%d,%d,%d,%d,%.4f,%.1f,%s,%.3f,%.3f,%s,%s,%.4f,%.4f,%.4f,%.4f\n", mode, t, c, m, r, o, n, s,
                  n / s, u, u * 1e6 / n, sn / 1e3 / n, ss == "" ? "" : sprintf("%.3f", ss / n),
-                 sc == "" ? "" : sprintf("%.3f", sc / n), w / n, ip / n }' >> "$CSV"
+                 sc == "" ? "" : sprintf("%.3f", sc / n), w / n, ip / n, g / n, d / n }' >> "$CSV"
 }
 
 for MODE in $MODES; do

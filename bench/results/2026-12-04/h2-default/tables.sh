@@ -14,3 +14,23 @@ done; done
 # Budgets side by side in the same rounds: a2 (4 us as load, 5 us as base), a3 (3 us as load, 5 us as base).
 MIN_U=0.97 python3 $P/paired.py p4=a2.csv:load p5=a2.csv:base > budgets-a2.txt
 MIN_U=0.97 python3 $P/paired.py p3=a3.csv:load p5=a3.csv:base > budgets-a3.txt
+# Over h2c at 50x10: does nginx's CPU per request move with the client's own CPU, wake-ups, TCP segments?
+python3 - <<'PY' > correlations.txt
+import csv, statistics as st
+sets = {"r8-1, a3, a6": ["../h2-poll/r8-1.csv", "a3.csv", "a6.csv"], "s1": ["s1.csv"]}
+print("h2c 50x10: Pearson correlation, across runs, of nginx's CPU per request with each column")
+for name, files in sets.items():
+    rows = [r for f in files for r in csv.DictReader(open(f))
+            if r["mode"] == "h2c" and r["connections"] == "50" and r["tool"] in ("h2load", "load")]
+    for t in ("h2load", "load"):
+        R = [r for r in rows if r["tool"] == t]
+        x = [float(r["server_cpu_us_per_request"]) for r in R]
+        cols = ["cpu_us_per_request", "client_wakeups_per_request", "cpu1_ipis_per_request"]
+        if "tcp_segments_per_request" in R[0]:
+            cols.append("tcp_segments_per_request")
+        out = []
+        for k in cols:
+            y = [float(r[k]) for r in R]
+            out.append(f"{k} {st.correlation(x, y):+.2f} ({min(y):.2f}..{max(y):.2f})")
+        print(f"{name:>13} {t:>6} n {len(R):>2}, nginx {min(x):.1f}..{max(x):.1f} us: " + "; ".join(out))
+PY
