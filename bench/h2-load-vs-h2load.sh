@@ -56,6 +56,10 @@
 #        BASELINE=path/to/another servelab: its `load --h2` runs in each round too
 #        (a third client, "base", in the rotation), to compare two versions of load;
 #        PERF=1 (see above); PORT (default 18095); KEEP=1 keeps the temp dir.
+# The paired ratio is printed twice: the arithmetic mean of the rounds' ratios
+# ± its 95% t half-width, and their geometric mean with its 95% interval (from
+# the ratios' logarithms; symmetric, and not pulled up when the server's cost
+# per request varies a lot from run to run: bench/results/2026-12-04/h2-default).
 # Output: a table per mode on stdout; raw CSV in bench/results/<date>/h2-load-vs-h2load.csv.
 # Installs nginx, nghttp2-client (h2load) and time with apt-get when missing (needs root).
 set -euo pipefail
@@ -260,19 +264,34 @@ done
 
 echo "nginx $(nginx -v 2>&1 | sed 's/.*nginx\///') over HTTP/2 pinned to CPU 0 (tls: TLS 1.3, ALPN h2, TLS_AES_128_GCM_SHA256; h2c: prior knowledge); clients pinned to CPU 1, one thread; ${DUR}s runs, $ROUNDS rounds per point, order alternating; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "$CSV" <<'PY'
-import csv, sys, statistics as st
+import csv, math, sys, statistics as st
 rows = list(csv.DictReader(open(sys.argv[1])))
-T95 = [0, 12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.20, 2.18, 2.16, 2.14, 2.13]
+# Student's t, two-sided 95%, by degrees of freedom (1-30; then 40, 60, 120).
+T95 = [0, 12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.20, 2.18, 2.16, 2.14, 2.13,
+       2.12, 2.11, 2.10, 2.09, 2.09, 2.08, 2.07, 2.07, 2.06, 2.06, 2.06, 2.05, 2.05, 2.05, 2.04]
+def t95(df):
+    if df < len(T95):
+        return T95[df]
+    return 2.04 if df <= 40 else 2.02 if df <= 60 else 2.00 if df <= 120 else 1.98
 def mhw(xs):
     m = st.mean(xs)
-    hw = T95[min(len(xs) - 1, len(T95) - 1)] * st.stdev(xs) / len(xs) ** 0.5 if len(xs) > 1 else float("nan")
+    hw = t95(len(xs) - 1) * st.stdev(xs) / len(xs) ** 0.5 if len(xs) > 1 else float("nan")
     return m, hw
 f = lambda xs, d: "{:.{d}f} ± {:.{d}f}".format(*mhw(xs), d=d)
+# The geometric mean of paired ratios, with its interval from their logarithms:
+# symmetric (h2load/load reads as the reciprocal), where the arithmetic mean of
+# ratios leans high when both rates vary (E[1/Y] > 1/E[Y]).
+def geo(xs):
+    if len(xs) < 2:
+        return "n/a"
+    m, hw = mhw([math.log(x) for x in xs])
+    return f"{math.exp(m):.3f} ({math.exp(m - hw):.3f}..{math.exp(m + hw):.3f})"
+
 tools = [t for t in ("load", "base") if any(r["tool"] == t for r in rows)]
 print("mean ± 95% half-width over the rounds; ratios are tool/h2load within each round (paired)")
 for mode in dict.fromkeys(r["mode"] for r in rows):
     print(f"\n{mode}:")
-    head = f"{'CxM':>7} {'tool':>6} {'req/s':>17} {'req/s ratio':>15} {'client us/req':>14} {'ratio':>15} {'server us/req':>14} {'wakes/req':>9} {'IPIs/req':>9}"
+    head = f"{'CxM':>7} {'tool':>6} {'req/s':>17} {'req/s ratio':>15} {'geometric (95%)':>21} {'client us/req':>14} {'ratio':>15} {'server us/req':>14} {'wakes/req':>9} {'IPIs/req':>9}"
     perf = any(r["server_syscalls_per_request"] for r in rows if r["mode"] == mode)
     if perf:
         head += f" {'srv sys/req':>11} {'cli sys/req':>11}"
@@ -286,12 +305,12 @@ for mode in dict.fromkeys(r["mode"] for r in rows):
             q, cu, su = by(tool, "requests_per_s"), by(tool, "cpu_us_per_request"), by(tool, "server_cpu_us_per_request")
             line = f"{c}x{m:<4} {tool:>6} {f(list(q.values()), 0):>17}"
             if tool == "h2load":
-                line += f" {'':>15} {f(list(cu.values()), 2):>14} {'':>15}"
+                line += f" {'':>15} {'':>21} {f(list(cu.values()), 2):>14} {'':>15}"
             else:
                 hq, hc = by("h2load", "requests_per_s"), by("h2load", "cpu_us_per_request")
                 rq = [q[k] / hq[k] for k in q if k in hq]
                 rc = [cu[k] / hc[k] for k in cu if k in hc]
-                line += f" {f(rq, 3):>15} {f(list(cu.values()), 2):>14} {f(rc, 3):>15}"
+                line += f" {f(rq, 3):>15} {geo(rq):>21} {f(list(cu.values()), 2):>14} {f(rc, 3):>15}"
             line += f" {f(list(su.values()), 2):>14}"
             wk, ip = by(tool, "client_wakeups_per_request"), by(tool, "cpu1_ipis_per_request")
             line += f" {st.mean(wk.values()) if wk else float('nan'):>9.3f} {st.mean(ip.values()) if ip else float('nan'):>9.3f}"
