@@ -33,10 +33,11 @@
 //! client CPU per request (20 rounds). Every set of the committed default
 //! together (bench/results/2026-12-04/h2-default, judged by a rule written
 //! before its last sets ran): over TLS 0.980 ± 0.015 of h2load's rate at
-//! 50x10 (97 rounds) and 1.002 ± 0.027 at 10x10, agreement within 5% shown;
-//! over h2c 1.053 ± 0.040 at 50x10, load above h2load and not shown, with
-//! nginx's CPU per request switching between two levels from run to run
-//! under either client. With 5 us and more load sleeps less than h2load
+//! 50x10 (97 rounds), 1.002 ± 0.027 at 10x10 and 1.015 ± 0.030 at 10x100,
+//! agreement within 5% shown; over h2c 1.033 ± 0.030 at 50x10 (88 rounds)
+//! and 1.02-1.05 at the other points, load above h2load and not shown, on a
+//! machine whose CPU switches between two speeds from run to run. With 5 us
+//! and more load sleeps less than h2load
 //! and gets more from nginx (over h2c 1.10 ± 0.07 of h2load's rate at 5 us,
 //! over TLS 1.09 ± 0.06 at 10 us), at up to 1.09-1.13x h2load's client CPU
 //! over h2c (10-20 us). HTTP/2's default is 3 us; HTTP/1.1's is off (not
