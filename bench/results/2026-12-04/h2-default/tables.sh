@@ -36,3 +36,4 @@ for name, files in sets.items():
             out.append(f"{k} {st.correlation(x, y):+.2f} ({min(y):.2f}..{max(y):.2f})")
         print(f"{name:>13} {t:>6} n {len(R):>2}, nginx {min(x):.1f}..{max(x):.1f} us: " + "; ".join(out))
 PY
+MIN_U=0.97 python3 ../h2-poll/direct.py like/default=l1.csv:base/load > like-vs-default.txt
