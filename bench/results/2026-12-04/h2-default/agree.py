@@ -3,6 +3,7 @@ round, judged over several invocations of bench/h2-load-vs-h2load.sh.
 
 Usage: agree.py MODE POINT FILE:TOOL [FILE:TOOL ...]
   MODE tls or h2c; POINT CxM (e.g. 50x10); TOOL the servelab column (load or base).
+       agree.py --check   runs the rule on made-up cases it must decide one way.
 
 Keeps the rounds in which nginx was the bottleneck under both clients (the
 utilisation law U = X*D >= MIN_U, default 0.97: the client's rate times nginx's
@@ -103,42 +104,63 @@ def main():
         m, hw = mhw(xs)
         print(f"  {os.path.basename(path):>10} {tool:>5}: n {len(xs):>3} (set aside {dropped}), {m:.3f} ± {hw:.3f}")
         groups.append(xs)
+    for line in judge(groups):
+        print(line)
+
+
+def judge(groups):
+    """The rule's verdict on the per-round ratios of each invocation: lines to print."""
     pooled = [x for g in groups for x in g]
     m, hw = mhw(pooled)
     k, n = len(groups), len(pooled)
-    if k == 1:
-        lm, lhw = mhw([math.log(x) for x in pooled])
-        print(f"  geometric mean over rounds (post hoc): {math.exp(lm):.3f} "
-              f"({math.exp(lm - lhw):.3f} .. {math.exp(lm + lhw):.3f})")
-        lo, hi = m - hw, m + hw
-        inside = 0.95 <= lo and hi <= 1.05
-        print(f"  verdict (one invocation): interval {lo:.3f} .. {hi:.3f} "
-              + ("lies inside 0.95 .. 1.05: agreement within 5% shown" if inside
-                 else "does not lie inside 0.95 .. 1.05: agreement within 5% not shown"))
-        return
-    means = [st.mean(g) for g in groups]
-    ssb = sum(len(g) * (st.mean(g) - m) ** 2 for g in groups)
-    ssw = sum((x - st.mean(g)) ** 2 for g in groups for x in g)
-    f = (ssb / (k - 1)) / (ssw / (n - k))
-    p = f_p(f, k - 1, n - k)
-    print(f"  pooled over rounds: n {n}, {m:.3f} ± {hw:.3f} ({m - hw:.3f} .. {m + hw:.3f})")
-    mi, hwi = mhw(means)
-    print(f"  over invocations' means: k {k}, {mi:.3f} ± {hwi:.3f} ({mi - hwi:.3f} .. {mi + hwi:.3f})")
-    print(f"  one-way ANOVA between invocations: F({k - 1}, {n - k}) = {f:.2f}, p = {p:.3f}")
+    lines = [f"  pooled over rounds: n {n}, {m:.3f} ± {hw:.3f} ({m - hw:.3f} .. {m + hw:.3f})"]
+    lo, hi, basis = m - hw, m + hw, "one invocation" if k == 1 else "rounds pooled"
+    if k > 1:
+        means = [st.mean(g) for g in groups]
+        ssb = sum(len(g) * (st.mean(g) - m) ** 2 for g in groups)
+        ssw = sum((x - st.mean(g)) ** 2 for g in groups for x in g)
+        f = (ssb / (k - 1)) / (ssw / (n - k))
+        p = f_p(f, k - 1, n - k)
+        mi, hwi = mhw(means)
+        lines.append(f"  over invocations' means: k {k}, {mi:.3f} ± {hwi:.3f} ({mi - hwi:.3f} .. {mi + hwi:.3f})")
+        lines.append(f"  one-way ANOVA between invocations: F({k - 1}, {n - k}) = {f:.2f}, p = {p:.3f}")
+        if p < 0.05:
+            lo, hi, basis = mi - hwi, mi + hwi, "invocations' means"
     # Added after the rule (post hoc, not part of it): the geometric mean of
     # the ratios, an interval on their logarithms. The arithmetic mean of
     # X/Y is biased above X's mean over Y's when both vary a lot (Jensen:
     # E[1/Y] > 1/E[Y]), and it is not symmetric: h2load/load would not read
     # as its reciprocal. The log-ratio is.
     lm, lhw = mhw([math.log(x) for x in pooled])
-    print(f"  geometric mean over rounds (post hoc): {math.exp(lm):.3f} "
-          f"({math.exp(lm - lhw):.3f} .. {math.exp(lm + lhw):.3f})")
-    lo, hi = (m - hw, m + hw) if p >= 0.05 else (mi - hwi, mi + hwi)
-    basis = "rounds pooled" if p >= 0.05 else "invocations' means"
+    lines.append(f"  geometric mean over rounds (post hoc): {math.exp(lm):.3f} "
+                 f"({math.exp(lm - lhw):.3f} .. {math.exp(lm + lhw):.3f})")
     inside = 0.95 <= lo and hi <= 1.05
-    print(f"  verdict ({basis}): interval {lo:.3f} .. {hi:.3f} "
-          + ("lies inside 0.95 .. 1.05: agreement within 5% shown" if inside
-             else "does not lie inside 0.95 .. 1.05: agreement within 5% not shown"))
+    lines.append(f"  verdict ({basis}): interval {lo:.3f} .. {hi:.3f} "
+                 + ("lies inside 0.95 .. 1.05: agreement within 5% shown" if inside
+                    else "does not lie inside 0.95 .. 1.05: agreement within 5% not shown"))
+    return lines
 
 
-main()
+def check():
+    """Cases the rule must decide one way; run with `agree.py --check`."""
+    tight = [1.0 + 0.01 * ((i % 5) - 2) for i in range(20)]  # mean 1.00, sd about 0.014
+    cases = [
+        ("one tight set at 1.00", [tight], "one invocation", True),
+        ("one tight set at 1.10", [[x + 0.10 for x in tight]], "one invocation", False),
+        ("one wide set at 1.00", [[1.0 + 0.1 * ((i % 5) - 2) for i in range(8)]], "one invocation", False),
+        ("sets at 1.00 and 1.20", [tight, [x + 0.20 for x in tight]], "invocations' means", False),
+        ("two tight sets at 1.00", [tight, tight[::-1]], "rounds pooled", True),
+    ]
+    for name, groups, basis, shown in cases:
+        last = judge(groups)[-1]
+        got_basis = last.split("verdict (")[1].split(")")[0]
+        ok = (" shown" in last and "not shown" not in last) == shown and got_basis == basis
+        print(("ok   " if ok else "FAIL ") + name + ": " + last.strip())
+        if not ok:
+            sys.exit(1)
+
+
+if sys.argv[1:] == ["--check"]:
+    check()
+else:
+    main()
