@@ -60,7 +60,8 @@
 # ± its 95% t half-width, and their geometric mean with its 95% interval (from
 # the ratios' logarithms; symmetric, and not pulled up when the server's cost
 # per request varies a lot from run to run: bench/results/2026-12-04/h2-default).
-# Output: a table per mode on stdout; raw CSV in bench/results/<date>/h2-load-vs-h2load.csv.
+# Output: a table per mode on stdout; raw CSV in bench/results/<date>/h2-load-vs-h2load.csv
+#         (h2-load-vs-h2load-2.csv, -3, ... when that file is already there: none is overwritten).
 # Installs nginx, nghttp2-client (h2load) and time with apt-get when missing (needs root).
 set -euo pipefail
 
@@ -171,7 +172,13 @@ delayed_acks() { echo $(( $(tcp_counter /proc/net/netstat TcpExt: DelayedACKs) )
 # Rescheduling and function-call IPIs CPU 1 (the client's) has received.
 cpu1_ipis() { awk '$1 == "RES:" || $1 == "CAL:" { n += $3 } END { print n + 0 }' /proc/interrupts; }
 
+# A new file per invocation: an earlier run's CSV of the same day is never overwritten.
 CSV="$OUT/h2-load-vs-h2load.csv"
+csv_n=1
+while [ -e "$CSV" ]; do
+    csv_n=$((csv_n + 1))
+    CSV="$OUT/h2-load-vs-h2load-$csv_n.csv"
+done
 echo "mode,tool,connections,streams,round,order,requests,seconds,requests_per_s,cpu_s,cpu_us_per_request,server_cpu_us_per_request,server_syscalls_per_request,client_syscalls_per_request,client_wakeups_per_request,cpu1_ipis_per_request,tcp_segments_per_request,delayed_acks_per_request" > "$CSV"
 
 # Runs "$@" pinned to CPU 1 (under perf stat with PERF=1, the server's worker
