@@ -13,8 +13,15 @@
 //! SETTINGS_HEADER_TABLE_SIZE changes.
 //!
 //! What is indexed: every field but credentials (RFC 7541 §7.1.3: never indexed, so
-//! an intermediary cannot index them either) and fields larger than a quarter of the
-//! table, which would evict the rest for one use.
+//! an intermediary cannot index them either), `:path`, and fields larger than a quarter
+//! of the table, which would evict the rest for one use. `:path` is sent as a literal
+//! without indexing (§6.2.2) because that is what the clients whose requests a server
+//! meets do: nghttp2 (curl, h2load) never indexes it, nor does Chrome's encoder (it
+//! indexes no pseudo-field but `:authority`). A path rarely repeats in real traffic, so
+//! an indexed one evicts entries that would have been used again; and a load generator
+//! that indexed it would ask the server to decode one octet where every real client
+//! sends a literal, flattering the server it measures (`servelab load --h2` read nginx
+//! 2–5% faster than h2load over h2c while it did, bench/results/2026-12-04/h2-default).
 //!
 //! Why a memo of the last block (`Memo`): a field's encoding depends only on the field
 //! and the table, and a static file's responses repeat their fields in the same order, so
@@ -79,6 +86,10 @@ impl Default for Encoder {
 
 /// Fields never indexed by an intermediary either (RFC 7541 §7.1.3): credentials.
 const SENSITIVE: [&[u8]; 3] = [b"authorization", b"proxy-authorization", b"cookie"];
+
+/// Fields sent without indexing (RFC 7541 §6.2.2) though not sensitive: the request's
+/// path, as real clients send it (see the module docs).
+const UNINDEXED: [&[u8]; 1] = [b":path"];
 
 impl Encoder {
     /// A new encoder.
@@ -212,7 +223,7 @@ impl Encoder {
         let name_index = stat.or(named).unwrap_or(0) as u32;
         let sensitive = SENSITIVE.contains(&name);
         let size = name.len() + value.len() + ENTRY_OVERHEAD;
-        if !sensitive && size <= self.table.max() / 4 {
+        if !sensitive && !UNINDEXED.contains(&name) && size <= self.table.max() / 4 {
             // Literal with incremental indexing (§6.2.1): the peer adds it too.
             integer::encode(name_index, 6, 0x40, out);
             if name_index == 0 {
@@ -300,6 +311,28 @@ mod tests {
         d.decode(block, |n, v| got.push((n.to_vec(), v.to_vec())))
             .unwrap();
         got
+    }
+
+    #[test]
+    fn a_path_is_a_literal_without_indexing_every_time_as_real_clients_send_it() {
+        let mut e = Encoder::new();
+        let mut d = Decoder::new(4096, 1 << 20);
+        let head: [(&[u8], &[u8]); 2] = [(b":method", b"GET"), (b":path", b"/1k.bin")];
+        let mut blocks = [Vec::new(), Vec::new()];
+        for block in &mut blocks {
+            e.encode(head, block);
+            assert_eq!(decode(&mut d, block).len(), 2);
+        }
+        // The second block: `:method GET` (static 2), then `:path` by its static name
+        // (4) as a literal without indexing (0000 prefix, §6.2.2), value Huffman-coded.
+        let second = &blocks[1];
+        assert_eq!(&second[..2], &[0x82, 0x04], "{second:?}");
+        assert_eq!(second[2] & 0x80, 0x80, "Huffman-coded: {second:?}");
+        assert_eq!(d.table_size(), 0, "nothing was indexed");
+        // A path in the static table is still its one index octet.
+        let mut root = Vec::new();
+        e.encode([(&b":path"[..], &b"/"[..])], &mut root);
+        assert_eq!(root, [0x84]);
     }
 
     #[test]
