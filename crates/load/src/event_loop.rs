@@ -40,7 +40,7 @@
 //! and more load sleeps less than h2load
 //! and gets more from nginx (over h2c 1.10 ± 0.07 of h2load's rate at 5 us,
 //! over TLS 1.09 ± 0.06 at 10 us), at up to 1.09-1.13x h2load's client CPU
-//! over h2c (10-20 us). HTTP/2's default is 3 us; HTTP/1.1's is off (not
+//! over h2c (10-20 us). HTTP/2's default is 3 us in cleartext and 4 us over TLS (`spec::DEFAULT_POLL_BEFORE_SLEEP_H2_TLS`); HTTP/1.1's is off (not
 //! measured here, and load already costs about what wrk does there). The
 //! step from 2 to 5 us is steep and was measured on one virtual machine only;
 //! it likely moves with the cost of a system call and the server's spacing of

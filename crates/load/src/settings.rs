@@ -396,7 +396,10 @@ mod tests {
 
     #[test]
     fn poll_before_sleep_is_the_protocols_default_unless_given_and_0_is_off() {
-        use crate::spec::{DEFAULT_POLL_BEFORE_SLEEP_H2, DEFAULT_POLL_BEFORE_SLEEP_HTTP1};
+        use crate::spec::{
+            DEFAULT_POLL_BEFORE_SLEEP_H2, DEFAULT_POLL_BEFORE_SLEEP_H2_TLS,
+            DEFAULT_POLL_BEFORE_SLEEP_HTTP1,
+        };
         let mut sp = spec();
         settings("").unwrap().apply(&mut sp).unwrap();
         assert_eq!(sp.poll_before_sleep(), DEFAULT_POLL_BEFORE_SLEEP_HTTP1);
@@ -406,6 +409,12 @@ mod tests {
             .unwrap();
         assert_eq!(sp.poll_before_sleep, None);
         assert_eq!(sp.poll_before_sleep(), DEFAULT_POLL_BEFORE_SLEEP_H2);
+        // Over TLS (every target https) its own default; a mixed run keeps cleartext's.
+        sp.targets = vec![Target::new("https://127.0.0.1/")];
+        assert_eq!(sp.poll_before_sleep(), DEFAULT_POLL_BEFORE_SLEEP_H2_TLS);
+        sp.targets.push(Target::new("http://127.0.0.1/"));
+        assert_eq!(sp.poll_before_sleep(), DEFAULT_POLL_BEFORE_SLEEP_H2);
+        sp.targets.truncate(1);
         // `0` turns it off, for HTTP/2 too.
         settings("poll_before_sleep = \"0\"")
             .unwrap()
