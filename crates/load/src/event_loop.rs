@@ -30,18 +30,19 @@
 //! still 0.89-0.91 of h2load's rate); 3 us cut load's blocks per request to
 //! 0.18 and 0.33 (h2load: 0.11, 0.31), and load got 1.03 ± 0.04 of
 //! h2load's rate over TLS and 1.00 ± 0.04 over h2c at 0.89 and 0.98 of its
-//! client CPU per request (20 rounds). Every set of the committed default
-//! together (bench/results/2026-12-04/h2-default, judged by a rule written
-//! before its last sets ran): over TLS 0.980 ± 0.015 of h2load's rate at
-//! 50x10 (97 rounds), 1.002 ± 0.027 at 10x10 and 1.015 ± 0.030 at 10x100,
-//! agreement within 5% shown; over h2c 1.033 ± 0.030 at 50x10 (88 rounds)
-//! and 1.02-1.05 at the other points, load above h2load and not shown, on a
-//! machine whose CPU switches between two speeds from run to run. With 5 us
-//! and more load sleeps less than h2load
-//! and gets more from nginx (over h2c 1.10 ± 0.07 of h2load's rate at 5 us,
-//! over TLS 1.09 ± 0.06 at 10 us), at up to 1.09-1.13x h2load's client CPU
-//! over h2c (10-20 us). HTTP/2's default is 3 us in cleartext and 4 us over TLS (`spec::DEFAULT_POLL_BEFORE_SLEEP_H2_TLS`); HTTP/1.1's is off (not
-//! measured here, and load already costs about what wrk does there). The
+//! client CPU per request (20 rounds). With 5 us and more load sleeps less
+//! than h2load and gets more from nginx (over h2c 1.10 ± 0.07 of h2load's
+//! rate at 5 us, over TLS 1.09 ± 0.06 at 10 us), at up to 1.09-1.13x
+//! h2load's client CPU over h2c (10-20 us). HTTP/2's default is 3 us in
+//! cleartext and 4 us over TLS ([`crate::spec::DEFAULT_POLL_BEFORE_SLEEP_H2_TLS`]):
+//! once load's requests carried `:path` as a literal, as h2load's do, it woke
+//! 0.23 times per request over TLS against h2load's 0.11 and read nginx at
+//! 0.946 ± 0.031 of h2load's rate (48 rounds); 4 us, chosen by a calibration
+//! declared beforehand, read 1.013 ± 0.016 on fresh rounds (32) at 50x10 (at
+//! 10x10 and 10x100 not settled: docs/load.md), while h2c at 3 us reads
+//! 0.99-1.02 at every point (bench/results/2026-12-04/h2-path).
+//! HTTP/1.1's is off (not measured here, and load already costs about what
+//! wrk does there). The
 //! step from 2 to 5 us is steep and was measured on one virtual machine only;
 //! it likely moves with the cost of a system call and the server's spacing of
 //! responses. Elsewhere `--poll-before-sleep` retunes it, and 0 turns it off.
