@@ -14,6 +14,7 @@
 #               the by-repeat pair `lab ab EXP` with the same binary on both
 #               sides; default: every experiment, then connections-ab and
 #               filesize-ab
+# Installs the missing peers (nginx, lighttpd, h2o) with apt-get when root.
 # Env:  LOAD_MAX    refuse to start an experiment while the 1-minute load
 #                   average is above it (default 1.0; the run waits up to
 #                   10 minutes for it to fall, then stops)
@@ -42,6 +43,20 @@ if [ -z "${SERVELAB:-}" ]; then
     SERVELAB=$HERE/target/release/servelab
 fi
 [ -x "$SERVELAB" ] || die "no servelab binary at $SERVELAB"
+
+# The peers the experiments measure servelab against: a peer that is missing
+# is reported unavailable and its points are left out of the run (the h2 rerun
+# of 2026-12-04 23:14 lost h2o that way), so install them when we can (root
+# and apt-get; the lab runs each from its own config in a temp dir).
+for peer in nginx:nginx-light lighttpd:lighttpd h2o:h2o; do
+    command -v "${peer%%:*}" >/dev/null && continue
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        say "installing ${peer#*:} with apt-get"
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${peer#*:}" >/dev/null
+    else
+        say "${peer%%:*} is not installed: its points will be unavailable"
+    fi
+done
 
 NAMES=("$@")
 if [ ${#NAMES[@]} -eq 0 ]; then
