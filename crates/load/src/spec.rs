@@ -32,10 +32,11 @@ pub const MAX_STREAMS: u32 = 10_000;
 /// measurements).
 pub const DEFAULT_POLL_BEFORE_SLEEP_H2: Duration = Duration::from_micros(3);
 /// The same for HTTP/2 over TLS (every target `https://`). Longer, because
-/// a TLS client that blocks as soon as in cleartext woke twice as often per
-/// request as h2load (0.23 against 0.11 at 50x10 against nginx), and on
-/// loopback the server pays for each wake-up: 4 us halved the difference at
-/// no cost in client CPU per request (bench/results/2026-12-04/h2-path, c1).
+/// at 3 us a TLS client woke twice as often per request as h2load (0.23
+/// against 0.11 at 50x10 against nginx), and on loopback the server pays for
+/// each wake-up. At 4 us it woke 0.15 times per request against h2load's
+/// 0.12, at 0.92 of h2load's client CPU per request, as at 3 us
+/// (bench/results/2026-12-04/h2-path: b3, b4 at 3 us; c1 at 4 us).
 pub const DEFAULT_POLL_BEFORE_SLEEP_H2_TLS: Duration = Duration::from_micros(4);
 /// The same for HTTP/1.1: off.
 pub const DEFAULT_POLL_BEFORE_SLEEP_HTTP1: Duration = Duration::ZERO;
@@ -428,7 +429,11 @@ impl LoadSpec {
     /// or the protocol's default (for HTTP/2, over TLS when every target is
     /// `https://`: one loop polls for all its connections).
     pub fn poll_before_sleep(&self) -> Duration {
-        let tls = || self.targets.iter().all(|t| t.url.starts_with("https://"));
+        let tls = || {
+            self.targets
+                .iter()
+                .all(|t| crate::target::parse_url(&t.url).is_ok_and(|u| u.tls))
+        };
         self.poll_before_sleep.unwrap_or(if !self.protocol.is_h2() {
             DEFAULT_POLL_BEFORE_SLEEP_HTTP1
         } else if tls() {
