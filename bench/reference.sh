@@ -48,15 +48,18 @@ fi
 # is reported unavailable and its points are left out of the run (the h2 rerun
 # of 2026-12-04 23:14 lost h2o that way), so install them when we can (root
 # and apt-get; the lab runs each from its own config in a temp dir).
+missing=()
 for peer in nginx:nginx-light lighttpd:lighttpd h2o:h2o; do
-    command -v "${peer%%:*}" >/dev/null && continue
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-        say "installing ${peer#*:} with apt-get"
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${peer#*:}" >/dev/null
-    else
-        say "${peer%%:*} is not installed: its points will be unavailable"
-    fi
+    command -v "${peer%%:*}" >/dev/null || missing+=("${peer#*:}")
 done
+if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        say "installing ${missing[*]} with apt-get"
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    else
+        say "not installed (their points will be unavailable): ${missing[*]}"
+    fi
+fi
 
 NAMES=("$@")
 if [ ${#NAMES[@]} -eq 0 ]; then
