@@ -92,7 +92,9 @@ struct RunArgs {
     streams: Option<u32>,
     /// While requests are in flight, poll the sockets this long (epoll_wait
     /// with a zero timeout) before blocking: fewer wake-ups, which a server on
-    /// the same machine pays for, at some client CPU; 0 = off, at most 1ms
+    /// the same machine pays for, at some client CPU; 0 = off, at most 1ms.
+    /// The defaults were calibrated against h2load on one machine: on another,
+    /// measure again (docs/load.md, Speed)
     /// [default: 3us with --h2, 4us with --h2 when every URL is https://, 0 without].
     #[arg(long, value_name = "TIME")]
     poll_before_sleep: Option<String>,

@@ -44,8 +44,13 @@
 //! HTTP/1.1's is off (not measured here, and load already costs about what
 //! wrk does there). The
 //! step from 2 to 5 us is steep and was measured on one virtual machine only;
-//! it likely moves with the cost of a system call and the server's spacing of
-//! responses. Elsewhere `--poll-before-sleep` retunes it, and 0 turns it off.
+//! it moves with the machine: on a faster one (2026-12-05) nginx wrote a
+//! response about every 7 us, load needed 5.2 us of work per response, and
+//! the best budget over TLS ranged from none (10x10) to 8 us (50x10, at
+//! 1.12x h2load's client CPU), so no fixed budget kept load within 5% of
+//! h2load's rate and under its client CPU at every point
+//! (bench/results/2026-12-05/h2-tls-diag). Elsewhere `--poll-before-sleep`
+//! retunes it, and 0 turns it off.
 //!
 //! Layout (one [`ClientLoop`], its methods split by noun):
 //! - this file: the loop itself (wait, events, timers, the wake-up timerfd),

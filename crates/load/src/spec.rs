@@ -37,6 +37,10 @@ pub const DEFAULT_POLL_BEFORE_SLEEP_H2: Duration = Duration::from_micros(3);
 /// each wake-up. At 4 us it woke 0.15 times per request against h2load's
 /// 0.12, at 0.92 of h2load's client CPU per request, as at 3 us
 /// (bench/results/2026-12-04/h2-path: b3, b4 at 3 us; c1 at 4 us).
+/// Both budgets are calibrations of one machine: on a faster one
+/// (bench/results/2026-12-05/h2-tls-diag) 4 us left load at 0.90 of
+/// h2load's rate at 50x10 over TLS, 8 us matched it at 1.12x h2load's
+/// client CPU, and 10x10 did best with no poll at all.
 pub const DEFAULT_POLL_BEFORE_SLEEP_H2_TLS: Duration = Duration::from_micros(4);
 /// The same for HTTP/1.1: off.
 pub const DEFAULT_POLL_BEFORE_SLEEP_HTTP1: Duration = Duration::ZERO;
