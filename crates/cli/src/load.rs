@@ -98,6 +98,15 @@ struct RunArgs {
     /// [default: 3us with --h2, 4us with --h2 when every URL is https://, 0 without].
     #[arg(long, value_name = "TIME")]
     poll_before_sleep: Option<String>,
+    /// While requests are in flight and none is ready, sleep this long on the
+    /// client's own timer before polling and blocking: on loopback the
+    /// server's sends then wake nobody, so it does not pay for the client's
+    /// wake-ups (16-19% of nginx's CPU per request over HTTP/2 against h2load
+    /// on one machine: docs/load.md, Speed). A response that arrives during a
+    /// nap is taken up, and timed, when it ends: up to TIME late. 0 = off (the
+    /// default), at most 1ms
+    #[arg(long, value_name = "TIME")]
+    nap: Option<String>,
 
     /// Closed workload: number of users, each with one connection at a time
     /// (with --h2: connections, each with --streams users) [default: 10].
@@ -368,6 +377,9 @@ fn settings_of(
     }
     if let Some(p) = &a.poll_before_sleep {
         s.poll_before_sleep = text("poll_before_sleep", p)?.poll_before_sleep;
+    }
+    if let Some(n) = &a.nap {
+        s.nap = text("nap", n)?.nap;
     }
     s.retries = text("retries", &a.retries)?.retries;
     s.retry_wait = text("retry_wait", &a.retry_wait)?.retry_wait;
@@ -866,6 +878,22 @@ mod tests {
         assert!(e.to_string().contains("at most 1ms"), "{e}");
         let e = spec(&["http://x/", "--poll-before-sleep", "soon"]).unwrap_err();
         assert!(e.to_string().contains("--poll-before-sleep"), "{e}");
+    }
+
+    #[test]
+    fn nap_is_a_time_off_by_default_and_at_most_1ms() {
+        use std::time::Duration;
+        assert_eq!(spec(&["http://x/", "--h2"]).unwrap().nap, Duration::ZERO);
+        let s = spec(&["http://x/", "--h2", "--nap", "10us"]).unwrap();
+        assert_eq!(s.nap, Duration::from_micros(10));
+        assert_eq!(
+            spec(&["http://x/", "--nap", "0"]).unwrap().nap,
+            Duration::ZERO
+        );
+        let e = spec(&["http://x/", "--nap", "2ms"]).unwrap_err();
+        assert!(e.to_string().contains("--nap must be at most 1ms"), "{e}");
+        let e = spec(&["http://x/", "--nap", "soon"]).unwrap_err();
+        assert!(e.to_string().contains("--nap"), "{e}");
     }
 
     #[test]

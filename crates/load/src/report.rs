@@ -100,6 +100,11 @@ pub struct RunInfo {
     /// at once).
     #[serde(default)]
     pub poll_before_sleep_us: Option<f64>,
+    /// How long each event loop napped on its own timer before it blocked
+    /// (`--nap`), in microseconds; `0`: it never napped. Added within version
+    /// 6: `null` in a report written before it (whose loops never napped).
+    #[serde(default)]
+    pub nap_us: Option<f64>,
 }
 
 fn http1_name() -> String {
@@ -145,6 +150,7 @@ impl RunInfo {
             expect_status: spec.expect_status.to_string(),
             retry_on_close: spec.retry_on_close,
             poll_before_sleep_us: Some(spec.poll_before_sleep().as_secs_f64() * 1e6),
+            nap_us: Some(spec.nap.as_secs_f64() * 1e6),
             stages: spec.stages.as_ref().map(|s| s.to_string()),
             start_at: spec.start_at.map(|t| t.to_string()),
             percentiles: spec.percentiles.clone(),

@@ -125,6 +125,7 @@ pub fn run(spec: &LoadSpec) -> Result<Report, LoadError> {
             deadline,
             streams: seg.protocol.is_h2().then(|| seg.protocol.streams()),
             poll_before_sleep: seg.poll_before_sleep(),
+            nap: seg.nap,
         };
         let c = Arc::clone(&control);
         let h = std::thread::Builder::new()

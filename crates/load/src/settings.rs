@@ -103,6 +103,11 @@ pub struct LoadSettings {
     /// absent: the protocol's default, see [`LoadSpec::poll_before_sleep`]).
     #[serde(default, deserialize_with = "read")]
     pub poll_before_sleep: Option<Duration>,
+    /// How long the client sleeps on its own timer before it blocks, while
+    /// requests are in flight and none is ready (`--nap`, TIME; `0` is off,
+    /// the default; see [`LoadSpec::nap`]).
+    #[serde(default, deserialize_with = "read")]
+    pub nap: Option<Duration>,
 }
 
 /// Retries after a timeout: a count, or without end (`inf`, seed 002's users).
@@ -156,6 +161,7 @@ impl LoadSettings {
         "protocol",
         "streams",
         "poll_before_sleep",
+        "nap",
     ];
 
     /// The settings given as (key, text) pairs, each key a field's name
@@ -248,6 +254,9 @@ impl LoadSettings {
         }
         if let Some(d) = self.poll_before_sleep {
             spec.poll_before_sleep = Some(d);
+        }
+        if let Some(d) = self.nap {
+            spec.nap = d;
         }
         Ok(())
     }
@@ -359,7 +368,7 @@ mod tests {
         let s = settings(
             "users = 8\nsession = \"10\"\nthink = \"exp:1s\"\nduration = \"30s\"\n\
              timeout = \"2s\"\nretries = \"inf\"\nretry_wait = \"0.5s\"\ntls_resume = false\n\
-             protocol = \"h2\"\nstreams = 100\npoll_before_sleep = \"5us\"",
+             protocol = \"h2\"\nstreams = 100\npoll_before_sleep = \"5us\"\nnap = \"10us\"",
         )
         .unwrap();
         let mut sp = spec();
@@ -379,6 +388,7 @@ mod tests {
         assert!(!sp.tls.resume);
         assert_eq!(sp.protocol, Protocol::H2 { streams: 100 });
         assert_eq!(sp.poll_before_sleep, Some(Duration::from_micros(5)));
+        assert_eq!(sp.nap, Duration::from_micros(10));
 
         let open = settings("rate = 500.5\narrival = \"uniform\"\nconnections = 7").unwrap();
         let mut sp = spec();

@@ -44,6 +44,10 @@ pub const DEFAULT_POLL_BEFORE_SLEEP_H2: Duration = Duration::from_micros(3);
 pub const DEFAULT_POLL_BEFORE_SLEEP_H2_TLS: Duration = Duration::from_micros(4);
 /// The same for HTTP/1.1: off.
 pub const DEFAULT_POLL_BEFORE_SLEEP_HTTP1: Duration = Duration::ZERO;
+/// The longest `--nap` accepted: a nap delays the responses that arrive
+/// during it, so past a millisecond it would be the client, not the server,
+/// that the latencies measure.
+pub const MAX_NAP: Duration = Duration::from_millis(1);
 /// The longest `--poll-before-sleep` accepted: past it the client burns a
 /// CPU to save wake-ups that cost microseconds.
 pub const MAX_POLL_BEFORE_SLEEP: Duration = Duration::from_millis(1);
@@ -260,6 +264,15 @@ pub struct LoadSpec {
     /// default ([`DEFAULT_POLL_BEFORE_SLEEP_H2`],
     /// [`DEFAULT_POLL_BEFORE_SLEEP_HTTP1`]).
     pub poll_before_sleep: Option<Duration>,
+    /// How long each event loop sleeps on its own timer when it has requests
+    /// in flight and nothing is ready, before it polls and blocks (`--nap`);
+    /// zero (the default) never naps. A loop that blocks in `epoll_wait` is
+    /// woken by the peer whose data arrives, and on loopback that peer is the
+    /// server, which then pays for the wake-up; a napping loop is off the
+    /// wait queue, so the server's send wakes nobody. The price: a response
+    /// that arrives during a nap is taken up when the nap ends, up to `nap`
+    /// late (bench/results/2026-12-05/h2-tls-diag).
+    pub nap: Duration,
 }
 
 impl LoadSpec {
@@ -294,6 +307,7 @@ impl LoadSpec {
             progress: false,
             stop: None,
             poll_before_sleep: None,
+            nap: Duration::ZERO,
         }
     }
 
@@ -371,6 +385,9 @@ impl LoadSpec {
             .is_some_and(|d| d > MAX_POLL_BEFORE_SLEEP)
         {
             return bad("--poll-before-sleep must be at most 1ms (0 turns it off)");
+        }
+        if self.nap > MAX_NAP {
+            return bad("--nap must be at most 1ms (0 turns it off)");
         }
         if let crate::protocol::Protocol::H2 { streams } = self.protocol {
             self.validate_h2(streams)?;

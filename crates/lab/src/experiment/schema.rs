@@ -284,7 +284,8 @@ pub struct ServerSpec {
 /// measure less; never a request count, which ends in milliseconds on a fast
 /// server), `tls_resume`, `protocol` (`http/1.1` or `h2`), `streams` and
 /// `poll_before_sleep` (the client's poll before it blocks; HTTP/2's default
-/// 3 µs, HTTP/1.1's off). Each
+/// 3 µs, 4 µs over TLS, HTTP/1.1's off) and `nap` (the client's nap on its own
+/// timer before that; off). Each
 /// value is a template until its point is planned, and then read by that
 /// type's own parser, so a setting added to `load` is a key here too. The lab
 /// gives two defaults of its own: retries without end (seed 002's users) and

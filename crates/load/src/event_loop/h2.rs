@@ -267,9 +267,9 @@ impl H2Loop {
             } else {
                 Duration::ZERO
             };
-            let budget = self.cfg.poll_budget(&self.rec);
+            let idle = self.cfg.idle(&self.rec);
             let (got, slept_from) =
-                poll_then_wait(&self.epoll, &mut events[..], wait, budget, Instant::now())?;
+                poll_then_wait(&self.epoll, &mut events[..], wait, idle, Instant::now())?;
             let Some(n) = got else {
                 continue;
             };

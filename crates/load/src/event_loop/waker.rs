@@ -117,26 +117,61 @@ fn wait_events(
     }
 }
 
-/// `epoll_wait` for at most `wait` from `from`, polling first: while the
-/// loop has requests in flight, `budget` above zero makes it call
-/// `epoll_wait` with a zero timeout until something is ready or `budget`
-/// (at most `wait`) has passed since `from`, and block only then, for the rest
-/// of `wait`. A thread that blocks is woken by whoever makes its socket
-/// ready, and on loopback that is the server (see the module docs of
-/// [`super`]). One monotonic clock read per poll (a vDSO read, a small part of
-/// the zero-timeout system call it follows).
+/// What a loop with requests in flight does before it blocks in
+/// `epoll_wait`: nap on its own timer, then poll. Both zero: it blocks at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) struct Idle {
+    /// Sleep this long off the epoll wait queue (`--nap`), so that the data
+    /// that arrives meanwhile wakes nobody: on loopback the waker would be
+    /// the server, on its own CPU time.
+    pub nap: Duration,
+    /// Then call `epoll_wait` with a zero timeout until something is ready or
+    /// this long has passed (`--poll-before-sleep`).
+    pub poll: Duration,
+}
+
+/// `epoll_wait` for at most `wait` from `from`, after what `idle` asks: one
+/// zero-timeout poll, and if nothing is ready a nap of `idle.nap` (at most
+/// `wait`); then, while `idle.poll` is above zero, zero-timeout polls until
+/// something is ready or `idle.poll` (at most what is left of `wait`) has
+/// passed since the nap; and only then a blocking wait for the rest of `wait`.
+/// A thread that blocks is woken by whoever makes its socket ready, and on
+/// loopback that is the server (see the module docs of [`super`]). One
+/// monotonic clock read per poll (a vDSO read, a small part of the
+/// zero-timeout system call it follows).
 ///
 /// Returns the events as [`wait_events`] does, and when the blocking wait
-/// began: `None` when the poll found the events and the thread never slept
+/// began: `None` when a poll found the events and the thread never blocked
 /// (so the wake-up timer learns no latency from it).
 pub(super) fn poll_then_wait(
     epoll: &OwnedFd,
     events: &mut [epoll::Event],
     wait: Duration,
-    budget: Duration,
-    from: Instant,
+    idle: Idle,
+    mut from: Instant,
 ) -> std::io::Result<(Option<usize>, Option<Instant>)> {
-    let spin = budget.min(wait);
+    let mut wait = wait;
+    let nap = idle.nap.min(wait);
+    if !nap.is_zero() {
+        match wait_events(epoll, events, Duration::ZERO)? {
+            Some(0) => {}
+            got => return Ok((got, None)),
+        }
+        // EINTR (a signal) ends the nap early, which only shortens it.
+        let _ = rustix::thread::nanosleep(&timespec(nap));
+        let now = Instant::now();
+        wait = wait.saturating_sub(now.saturating_duration_since(from));
+        from = now;
+    }
+    // After a nap, one poll even without a budget: what came during the nap
+    // is taken up without counting as a blocked wait.
+    let spin = idle.poll.min(wait);
+    if spin.is_zero() && !nap.is_zero() {
+        match wait_events(epoll, events, Duration::ZERO)? {
+            Some(0) => {}
+            got => return Ok((got, None)),
+        }
+    }
     if spin.is_zero() {
         return Ok((wait_events(epoll, events, wait)?, Some(from)));
     }
@@ -199,7 +234,7 @@ mod tests {
             &ep,
             &mut ev,
             Duration::from_secs(5),
-            Duration::from_millis(1),
+            polls(Duration::from_millis(1)),
             from,
         )
         .unwrap();
@@ -218,7 +253,7 @@ mod tests {
         let budget = Duration::from_micros(300);
         let from = Instant::now();
         let (n, blocked_from) =
-            poll_then_wait(&ep, &mut ev, Duration::from_millis(2), budget, from).unwrap();
+            poll_then_wait(&ep, &mut ev, Duration::from_millis(2), polls(budget), from).unwrap();
         assert_eq!(n, Some(0));
         // It blocked only once the whole budget had passed.
         let blocked_from = blocked_from.expect("nothing came: it blocked");
@@ -236,12 +271,79 @@ mod tests {
             &ep,
             &mut ev,
             Duration::from_micros(100),
-            Duration::ZERO,
+            Idle::default(),
             from,
         );
         assert_eq!(got.unwrap(), (Some(0), Some(from)));
-        // A loop that must not sleep (wait zero) does not poll either.
-        let got = poll_then_wait(&ep, &mut ev, Duration::ZERO, Duration::from_millis(1), from);
+        // A loop that must not sleep (wait zero) neither polls nor naps.
+        let both = Idle {
+            nap: Duration::from_millis(1),
+            poll: Duration::from_millis(1),
+        };
+        let got = poll_then_wait(&ep, &mut ev, Duration::ZERO, both, from);
         assert_eq!(got.unwrap(), (Some(0), Some(from)));
+    }
+
+    fn polls(poll: Duration) -> Idle {
+        Idle {
+            poll,
+            ..Idle::default()
+        }
+    }
+
+    fn naps(nap: Duration) -> Idle {
+        Idle {
+            nap,
+            ..Idle::default()
+        }
+    }
+
+    #[test]
+    fn data_that_comes_during_a_nap_waits_for_its_end_and_is_taken_without_blocking() {
+        let (a, mut b) = UnixStream::pair().unwrap();
+        let ep = epoll_on(&a);
+        let mut ev = events();
+        let nap = Duration::from_millis(50);
+        let writer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(5));
+            b.write_all(b"x").unwrap();
+            b
+        });
+        let from = Instant::now();
+        let (n, blocked_from) =
+            poll_then_wait(&ep, &mut ev, Duration::from_secs(5), naps(nap), from).unwrap();
+        let _b = writer.join().unwrap();
+        assert_eq!(n, Some(1));
+        // Nobody woke the napping thread: the data was found when the nap
+        // ended, by a poll, and the loop never blocked.
+        assert!(Instant::now() >= from + nap);
+        assert_eq!(blocked_from, None);
+    }
+
+    #[test]
+    fn with_nothing_ready_it_naps_then_blocks_and_the_nap_never_outlasts_the_wait() {
+        let (a, _b) = UnixStream::pair().unwrap();
+        let ep = epoll_on(&a);
+        let mut ev = events();
+        let nap = Duration::from_millis(2);
+        let from = Instant::now();
+        let (n, blocked_from) =
+            poll_then_wait(&ep, &mut ev, Duration::from_millis(4), naps(nap), from).unwrap();
+        assert_eq!(n, Some(0));
+        let blocked_from = blocked_from.expect("nothing came: it blocked after the nap");
+        assert!(blocked_from >= from + nap);
+        // A nap longer than the wait is cut to the wait: a loop's next timed
+        // event (a think time, an arrival) is never missed for a nap.
+        let from = Instant::now();
+        let (n, _) = poll_then_wait(
+            &ep,
+            &mut ev,
+            Duration::from_millis(3),
+            naps(Duration::from_secs(60)),
+            from,
+        )
+        .unwrap();
+        assert_eq!(n, Some(0));
+        assert!(from.elapsed() < Duration::from_secs(30));
     }
 }

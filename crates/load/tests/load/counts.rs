@@ -122,18 +122,31 @@ fn large_bodies_are_counted_to_the_byte() {
     assert_eq!(report.counts.bytes_received, 20 * (head + 1_000_000));
 }
 
-/// `--poll-before-sleep`: a loop that polls before it blocks (the longest
-/// budget, so most of its waits are polls) still counts every request once,
-/// with sessions reconnecting under it.
+/// `--poll-before-sleep` and `--nap`: a loop that polls before it blocks (the
+/// longest budget, so most of its waits are polls), or naps on its own timer
+/// first, still counts every request once, with sessions reconnecting under it.
 #[test]
-fn polling_before_sleep_counts_exactly() {
-    let server = TinyServer::start(Behavior::Ok(100));
-    let mut spec = closed(&server.url(), 4, Some(10), 400);
-    spec.poll_before_sleep = Some(std::time::Duration::from_millis(1));
-    let report = servelab_load::run(&spec).unwrap();
-    let c = &report.counts;
-    assert_eq!((c.completed, c.ok, c.errors, c.in_flight), (400, 400, 0, 0));
-    assert_eq!(report.latency.count, 400);
-    assert_eq!(server.requests.load(Ordering::SeqCst), 400);
-    assert_eq!(c.connections, 40);
+fn polling_or_napping_before_sleep_counts_exactly() {
+    use std::time::Duration;
+    for (poll, nap) in [
+        (Some(Duration::from_millis(1)), Duration::ZERO),
+        (None, Duration::from_micros(200)),
+    ] {
+        let server = TinyServer::start(Behavior::Ok(100));
+        let mut spec = closed(&server.url(), 4, Some(10), 400);
+        spec.poll_before_sleep = poll;
+        spec.nap = nap;
+        let report = servelab_load::run(&spec).unwrap();
+        let c = &report.counts;
+        let case = (poll, nap);
+        assert_eq!(
+            (c.completed, c.ok, c.errors, c.in_flight),
+            (400, 400, 0, 0),
+            "{case:?}"
+        );
+        assert_eq!(report.latency.count, 400, "{case:?}");
+        assert_eq!(server.requests.load(Ordering::SeqCst), 400, "{case:?}");
+        assert_eq!(c.connections, 40, "{case:?}");
+        assert_eq!(report.run.nap_us, Some(nap.as_secs_f64() * 1e6), "{case:?}");
+    }
 }

@@ -41,19 +41,28 @@ fn several_streams_per_connection_are_counted_exactly() {
 }
 
 /// HTTP/2 polls before it sleeps by default; the counts are exact with the
-/// poll off, at its default, and at its longest budget.
+/// poll off, at its default, and at its longest budget, and with a nap
+/// before the poll (`--nap`) or instead of it.
 #[test]
-fn counts_are_exact_whether_the_loop_polls_before_sleeping_or_not() {
-    for poll in [Some(Duration::ZERO), None, Some(Duration::from_millis(1))] {
+fn counts_are_exact_whether_the_loop_polls_or_naps_before_sleeping_or_not() {
+    for (poll, nap) in [
+        (Some(Duration::ZERO), Duration::ZERO),
+        (None, Duration::ZERO),
+        (Some(Duration::from_millis(1)), Duration::ZERO),
+        (None, Duration::from_micros(10)),
+        (Some(Duration::ZERO), Duration::from_millis(1)),
+    ] {
         let server = H2Server::start(H2Behavior::ok(1024));
         let mut spec = h2(closed(&server.url(), 4, None, 2000), 8);
         spec.poll_before_sleep = poll;
+        spec.nap = nap;
+        let case = (poll, nap);
         let report = servelab_load::run(&spec).unwrap();
         let c = &report.counts;
-        assert_eq!((c.completed, c.ok, c.errors), (2000, 2000, 0), "{poll:?}");
-        assert_eq!(report.latency.count, 2000, "{poll:?}");
-        assert_eq!(server.seen.requests.load(SeqCst), 2000, "{poll:?}");
-        assert_eq!(report.h2.unwrap().streams_completed, 2000, "{poll:?}");
+        assert_eq!((c.completed, c.ok, c.errors), (2000, 2000, 0), "{case:?}");
+        assert_eq!(report.latency.count, 2000, "{case:?}");
+        assert_eq!(server.seen.requests.load(SeqCst), 2000, "{case:?}");
+        assert_eq!(report.h2.unwrap().streams_completed, 2000, "{case:?}");
     }
 }
 
@@ -191,6 +200,8 @@ fn the_json_report_has_the_protocol_and_the_streams_and_segments_merge() {
     assert_eq!(v["run"]["users"], 6);
     // The poll before blocking that the run used: HTTP/2's default, 3 us.
     assert_eq!(v["run"]["poll_before_sleep_us"], 3.0);
+    // No nap unless asked for.
+    assert_eq!(v["run"]["nap_us"], 0.0);
     assert_eq!(v["h2"]["streams_completed"], 50);
     for field in [
         "streams_opened",
