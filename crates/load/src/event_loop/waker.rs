@@ -119,7 +119,7 @@ fn wait_events(
 
 /// What a loop with requests in flight does before it blocks in
 /// `epoll_wait`: nap on its own timer, then poll. Both zero: it blocks at once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Idle {
     /// Sleep this long off the epoll wait queue (`--nap`), so that the data
     /// that arrives meanwhile wakes nobody: on loopback the waker would be
@@ -130,11 +130,24 @@ pub(super) struct Idle {
     pub poll: Duration,
 }
 
+/// One `epoll_wait` with a zero timeout: `Some` of what [`wait_events`]
+/// returned when something is ready (or a signal cut it short), `None` when
+/// nothing is.
+fn poll_once(
+    epoll: &OwnedFd,
+    events: &mut [epoll::Event],
+) -> std::io::Result<Option<Option<usize>>> {
+    Ok(match wait_events(epoll, events, Duration::ZERO)? {
+        Some(0) => None,
+        got => Some(got),
+    })
+}
+
 /// `epoll_wait` for at most `wait` from `from`, after what `idle` asks: one
 /// zero-timeout poll, and if nothing is ready a nap of `idle.nap` (at most
-/// `wait`); then, while `idle.poll` is above zero, zero-timeout polls until
-/// something is ready or `idle.poll` (at most what is left of `wait`) has
-/// passed since the nap; and only then a blocking wait for the rest of `wait`.
+/// `wait`); then zero-timeout polls until something is ready or `idle.poll`
+/// (at most what is left of `wait`) has passed since the nap, at least one
+/// after a nap; and only then a blocking wait for the rest of `wait`.
 /// A thread that blocks is woken by whoever makes its socket ready, and on
 /// loopback that is the server (see the module docs of [`super`]). One
 /// monotonic clock read per poll (a vDSO read, a small part of the
@@ -146,16 +159,14 @@ pub(super) struct Idle {
 pub(super) fn poll_then_wait(
     epoll: &OwnedFd,
     events: &mut [epoll::Event],
-    wait: Duration,
+    mut wait: Duration,
     idle: Idle,
     mut from: Instant,
 ) -> std::io::Result<(Option<usize>, Option<Instant>)> {
-    let mut wait = wait;
     let nap = idle.nap.min(wait);
     if !nap.is_zero() {
-        match wait_events(epoll, events, Duration::ZERO)? {
-            Some(0) => {}
-            got => return Ok((got, None)),
+        if let Some(got) = poll_once(epoll, events)? {
+            return Ok((got, None));
         }
         // EINTR (a signal) ends the nap early, which only shortens it.
         let _ = rustix::thread::nanosleep(&timespec(nap));
@@ -163,23 +174,16 @@ pub(super) fn poll_then_wait(
         wait = wait.saturating_sub(now.saturating_duration_since(from));
         from = now;
     }
-    // After a nap, one poll even without a budget: what came during the nap
-    // is taken up without counting as a blocked wait.
     let spin = idle.poll.min(wait);
-    if spin.is_zero() && !nap.is_zero() {
-        match wait_events(epoll, events, Duration::ZERO)? {
-            Some(0) => {}
-            got => return Ok((got, None)),
-        }
-    }
-    if spin.is_zero() {
+    if spin.is_zero() && nap.is_zero() {
         return Ok((wait_events(epoll, events, wait)?, Some(from)));
     }
+    // After a nap the loop polls once even without a budget: what came
+    // during the nap is taken up without counting as a blocked wait.
     let until = from + spin;
     loop {
-        match wait_events(epoll, events, Duration::ZERO)? {
-            Some(0) => {}
-            got => return Ok((got, None)),
+        if let Some(got) = poll_once(epoll, events)? {
+            return Ok((got, None));
         }
         let now = Instant::now();
         if now >= until {
