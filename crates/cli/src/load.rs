@@ -99,10 +99,10 @@ struct RunArgs {
     #[arg(long, value_name = "TIME")]
     poll_before_sleep: Option<String>,
     /// While requests are in flight and none is ready, sleep this long on the
-    /// client's own timer before polling and blocking: on loopback the
-    /// server's sends then wake nobody, so it does not pay for the client's
-    /// wake-ups (16-19% of nginx's CPU per request over HTTP/2 against h2load
-    /// on one machine: docs/load.md, Speed). A response that arrives during a
+    /// client's own timer before polling and blocking: on loopback what the
+    /// server sends meanwhile then wakes nobody, so the server does not pay
+    /// for those wake-ups (nginx spent 16-19% less CPU per request than under
+    /// h2load over HTTP/2 on one machine: docs/load.md, Speed). A response that arrives during a
     /// nap is taken up, and timed, when it ends: up to TIME late. 0 = off (the
     /// default), at most 1ms
     #[arg(long, value_name = "TIME")]

@@ -54,10 +54,11 @@
 //!
 //! Nap before blocking (`--nap`, off by default): the loop sleeps on its own
 //! timer, off the epoll wait queue, so that the server's sends wake nobody.
-//! It spares the server every wake-up instead of trading them for the
-//! client's CPU, and makes load measure a server that does not pay for its
-//! client: against nginx over TLS on that machine, 0.81-0.84x the CPU per
-//! request that nginx spent under h2load, at 0.70-0.75x h2load's client CPU.
+//! It spares the server the wake-ups for what arrives during a nap, instead
+//! of trading them for the client's CPU: against nginx over TLS on that
+//! machine no wake-up interrupt reached the client's CPU, and nginx spent
+//! 0.81-0.84x the CPU per request it spent under h2load, at 0.70-0.75x
+//! h2load's client CPU.
 //!
 //! Layout (one [`ClientLoop`], its methods split by noun):
 //! - this file: the loop itself (wait, events, timers, the wake-up timerfd),
